@@ -1,0 +1,143 @@
+//! The parsed model of an `#[mcp_tool]` fn: which parameters are arguments, which one is an
+//! `#[args]` struct, which are extractors, and what it returns.
+
+use syn::{FnArg, Ident, ItemFn, LitStr, Pat, Type};
+
+use crate::attr::{ArgAttr, ParamAttrs, ToolAttr, join_doc};
+
+/// How one parameter is filled in.
+pub enum ParamKind {
+    /// A property of the generated input schema.
+    Arg { attr: ArgAttr, doc: Vec<LitStr> },
+    /// The whole arguments object, deserialized into the user's struct.
+    Args,
+    /// Built from the request context via `FromContext`.
+    Extractor,
+}
+
+pub struct Param {
+    pub ident: Ident,
+    pub ty: Type,
+    pub kind: ParamKind,
+}
+
+/// One annotated fn.
+pub struct ToolFn {
+    pub attr: ToolAttr,
+    /// The fn with our attributes removed (emitted unchanged otherwise).
+    pub item: ItemFn,
+    pub params: Vec<Param>,
+    pub doc: Option<String>,
+}
+
+/// The parameter types matched as extractors without `#[extract]`.
+const EXTRACTOR_TYPES: [&str; 2] = ["State", "ToolContext"];
+
+fn is_extractor_type(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| EXTRACTOR_TYPES.iter().any(|name| s.ident == name)),
+        _ => false,
+    }
+}
+
+impl ToolFn {
+    /// Parse; every structural problem is a spanned error (collected by `valid.rs`).
+    pub fn parse(attr: ToolAttr, mut item: ItemFn) -> syn::Result<ToolFn> {
+        let doc_lines: Vec<LitStr> = item
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("doc"))
+            .filter_map(|a| match &a.meta {
+                syn::Meta::NameValue(nv) => match &nv.value {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) => Some(s.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let mut params = Vec::new();
+        let mut errors: Option<syn::Error> = None;
+        let mut push_error = |e: syn::Error| match &mut errors {
+            Some(all) => all.combine(e),
+            None => errors = Some(e),
+        };
+        for input in item.sig.inputs.iter_mut() {
+            let typed = match input {
+                FnArg::Receiver(receiver) => {
+                    push_error(syn::Error::new_spanned(
+                        receiver,
+                        "#[mcp_tool] fns cannot take `self`; make it a free fn and pass shared data as `State<T>`",
+                    ));
+                    continue;
+                }
+                FnArg::Typed(typed) => typed,
+            };
+            let attrs = match ParamAttrs::take(&mut typed.attrs) {
+                Ok(attrs) => attrs,
+                Err(e) => {
+                    push_error(e);
+                    continue;
+                }
+            };
+            let ident = match &*typed.pat {
+                Pat::Ident(pat) if pat.subpat.is_none() && pat.by_ref.is_none() => {
+                    pat.ident.clone()
+                }
+                other => {
+                    push_error(syn::Error::new_spanned(
+                        other,
+                        "#[mcp_tool] parameters must be plain names (`name: Type`); destructure inside the fn body",
+                    ));
+                    continue;
+                }
+            };
+            let kind = if attrs.args.is_some() {
+                ParamKind::Args
+            } else if attrs.extract.is_some() || is_extractor_type(&typed.ty) {
+                ParamKind::Extractor
+            } else {
+                ParamKind::Arg {
+                    attr: attrs.arg,
+                    doc: attrs.doc,
+                }
+            };
+            if let (Some(span), ParamKind::Args | ParamKind::Extractor) = (attrs.arg_span, &kind) {
+                push_error(syn::Error::new(
+                    span,
+                    "#[arg] describes a schema property; it cannot go on an #[args] struct or an extractor",
+                ));
+            }
+            params.push(Param {
+                ident,
+                ty: (*typed.ty).clone(),
+                kind,
+            });
+        }
+        item.attrs.retain(|a| !a.path().is_ident("mcp_tool"));
+        if let Some(errors) = errors {
+            return Err(errors);
+        }
+        Ok(ToolFn {
+            attr,
+            item,
+            params,
+            doc: join_doc(&doc_lines),
+        })
+    }
+
+    /// The tool's name: the `name` key or the fn's name.
+    pub fn name(&self) -> String {
+        self.attr
+            .name
+            .as_ref()
+            .map(LitStr::value)
+            .unwrap_or_else(|| self.item.sig.ident.to_string())
+    }
+}

@@ -1,0 +1,361 @@
+//! The request context handed to tools, and extractors (`State<T>`, `ToolContext`).
+//!
+//! **What counts as an extractor.** A tool parameter whose type is `State<T>` or
+//! `ToolContext` (matched on the last path segment), or any parameter marked `#[extract]`,
+//! is built from the request context through [`FromContext`] and is *not* part of the
+//! input schema. Every other parameter is an argument.
+
+use std::any::{Any, TypeId, type_name};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolError;
+use crate::permissions::PermissionSet;
+
+/// Shared values registered on the registry, looked up by type.
+#[derive(Default, Clone)]
+pub(crate) struct StateMap(HashMap<TypeId, (Arc<dyn Any + Send + Sync>, &'static str)>);
+
+impl StateMap {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        self.0.insert(
+            TypeId::of::<T>(),
+            (value as Arc<dyn Any + Send + Sync>, type_name::<T>()),
+        );
+    }
+
+    pub(crate) fn contains(&self, id: TypeId) -> bool {
+        self.0.contains_key(&id)
+    }
+
+    fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        let (value, _) = self.0.get(&TypeId::of::<T>())?;
+        value.clone().downcast::<T>().ok()
+    }
+}
+
+/// Severity of a log message sent to the client (`notifications/message`), lowest first.
+///
+/// ```
+/// use mcp_tools::LogLevel;
+/// assert!(LogLevel::Error > LogLevel::Info);
+/// assert_eq!(LogLevel::Warning.as_str(), "warning");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// Normal operational messages.
+    Info,
+    /// Normal but significant events.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level's protocol name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+}
+
+/// The client side of the current request, as seen from a tool: where progress and log
+/// notifications go and where sampling/elicitation requests are sent.
+///
+/// The server layer implements it over its transport; tests may implement it to record
+/// what a tool sends. Methods without a client capability answer with a clear error.
+pub trait ClientPeer: Send + Sync {
+    /// Send a progress notification for the current request.
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'static, ()>;
+
+    /// Send a log message notification (filtered by the client's `logging/setLevel`).
+    fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> BoxFuture<'static, ()>;
+
+    /// Ask the client to sample an LLM (`sampling/createMessage`); `params` and the result
+    /// are the protocol's JSON objects.
+    fn create_message(&self, params: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
+        let _ = params;
+        Box::pin(async {
+            Err(ToolError::permission_denied(
+                "the client does not support sampling (sampling/createMessage)",
+            ))
+        })
+    }
+
+    /// Ask the client to elicit input from its user (`elicitation/create`).
+    fn elicit(&self, params: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
+        let _ = params;
+        Box::pin(async {
+            Err(ToolError::permission_denied(
+                "the client does not support elicitation (elicitation/create)",
+            ))
+        })
+    }
+}
+
+/// Everything a tool may want to know about the request it serves: the cancellation
+/// token, the caller's permissions, the request id, registered state, and the client
+/// (progress, logging, sampling, elicitation).
+///
+/// A `ToolContext` parameter in an `#[mcp_tool]` fn is filled in by the registry. Outside a
+/// server, `ToolContext::default()` is a context with no client, no permissions filter and
+/// a fresh cancellation token.
+///
+/// ```
+/// use mcp_tools::ToolContext;
+/// let ctx = ToolContext::default().with_request_id("42");
+/// assert_eq!(ctx.request_id(), Some("42"));
+/// assert!(!ctx.is_cancelled());
+/// ```
+#[derive(Clone, Default)]
+pub struct ToolContext {
+    request_id: Option<Arc<str>>,
+    cancellation: CancellationToken,
+    permissions: Option<PermissionSet>,
+    pub(crate) states: Arc<StateMap>,
+    peer: Option<Arc<dyn ClientPeer>>,
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("request_id", &self.request_id)
+            .field("cancelled", &self.cancellation.is_cancelled())
+            .field("permissions", &self.permissions)
+            .field("has_peer", &self.peer.is_some())
+            .finish()
+    }
+}
+
+impl ToolContext {
+    /// Set the request id (the JSON-RPC id, as text).
+    pub fn with_request_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.request_id = Some(id.into());
+        self
+    }
+
+    /// Use `token` as this request's cancellation token.
+    ///
+    /// ```
+    /// let token = tokio_util::sync::CancellationToken::new();
+    /// let ctx = mcp_tools::ToolContext::default().with_cancellation(token.clone());
+    /// token.cancel();
+    /// assert!(ctx.is_cancelled());
+    /// ```
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// Record the caller's permissions (the registry sets this from the view used).
+    pub fn with_permissions(mut self, permissions: PermissionSet) -> Self {
+        self.permissions = Some(permissions);
+        self
+    }
+
+    /// Attach the client side of the request.
+    pub fn with_peer(mut self, peer: Arc<dyn ClientPeer>) -> Self {
+        self.peer = Some(peer);
+        self
+    }
+
+    /// The request id, when the call came through a protocol request.
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+
+    /// The caller's permissions; `None` means the caller is not filtered.
+    pub fn permissions(&self) -> Option<&PermissionSet> {
+        self.permissions.as_ref()
+    }
+
+    /// The request's cancellation token: it fires on `notifications/cancelled` or time-out.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// True once the request has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation.is_cancelled()
+    }
+
+    /// The client side of the request, when there is one.
+    pub fn peer(&self) -> Option<&Arc<dyn ClientPeer>> {
+        self.peer.as_ref()
+    }
+
+    /// Report progress to the client; a no-op when there is no client or the request
+    /// carried no progress token.
+    ///
+    /// ```
+    /// # tokio_test_block(async {
+    /// mcp_tools::ToolContext::default().progress(1.0, Some(10.0), "one of ten").await;
+    /// # });
+    /// # fn tokio_test_block(f: impl std::future::Future<Output = ()>) {
+    /// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    /// # }
+    /// ```
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: impl Into<String>) {
+        if let Some(peer) = &self.peer {
+            peer.progress(progress, total, Some(message.into())).await;
+        }
+    }
+
+    /// Send a log message to the client; a no-op without a client.
+    pub async fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        if let Some(peer) = &self.peer {
+            peer.log(level, None, data.into()).await;
+        }
+    }
+
+    /// Ask the client to sample an LLM; an error when there is no client or it lacks the
+    /// capability.
+    pub async fn create_message(&self, params: Value) -> Result<Value, ToolError> {
+        match &self.peer {
+            Some(peer) => peer.create_message(params).await,
+            None => Err(ToolError::permission_denied(
+                "no client is attached to this call, so it cannot sample",
+            )),
+        }
+    }
+
+    /// Ask the client to elicit input from its user; an error when there is no client or it
+    /// lacks the capability.
+    pub async fn elicit(&self, params: Value) -> Result<Value, ToolError> {
+        match &self.peer {
+            Some(peer) => peer.elicit(params).await,
+            None => Err(ToolError::permission_denied(
+                "no client is attached to this call, so it cannot elicit input",
+            )),
+        }
+    }
+
+    /// Shared state of type `T` registered with `ToolRegistryBuilder::state`.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.states.get::<T>().map(State)
+    }
+}
+
+/// A state type a tool needs; checked by `ToolRegistryBuilder::build`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateRequirement {
+    /// The state's type id.
+    pub type_id: TypeId,
+    /// The state's type name, for error messages.
+    pub type_name: &'static str,
+}
+
+/// Builds a tool parameter from the request context instead of the arguments.
+///
+/// Implement it for your own extractor types and mark the parameter `#[extract]`.
+///
+/// ```
+/// use mcp_tools::{FromContext, ToolContext, ToolError};
+/// struct RequestId(String);
+/// impl FromContext for RequestId {
+///     fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+///         Ok(RequestId(ctx.request_id().unwrap_or("none").to_string()))
+///     }
+/// }
+/// let id = RequestId::from_context(&ToolContext::default()).unwrap();
+/// assert_eq!(id.0, "none");
+/// ```
+pub trait FromContext: Sized {
+    /// Build the value, or fail with a tool error.
+    fn from_context(ctx: &ToolContext) -> Result<Self, ToolError>;
+
+    /// A registered state this extractor needs; `build()` fails when it is missing.
+    fn requirement() -> Option<StateRequirement> {
+        None
+    }
+}
+
+impl FromContext for ToolContext {
+    fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        Ok(ctx.clone())
+    }
+}
+
+/// Shared state of type `T`, registered once with `ToolRegistryBuilder::state` and handed
+/// to every tool that takes a `State<T>` parameter. Derefs to `T`.
+///
+/// ```
+/// use mcp_tools::{State, ToolContext, FromContext};
+/// let state = State::new(5u32);
+/// assert_eq!(*state + 1, 6);
+/// ```
+pub struct State<T>(pub Arc<T>);
+
+impl<T> State<T> {
+    /// Wrap a value (useful when calling a tool fn directly in tests).
+    pub fn new(value: T) -> Self {
+        State(Arc::new(value))
+    }
+}
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State(self.0.clone())
+    }
+}
+
+impl<T> Deref for State<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for State<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("State").field(&self.0).finish()
+    }
+}
+
+impl<T: Send + Sync + 'static> FromContext for State<T> {
+    fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        ctx.state::<T>().ok_or_else(|| {
+            ToolError::internal(format!(
+                "state {} is not registered on the registry",
+                type_name::<T>()
+            ))
+            .with_action("Register it with ToolRegistry::builder().state(value).")
+        })
+    }
+
+    fn requirement() -> Option<StateRequirement> {
+        Some(StateRequirement {
+            type_id: TypeId::of::<T>(),
+            type_name: type_name::<T>(),
+        })
+    }
+}

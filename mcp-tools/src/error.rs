@@ -1,0 +1,288 @@
+//! Typed tool errors and their rendering as `Error (kind): message` + `Action: …`.
+
+use std::fmt;
+
+/// The class of a tool failure.
+///
+/// Every failure a client can see has exactly one kind; its [`as_str`](ErrorKind::as_str)
+/// form is what appears in `Error (kind): …` texts.
+///
+/// ```
+/// use mcp_tools::ErrorKind;
+/// assert_eq!(ErrorKind::NotFound.as_str(), "not_found");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The thing the tool was asked about does not exist.
+    NotFound,
+    /// The caller (or the backend's account) may not do this.
+    PermissionDenied,
+    /// The arguments are wrong: type, range, missing or unknown fields.
+    Validation,
+    /// The backend refused because of a concurrent change (stale version, duplicate).
+    Conflict,
+    /// The tool did not finish in its time budget.
+    Timeout,
+    /// The backend the tool talks to failed or could not be reached.
+    Upstream,
+    /// The call was cancelled by the client.
+    Cancelled,
+    /// A bug or unexpected condition inside the tool (including a panic).
+    Internal,
+}
+
+impl ErrorKind {
+    /// The snake_case name used in error texts and structured errors.
+    ///
+    /// ```
+    /// assert_eq!(mcp_tools::ErrorKind::Validation.as_str(), "validation_error");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::PermissionDenied => "permission_denied",
+            ErrorKind::Validation => "validation_error",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Upstream => "upstream_error",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Internal => "internal_error",
+        }
+    }
+
+    /// The default corrective action for this kind, phrased for the tool's category
+    /// (the domain a model works in, e.g. `ticket`).
+    ///
+    /// ```
+    /// let action = mcp_tools::ErrorKind::NotFound.default_action(Some("ticket"));
+    /// assert!(action.contains("ticket"));
+    /// ```
+    pub fn default_action(self, category: Option<&str>) -> String {
+        let thing = category.unwrap_or("item");
+        match self {
+            ErrorKind::NotFound => format!(
+                "Check the {thing} identifier; list or search {thing}s to find one that exists."
+            ),
+            ErrorKind::PermissionDenied => format!(
+                "This account lacks the permission for this {thing} operation; ask an administrator or use a read-only tool."
+            ),
+            ErrorKind::Validation => {
+                "Fix the arguments to match the tool's input schema and call again.".to_string()
+            }
+            ErrorKind::Conflict => format!(
+                "The {thing} changed since it was read; fetch it again and retry with the current version."
+            ),
+            ErrorKind::Timeout => {
+                "Retry later, or narrow the request so it finishes sooner.".to_string()
+            }
+            ErrorKind::Upstream => format!(
+                "The {thing} backend failed or is unreachable; check that it is running and retry."
+            ),
+            ErrorKind::Cancelled => {
+                "The call was cancelled; call again if still needed.".to_string()
+            }
+            ErrorKind::Internal => {
+                "This is a server-side bug; report it with the message above.".to_string()
+            }
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure returned by a tool, or produced by the registry on the tool's behalf.
+///
+/// It becomes an `isError: true` result whose text is
+/// `Error (kind): message` followed by a blank line and `Action: …`.
+///
+/// ```
+/// use mcp_tools::{ErrorKind, ToolError};
+/// let err = ToolError::not_found("Ticket #999 does not exist").with_action("Search tickets first.");
+/// assert_eq!(err.kind(), ErrorKind::NotFound);
+/// assert_eq!(err.render(None), "Error (not_found): Ticket #999 does not exist\n\nAction: Search tickets first.");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    kind: ErrorKind,
+    message: String,
+    action: Option<String>,
+}
+
+macro_rules! kind_constructors {
+    ($($(#[$doc:meta])* $fn_name:ident => $kind:ident),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            pub fn $fn_name(message: impl Into<String>) -> Self {
+                Self::new(ErrorKind::$kind, message)
+            }
+        )*
+    };
+}
+
+impl ToolError {
+    /// An error of `kind` with `message`; the action defaults to the kind's, per category.
+    ///
+    /// ```
+    /// let e = mcp_tools::ToolError::new(mcp_tools::ErrorKind::Conflict, "stale version");
+    /// assert_eq!(e.message(), "stale version");
+    /// ```
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ToolError {
+            kind,
+            message: message.into(),
+            action: None,
+        }
+    }
+
+    kind_constructors! {
+        /// A [`ErrorKind::NotFound`] error. `ToolError::not_found("no such page")`.
+        not_found => NotFound,
+        /// A [`ErrorKind::PermissionDenied`] error.
+        permission_denied => PermissionDenied,
+        /// A [`ErrorKind::Validation`] error.
+        validation => Validation,
+        /// A [`ErrorKind::Conflict`] error.
+        conflict => Conflict,
+        /// A [`ErrorKind::Timeout`] error.
+        timeout => Timeout,
+        /// A [`ErrorKind::Upstream`] error.
+        upstream => Upstream,
+        /// A [`ErrorKind::Internal`] error.
+        internal => Internal,
+    }
+
+    /// Replace the default action line with a specific one.
+    ///
+    /// ```
+    /// let e = mcp_tools::ToolError::conflict("stale").with_action("Re-read the ticket.");
+    /// assert_eq!(e.action(), Some("Re-read the ticket."));
+    /// ```
+    pub fn with_action(mut self, action: impl Into<String>) -> Self {
+        self.action = Some(action.into());
+        self
+    }
+
+    /// The error's kind.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The error's message (without kind or action).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The explicit action line, if one was set.
+    pub fn action(&self) -> Option<&str> {
+        self.action.as_deref()
+    }
+
+    /// The full text a client sees: `Error (kind): message\n\nAction: action`, where a
+    /// missing explicit action is derived from the kind and the tool's `category`.
+    ///
+    /// ```
+    /// let text = mcp_tools::ToolError::upstream("connection refused").render(Some("wiki"));
+    /// assert!(text.starts_with("Error (upstream_error): connection refused\n\nAction: "));
+    /// assert!(text.contains("wiki"));
+    /// ```
+    pub fn render(&self, category: Option<&str>) -> String {
+        let action = match &self.action {
+            Some(action) => action.clone(),
+            None => self.kind.default_action(category),
+        };
+        format!(
+            "Error ({}): {}\n\nAction: {}",
+            self.kind.as_str(),
+            self.message,
+            action
+        )
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} error: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<std::io::Error> for ToolError {
+    fn from(err: std::io::Error) -> Self {
+        use std::io::ErrorKind as Io;
+        let kind = match err.kind() {
+            Io::NotFound => ErrorKind::NotFound,
+            Io::PermissionDenied => ErrorKind::PermissionDenied,
+            Io::TimedOut => ErrorKind::Timeout,
+            Io::InvalidInput | Io::InvalidData => ErrorKind::Validation,
+            Io::AlreadyExists => ErrorKind::Conflict,
+            Io::ConnectionRefused
+            | Io::ConnectionReset
+            | Io::ConnectionAborted
+            | Io::NotConnected
+            | Io::BrokenPipe
+            | Io::HostUnreachable
+            | Io::NetworkUnreachable => ErrorKind::Upstream,
+            _ => ErrorKind::Internal,
+        };
+        ToolError::new(kind, err.to_string())
+    }
+}
+
+impl From<serde_json::Error> for ToolError {
+    fn from(err: serde_json::Error) -> Self {
+        let kind = if err.is_io() {
+            ErrorKind::Internal
+        } else {
+            ErrorKind::Validation
+        };
+        ToolError::new(kind, format!("invalid JSON: {err}"))
+    }
+}
+
+impl From<String> for ToolError {
+    /// A plain message is an internal error; use a kind constructor to say more.
+    fn from(message: String) -> Self {
+        ToolError::internal(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::internal(message)
+    }
+}
+
+impl From<(ErrorKind, String)> for ToolError {
+    fn from((kind, message): (ErrorKind, String)) -> Self {
+        ToolError::new(kind, message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_map_to_kinds() {
+        let e: ToolError = std::io::Error::new(std::io::ErrorKind::NotFound, "gone").into();
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+        let e: ToolError =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused").into();
+        assert_eq!(e.kind(), ErrorKind::Upstream);
+    }
+
+    #[test]
+    fn default_action_names_category() {
+        let text = ToolError::not_found("Ticket #9 not found").render(Some("ticket"));
+        assert_eq!(
+            text,
+            "Error (not_found): Ticket #9 not found\n\nAction: Check the ticket identifier; list or search tickets to find one that exists."
+        );
+    }
+}

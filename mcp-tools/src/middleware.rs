@@ -1,0 +1,264 @@
+//! The layers around every handler call, outermost first:
+//! 1. a `tracing` span (`tool_call`, with tool, request id, outcome, duration) and the
+//!    tool's call statistics;
+//! 2. the user's [`Around`] hooks, first registered outermost;
+//! 3. the tool's concurrency limit (`max_concurrency`);
+//! 4. the time budget (`timeout_ms`, or the registry default) and client cancellation;
+//! 5. panic capture (a panic becomes `internal_error`, the registry keeps serving);
+//! then the handler. The response size limit is applied to the final result.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use rmcp::model::{ContentBlock, JsonObject};
+use tokio::sync::Semaphore;
+use tracing::Instrument;
+
+use crate::context::ToolContext;
+use crate::error::{ErrorKind, ToolError};
+use crate::result::ToolResult;
+use crate::tool::ToolDef;
+
+/// The rest of the chain, handed to an [`Around`] hook.
+pub type Next =
+    Box<dyn FnOnce(ToolContext) -> BoxFuture<'static, Result<ToolResult, ToolError>> + Send>;
+
+/// A user hook wrapped around every tool call (auditing, rate limits, metrics…).
+///
+/// ```
+/// use mcp_tools::{Around, Next, ToolContext, ToolDef, ToolError, ToolResult};
+/// use futures::future::BoxFuture;
+/// struct Audit;
+/// impl Around for Audit {
+///     fn around(&self, tool: &ToolDef, ctx: ToolContext, next: Next)
+///         -> BoxFuture<'static, Result<ToolResult, ToolError>> {
+///         let name = tool.name().to_string();
+///         Box::pin(async move {
+///             tracing::info!(tool = %name, "audit: calling");
+///             next(ctx).await
+///         })
+///     }
+/// }
+/// let _registry = mcp_tools::ToolRegistry::builder().around(Audit);
+/// ```
+pub trait Around: Send + Sync + 'static {
+    /// Run `next` (or not) around the call of `tool`.
+    fn around(
+        &self,
+        tool: &ToolDef,
+        ctx: ToolContext,
+        next: Next,
+    ) -> BoxFuture<'static, Result<ToolResult, ToolError>>;
+}
+
+/// Counters of one tool's calls.
+#[derive(Debug, Default)]
+pub(crate) struct CallCounters {
+    calls: AtomicU64,
+    errors: AtomicU64,
+    total_nanos: AtomicU64,
+    max_nanos: AtomicU64,
+}
+
+/// A snapshot of one tool's call statistics.
+///
+/// ```
+/// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// assert!(registry.stats().is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolStats {
+    /// The tool.
+    pub name: String,
+    /// Calls that reached the middleware (validation passed).
+    pub calls: u64,
+    /// Calls that ended in an error result.
+    pub errors: u64,
+    /// Sum of call durations.
+    pub total_time: Duration,
+    /// Longest call.
+    pub max_time: Duration,
+}
+
+impl CallCounters {
+    fn record(&self, elapsed: Duration, is_error: bool) {
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        if is_error {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.total_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.max_nanos.fetch_max(nanos, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self, name: &str) -> ToolStats {
+        ToolStats {
+            name: name.to_string(),
+            calls: self.calls.load(Ordering::Relaxed),
+            errors: self.errors.load(Ordering::Relaxed),
+            total_time: Duration::from_nanos(self.total_nanos.load(Ordering::Relaxed)),
+            max_time: Duration::from_nanos(self.max_nanos.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// Registry-wide middleware settings.
+#[derive(Clone, Default)]
+pub(crate) struct MiddlewareConfig {
+    pub(crate) default_timeout: Option<Duration>,
+    pub(crate) max_response_bytes: Option<usize>,
+    pub(crate) hooks: Vec<Arc<dyn Around>>,
+}
+
+/// Per-tool runtime pieces of the chain.
+pub(crate) struct ToolRuntime {
+    pub(crate) counters: CallCounters,
+    pub(crate) limit: Option<Arc<Semaphore>>,
+}
+
+impl ToolRuntime {
+    pub(crate) fn new(def: &ToolDef) -> Self {
+        ToolRuntime {
+            counters: CallCounters::default(),
+            limit: def
+                .max_concurrency()
+                .map(|n| Arc::new(Semaphore::new(n.max(1)))),
+        }
+    }
+}
+
+/// Run `def`'s handler with validated `arguments` through every layer; never panics.
+pub(crate) async fn run(
+    def: &Arc<ToolDef>,
+    runtime: &ToolRuntime,
+    config: &MiddlewareConfig,
+    arguments: JsonObject,
+    ctx: ToolContext,
+) -> ToolResult {
+    let span = tracing::info_span!(
+        "tool_call",
+        tool = %def.name(),
+        request_id = ctx.request_id().unwrap_or(""),
+        outcome = tracing::field::Empty,
+    );
+    let started = Instant::now();
+    let inner = innermost(
+        def.clone(),
+        runtime.limit.clone(),
+        config.default_timeout,
+        arguments,
+    );
+    let chain = config.hooks.iter().rev().fold(inner, |next, hook| {
+        let hook = hook.clone();
+        let def = def.clone();
+        Box::new(move |ctx: ToolContext| hook.around(&def, ctx, next))
+    });
+    let outcome = AssertUnwindSafe(chain(ctx).instrument(span.clone()))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| Err(panicked(def.name(), panic)));
+    let elapsed = started.elapsed();
+    let mut result = match outcome {
+        Ok(result) => result,
+        Err(error) => ToolResult::error(&error, def.category()),
+    };
+    runtime.counters.record(elapsed, result.is_error());
+    let label = result.error_kind().map_or("ok", ErrorKind::as_str);
+    span.record("outcome", label);
+    tracing::debug!(parent: &span, elapsed_us = elapsed.as_micros() as u64, outcome = label, "tool call finished");
+    if let Some(limit) = config.max_response_bytes {
+        limit_size(&mut result, limit);
+    }
+    result
+}
+
+/// Concurrency limit, time budget, cancellation and panic capture around the handler.
+fn innermost(
+    def: Arc<ToolDef>,
+    limit: Option<Arc<Semaphore>>,
+    default_timeout: Option<Duration>,
+    arguments: JsonObject,
+) -> Next {
+    Box::new(move |ctx: ToolContext| {
+        Box::pin(async move {
+            let _permit = match &limit {
+                Some(semaphore) => Some(
+                    semaphore
+                        .clone()
+                        .acquire_owned()
+                        .await
+                        .map_err(|_| ToolError::internal("tool concurrency limit closed"))?,
+                ),
+                None => None,
+            };
+            let cancellation = ctx.cancellation().clone();
+            let handler = AssertUnwindSafe(def.call_unchecked(arguments, ctx)).catch_unwind();
+            let budget = def.timeout().or(default_timeout);
+            let guarded = async {
+                match budget {
+                    Some(budget) => match tokio::time::timeout(budget, handler).await {
+                        Ok(done) => done,
+                        Err(_) => Ok(Err(ToolError::timeout(format!(
+                            "tool '{}' did not finish within {} ms",
+                            def.name(),
+                            budget.as_millis()
+                        )))),
+                    },
+                    None => handler.await,
+                }
+            };
+            tokio::select! {
+                biased;
+                _ = cancellation.cancelled() => Err(ToolError::new(
+                    ErrorKind::Cancelled,
+                    format!("tool '{}' was cancelled by the client", def.name()),
+                )),
+                done = guarded => done.unwrap_or_else(|panic| Err(panicked(def.name(), panic))),
+            }
+        })
+    })
+}
+
+fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> ToolError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".to_string());
+    tracing::error!(tool, panic = %message, "tool panicked");
+    ToolError::internal(format!("tool '{tool}' panicked: {message}"))
+}
+
+/// Truncate text content so the whole text stays within `limit` bytes, with a notice.
+fn limit_size(result: &mut ToolResult, limit: usize) {
+    let total: usize = result
+        .content()
+        .iter()
+        .filter_map(|b| b.as_text().map(|t| t.text.len()))
+        .sum();
+    if total <= limit {
+        return;
+    }
+    let mut budget = limit;
+    for block in result.content_mut().iter_mut() {
+        if let ContentBlock::Text(text) = block {
+            if text.text.len() > budget {
+                let mut cut = budget;
+                while !text.text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.text.truncate(cut);
+                text.text.push_str(&format!(
+                    "\n\n[truncated: the response was {total} bytes of text, over the {limit}-byte limit]"
+                ));
+                budget = 0;
+            } else {
+                budget -= text.text.len();
+            }
+        }
+    }
+}

@@ -1,0 +1,704 @@
+//! The tool registry: collects every linked `#[mcp_tool]`, filters by permission,
+//! validates arguments, dispatches through the middleware, and tracks runtime changes.
+
+use std::any::TypeId;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use rmcp::model::{JsonObject, Tool};
+use serde_json::Value;
+
+use crate::context::{StateMap, ToolContext};
+use crate::error::ToolError;
+use crate::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
+use crate::permissions::{Mask, PermissionSet};
+use crate::report::{Severity, ValidationReport};
+use crate::result::ToolResult;
+use crate::tool::{ToolDef, ToolRegistration};
+use crate::validate::ArgumentValidator;
+
+/// The most distinct permission views whose lists are cached at once.
+const MAX_CACHED_VIEWS: usize = 256;
+
+/// The registry of tools a server serves. Cheap to clone (shared inside).
+///
+/// ```
+/// use mcp_tools::{mcp_tool, ToolRegistry, ToolContext};
+///
+/// /// Add two numbers.
+/// #[mcp_tool(name = "add")]
+/// async fn add(a: i64, b: i64) -> String {
+///     (a + b).to_string()
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let registry = ToolRegistry::builder().build().unwrap();
+/// let result = registry
+///     .call_tool("add", serde_json::json!({"a": 2, "b": 3}), ToolContext::default())
+///     .await
+///     .unwrap();
+/// assert_eq!(result.text_content(), "5");
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct ToolRegistry {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    catalog: ArcSwap<Catalog>,
+    states: Arc<StateMap>,
+    middleware: MiddlewareConfig,
+    filter: Filter,
+    listeners: RwLock<Vec<Arc<dyn Fn(&RegistryChange) + Send + Sync>>>,
+    writer: Mutex<()>,
+    report: ValidationReport,
+}
+
+/// Which tools a registry serves at all (its builder's selection).
+#[derive(Clone, Default)]
+struct Filter {
+    allowed: Option<PermissionSet>,
+    categories: Option<BTreeSet<String>>,
+    tags: Option<BTreeSet<String>>,
+}
+
+impl Filter {
+    fn admits(&self, def: &ToolDef) -> bool {
+        let permitted = self
+            .allowed
+            .as_ref()
+            .is_none_or(|allowed| allowed.allows(def.permissions()));
+        let in_category = self.categories.as_ref().is_none_or(|categories| {
+            def.category()
+                .is_some_and(|category| categories.contains(category))
+        });
+        let tagged = self
+            .tags
+            .as_ref()
+            .is_none_or(|tags| def.tags().any(|tag| tags.contains(tag)));
+        permitted && in_category && tagged
+    }
+}
+
+/// One tool as the registry holds it: definition, compiled validator, MCP description,
+/// counters and limits.
+struct Entry {
+    def: Arc<ToolDef>,
+    tool: Tool,
+    validator: ArgumentValidator,
+    runtime: ToolRuntime,
+}
+
+#[derive(Clone)]
+struct Slot {
+    entry: Arc<Entry>,
+    enabled: bool,
+}
+
+/// An immutable snapshot of the tools; every change swaps in a new one.
+struct Catalog {
+    slots: Vec<Slot>,
+    by_name: HashMap<Arc<str>, usize>,
+    views: Mutex<HashMap<Option<Mask>, Arc<ViewLists>>>,
+}
+
+/// The cached lists of one permission view.
+struct ViewLists {
+    tools: Arc<[Tool]>,
+    defs: Arc<[Arc<ToolDef>]>,
+}
+
+impl Catalog {
+    fn new(mut slots: Vec<Slot>) -> Catalog {
+        slots.sort_by(|a, b| a.entry.def.name().cmp(b.entry.def.name()));
+        let by_name = slots
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| (Arc::from(slot.entry.def.name()), i))
+            .collect();
+        Catalog {
+            slots,
+            by_name,
+            views: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The slot of `name` when the caller may see it.
+    fn visible(&self, name: &str, caller: Option<&PermissionSet>) -> Option<&Slot> {
+        let slot = &self.slots[*self.by_name.get(name)?];
+        (slot.enabled && caller.is_none_or(|c| c.allows(slot.entry.def.permissions())))
+            .then_some(slot)
+    }
+
+    fn lists(&self, caller: Option<&PermissionSet>) -> Arc<ViewLists> {
+        let key = caller.map(|c| c.mask().clone());
+        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(lists) = views.get(&key) {
+            return lists.clone();
+        }
+        let visible: Vec<&Slot> = self
+            .slots
+            .iter()
+            .filter(|slot| {
+                slot.enabled && caller.is_none_or(|c| c.allows(slot.entry.def.permissions()))
+            })
+            .collect();
+        let lists = Arc::new(ViewLists {
+            tools: visible.iter().map(|s| s.entry.tool.clone()).collect(),
+            defs: visible.iter().map(|s| s.entry.def.clone()).collect(),
+        });
+        if views.len() < MAX_CACHED_VIEWS {
+            views.insert(key, lists.clone());
+        }
+        lists
+    }
+}
+
+/// A change to the registry's tools at runtime (what `tools/list_changed` reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryChange {
+    /// A disabled tool was enabled again.
+    Enabled(String),
+    /// A tool was disabled.
+    Disabled(String),
+    /// A tool was registered at runtime.
+    Registered(String),
+    /// A tool was removed.
+    Unregistered(String),
+}
+
+/// A name the caller cannot call: unknown, filtered out, not permitted, or disabled —
+/// all alike, so hidden tools cannot be probed. Servers answer it with JSON-RPC -32602.
+///
+/// ```
+/// let err = mcp_tools::ToolNotFound { name: "nope".into() };
+/// assert_eq!(err.to_string(), "unknown tool: nope");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool: {name}")]
+pub struct ToolNotFound {
+    /// The requested name.
+    pub name: String,
+}
+
+/// Why a registry could not be built; lists every problem at once.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot build the tool registry:\n{}", problems.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n"))]
+pub struct BuildError {
+    /// One line per problem, each naming the tool and how to fix it.
+    pub problems: Vec<String>,
+}
+
+/// Configures and builds a [`ToolRegistry`].
+///
+/// ```
+/// use mcp_tools::{PermissionSet, ToolRegistry};
+/// let registry = ToolRegistry::builder()
+///     .allowed_permissions(PermissionSet::new(["TICKET_VIEW"]))
+///     .default_timeout(std::time::Duration::from_secs(30))
+///     .build()
+///     .unwrap();
+/// assert!(registry.list_tools().iter().all(|t| t.name != "ticket_delete"));
+/// ```
+#[must_use]
+pub struct ToolRegistryBuilder {
+    states: StateMap,
+    filter: Filter,
+    defs: Vec<ToolDef>,
+    include_linked: bool,
+    lenient: bool,
+    middleware: MiddlewareConfig,
+}
+
+impl ToolRegistry {
+    /// Start configuring a registry.
+    pub fn builder() -> ToolRegistryBuilder {
+        ToolRegistryBuilder {
+            states: StateMap::default(),
+            filter: Filter::default(),
+            defs: Vec::new(),
+            include_linked: true,
+            lenient: false,
+            middleware: MiddlewareConfig::default(),
+        }
+    }
+}
+
+impl ToolRegistryBuilder {
+    /// Register shared state handed to tools taking `State<T>`; one value per type.
+    pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.state_arc(Arc::new(value))
+    }
+
+    /// Register shared state already in an `Arc`.
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.states.insert(value);
+        self
+    }
+
+    /// Serve only tools whose permissions are empty or a subset of `allowed`.
+    /// Without this call every tool is served.
+    pub fn allowed_permissions(mut self, allowed: PermissionSet) -> Self {
+        self.filter.allowed = Some(allowed);
+        self
+    }
+
+    /// Like [`allowed_permissions`](Self::allowed_permissions), with `None` meaning all
+    /// tools (handy with an optional `--permissions-file`).
+    pub fn allowed_permissions_opt(mut self, allowed: Option<PermissionSet>) -> Self {
+        self.filter.allowed = allowed;
+        self
+    }
+
+    /// Serve only tools in these categories.
+    pub fn categories<I: IntoIterator<Item = S>, S: Into<String>>(mut self, categories: I) -> Self {
+        self.filter.categories = Some(categories.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Serve only tools carrying at least one of these tags.
+    pub fn tags<I: IntoIterator<Item = S>, S: Into<String>>(mut self, tags: I) -> Self {
+        self.filter.tags = Some(tags.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Add a tool built at runtime (without the macro).
+    pub fn tool(mut self, def: ToolDef) -> Self {
+        self.defs.push(def);
+        self
+    }
+
+    /// Whether to collect the `#[mcp_tool]` fns linked into the binary (default: yes).
+    pub fn include_linked(mut self, include: bool) -> Self {
+        self.include_linked = include;
+        self
+    }
+
+    /// Report duplicate names and invalid tools in [`ToolRegistry::validation_report`]
+    /// instead of failing (the first definition of a name wins; invalid ones are left out).
+    /// Missing state types still fail.
+    pub fn lenient(mut self, lenient: bool) -> Self {
+        self.lenient = lenient;
+        self
+    }
+
+    /// Time budget for tools that set no `timeout_ms`.
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.middleware.default_timeout = Some(timeout);
+        self
+    }
+
+    /// Truncate text results over `bytes`, with an explicit notice.
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.middleware.max_response_bytes = Some(bytes);
+        self
+    }
+
+    /// Wrap every call in `hook` (first added is outermost).
+    pub fn around(mut self, hook: impl Around) -> Self {
+        self.middleware.hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// Collect, check and index every tool. Fails, naming every problem, on duplicate
+    /// names (with both source locations), invalid definitions or schemas, and tools
+    /// needing a state type that was never registered.
+    pub fn build(self) -> Result<ToolRegistry, BuildError> {
+        let mut problems = Vec::new();
+        let mut report = ValidationReport::default();
+        let mut defs: Vec<ToolDef> = Vec::new();
+        if self.include_linked {
+            for registration in inventory::iter::<ToolRegistration> {
+                match (registration.define)() {
+                    Ok(def) => defs.push(def),
+                    Err(err) => problems.push(err.to_string()),
+                }
+            }
+        }
+        defs.extend(self.defs);
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut seen: HashMap<String, Arc<ToolDef>> = HashMap::new();
+        for def in defs {
+            if let Some(first) = seen.get(def.name()) {
+                problems.push(duplicate_problem(first, &def));
+                continue;
+            }
+            let def = Arc::new(def);
+            seen.insert(def.name().to_string(), def.clone());
+            if !self.filter.admits(&def) {
+                continue;
+            }
+            if let Some(missing) = missing_state(&def, &self.states) {
+                report.push(Severity::Error, def.name(), &missing);
+                return Err(BuildError {
+                    problems: vec![missing],
+                });
+            }
+            match entry(def) {
+                Ok(entry) => slots.push(Slot {
+                    entry: Arc::new(entry),
+                    enabled: true,
+                }),
+                Err(problem) => problems.push(problem),
+            }
+        }
+        if !problems.is_empty() {
+            if !self.lenient {
+                problems.sort();
+                return Err(BuildError { problems });
+            }
+            for problem in &problems {
+                report.push(Severity::Error, "", problem);
+            }
+        }
+        let catalog = Catalog::new(slots);
+        for slot in &catalog.slots {
+            report.check_tool(&slot.entry.def);
+        }
+        Ok(ToolRegistry {
+            shared: Arc::new(Shared {
+                catalog: ArcSwap::from_pointee(catalog),
+                states: Arc::new(self.states),
+                middleware: self.middleware,
+                filter: self.filter,
+                listeners: RwLock::new(Vec::new()),
+                writer: Mutex::new(()),
+                report,
+            }),
+        })
+    }
+}
+
+fn duplicate_problem(first: &ToolDef, second: &ToolDef) -> String {
+    let at = |def: &ToolDef| {
+        def.source()
+            .map_or_else(|| "a runtime definition".to_string(), |s| s.to_string())
+    };
+    format!(
+        "duplicate tool name {:?}: defined at {} and at {}; rename one of them",
+        first.name(),
+        at(first),
+        at(second)
+    )
+}
+
+fn missing_state(def: &ToolDef, states: &StateMap) -> Option<String> {
+    def.requirements()
+        .iter()
+        .find(|req| !states.contains(req.type_id))
+        .map(|req| {
+            format!(
+                "tool {:?} needs state {} but none was registered; call .state(value) on the registry builder",
+                def.name(),
+                req.type_name
+            )
+        })
+}
+
+fn entry(def: Arc<ToolDef>) -> Result<Entry, String> {
+    let validator = ArgumentValidator::compile(def.input_schema())
+        .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name()))?;
+    Ok(Entry {
+        tool: def.to_tool(),
+        runtime: ToolRuntime::new(&def),
+        validator,
+        def,
+    })
+}
+
+impl ToolRegistry {
+    /// A view of the registry for a caller holding `permissions`: same tools, same rules,
+    /// filtered further by the caller's set, with its own cached list. Cheap.
+    ///
+    /// ```
+    /// # let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let view = registry.view(&mcp_tools::PermissionSet::new(["WIKI_VIEW"]));
+    /// assert!(view.list_tools().is_empty());
+    /// ```
+    pub fn view(&self, permissions: &PermissionSet) -> ToolView {
+        ToolView {
+            registry: self.clone(),
+            caller: Some(permissions.clone()),
+        }
+    }
+
+    fn unfiltered(&self) -> ToolView {
+        ToolView {
+            registry: self.clone(),
+            caller: None,
+        }
+    }
+
+    /// The MCP descriptions of every served, enabled tool, sorted by name; computed once
+    /// per change.
+    pub fn list_tools(&self) -> Arc<[Tool]> {
+        self.unfiltered().list_tools()
+    }
+
+    /// The definitions of every served, enabled tool, sorted by name.
+    pub fn definitions(&self) -> Arc<[Arc<ToolDef>]> {
+        self.unfiltered().definitions()
+    }
+
+    /// The definition of `name`, if served and enabled.
+    pub fn get(&self, name: &str) -> Option<Arc<ToolDef>> {
+        self.unfiltered().get(name)
+    }
+
+    /// The served, enabled tools of one category.
+    pub fn tools_in_category(&self, category: &str) -> Vec<Arc<ToolDef>> {
+        self.definitions()
+            .iter()
+            .filter(|d| d.category() == Some(category))
+            .cloned()
+            .collect()
+    }
+
+    /// The categories of the served, enabled tools, sorted.
+    pub fn categories(&self) -> Vec<String> {
+        let set: BTreeSet<String> = self
+            .definitions()
+            .iter()
+            .filter_map(|d| d.category().map(str::to_string))
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// Call `name` with `arguments` (a JSON object, or null for none).
+    ///
+    /// Returns `Err(ToolNotFound)` only when the tool is unknown, filtered out or disabled;
+    /// every other failure — bad arguments, handler errors, panics, time-outs — is an
+    /// `isError` [`ToolResult`].
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolResult, ToolNotFound> {
+        self.unfiltered().call_tool(name, arguments, ctx).await
+    }
+
+    /// Enable a disabled tool again. Notifies change listeners.
+    pub fn enable(&self, name: &str) -> Result<(), ToolNotFound> {
+        self.set_enabled(name, true)
+    }
+
+    /// Disable a tool: it disappears from lists and answers as unknown. Notifies listeners.
+    pub fn disable(&self, name: &str) -> Result<(), ToolNotFound> {
+        self.set_enabled(name, false)
+    }
+
+    fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), ToolNotFound> {
+        let changed = self.mutate(|slots| {
+            let slot = slots
+                .iter_mut()
+                .find(|s| s.entry.def.name() == name)
+                .ok_or_else(|| ToolNotFound { name: name.into() })?;
+            let changed = slot.enabled != enabled;
+            slot.enabled = enabled;
+            Ok(changed)
+        })?;
+        if changed {
+            self.notify(if enabled {
+                RegistryChange::Enabled(name.into())
+            } else {
+                RegistryChange::Disabled(name.into())
+            });
+        }
+        Ok(())
+    }
+
+    /// Add a tool at runtime. Fails on a duplicate name, a missing state type or an invalid
+    /// schema. A tool the registry's filter excludes is accepted but never served.
+    pub fn register(&self, def: ToolDef) -> Result<(), BuildError> {
+        let name = def.name().to_string();
+        let admitted = self.shared.filter.admits(&def);
+        let def = Arc::new(def);
+        if let Some(problem) = missing_state(&def, &self.shared.states) {
+            return Err(BuildError {
+                problems: vec![problem],
+            });
+        }
+        let entry = Arc::new(entry(def.clone()).map_err(|p| BuildError { problems: vec![p] })?);
+        self.mutate(|slots| {
+            if let Some(existing) = slots.iter().find(|s| s.entry.def.name() == name) {
+                return Err(BuildError {
+                    problems: vec![duplicate_problem(&existing.entry.def, &def)],
+                });
+            }
+            slots.push(Slot {
+                entry,
+                enabled: admitted,
+            });
+            Ok(())
+        })?;
+        if admitted {
+            self.notify(RegistryChange::Registered(name));
+        }
+        Ok(())
+    }
+
+    /// Remove a tool. Notifies listeners.
+    pub fn unregister(&self, name: &str) -> Result<Arc<ToolDef>, ToolNotFound> {
+        let removed = self.mutate(|slots| {
+            let index = slots
+                .iter()
+                .position(|s| s.entry.def.name() == name)
+                .ok_or_else(|| ToolNotFound { name: name.into() })?;
+            Ok(slots.remove(index).entry.def.clone())
+        })?;
+        self.notify(RegistryChange::Unregistered(name.into()));
+        Ok(removed)
+    }
+
+    /// Call `listener` after every runtime change (the server sends `tools/list_changed`).
+    pub fn on_change(&self, listener: impl Fn(&RegistryChange) + Send + Sync + 'static) {
+        self.shared
+            .listeners
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::new(listener));
+    }
+
+    /// Findings about the tools: non-portable names, `$ref`s left in schemas, schemas a
+    /// command line cannot express, thin descriptions, and (with `lenient`) build problems.
+    pub fn validation_report(&self) -> &ValidationReport {
+        &self.shared.report
+    }
+
+    /// Call statistics of every served tool, sorted by name.
+    pub fn stats(&self) -> Vec<ToolStats> {
+        self.shared
+            .catalog
+            .load()
+            .slots
+            .iter()
+            .map(|s| s.entry.runtime.counters.snapshot(s.entry.def.name()))
+            .collect()
+    }
+
+    /// True when a state of type `T` is registered.
+    pub fn has_state<T: 'static>(&self) -> bool {
+        self.shared.states.contains(TypeId::of::<T>())
+    }
+
+    fn mutate<R, E>(&self, change: impl FnOnce(&mut Vec<Slot>) -> Result<R, E>) -> Result<R, E> {
+        let _writer = self.shared.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slots = self.shared.catalog.load().slots.clone();
+        let outcome = change(&mut slots)?;
+        self.shared.catalog.store(Arc::new(Catalog::new(slots)));
+        Ok(outcome)
+    }
+
+    fn notify(&self, change: RegistryChange) {
+        let listeners = self
+            .shared
+            .listeners
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for listener in listeners {
+            listener(&change);
+        }
+    }
+}
+
+/// The registry as seen by one caller (see [`ToolRegistry::view`]).
+#[derive(Clone)]
+pub struct ToolView {
+    registry: ToolRegistry,
+    caller: Option<PermissionSet>,
+}
+
+impl ToolView {
+    /// The caller's permission set (`None`: unfiltered).
+    pub fn permissions(&self) -> Option<&PermissionSet> {
+        self.caller.as_ref()
+    }
+
+    /// The registry behind this view.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// The MCP descriptions of the tools this caller may use, sorted by name.
+    pub fn list_tools(&self) -> Arc<[Tool]> {
+        self.registry
+            .shared
+            .catalog
+            .load()
+            .lists(self.caller.as_ref())
+            .tools
+            .clone()
+    }
+
+    /// The definitions of the tools this caller may use, sorted by name.
+    pub fn definitions(&self) -> Arc<[Arc<ToolDef>]> {
+        self.registry
+            .shared
+            .catalog
+            .load()
+            .lists(self.caller.as_ref())
+            .defs
+            .clone()
+    }
+
+    /// The definition of `name`, if this caller may use it.
+    pub fn get(&self, name: &str) -> Option<Arc<ToolDef>> {
+        let catalog = self.registry.shared.catalog.load();
+        catalog
+            .visible(name, self.caller.as_ref())
+            .map(|slot| slot.entry.def.clone())
+    }
+
+    /// Call `name` as this caller; see [`ToolRegistry::call_tool`].
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolResult, ToolNotFound> {
+        let entry = {
+            let catalog = self.registry.shared.catalog.load();
+            match catalog.visible(name, self.caller.as_ref()) {
+                Some(slot) => slot.entry.clone(),
+                None => return Err(ToolNotFound { name: name.into() }),
+            }
+        };
+        let def = &entry.def;
+        let arguments = if arguments.is_null() {
+            Value::Object(JsonObject::new())
+        } else {
+            arguments
+        };
+        if let Err(error) = entry.validator.check(def.name(), &arguments) {
+            return Ok(ToolResult::error(&error, def.category()));
+        }
+        let Value::Object(arguments) = arguments else {
+            let error = ToolError::validation(format!(
+                "arguments for tool '{}' must be a JSON object",
+                def.name()
+            ));
+            return Ok(ToolResult::error(&error, def.category()));
+        };
+        let mut ctx = ctx;
+        ctx.states = self.registry.shared.states.clone();
+        if ctx.permissions().is_none()
+            && let Some(caller) = &self.caller
+        {
+            ctx = ctx.with_permissions(caller.clone());
+        }
+        Ok(middleware::run(
+            def,
+            &entry.runtime,
+            &self.registry.shared.middleware,
+            arguments,
+            ctx,
+        )
+        .await)
+    }
+}

@@ -1,0 +1,241 @@
+//! What a tool returns: [`ToolResult`], [`Json`], and the [`IntoToolResult`] conversion
+//! behind every supported return type.
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{ErrorKind, ToolError};
+use crate::schema;
+
+/// The result of one tool call: content blocks, optional structured content, and whether
+/// it is an error (with the error's kind, for in-process callers).
+///
+/// ```
+/// use mcp_tools::ToolResult;
+/// let ok = ToolResult::text("done");
+/// assert_eq!(ok.text_content(), "done");
+/// assert!(!ok.is_error());
+/// let data = ToolResult::json(&serde_json::json!({"id": 7})).unwrap();
+/// assert_eq!(data.structured_content().unwrap()["id"], 7);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolResult {
+    content: Vec<ContentBlock>,
+    structured_content: Option<Value>,
+    error_kind: Option<ErrorKind>,
+}
+
+impl ToolResult {
+    /// A successful result with these content blocks.
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        ToolResult {
+            content,
+            ..Default::default()
+        }
+    }
+
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolResult::new(vec![ContentBlock::text(text)])
+    }
+
+    /// A successful result with structured content and its pretty JSON as text (the spec
+    /// asks servers to send both).
+    pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
+        let value = serde_json::to_value(value)
+            .map_err(|e| ToolError::internal(format!("cannot serialize tool output: {e}")))?;
+        let text = serde_json::to_string_pretty(&value)
+            .map_err(|e| ToolError::internal(format!("cannot serialize tool output: {e}")))?;
+        Ok(ToolResult {
+            content: vec![ContentBlock::text(text)],
+            structured_content: Some(value),
+            error_kind: None,
+        })
+    }
+
+    /// A successful result with no content.
+    pub fn empty() -> Self {
+        ToolResult::default()
+    }
+
+    /// An error result: `Error (kind): message` + `Action: …` for the tool's `category`.
+    ///
+    /// ```
+    /// let r = mcp_tools::ToolResult::error(&mcp_tools::ToolError::validation("bad id"), Some("ticket"));
+    /// assert!(r.is_error());
+    /// assert!(r.text_content().starts_with("Error (validation_error): bad id"));
+    /// ```
+    pub fn error(error: &ToolError, category: Option<&str>) -> Self {
+        ToolResult {
+            content: vec![ContentBlock::text(error.render(category))],
+            structured_content: None,
+            error_kind: Some(error.kind()),
+        }
+    }
+
+    /// A successful result with one base64 image block.
+    pub fn image(base64_data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ToolResult::new(vec![ContentBlock::image(base64_data, mime_type)])
+    }
+
+    /// A successful result with one base64 audio block.
+    pub fn audio(base64_data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ToolResult::new(vec![ContentBlock::audio(base64_data, mime_type)])
+    }
+
+    /// Append a content block (text, image, audio, embedded resource, resource link).
+    ///
+    /// ```
+    /// use mcp_tools::{ToolResult, ContentBlock};
+    /// let r = ToolResult::text("see").with(ContentBlock::embedded_text("file:///a.txt", "hello"));
+    /// assert_eq!(r.content().len(), 2);
+    /// ```
+    pub fn with(mut self, block: ContentBlock) -> Self {
+        self.content.push(block);
+        self
+    }
+
+    /// Set the structured content (it must match the tool's output schema, if any).
+    pub fn with_structured(mut self, value: Value) -> Self {
+        self.structured_content = Some(value);
+        self
+    }
+
+    /// The content blocks.
+    pub fn content(&self) -> &[ContentBlock] {
+        &self.content
+    }
+
+    /// Mutable access to the content blocks (used by middleware such as size limits).
+    pub fn content_mut(&mut self) -> &mut Vec<ContentBlock> {
+        &mut self.content
+    }
+
+    /// The structured content, if any.
+    pub fn structured_content(&self) -> Option<&Value> {
+        self.structured_content.as_ref()
+    }
+
+    /// True for an error result.
+    pub fn is_error(&self) -> bool {
+        self.error_kind.is_some()
+    }
+
+    /// The error's kind for an error result.
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        self.error_kind
+    }
+
+    /// All text blocks joined with newlines (handy in tests and the CLI).
+    pub fn text_content(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl From<ToolResult> for CallToolResult {
+    fn from(result: ToolResult) -> Self {
+        let is_error = result.is_error();
+        let mut call = if is_error {
+            CallToolResult::error(result.content)
+        } else {
+            CallToolResult::success(result.content)
+        };
+        call.structured_content = result.structured_content;
+        call
+    }
+}
+
+/// Structured output: a tool returning `Json<T>` sends `T` as `structuredContent` (plus a
+/// text copy), and its `outputSchema` is `T`'s JSON schema.
+///
+/// ```
+/// use mcp_tools::{Json, IntoToolResult};
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Ticket { id: u32 }
+/// let result = Json(Ticket { id: 3 }).into_tool_result().unwrap();
+/// assert_eq!(result.structured_content().unwrap()["id"], 3);
+/// assert!(<Json<Ticket> as IntoToolResult>::output_schema().is_some());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+/// Conversion of a tool fn's return value into a [`ToolResult`].
+///
+/// Implemented for `String`, `&'static str`, `()`, [`Json<T>`], [`ToolResult`],
+/// [`ContentBlock`], `Vec<ContentBlock>` and `Result<T, E>` where `T: IntoToolResult` and
+/// `E: Into<ToolError>`.
+pub trait IntoToolResult {
+    /// Convert; an `Err` becomes an error result with the tool's category action.
+    fn into_tool_result(self) -> Result<ToolResult, ToolError>;
+
+    /// The tool's `outputSchema`, when the return type declares one.
+    fn output_schema() -> Option<JsonObject> {
+        None
+    }
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::empty())
+    }
+}
+
+impl IntoToolResult for ContentBlock {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::new(vec![self]))
+    }
+}
+
+impl IntoToolResult for Vec<ContentBlock> {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::new(self))
+    }
+}
+
+impl<T: Serialize + JsonSchema + 'static> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        if schema::wraps_output::<T>() {
+            ToolResult::json(&serde_json::json!({ "result": self.0 }))
+        } else {
+            ToolResult::json(&self.0)
+        }
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        Some(schema::output_schema_for::<T>())
+    }
+}
+
+impl<T: IntoToolResult, E: Into<ToolError>> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        self.map_err(Into::into)?.into_tool_result()
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        T::output_schema()
+    }
+}

@@ -1,0 +1,476 @@
+//! Tool definitions: [`ToolDef`] (metadata + schema + handler), built by `#[mcp_tool]` or
+//! by hand with [`ToolDef::builder`] for tools created at runtime.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::Value;
+
+use crate::context::{StateRequirement, ToolContext};
+use crate::error::ToolError;
+use crate::permissions::PermissionSet;
+use crate::result::ToolResult;
+
+/// Runs a tool: gets the validated arguments object and the request context.
+///
+/// Any `Fn(JsonObject, ToolContext) -> impl Future<Output = Result<ToolResult, ToolError>>`
+/// is a handler.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Run the tool once.
+    fn call(
+        &self,
+        arguments: JsonObject,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolResult, ToolError>>;
+}
+
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(JsonObject, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ToolResult, ToolError>> + Send + 'static,
+{
+    fn call(
+        &self,
+        arguments: JsonObject,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolResult, ToolError>> {
+        Box::pin(self(arguments, ctx))
+    }
+}
+
+/// Where a tool was defined (for duplicate-name errors and reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceLocation {
+    /// Source file, as `file!()` gives it.
+    pub file: &'static str,
+    /// Line of the `#[mcp_tool]` fn.
+    pub line: u32,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// How a tool appears in a generated command line (seed 003's `cli_category`, `cli_name`,
+/// `hidden_from_cli`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CliOptions {
+    /// Command group; defaults to the tool's category.
+    pub category: Option<Cow<'static, str>>,
+    /// Command name; defaults to the tool name after its category prefix.
+    pub name: Option<Cow<'static, str>>,
+    /// Leave this tool out of the command line.
+    pub hidden: bool,
+}
+
+/// Everything the registry knows about one tool.
+///
+/// `#[mcp_tool]` builds one per annotated fn; [`ToolDef::builder`] builds one at runtime.
+///
+/// ```
+/// use mcp_tools::{ToolDef, ToolResult};
+/// let def = ToolDef::builder("greet")
+///     .description("Say hello")
+///     .input_schema(serde_json::json!({"type": "object", "properties": {"who": {"type": "string"}}}))
+///     .handler(|args, _ctx| async move {
+///         Ok(ToolResult::text(format!("hello {}", args["who"].as_str().unwrap_or("world"))))
+///     })
+///     .build()
+///     .unwrap();
+/// assert_eq!(def.name(), "greet");
+/// assert_eq!(def.category(), Some("greet"));
+/// ```
+#[derive(Clone)]
+pub struct ToolDef {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) title: Option<Cow<'static, str>>,
+    pub(crate) description: Cow<'static, str>,
+    pub(crate) permissions: PermissionSet,
+    pub(crate) category: Option<Cow<'static, str>>,
+    pub(crate) tags: Vec<Cow<'static, str>>,
+    pub(crate) annotations: ToolAnnotations,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_concurrency: Option<usize>,
+    pub(crate) input_schema: Arc<JsonObject>,
+    pub(crate) output_schema: Option<Arc<JsonObject>>,
+    pub(crate) handler: Arc<dyn ToolHandler>,
+    pub(crate) requirements: Vec<StateRequirement>,
+    pub(crate) source: Option<SourceLocation>,
+    pub(crate) cli: CliOptions,
+    pub(crate) nonportable_name: bool,
+}
+
+impl fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("name", &self.name)
+            .field("permissions", &self.permissions)
+            .field("category", &self.category)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDef {
+    /// Start a definition named `name`.
+    pub fn builder(name: impl Into<Cow<'static, str>>) -> ToolDefBuilder {
+        ToolDefBuilder {
+            name: name.into(),
+            title: None,
+            description: None,
+            permissions: Vec::new(),
+            category: None,
+            tags: Vec::new(),
+            annotations: ToolAnnotations::default(),
+            timeout: None,
+            max_concurrency: None,
+            input_schema: None,
+            output_schema: None,
+            handler: None,
+            requirements: Vec::new(),
+            source: None,
+            cli: CliOptions::default(),
+            nonportable_name: false,
+        }
+    }
+
+    /// The tool's unique name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The human-readable title, if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The description shown to models.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The permissions a caller needs (empty: always available).
+    pub fn permissions(&self) -> &PermissionSet {
+        &self.permissions
+    }
+
+    /// The category (domain) of the tool, used for grouping and error actions.
+    pub fn category(&self) -> Option<&str> {
+        self.category.as_deref()
+    }
+
+    /// Free-form tags.
+    pub fn tags(&self) -> impl Iterator<Item = &str> {
+        self.tags.iter().map(|t| &**t)
+    }
+
+    /// Behaviour hints (read-only, destructive, idempotent, open-world).
+    pub fn annotations(&self) -> &ToolAnnotations {
+        &self.annotations
+    }
+
+    /// The tool's own time budget, if set.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// How many calls of this tool may run at once, if limited.
+    pub fn max_concurrency(&self) -> Option<usize> {
+        self.max_concurrency
+    }
+
+    /// The JSON schema of the arguments (root `"type": "object"`).
+    pub fn input_schema(&self) -> &Arc<JsonObject> {
+        &self.input_schema
+    }
+
+    /// The JSON schema of the structured output, if the tool returns `Json<T>`.
+    pub fn output_schema(&self) -> Option<&Arc<JsonObject>> {
+        self.output_schema.as_ref()
+    }
+
+    /// State types the tool's extractors need.
+    pub fn requirements(&self) -> &[StateRequirement] {
+        &self.requirements
+    }
+
+    /// Where the tool was defined, for macro-built tools.
+    pub fn source(&self) -> Option<SourceLocation> {
+        self.source
+    }
+
+    /// Command-line presentation options.
+    pub fn cli(&self) -> &CliOptions {
+        &self.cli
+    }
+
+    /// True when the name was explicitly allowed outside `^[A-Za-z0-9_-]{1,64}$`.
+    pub fn nonportable_name(&self) -> bool {
+        self.nonportable_name
+    }
+
+    /// The MCP description of the tool, as sent in `tools/list`.
+    pub fn to_tool(&self) -> Tool {
+        let mut tool = Tool::new_with_raw(
+            self.name.clone(),
+            Some(self.description.clone()),
+            self.input_schema.clone(),
+        );
+        tool.title = self.title.as_ref().map(|t| t.to_string());
+        tool.output_schema = self.output_schema.clone();
+        if self.annotations != ToolAnnotations::default() {
+            tool.annotations = Some(self.annotations.clone());
+        }
+        tool
+    }
+
+    /// Run the handler directly (no validation, no middleware): mostly for tests.
+    pub fn call_unchecked(
+        &self,
+        arguments: JsonObject,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolResult, ToolError>> {
+        self.handler.call(arguments, ctx)
+    }
+}
+
+/// Builder for a [`ToolDef`]; `#[mcp_tool]` expands to calls of it.
+#[must_use]
+pub struct ToolDefBuilder {
+    name: Cow<'static, str>,
+    title: Option<Cow<'static, str>>,
+    description: Option<Cow<'static, str>>,
+    permissions: Vec<Cow<'static, str>>,
+    category: Option<Cow<'static, str>>,
+    tags: Vec<Cow<'static, str>>,
+    annotations: ToolAnnotations,
+    timeout: Option<Duration>,
+    max_concurrency: Option<usize>,
+    input_schema: Option<Value>,
+    output_schema: Option<JsonObject>,
+    handler: Option<Arc<dyn ToolHandler>>,
+    requirements: Vec<StateRequirement>,
+    source: Option<SourceLocation>,
+    cli: CliOptions,
+    nonportable_name: bool,
+}
+
+/// Why a [`ToolDefBuilder`] could not build.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool {name:?}: {problem}")]
+pub struct ToolDefError {
+    /// The tool's name.
+    pub name: String,
+    /// What is wrong and how to fix it.
+    pub problem: String,
+}
+
+impl ToolDefBuilder {
+    /// Human-readable title.
+    pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The description shown to models (required, non-empty).
+    pub fn description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Permissions a caller needs.
+    pub fn permissions<I, S>(mut self, permissions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Cow<'static, str>>,
+    {
+        self.permissions = permissions.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Category; defaults to the name's prefix before the first `_` (the whole name if none).
+    pub fn category(mut self, category: impl Into<Cow<'static, str>>) -> Self {
+        self.category = Some(category.into());
+        self
+    }
+
+    /// Tags.
+    pub fn tags<I, S>(mut self, tags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Cow<'static, str>>,
+    {
+        self.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Mark the tool read-only (does not modify its environment).
+    pub fn read_only(mut self) -> Self {
+        self.annotations.read_only_hint = Some(true);
+        self
+    }
+
+    /// Mark the tool destructive (may delete or overwrite).
+    pub fn destructive(mut self) -> Self {
+        self.annotations.destructive_hint = Some(true);
+        self
+    }
+
+    /// Mark the tool idempotent.
+    pub fn idempotent(mut self) -> Self {
+        self.annotations.idempotent_hint = Some(true);
+        self
+    }
+
+    /// Mark the tool as reaching an open world (e.g. the web).
+    pub fn open_world(mut self) -> Self {
+        self.annotations.open_world_hint = Some(true);
+        self
+    }
+
+    /// Time budget for one call, in milliseconds.
+    pub fn timeout_ms(mut self, millis: u64) -> Self {
+        self.timeout = Some(Duration::from_millis(millis));
+        self
+    }
+
+    /// At most `limit` calls of this tool run at once (1 serializes it).
+    pub fn max_concurrency(mut self, limit: usize) -> Self {
+        self.max_concurrency = Some(limit);
+        self
+    }
+
+    /// The input schema (a JSON object whose `type` is `object`).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// The output schema of structured results.
+    pub fn output_schema(mut self, schema: Option<JsonObject>) -> Self {
+        self.output_schema = schema;
+        self
+    }
+
+    /// The handler.
+    pub fn handler(mut self, handler: impl ToolHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// A state type the handler needs (checked at registry build).
+    pub fn requires(mut self, requirement: Option<StateRequirement>) -> Self {
+        if let Some(requirement) = requirement {
+            self.requirements.push(requirement);
+        }
+        self
+    }
+
+    /// Where the tool is defined.
+    pub fn source(mut self, file: &'static str, line: u32) -> Self {
+        self.source = Some(SourceLocation { file, line });
+        self
+    }
+
+    /// Command-line presentation.
+    pub fn cli(mut self, cli: CliOptions) -> Self {
+        self.cli = cli;
+        self
+    }
+
+    /// Allow a name outside `^[A-Za-z0-9_-]{1,64}$` (dots, or over 64 chars), which some
+    /// clients reject together with the server's whole tool list.
+    pub fn nonportable_name(mut self) -> Self {
+        self.nonportable_name = true;
+        self
+    }
+
+    /// Check and build. Fails on an invalid name, a missing or empty description, a
+    /// missing handler, or an input schema whose root is not an object.
+    pub fn build(self) -> Result<ToolDef, ToolDefError> {
+        let fail = |problem: String| ToolDefError {
+            name: self.name.to_string(),
+            problem,
+        };
+        if let Some(problem) = crate::names::check_name(&self.name, self.nonportable_name) {
+            return Err(fail(problem));
+        }
+        let description = match &self.description {
+            Some(d) if !d.trim().is_empty() => d.clone(),
+            _ => {
+                return Err(fail(
+                    "has no description; add a doc comment or `description = \"...\"`".into(),
+                ));
+            }
+        };
+        let handler = self
+            .handler
+            .clone()
+            .ok_or_else(|| fail("has no handler".into()))?;
+        let input_schema = match &self.input_schema {
+            None => {
+                let mut schema = JsonObject::new();
+                schema.insert("type".into(), "object".into());
+                schema.insert("properties".into(), Value::Object(JsonObject::new()));
+                schema
+            }
+            Some(Value::Object(schema)) if crate::schema::is_object_schema(schema) => {
+                schema.clone()
+            }
+            Some(other) => {
+                return Err(fail(format!(
+                    "input schema root must be {{\"type\": \"object\"}}, got {other}"
+                )));
+            }
+        };
+        if let Err(err) = jsonschema::validator_for(&Value::Object(input_schema.clone())) {
+            return Err(fail(format!(
+                "input schema is not a valid JSON schema: {err}"
+            )));
+        }
+        let category = self.category.clone().or_else(|| {
+            let prefix = self.name.split('_').next().unwrap_or(&self.name);
+            Some(Cow::Owned(prefix.to_string()))
+        });
+        Ok(ToolDef {
+            permissions: PermissionSet::new(self.permissions.iter()),
+            name: self.name,
+            title: self.title,
+            description,
+            category,
+            tags: self.tags,
+            annotations: self.annotations,
+            timeout: self.timeout,
+            max_concurrency: self.max_concurrency,
+            input_schema: Arc::new(input_schema),
+            output_schema: self.output_schema.map(Arc::new),
+            handler,
+            requirements: self.requirements,
+            source: self.source,
+            cli: self.cli,
+            nonportable_name: self.nonportable_name,
+        })
+    }
+}
+
+/// A link-time registration of a `#[mcp_tool]` fn, collected with `inventory`.
+#[doc(hidden)]
+pub struct ToolRegistration {
+    pub(crate) define: fn() -> Result<ToolDef, ToolDefError>,
+}
+
+impl ToolRegistration {
+    #[doc(hidden)]
+    pub const fn new(define: fn() -> Result<ToolDef, ToolDefError>) -> Self {
+        ToolRegistration { define }
+    }
+}
+
+inventory::collect!(ToolRegistration);

@@ -1,0 +1,76 @@
+//! Argument validation against a tool's input schema, before any deserialization.
+//! Every problem is reported with its JSON pointer, what was expected and what came.
+
+use jsonschema::Validator;
+use rmcp::model::JsonObject;
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// The most problems listed in one error (the rest are counted).
+const MAX_LISTED: usize = 10;
+
+/// A tool's compiled input validator.
+pub(crate) struct ArgumentValidator {
+    validator: Validator,
+}
+
+impl ArgumentValidator {
+    /// Compile `schema`; fails with the schema problem as text.
+    pub(crate) fn compile(schema: &JsonObject) -> Result<Self, String> {
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&Value::Object(schema.clone()))
+            .map_err(|e| e.to_string())?;
+        Ok(ArgumentValidator { validator })
+    }
+
+    /// Check `arguments`; the error lists every problem.
+    pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), ToolError> {
+        if self.validator.is_valid(arguments) {
+            return Ok(());
+        }
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(arguments)
+            .map(|error| {
+                let pointer = error.instance_path().as_str();
+                let at = if pointer.is_empty() {
+                    "(root)"
+                } else {
+                    pointer
+                };
+                truncate(format!("{at}: {error}"))
+            })
+            .collect();
+        Err(ToolError::validation(describe(tool, &problems)))
+    }
+}
+
+/// Keep one problem line readable when the offending value is huge.
+fn truncate(mut line: String) -> String {
+    const MAX_CHARS: usize = 300;
+    if let Some((cut, _)) = line.char_indices().nth(MAX_CHARS) {
+        line.truncate(cut);
+        line.push_str("…");
+    }
+    line
+}
+
+/// The message for a list of problems.
+pub(crate) fn describe(tool: &str, problems: &[String]) -> String {
+    let mut message = match problems.len() {
+        1 => format!("invalid arguments for tool '{tool}': {}", problems[0]),
+        n => format!("invalid arguments for tool '{tool}' ({n} problems):"),
+    };
+    if problems.len() > 1 {
+        for problem in problems.iter().take(MAX_LISTED) {
+            message.push_str("\n- ");
+            message.push_str(problem);
+        }
+        if problems.len() > MAX_LISTED {
+            message.push_str(&format!("\n- … and {} more", problems.len() - MAX_LISTED));
+        }
+    }
+    message
+}
