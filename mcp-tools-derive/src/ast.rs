@@ -27,7 +27,14 @@ pub struct ToolFn {
     /// The fn with our attributes removed (emitted unchanged otherwise).
     pub item: ItemFn,
     pub params: Vec<Param>,
-    pub doc: Option<String>,
+    pub doc: Option<Doc>,
+}
+
+/// The fn's doc comment: literal lines joined at expansion, or expressions (e.g.
+/// `#[doc = concat!(...)]` from a macro) joined by `concat!` at compile time.
+pub enum Doc {
+    Text(String),
+    Exprs(Vec<syn::Expr>),
 }
 
 /// The parameter types matched as extractors without `#[extract]`.
@@ -47,21 +54,29 @@ fn is_extractor_type(ty: &Type) -> bool {
 impl ToolFn {
     /// Parse; every structural problem is a spanned error (collected by `valid.rs`).
     pub fn parse(attr: ToolAttr, mut item: ItemFn) -> syn::Result<ToolFn> {
-        let doc_lines: Vec<LitStr> = item
+        let doc_exprs: Vec<syn::Expr> = item
             .attrs
             .iter()
             .filter(|a| a.path().is_ident("doc"))
             .filter_map(|a| match &a.meta {
-                syn::Meta::NameValue(nv) => match &nv.value {
-                    syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(s),
-                        ..
-                    }) => Some(s.clone()),
-                    _ => None,
-                },
+                syn::Meta::NameValue(nv) => Some(nv.value.clone()),
                 _ => None,
             })
             .collect();
+        let doc_lines: Option<Vec<LitStr>> = doc_exprs
+            .iter()
+            .map(|e| match e {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        let doc = match doc_lines {
+            Some(lines) => join_doc(&lines).map(Doc::Text),
+            None => Some(Doc::Exprs(doc_exprs)),
+        };
         let mut params = Vec::new();
         let mut errors: Option<syn::Error> = None;
         let mut push_error = |e: syn::Error| match &mut errors {
@@ -128,7 +143,7 @@ impl ToolFn {
             attr,
             item,
             params,
-            doc: join_doc(&doc_lines),
+            doc,
         })
     }
 

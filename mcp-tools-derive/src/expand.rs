@@ -5,13 +5,21 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::ast::{Param, ParamKind, ToolFn};
+use crate::ast::{Doc, Param, ParamKind, ToolFn};
 
 pub fn expand(tool: &ToolFn) -> TokenStream {
     let item = &tool.item;
     let fn_ident = &item.sig.ident;
     let name = tool.name();
-    let const_ident = format_ident!("{}_TOOL", fn_ident.to_string().to_uppercase());
+    let const_ident = format_ident!(
+        "{}{}_TOOL",
+        if name.starts_with(|c: char| c.is_ascii_digit()) {
+            "_"
+        } else {
+            ""
+        },
+        name.to_uppercase().replace(['-', '.'], "_")
+    );
     let const_doc = format!("The name of the `{name}` tool.");
 
     let (args_struct, args_ty, field_values) = arguments(tool);
@@ -153,7 +161,8 @@ fn metadata(tool: &ToolFn) -> TokenStream {
         (None, Some(file), _) => quote! {
             ::core::include_str!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/", #file))
         },
-        (None, None, Some(doc)) => quote! { #doc },
+        (None, None, Some(Doc::Text(doc))) => quote! { #doc },
+        (None, None, Some(Doc::Exprs(lines))) => quote! { ::core::concat!(#(#lines),*).trim() },
         (None, None, None) => quote! { "" },
     };
     calls.push(quote! { .description(#description) });

@@ -1,0 +1,52 @@
+//! Tools defined in another crate of the workspace (`tests/fixtures/tool-lib`) are
+//! collected by this test binary, which links that crate, with no central list.
+
+use mcp_tools::{PermissionSet, ToolContext, ToolRegistry};
+use serde_json::json;
+
+// Referencing an item keeps the library linked (the `inventory` linker caveat).
+use tool_lib::TEXT_REVERSE_TOOL;
+
+#[tokio::test]
+async fn tools_from_a_library_crate_are_collected_and_callable() {
+    let registry = ToolRegistry::builder().build().unwrap();
+    let names: Vec<String> = registry
+        .list_tools()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"text_reverse".to_string()), "{names:?}");
+    assert!(names.contains(&"text_word_count".to_string()), "{names:?}");
+
+    let reversed = registry
+        .call_tool(
+            TEXT_REVERSE_TOOL,
+            json!({"text": "abc"}),
+            ToolContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reversed.text_content(), "cba");
+
+    let def = registry.get("text_reverse").unwrap();
+    let source = def.source().unwrap();
+    assert!(source.file.contains("tool-lib"), "{source}");
+}
+
+#[tokio::test]
+async fn permissions_of_library_tools_apply_in_the_binary() {
+    let registry = ToolRegistry::builder()
+        .allowed_permissions(PermissionSet::empty())
+        .build()
+        .unwrap();
+    assert!(registry.get("text_reverse").is_some());
+    assert!(registry.get("text_word_count").is_none());
+    let hidden = registry
+        .call_tool(
+            "text_word_count",
+            json!({"text": "a b"}),
+            ToolContext::default(),
+        )
+        .await;
+    assert_eq!(hidden.unwrap_err().name, "text_word_count");
+}
