@@ -313,12 +313,22 @@ impl FromContext for ToolContext {
 /// let state = State::new(5u32);
 /// assert_eq!(*state + 1, 6);
 /// ```
-pub struct State<T>(pub Arc<T>);
+pub struct State<T>(Arc<T>);
 
 impl<T> State<T> {
     /// Wrap a value (useful when calling a tool fn directly in tests).
     pub fn new(value: T) -> Self {
         State(Arc::new(value))
+    }
+
+    /// Wrap a shared value.
+    pub fn from_arc(value: Arc<T>) -> Self {
+        State(value)
+    }
+
+    /// The shared value.
+    pub fn into_arc(self) -> Arc<T> {
+        self.0
     }
 }
 

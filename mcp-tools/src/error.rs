@@ -62,7 +62,7 @@ impl ErrorKind {
         let thing = category.unwrap_or("item");
         match self {
             ErrorKind::NotFound => format!(
-                "Check the {thing} identifier; list or search {thing}s to find one that exists."
+                "Check the {thing} identifier; use a {thing} list or search tool to find one that exists."
             ),
             ErrorKind::PermissionDenied => format!(
                 "This account lacks the permission for this {thing} operation; ask an administrator or use a read-only tool."
@@ -282,7 +282,7 @@ mod tests {
         let text = ToolError::not_found("Ticket #9 not found").render(Some("ticket"));
         assert_eq!(
             text,
-            "Error (not_found): Ticket #9 not found\n\nAction: Check the ticket identifier; list or search tickets to find one that exists."
+            "Error (not_found): Ticket #9 not found\n\nAction: Check the ticket identifier; use a ticket list or search tool to find one that exists."
         );
     }
 }

@@ -304,6 +304,42 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// The tools [`build`](Self::build) would serve, sorted by name, without building:
+    /// linked tools (unless `include_linked(false)`) and added ones, passed through the
+    /// permission, category and tag filters. The first definition of a name wins;
+    /// definitions that fail to build are left out. Registered state is not checked, so a
+    /// command line can list tools before the state they need exists.
+    ///
+    /// ```
+    /// use mcp_tools::{ToolDef, ToolRegistry, ToolResult};
+    /// let def = ToolDef::builder("demo_ping")
+    ///     .description("Answer pong.")
+    ///     .handler(|_args, _ctx| async { Ok(ToolResult::text("pong")) })
+    ///     .build()
+    ///     .unwrap();
+    /// let builder = ToolRegistry::builder().include_linked(false).tool(def);
+    /// let names: Vec<String> = builder.definitions().iter().map(|d| d.name().to_string()).collect();
+    /// assert_eq!(names, ["demo_ping"]);
+    /// assert!(builder.build().is_ok());
+    /// ```
+    pub fn definitions(&self) -> Vec<Arc<ToolDef>> {
+        let linked = self
+            .include_linked
+            .then(|| inventory::iter::<ToolRegistration>.into_iter())
+            .into_iter()
+            .flatten()
+            .filter_map(|registration| (registration.define)().ok());
+        let mut seen = BTreeSet::new();
+        let mut defs: Vec<Arc<ToolDef>> = linked
+            .chain(self.defs.iter().cloned())
+            .filter(|def| seen.insert(def.name().to_string()))
+            .filter(|def| self.filter.admits(def))
+            .map(Arc::new)
+            .collect();
+        defs.sort_by(|a, b| a.name().cmp(b.name()));
+        defs
+    }
+
     /// Collect, check and index every tool. Fails, naming every problem, on duplicate
     /// names (with both source locations), invalid definitions or schemas, and tools
     /// needing a state type that was never registered.
@@ -607,8 +643,18 @@ impl ToolRegistry {
     }
 }
 
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let catalog = self.shared.catalog.load();
+        f.debug_struct("ToolRegistry")
+            .field("tools", &catalog.slots.len())
+            .field("enabled", &catalog.slots.iter().filter(|s| s.enabled).count())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The registry as seen by one caller (see [`ToolRegistry::view`]).
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ToolView {
     registry: ToolRegistry,
     caller: Option<PermissionSet>,

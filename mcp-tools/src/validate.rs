@@ -7,6 +7,10 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 
+/// The deepest nesting of arrays and objects accepted in arguments (serde_json's own
+/// parser stops at 128 too); deeper values are refused before validation recurses.
+pub(crate) const MAX_DEPTH: usize = 128;
+
 /// The most problems listed in one error (the rest are counted).
 const MAX_LISTED: usize = 10;
 
@@ -27,6 +31,14 @@ impl ArgumentValidator {
 
     /// Check `arguments`; the error lists every problem.
     pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), ToolError> {
+        if exceeds_depth(arguments, MAX_DEPTH) {
+            return Err(ToolError::validation(describe(
+                tool,
+                &[format!(
+                    "(root): arguments nest arrays/objects deeper than {MAX_DEPTH} levels"
+                )],
+            )));
+        }
         if self.validator.is_valid(arguments) {
             return Ok(());
         }
@@ -45,6 +57,23 @@ impl ArgumentValidator {
             .collect();
         Err(ToolError::validation(describe(tool, &problems)))
     }
+}
+
+/// True when `value` nests deeper than `limit`; iterative, so any depth is safe.
+fn exceeds_depth(value: &Value, limit: usize) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth >= limit {
+            return true;
+        }
+        stack.extend(children.map(|child| (child, depth + 1)));
+    }
+    false
 }
 
 /// Keep one problem line readable when the offending value is huge.

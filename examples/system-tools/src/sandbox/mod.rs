@@ -1,0 +1,336 @@
+//! The sandbox: which paths the file tools may touch and which programs `execute_command` may run.
+//!
+//! Build one from a [`SandboxConfig`] (usually loaded from TOML) with [`Sandbox::from_config`]; it is
+//! cheap to clone and shareable across tasks. All checks are made on canonical locations: symlinks
+//! and `..` are resolved by the OS before the allowed/denied decision, and files are then opened
+//! component by component with `O_NOFOLLOW`, so a symlink swapped in after the check is refused
+//! rather than followed.
+
+mod commands;
+mod config;
+mod error;
+mod paths;
+pub(crate) mod process;
+pub(crate) mod secure_fs;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use commands::{CheckedCommand, MAX_ARGS, MAX_ARGS_BYTES, resolve_program};
+pub use config::*;
+pub use error::{ErrorKind, SandboxError};
+pub use paths::{MAX_COMPONENT_BYTES, ResolvedPath};
+
+use commands::CommandPolicy;
+
+/// Highest accepted `max_walk_depth` (each level holds one open directory descriptor).
+pub const MAX_WALK_DEPTH_LIMIT: usize = 256;
+
+/// Resource limits in force, taken from the configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Limits {
+    /// Default timeout for a command run.
+    #[serde(serialize_with = "serialize_secs")]
+    #[schemars(with = "f64")]
+    pub command_timeout: Duration,
+    /// Cap on captured bytes per output stream.
+    pub max_output_bytes: usize,
+    /// Largest file `read_file` returns.
+    pub max_read_bytes: u64,
+    /// Largest content `write_file` accepts.
+    pub max_write_bytes: u64,
+    /// Cap on entries returned by one listing or search.
+    pub max_list_entries: usize,
+    /// Cap on entries examined by one search.
+    pub max_scan_entries: usize,
+    /// Cap on directory depth walked.
+    pub max_walk_depth: usize,
+    /// Cap on path length in bytes.
+    pub max_path_bytes: usize,
+}
+
+fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// How many entries a search may examine per entry it may return.
+const SCAN_ENTRIES_PER_LIST_ENTRY: usize = 20;
+
+/// An enforceable sandbox. Cheap to clone (shared inner state).
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    allowed_paths: Vec<PathBuf>,
+    denied_paths: Vec<PathBuf>,
+    base_dir: PathBuf,
+    commands: CommandPolicy,
+    limits: Limits,
+    env: Vec<(String, String)>,
+    confine_path_arguments: bool,
+    source: Option<PathBuf>,
+}
+
+impl Sandbox {
+    /// The safe default: only the current working directory, no commands.
+    ///
+    /// Fails when the working directory is `/`, since that would expose the whole file system.
+    pub fn with_defaults() -> Result<Self, SandboxError> {
+        Self::from_config(SandboxConfig::default())
+    }
+
+    /// Loads the configuration file when one is given, otherwise uses the safe defaults.
+    pub fn load(path: Option<&Path>) -> Result<Self, SandboxError> {
+        match path {
+            Some(p) => Self::from_config(SandboxConfig::load(p)?),
+            None => Self::with_defaults(),
+        }
+    }
+
+    /// Builds the sandbox: canonicalizes allowed paths (they must exist), resolves denied paths
+    /// (they may not exist yet), resolves every command entry to its canonical program file.
+    pub fn from_config(config: SandboxConfig) -> Result<Self, SandboxError> {
+        config.validate_numbers()?;
+        if config.max_walk_depth > MAX_WALK_DEPTH_LIMIT {
+            return Err(SandboxError::Config {
+                reason: format!(
+                    "max_walk_depth is {}, over the limit of {MAX_WALK_DEPTH_LIMIT}",
+                    config.max_walk_depth
+                ),
+            });
+        }
+        let cwd = std::env::current_dir().map_err(|e| SandboxError::Config {
+            reason: format!("cannot read the working directory: {e}"),
+        })?;
+        let relative_to = config.relative_to.clone().unwrap_or_else(|| cwd.clone());
+        let absolute = |p: &Path| -> PathBuf {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                relative_to.join(p)
+            }
+        };
+
+        let allowed_input = match &config.allowed_paths {
+            Some(list) => list.iter().map(|p| absolute(p)).collect::<Vec<_>>(),
+            None => {
+                let canonical = std::fs::canonicalize(&cwd).unwrap_or_else(|_| cwd.clone());
+                if canonical == Path::new("/") {
+                    return Err(SandboxError::Config {
+                        reason: "no allowed_paths configured and the working directory is '/', \
+                                 which would expose the whole file system; start the server in a \
+                                 project directory or pass a sandbox configuration with allowed_paths"
+                            .to_string(),
+                    });
+                }
+                vec![cwd.clone()]
+            }
+        };
+        let mut allowed_paths = Vec::new();
+        for p in &allowed_input {
+            let canonical = std::fs::canonicalize(p).map_err(|e| SandboxError::Config {
+                reason: format!("allowed path {} cannot be resolved: {e}", p.display()),
+            })?;
+            if !allowed_paths.contains(&canonical) {
+                allowed_paths.push(canonical);
+            }
+        }
+
+        let mut denied_paths = Vec::new();
+        for p in &config.denied_paths {
+            let abs = absolute(p);
+            let text = abs.to_string_lossy().into_owned();
+            let (existing, missing) =
+                paths::resolve_absolute(&text, &abs).map_err(|e| SandboxError::Config {
+                    reason: format!("denied path {}: {e}", p.display()),
+                })?;
+            let mut full = existing;
+            full.extend(missing);
+            if !denied_paths.contains(&full) {
+                denied_paths.push(full);
+            }
+        }
+
+        let base_dir = match &config.base_dir {
+            Some(b) => std::fs::canonicalize(absolute(b)).map_err(|e| SandboxError::Config {
+                reason: format!("base_dir {} cannot be resolved: {e}", b.display()),
+            })?,
+            None => allowed_paths
+                .first()
+                .cloned()
+                .ok_or_else(|| SandboxError::Config {
+                    reason: "allowed_paths is empty; list at least one directory".to_string(),
+                })?,
+        };
+        if !base_dir.is_dir() {
+            return Err(SandboxError::Config {
+                reason: format!("base_dir {} is not a directory", base_dir.display()),
+            });
+        }
+        if !allowed_paths.iter().any(|r| base_dir.starts_with(r)) {
+            return Err(SandboxError::Config {
+                reason: format!(
+                    "base_dir {} is not inside any allowed path",
+                    base_dir.display()
+                ),
+            });
+        }
+        if let Some(d) = denied_paths.iter().find(|d| base_dir.starts_with(d)) {
+            return Err(SandboxError::Config {
+                reason: format!(
+                    "base_dir {} is inside the denied path {}",
+                    base_dir.display(),
+                    d.display()
+                ),
+            });
+        }
+
+        let search_path = match &config.command_search_path {
+            Some(list) => list.iter().map(|p| absolute(p)).collect(),
+            None => std::env::var_os("PATH")
+                .map(|v| std::env::split_paths(&v).collect())
+                .unwrap_or_default(),
+        };
+        let command_timeout = Duration::from_secs_f64(config.command_timeout_secs);
+        let commands = CommandPolicy::build(&config, &relative_to, search_path, command_timeout)?;
+
+        let mut env = Vec::new();
+        for name in &config.env_passthrough {
+            if name == "PATH" {
+                continue;
+            }
+            if let Ok(value) = std::env::var(name) {
+                env.push((name.clone(), value));
+            }
+        }
+        if let Some(joined) = commands.search_path_env() {
+            env.push(("PATH".to_string(), joined));
+        }
+
+        let limits = Limits {
+            command_timeout,
+            max_output_bytes: config.max_output_bytes,
+            max_read_bytes: config.max_read_bytes,
+            max_write_bytes: config.max_write_bytes,
+            max_list_entries: config.max_list_entries,
+            max_scan_entries: config
+                .max_list_entries
+                .saturating_mul(SCAN_ENTRIES_PER_LIST_ENTRY),
+            max_walk_depth: config.max_walk_depth,
+            max_path_bytes: config.max_path_bytes,
+        };
+        let sandbox = Sandbox {
+            inner: Arc::new(Inner {
+                allowed_paths,
+                denied_paths,
+                base_dir,
+                commands,
+                limits,
+                env,
+                confine_path_arguments: config.confine_path_arguments,
+                source: config.source.clone(),
+            }),
+        };
+        tracing::info!(
+            allowed = %paths::join_paths(sandbox.allowed_paths()),
+            denied = %paths::join_paths(sandbox.denied_paths()),
+            commands = sandbox.inner.commands.allowed_count(),
+            "sandbox ready"
+        );
+        Ok(sandbox)
+    }
+
+    /// Canonical allowed paths.
+    pub fn allowed_paths(&self) -> &[PathBuf] {
+        &self.inner.allowed_paths
+    }
+
+    /// Resolved denied paths.
+    pub fn denied_paths(&self) -> &[PathBuf] {
+        &self.inner.denied_paths
+    }
+
+    /// Canonical directory against which relative paths are resolved; default command directory.
+    pub fn base_dir(&self) -> &Path {
+        &self.inner.base_dir
+    }
+
+    /// Limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// The configuration file this sandbox came from, if any.
+    pub fn source(&self) -> Option<&Path> {
+        self.inner.source.as_deref()
+    }
+
+    /// Environment given to commands (name, value); everything else is cleared.
+    pub fn command_env(&self) -> &[(String, String)] {
+        &self.inner.env
+    }
+
+    /// Whether command arguments that look like paths are checked against the sandbox.
+    pub fn confines_path_arguments(&self) -> bool {
+        self.inner.confine_path_arguments
+    }
+
+    pub(crate) fn command_policy(&self) -> &CommandPolicy {
+        &self.inner.commands
+    }
+
+    /// A serializable summary of the effective sandbox (for `check-config` and logs).
+    pub fn report(&self) -> SandboxReport {
+        let policy = &self.inner.commands;
+        SandboxReport {
+            source: self.source().map(|p| p.display().to_string()),
+            allowed_paths: display_all(self.allowed_paths()),
+            denied_paths: display_all(self.denied_paths()),
+            base_dir: self.base_dir().display().to_string(),
+            allowed_commands: policy.allowed_report(),
+            denied_commands: policy.denied_report(),
+            unresolved_commands: policy.unresolved().to_vec(),
+            command_search_path: display_all(policy.search_path()),
+            env_passthrough: self.inner.env.iter().map(|(k, _)| k.clone()).collect(),
+            confine_path_arguments: self.inner.confine_path_arguments,
+            limits: self.limits().clone(),
+        }
+    }
+}
+
+fn display_all(paths: &[PathBuf]) -> Vec<String> {
+    paths.iter().map(|p| p.display().to_string()).collect()
+}
+
+/// Serializable summary of an effective sandbox.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SandboxReport {
+    /// Configuration file, if one was loaded.
+    pub source: Option<String>,
+    /// Canonical allowed paths.
+    pub allowed_paths: Vec<String>,
+    /// Resolved denied paths.
+    pub denied_paths: Vec<String>,
+    /// Base directory for relative paths.
+    pub base_dir: String,
+    /// Allowed commands: `entry -> canonical program (timeout s)`.
+    pub allowed_commands: Vec<String>,
+    /// Denied commands: `entry -> canonical program` or the bare name.
+    pub denied_commands: Vec<String>,
+    /// Command entries that did not resolve to a program on this machine.
+    pub unresolved_commands: Vec<String>,
+    /// Directories searched for bare command names.
+    pub command_search_path: Vec<String>,
+    /// Names of environment variables passed to commands.
+    pub env_passthrough: Vec<String>,
+    /// Whether path-like command arguments are checked.
+    pub confine_path_arguments: bool,
+    /// Limits in force.
+    pub limits: Limits,
+}

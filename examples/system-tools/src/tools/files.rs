@@ -1,0 +1,226 @@
+//! `read_file` and `write_file`.
+
+use std::io::{Read, Write};
+
+use base64::Engine as _;
+use serde::Serialize;
+
+use super::{ContentEncoding, blocking, open_error};
+use crate::sandbox::secure_fs::{open_file_read, open_file_write};
+use crate::sandbox::{Sandbox, SandboxError};
+
+/// Largest buffer allocated up front for a read.
+const PREALLOCATE_MAX: u64 = 16 * 1024 * 1024;
+
+/// Result of [`read_file`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ReadFileOutput {
+    /// Canonical path of the file read.
+    pub path: String,
+    /// Size of the content in bytes.
+    pub size: u64,
+    /// Encoding of `content`.
+    pub encoding: ContentEncoding,
+    /// The file content.
+    pub content: String,
+}
+
+/// Result of [`write_file`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct WriteFileOutput {
+    /// Canonical path of the file written.
+    pub path: String,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Whether the file did not exist before.
+    pub created: bool,
+    /// Directories created on the way (only with `create_dirs`).
+    pub created_dirs: Vec<String>,
+}
+
+/// Reads a regular file inside the sandbox. Files over `max_read_bytes` are refused; with
+/// [`ContentEncoding::Utf8`] a file that is not valid UTF-8 is refused (read it as base64).
+pub async fn read_file(
+    sandbox: &Sandbox,
+    path: &str,
+    encoding: ContentEncoding,
+) -> Result<ReadFileOutput, SandboxError> {
+    let sandbox = sandbox.clone();
+    let path = path.to_string();
+    blocking(move || read_file_blocking(&sandbox, &path, encoding)).await
+}
+
+fn read_file_blocking(
+    sandbox: &Sandbox,
+    path: &str,
+    encoding: ContentEncoding,
+) -> Result<ReadFileOutput, SandboxError> {
+    let resolved = sandbox.check_path(path)?;
+    let what = resolved.describe();
+    if !resolved.exists() {
+        return Err(SandboxError::NotFound {
+            what,
+            action: "Check the path with list_directory or search_files.".to_string(),
+        });
+    }
+    let file = open_file_read(&resolved.existing).map_err(|e| open_error(what.clone(), e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| SandboxError::io(format!("examining {what}"), e))?;
+    if meta.is_dir() {
+        return Err(SandboxError::invalid(
+            what,
+            "it is a directory",
+            "Use list_directory to see its contents.",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(SandboxError::invalid(
+            what,
+            "it is not a regular file (a FIFO, socket or device)",
+            "Read a regular file.",
+        ));
+    }
+    let limit = sandbox.limits().max_read_bytes;
+    let too_large = |size: u64| SandboxError::TooLarge {
+        what: what.clone(),
+        size,
+        limit,
+        action: "Read a smaller file, or ask the operator to raise max_read_bytes in the sandbox \
+                 configuration."
+            .to_string(),
+    };
+    if meta.len() > limit {
+        return Err(too_large(meta.len()));
+    }
+    // The size is only a hint (the file may change); cap the up-front allocation.
+    let mut bytes = Vec::with_capacity(meta.len().min(PREALLOCATE_MAX) as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| SandboxError::io(format!("reading {what}"), e))?;
+    if bytes.len() as u64 > limit {
+        // The file grew after the size check.
+        return Err(too_large(bytes.len() as u64));
+    }
+    let size = bytes.len() as u64;
+    let content = match encoding {
+        ContentEncoding::Utf8 => String::from_utf8(bytes).map_err(|e| {
+            SandboxError::invalid(
+                what.clone(),
+                format!(
+                    "it is not valid UTF-8 text (first invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+                "Read it again with encoding \"base64\".",
+            )
+        })?,
+        ContentEncoding::Base64 => base64::engine::general_purpose::STANDARD.encode(&bytes),
+    };
+    Ok(ReadFileOutput {
+        path: resolved.existing.display().to_string(),
+        size,
+        encoding,
+        content,
+    })
+}
+
+/// Writes (creates or replaces) a regular file inside the sandbox. With `create_dirs`, missing
+/// parent directories are created; without it, the parent must exist. Content over
+/// `max_write_bytes` is refused; with [`ContentEncoding::Base64`] the content is decoded first.
+pub async fn write_file(
+    sandbox: &Sandbox,
+    path: &str,
+    content: &str,
+    encoding: ContentEncoding,
+    create_dirs: bool,
+) -> Result<WriteFileOutput, SandboxError> {
+    let bytes = match encoding {
+        ContentEncoding::Utf8 => content.as_bytes().to_vec(),
+        ContentEncoding::Base64 => base64::engine::general_purpose::STANDARD
+            .decode(content)
+            .map_err(|e| {
+                SandboxError::invalid(
+                    "content",
+                    format!("it is not valid base64: {e}"),
+                    "Pass standard base64 with padding, or use encoding \"utf-8\" for text.",
+                )
+            })?,
+    };
+    let limit = sandbox.limits().max_write_bytes;
+    if bytes.len() as u64 > limit {
+        return Err(SandboxError::TooLarge {
+            what: "content".to_string(),
+            size: bytes.len() as u64,
+            limit,
+            action: "Write less data at once, or ask the operator to raise max_write_bytes."
+                .to_string(),
+        });
+    }
+    let sandbox = sandbox.clone();
+    let path = path.to_string();
+    blocking(move || write_file_blocking(&sandbox, &path, &bytes, create_dirs)).await
+}
+
+fn write_file_blocking(
+    sandbox: &Sandbox,
+    path: &str,
+    bytes: &[u8],
+    create_dirs: bool,
+) -> Result<WriteFileOutput, SandboxError> {
+    let resolved = sandbox.check_path(path)?;
+    let what = resolved.describe();
+    let existing_meta =
+        std::fs::symlink_metadata(&resolved.existing).map_err(|e| open_error(what.clone(), e))?;
+    if resolved.exists() {
+        if existing_meta.is_dir() {
+            return Err(SandboxError::invalid(
+                what,
+                "it is a directory",
+                "Pass a file path inside the directory.",
+            ));
+        }
+    } else {
+        if !existing_meta.is_dir() {
+            return Err(SandboxError::invalid(
+                what,
+                format!("{} is not a directory", resolved.existing.display()),
+                "Write to a path whose parent is a directory.",
+            ));
+        }
+        if resolved.missing.len() > 1 && !create_dirs {
+            return Err(SandboxError::NotFound {
+                what: format!("parent directory of {what}"),
+                action: "Pass create_dirs: true to create the missing directories, or write into \
+                         an existing directory."
+                    .to_string(),
+            });
+        }
+    }
+    let opened = open_file_write(&resolved.existing, &resolved.missing, create_dirs)
+        .map_err(|e| open_error(what.clone(), e))?;
+    let mut file = opened.file;
+    let meta = file
+        .metadata()
+        .map_err(|e| SandboxError::io(format!("examining {what}"), e))?;
+    if !meta.is_file() {
+        return Err(SandboxError::invalid(
+            what,
+            "it is not a regular file (a FIFO, socket or device)",
+            "Write to a regular file.",
+        ));
+    }
+    file.set_len(0)
+        .and_then(|()| file.write_all(bytes))
+        .and_then(|()| file.flush())
+        .map_err(|e| SandboxError::io(format!("writing {what}"), e))?;
+    Ok(WriteFileOutput {
+        path: resolved.full().display().to_string(),
+        bytes_written: bytes.len() as u64,
+        created: opened.created,
+        created_dirs: opened
+            .created_dirs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+    })
+}
