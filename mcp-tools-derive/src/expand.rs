@@ -122,8 +122,18 @@ fn arguments(tool: &ToolFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, Token
         if let Some(default) = &attr.default {
             let default_fn = format_ident!("__mcp_default_{}", ident);
             let path = default_fn.to_string();
+            // A string literal default also serves `String` (and other `From<&str>`) fields.
+            let value = match default {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(_),
+                    ..
+                }) => {
+                    quote! { ::core::convert::Into::into(#default) }
+                }
+                _ => quote! { #default },
+            };
             defaults.push(quote! {
-                fn #default_fn() -> #ty { ::core::convert::Into::into(#default) }
+                fn #default_fn() -> #ty { #value }
             });
             attrs.push(quote! { #[serde(default = #path)] });
         }

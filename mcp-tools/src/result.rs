@@ -170,6 +170,11 @@ pub struct Json<T>(pub T);
 /// Implemented for `String`, `&'static str`, `()`, [`Json<T>`], [`ToolResult`],
 /// [`ContentBlock`], `Vec<ContentBlock>` and `Result<T, E>` where `T: IntoToolResult` and
 /// `E: Into<ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an #[mcp_tool] fn",
+    label = "not a tool result",
+    note = "return String, &'static str, (), Json<T>, ToolResult, ContentBlock, Vec<ContentBlock>, or Result<T, E> of these; wrap plain data as Json(value) or value.to_string()"
+)]
 pub trait IntoToolResult {
     /// Convert; an `Err` becomes an error result with the tool's category action.
     fn into_tool_result(self) -> Result<ToolResult, ToolError>;

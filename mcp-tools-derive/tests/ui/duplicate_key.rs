@@ -1,0 +1,6 @@
+/// Duplicate key.
+#[mcp_tools::mcp_tool(name = "ping", name = "pong")]
+async fn ping() -> String {
+    "pong".into()
+}
+fn main() {}

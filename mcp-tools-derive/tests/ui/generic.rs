@@ -1,0 +1,6 @@
+/// Generic.
+#[mcp_tools::mcp_tool]
+async fn show<T: std::fmt::Display>(value: T) -> String {
+    value.to_string()
+}
+fn main() {}

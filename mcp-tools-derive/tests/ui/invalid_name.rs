@@ -1,0 +1,6 @@
+/// Space in name.
+#[mcp_tools::mcp_tool(name = "ticket get")]
+async fn ticket_get() -> String {
+    String::new()
+}
+fn main() {}

@@ -1,0 +1,5 @@
+#[mcp_tools::mcp_tool(name = "ping")]
+async fn ping() -> String {
+    "pong".into()
+}
+fn main() {}

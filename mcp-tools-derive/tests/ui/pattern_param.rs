@@ -1,0 +1,6 @@
+/// Destructures.
+#[mcp_tools::mcp_tool]
+async fn add((a, b): (i64, i64)) -> String {
+    (a + b).to_string()
+}
+fn main() {}

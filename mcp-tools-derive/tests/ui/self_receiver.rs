@@ -1,0 +1,9 @@
+struct Server;
+impl Server {
+    /// Takes self.
+    #[mcp_tools::mcp_tool]
+    async fn ping(&self) -> String {
+        "pong".into()
+    }
+}
+fn main() {}

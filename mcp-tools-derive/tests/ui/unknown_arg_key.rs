@@ -1,0 +1,6 @@
+/// Unknown arg key.
+#[mcp_tools::mcp_tool]
+async fn echo(#[arg(descr = "text")] text: String) -> String {
+    text
+}
+fn main() {}

@@ -1,0 +1,6 @@
+/// Unknown key.
+#[mcp_tools::mcp_tool(name = "ping", permision = ["X"])]
+async fn ping() -> String {
+    "pong".into()
+}
+fn main() {}

@@ -1,0 +1,6 @@
+/// Zero concurrency.
+#[mcp_tools::mcp_tool(max_concurrency = 0)]
+async fn ping() -> String {
+    "pong".into()
+}
+fn main() {}

@@ -1,0 +1,114 @@
+//! Registry hot paths: one `call_tool` (lookup + validate + deserialize + middleware +
+//! handler), `list_tools`, `get` and `build()`, with 10 and 1,000 tools so growth shows.
+//!
+//! Run: `cargo bench -p mcp-tools --bench registry`.
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use mcp_tools::{ToolContext, ToolDef, ToolRegistry, ToolResult, mcp_tool};
+use serde_json::json;
+
+/// Echo the text back.
+#[mcp_tool(name = "echo")]
+async fn echo(
+    /// Text to echo
+    text: String,
+) -> String {
+    text
+}
+
+fn generated(count: usize) -> Vec<ToolDef> {
+    (0..count)
+        .map(|i| {
+            ToolDef::builder(format!("gen_tool_{i:04}"))
+                .description(format!("Generated tool number {i}"))
+                .permissions([format!("PERM_{}", i % 17)])
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"id": {"type": "integer", "minimum": 0}, "note": {"type": "string"}},
+                    "required": ["id"],
+                    "additionalProperties": false
+                }))
+                .handler(|_args, _ctx| async { Ok(ToolResult::text("ok")) })
+                .build()
+                .expect("generated tool is valid")
+        })
+        .collect()
+}
+
+fn registry_with(count: usize) -> ToolRegistry {
+    generated(count)
+        .into_iter()
+        .fold(ToolRegistry::builder(), |builder, def| builder.tool(def))
+        .build()
+        .expect("registry builds")
+}
+
+fn call(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("call_tool");
+    for count in [10, 1_000] {
+        let registry = registry_with(count);
+        group.bench_with_input(BenchmarkId::new("echo", count), &registry, |b, registry| {
+            b.to_async(&runtime).iter(|| async {
+                let result = registry
+                    .call_tool("echo", json!({"text": "hello"}), ToolContext::default())
+                    .await
+                    .unwrap();
+                assert!(!result.is_error());
+                result
+            })
+        });
+    }
+    let registry = registry_with(10);
+    group.bench_function("validation_error", |b| {
+        b.to_async(&runtime).iter(|| async {
+            registry
+                .call_tool("echo", json!({"text": 5}), ToolContext::default())
+                .await
+                .unwrap()
+        })
+    });
+    group.finish();
+}
+
+fn list_and_lookup(c: &mut Criterion) {
+    let mut group = c.benchmark_group("list_and_lookup");
+    for count in [10, 1_000] {
+        let registry = registry_with(count);
+        group.bench_with_input(BenchmarkId::new("list_tools", count), &registry, |b, r| {
+            b.iter(|| r.list_tools())
+        });
+        group.bench_with_input(BenchmarkId::new("get", count), &registry, |b, r| {
+            b.iter(|| r.get("gen_tool_0007"))
+        });
+        let view = registry.view(&mcp_tools::PermissionSet::new(["PERM_1", "PERM_2"]));
+        group.bench_with_input(BenchmarkId::new("view_list_tools", count), &view, |b, v| {
+            b.iter(|| v.list_tools())
+        });
+    }
+    group.finish();
+}
+
+fn build(c: &mut Criterion) {
+    let mut group = c.benchmark_group("build");
+    group.sample_size(20);
+    group.bench_function("1000_tools", |b| {
+        b.iter_batched(
+            || generated(1_000),
+            |defs| {
+                defs.into_iter()
+                    .fold(ToolRegistry::builder(), |builder, def| builder.tool(def))
+                    .build()
+                    .unwrap()
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, call, list_and_lookup, build);
+criterion_main!(benches);

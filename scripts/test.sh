@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The project's test command (the README's, and what .ci/run runs).
+# Installs everything the tests need, cached under .cache/ (git-ignored) so a second run is
+# fast: the Python venv with the official MCP client, Node 22 with the conformance suite,
+# Inspector and supergateway, and a real Trac with the XML-RPC plugin. Then runs every test
+# of the workspace (unit, integration, doc and compile-fail tests; tracd and the servers
+# under test are started by the tests themselves, on 127.0.0.1 only).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/setup-python.sh
+scripts/setup-node.sh
+scripts/trac/setup.sh
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+
+cargo test --workspace --locked
+# The benches compile and run each measurement once (criterion's test mode).
+cargo test -p mcp-tools --benches --locked
