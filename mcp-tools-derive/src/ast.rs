@@ -1,13 +1,14 @@
-//! The parsed model of an `#[mcp_tool]` fn: which parameters are arguments, which one is an
-//! `#[args]` struct, which are extractors, and what it returns.
+//! The parsed model of an annotated fn (`#[mcp_tool]`, `#[mcp_resource]`, `#[mcp_prompt]`):
+//! which parameters are arguments, which one is an `#[args]` struct, which are extractors.
 
 use syn::{FnArg, Ident, ItemFn, LitStr, Pat, Type};
 
-use crate::attr::{ArgAttr, ParamAttrs, ToolAttr, join_doc};
+use crate::attr::{ArgAttr, ItemAttr, Kind, ParamAttrs, join_doc};
 
 /// How one parameter is filled in.
 pub enum ParamKind {
-    /// A property of the generated input schema.
+    /// A property of the generated input schema (tools), a prompt argument (prompts) or a
+    /// URI template variable (resources).
     Arg { attr: ArgAttr, doc: Vec<LitStr> },
     /// The whole arguments object, deserialized into the user's struct.
     Args,
@@ -22,8 +23,8 @@ pub struct Param {
 }
 
 /// One annotated fn.
-pub struct ToolFn {
-    pub attr: ToolAttr,
+pub struct AnnotatedFn {
+    pub attr: ItemAttr,
     /// The fn with our attributes removed (emitted unchanged otherwise).
     pub item: ItemFn,
     pub params: Vec<Param>,
@@ -51,9 +52,26 @@ fn is_extractor_type(ty: &Type) -> bool {
     }
 }
 
-impl ToolFn {
+/// `T` when `ty` is written `Option<T>` (matched on the last path segment).
+pub fn option_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => match &args.args[0] {
+            syn::GenericArgument::Type(inner) => Some(inner),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl AnnotatedFn {
     /// Parse; every structural problem is a spanned error (collected by `valid.rs`).
-    pub fn parse(attr: ToolAttr, mut item: ItemFn) -> syn::Result<ToolFn> {
+    pub fn parse(attr: ItemAttr, mut item: ItemFn) -> syn::Result<AnnotatedFn> {
+        let macro_name = attr.kind.attr();
         let doc_exprs: Vec<syn::Expr> = item
             .attrs
             .iter()
@@ -88,7 +106,7 @@ impl ToolFn {
                 FnArg::Receiver(receiver) => {
                     push_error(syn::Error::new_spanned(
                         receiver,
-                        "#[mcp_tool] fns cannot take `self`; make it a free fn and pass shared data as `State<T>`",
+                        format!("{macro_name} fns cannot take `self`; make it a free fn and pass shared data as `State<T>`"),
                     ));
                     continue;
                 }
@@ -108,7 +126,7 @@ impl ToolFn {
                 other => {
                     push_error(syn::Error::new_spanned(
                         other,
-                        "#[mcp_tool] parameters must be plain names (`name: Type`); destructure inside the fn body",
+                        format!("{macro_name} parameters must be plain names (`name: Type`); destructure inside the fn body"),
                     ));
                     continue;
                 }
@@ -124,9 +142,14 @@ impl ToolFn {
                 }
             };
             if let (Some(span), ParamKind::Args | ParamKind::Extractor) = (attrs.arg_span, &kind) {
+                let what = match attr.kind {
+                    Kind::Tool => "a schema property",
+                    Kind::Resource => "a URI template variable",
+                    Kind::Prompt => "a prompt argument",
+                };
                 push_error(syn::Error::new(
                     span,
-                    "#[arg] describes a schema property; it cannot go on an #[args] struct or an extractor",
+                    format!("#[arg] describes {what}; it cannot go on an #[args] struct or an extractor"),
                 ));
             }
             params.push(Param {
@@ -135,11 +158,12 @@ impl ToolFn {
                 kind,
             });
         }
-        item.attrs.retain(|a| !a.path().is_ident("mcp_tool"));
+        let own = &macro_name[2..macro_name.len() - 1];
+        item.attrs.retain(|a| !a.path().is_ident(own));
         if let Some(errors) = errors {
             return Err(errors);
         }
-        Ok(ToolFn {
+        Ok(AnnotatedFn {
             attr,
             item,
             params,
@@ -147,12 +171,28 @@ impl ToolFn {
         })
     }
 
-    /// The tool's name: the `name` key or the fn's name.
+    /// The item's name: the `name` key or the fn's name.
     pub fn name(&self) -> String {
         self.attr
             .name
             .as_ref()
             .map(LitStr::value)
             .unwrap_or_else(|| self.item.sig.ident.to_string())
+    }
+}
+
+impl Param {
+    /// The name the client uses: `#[arg(rename = ...)]` or the parameter's name (raw
+    /// identifiers lose their `r#`).
+    pub fn wire_name(&self) -> String {
+        match &self.kind {
+            ParamKind::Arg { attr, .. } if attr.rename.is_some() => {
+                attr.rename.as_ref().map(LitStr::value).unwrap_or_default()
+            }
+            _ => {
+                let name = self.ident.to_string();
+                name.strip_prefix("r#").map(str::to_string).unwrap_or(name)
+            }
+        }
     }
 }

@@ -1,14 +1,94 @@
-//! Parsing of `#[mcp_tool(...)]` keys and of the parameter attributes `#[arg(...)]`,
-//! `#[args]` and `#[extract]`.
+//! Parsing of the item attributes (`#[mcp_tool(...)]`, `#[mcp_resource(...)]`,
+//! `#[mcp_prompt(...)]`) and of the parameter attributes `#[arg(...)]`, `#[args]` and
+//! `#[extract]`.
 
 use proc_macro2::Span;
 use syn::parse::ParseStream;
 use syn::punctuated::Punctuated;
-use syn::{Attribute, Expr, LitInt, LitStr, Token};
+use syn::{Attribute, Expr, Ident, LitInt, LitStr, Token};
 
-/// The keys of one `#[mcp_tool(...)]`.
+/// Which macro is being expanded; decides the keys it accepts and the wording of errors.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Kind {
+    #[default]
+    Tool,
+    Resource,
+    Prompt,
+}
+
+const TOOL_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "description_file",
+    "permissions",
+    "category",
+    "tags",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "timeout_ms",
+    "max_concurrency",
+    "cli_category",
+    "cli_name",
+    "hidden_from_cli",
+    "nonportable_name",
+];
+
+const RESOURCE_KEYS: &[&str] = &[
+    "uri",
+    "uri_template",
+    "name",
+    "title",
+    "description",
+    "description_file",
+    "mime_type",
+    "permissions",
+    "complete",
+];
+
+const PROMPT_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "description_file",
+    "permissions",
+    "complete",
+];
+
+impl Kind {
+    /// The attribute as users write it, for messages.
+    pub fn attr(self) -> &'static str {
+        match self {
+            Kind::Tool => "#[mcp_tool]",
+            Kind::Resource => "#[mcp_resource]",
+            Kind::Prompt => "#[mcp_prompt]",
+        }
+    }
+
+    /// What the macro defines, for messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Resource => "resource",
+            Kind::Prompt => "prompt",
+        }
+    }
+
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            Kind::Tool => TOOL_KEYS,
+            Kind::Resource => RESOURCE_KEYS,
+            Kind::Prompt => PROMPT_KEYS,
+        }
+    }
+}
+
+/// The keys of one item attribute. Which keys are accepted depends on the [`Kind`].
 #[derive(Default)]
-pub struct ToolAttr {
+pub struct ItemAttr {
+    pub kind: Kind,
     pub name: Option<LitStr>,
     pub title: Option<LitStr>,
     pub description: Option<LitStr>,
@@ -26,9 +106,12 @@ pub struct ToolAttr {
     pub cli_name: Option<LitStr>,
     pub hidden_from_cli: Option<Span>,
     pub nonportable_name: Option<Span>,
+    pub uri: Option<LitStr>,
+    pub uri_template: Option<LitStr>,
+    pub mime_type: Option<LitStr>,
+    /// `complete(arg = path::to::fn, ...)`: the completion fn of each argument.
+    pub complete: Option<Vec<(Ident, syn::Path)>>,
 }
-
-const TOOL_KEYS: &str = "name, title, description, description_file, permissions, category, tags, read_only, destructive, idempotent, open_world, timeout_ms, max_concurrency, cli_category, cli_name, hidden_from_cli, nonportable_name";
 
 /// Store `value` in `slot`, or fail on a repeated key.
 fn set_once<T>(slot: &mut Option<T>, value: T, key: &syn::Path) -> syn::Result<()> {
@@ -55,12 +138,25 @@ fn bracketed<T>(
     Ok(items.into_iter().collect())
 }
 
-impl ToolAttr {
-    pub fn parse(args: proc_macro2::TokenStream) -> syn::Result<ToolAttr> {
-        let mut attr = ToolAttr::default();
+impl ItemAttr {
+    pub fn parse(kind: Kind, args: proc_macro2::TokenStream) -> syn::Result<ItemAttr> {
+        let mut attr = ItemAttr {
+            kind,
+            ..ItemAttr::default()
+        };
         let parser = syn::meta::parser(|meta| {
             let key = meta.path.clone();
             let ident = key.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            if !kind.keys().contains(&ident.as_str()) {
+                return Err(meta.error(format!(
+                    "unknown key `{}` in {}; expected one of: {}",
+                    key.get_ident()
+                        .map(|i| i.to_string())
+                        .unwrap_or_else(|| "?".into()),
+                    kind.attr(),
+                    kind.keys().join(", ")
+                )));
+            }
             let flag = |slot: &mut Option<Span>| {
                 set_once(slot, meta.path.get_ident().unwrap().span(), &key)
             };
@@ -92,12 +188,29 @@ impl ToolAttr {
                 }
                 "cli_category" => set_once(&mut attr.cli_category, meta.value()?.parse()?, &key),
                 "cli_name" => set_once(&mut attr.cli_name, meta.value()?.parse()?, &key),
-                _ => Err(meta.error(format!(
-                    "unknown key `{}` in #[mcp_tool]; expected one of: {TOOL_KEYS}",
-                    key.get_ident()
-                        .map(|i| i.to_string())
-                        .unwrap_or_else(|| "?".into())
-                ))),
+                "uri" => set_once(&mut attr.uri, meta.value()?.parse()?, &key),
+                "uri_template" => set_once(&mut attr.uri_template, meta.value()?.parse()?, &key),
+                "mime_type" => set_once(&mut attr.mime_type, meta.value()?.parse()?, &key),
+                "complete" => {
+                    let mut entries: Vec<(Ident, syn::Path)> = Vec::new();
+                    meta.parse_nested_meta(|entry| {
+                        let Some(arg) = entry.path.get_ident().cloned() else {
+                            return Err(entry.error(
+                                "write `complete(argument = path::to::completion_fn)`",
+                            ));
+                        };
+                        if entries.iter().any(|(seen, _)| *seen == arg) {
+                            return Err(syn::Error::new_spanned(
+                                &arg,
+                                format!("`{arg}` has two completion fns; give each argument one"),
+                            ));
+                        }
+                        entries.push((arg, entry.value()?.parse()?));
+                        Ok(())
+                    })?;
+                    set_once(&mut attr.complete, entries, &key)
+                }
+                _ => Err(meta.error("this key is not supported here")),
             }
         });
         syn::parse::Parser::parse2(parser, args)?;

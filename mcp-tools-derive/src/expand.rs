@@ -1,53 +1,37 @@
-//! Code generation for `#[mcp_tool]`: the user's fn unchanged, a name constant, a hidden
-//! arguments struct (serde + schemars), a `ToolDef` constructor and its `inventory`
-//! registration. Every runtime item is named by an absolute `::mcp_tools::…` path.
+//! Code generation: the user's fn unchanged, a name constant, and a definition constructor
+//! (`ToolDef`, `ResourceDef` or `PromptDef`) with its `inventory` registration. Tools also
+//! get a hidden arguments struct (serde + schemars). Every runtime item is named by an
+//! absolute `::mcp_tools::…` path.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::ast::{Doc, Param, ParamKind, ToolFn};
+use crate::ast::{AnnotatedFn, Doc, Param, ParamKind, option_inner};
+use crate::attr::{Kind, join_doc};
 
-pub fn expand(tool: &ToolFn) -> TokenStream {
+pub fn expand(item: &AnnotatedFn) -> TokenStream {
+    match item.attr.kind {
+        Kind::Tool => tool(item),
+        Kind::Resource => resource(item),
+        Kind::Prompt => prompt(item),
+    }
+}
+
+fn tool(tool: &AnnotatedFn) -> TokenStream {
     let item = &tool.item;
     let fn_ident = &item.sig.ident;
     let name = tool.name();
-    let const_ident = format_ident!(
-        "{}{}_TOOL",
-        if name.starts_with(|c: char| c.is_ascii_digit()) {
-            "_"
-        } else {
-            ""
-        },
-        name.to_uppercase().replace(['-', '.'], "_")
-    );
-    let const_doc = format!("The name of the `{name}` tool.");
+    let name_const = name_const(&name, "TOOL", &format!("The name of the `{name}` tool."), &name);
 
     let (args_struct, args_ty, field_values) = arguments(tool);
-    let extractors = tool
-        .params
-        .iter()
-        .filter(|p| matches!(p.kind, ParamKind::Extractor))
-        .map(|Param { ident, ty, .. }| {
-            quote! { let #ident = <#ty as ::mcp_tools::FromContext>::from_context(&__ctx)?; }
-        });
-    let requirements = tool
-        .params
-        .iter()
-        .filter(|p| matches!(p.kind, ParamKind::Extractor))
-        .map(|Param { ty, .. }| {
-            quote! { .requires(<#ty as ::mcp_tools::FromContext>::requirement()) }
-        });
-    let call_args = tool.params.iter().map(|p| {
-        let ident = &p.ident;
-        match &p.kind {
-            ParamKind::Extractor => quote! { #ident },
-            ParamKind::Args => quote! { __args },
-            ParamKind::Arg { .. } => field_values
-                .iter()
-                .find(|(field, _)| field == ident)
-                .map(|(_, value)| value.clone())
-                .unwrap_or_default(),
-        }
+    let extractors = extractors(tool);
+    let requirements = requirements(tool);
+    let call_args = call_args(tool, |p| {
+        field_values
+            .iter()
+            .find(|(field, _)| *field == p.ident)
+            .map(|(_, value)| value.clone())
+            .unwrap_or_default()
     });
     let ret_ty = match &item.sig.output {
         syn::ReturnType::Default => quote! { () },
@@ -58,9 +42,7 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
     quote! {
         #item
 
-        #[doc = #const_doc]
-        #[allow(dead_code)]
-        pub const #const_ident: &str = #name;
+        #name_const
 
         const _: () = {
             #args_struct
@@ -89,9 +71,260 @@ pub fn expand(tool: &ToolFn) -> TokenStream {
     }
 }
 
+fn resource(resource: &AnnotatedFn) -> TokenStream {
+    let item = &resource.item;
+    let fn_ident = &item.sig.ident;
+    let attr = &resource.attr;
+    let (constructor, address) = match (&attr.uri, &attr.uri_template) {
+        (Some(uri), _) => (quote! { fixed }, uri.value()),
+        (None, Some(template)) => (quote! { template }, template.value()),
+        (None, None) => (quote! { fixed }, String::new()),
+    };
+    let what = if attr.uri.is_some() {
+        "URI"
+    } else {
+        "URI template"
+    };
+    let const_doc = format!("The {what} of the `{fn_ident}` resource.");
+    let name_const = name_const(&fn_ident.to_string(), "RESOURCE", &const_doc, &address);
+    let name = resource.name();
+    let common = common_calls(resource);
+    let mime_type = attr.mime_type.as_ref().map(|m| quote! { .mime_type(#m) });
+    let requirements = requirements(resource);
+    let completions = completions(resource);
+    let extractors = extractors(resource);
+    let conversions = string_params(resource);
+    let call_args = call_args(resource, |p| {
+        let ident = &p.ident;
+        quote! { #ident }
+    });
+    quote! {
+        #item
+
+        #name_const
+
+        const _: () = {
+            fn __mcp_resource_def() -> ::core::result::Result<::mcp_tools::ResourceDef, ::mcp_tools::DefError> {
+                ::mcp_tools::ResourceDef::#constructor(#address)
+                    .name(#name)
+                    #common
+                    #mime_type
+                    #(#requirements)*
+                    #(#completions)*
+                    .source(::core::file!(), ::core::line!())
+                    .handler(|__request: ::mcp_tools::ResourceRequest, __ctx: ::mcp_tools::ToolContext| async move {
+                        let __params = __request.params();
+                        #(#conversions)*
+                        #(#extractors)*
+                        ::mcp_tools::IntoResourceContents::into_resource_contents(#fn_ident(#(#call_args),*).await)
+                    })
+                    .build()
+            }
+
+            ::mcp_tools::__private::inventory::submit! {
+                ::mcp_tools::__private::Registration::<::mcp_tools::ResourceDef>::new(__mcp_resource_def)
+            }
+        };
+    }
+}
+
+fn prompt(prompt: &AnnotatedFn) -> TokenStream {
+    let item = &prompt.item;
+    let fn_ident = &item.sig.ident;
+    let name = prompt.name();
+    let name_const = name_const(&name, "PROMPT", &format!("The name of the `{name}` prompt."), &name);
+    let common = common_calls(prompt);
+    let arguments = prompt.params.iter().filter_map(|param| {
+        let ParamKind::Arg { attr, doc } = &param.kind else {
+            return None;
+        };
+        let wire = param.wire_name();
+        let description = attr
+            .desc
+            .as_ref()
+            .map(syn::LitStr::value)
+            .or_else(|| join_doc(doc))
+            .map(|d| quote! { .with_description(#d) });
+        let required = option_inner(&param.ty).is_none() && attr.default.is_none();
+        Some(quote! {
+            .argument(::mcp_tools::PromptArgument::new(#wire) #description .with_required(#required))
+        })
+    });
+    let requirements = requirements(prompt);
+    let completions = completions(prompt);
+    let extractors = extractors(prompt);
+    let conversions = string_params(prompt);
+    let call_args = call_args(prompt, |p| {
+        let ident = &p.ident;
+        quote! { #ident }
+    });
+    quote! {
+        #item
+
+        #name_const
+
+        const _: () = {
+            fn __mcp_prompt_def() -> ::core::result::Result<::mcp_tools::PromptDef, ::mcp_tools::DefError> {
+                ::mcp_tools::PromptDef::builder(#name)
+                    #common
+                    #(#arguments)*
+                    #(#requirements)*
+                    #(#completions)*
+                    .source(::core::file!(), ::core::line!())
+                    .handler(|__params: ::mcp_tools::Params, __ctx: ::mcp_tools::ToolContext| async move {
+                        let __params = &__params;
+                        #(#conversions)*
+                        #(#extractors)*
+                        ::mcp_tools::IntoPromptResult::into_prompt_result(#fn_ident(#(#call_args),*).await)
+                    })
+                    .build()
+            }
+
+            ::mcp_tools::__private::inventory::submit! {
+                ::mcp_tools::__private::Registration::<::mcp_tools::PromptDef>::new(__mcp_prompt_def)
+            }
+        };
+    }
+}
+
+/// `pub const <NAME>_<SUFFIX>: &str = value;` with a doc line.
+fn name_const(name: &str, suffix: &str, doc: &str, value: &str) -> TokenStream {
+    let ident = format_ident!(
+        "{}{}_{suffix}",
+        if name.starts_with(|c: char| c.is_ascii_digit()) {
+            "_"
+        } else {
+            ""
+        },
+        name.to_uppercase().replace(['-', '.'], "_")
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(dead_code)]
+        pub const #ident: &str = #value;
+    }
+}
+
+/// `let x = <T as FromContext>::from_context(&__ctx)?;` for every extractor.
+fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
+    item.params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Extractor))
+        .map(|Param { ident, ty, .. }| {
+            quote! { let #ident = <#ty as ::mcp_tools::FromContext>::from_context(&__ctx)?; }
+        })
+        .collect()
+}
+
+/// `.requires(...)` for every extractor's state type.
+fn requirements(item: &AnnotatedFn) -> Vec<TokenStream> {
+    item.params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Extractor))
+        .map(|Param { ty, .. }| {
+            quote! { .requires(<#ty as ::mcp_tools::FromContext>::requirement()) }
+        })
+        .collect()
+}
+
+/// The arguments of the call of the user's fn: extractors by name, `#[args]` as the
+/// parsed struct, plain parameters as `plain` says.
+fn call_args(item: &AnnotatedFn, plain: impl Fn(&Param) -> TokenStream) -> Vec<TokenStream> {
+    item.params
+        .iter()
+        .map(|p| {
+            let ident = &p.ident;
+            match &p.kind {
+                ParamKind::Extractor => quote! { #ident },
+                ParamKind::Args => quote! { __args },
+                ParamKind::Arg { .. } => plain(p),
+            }
+        })
+        .collect()
+}
+
+/// `.complete("arg", |req, ctx| ...)` for every `complete(arg = f)` key.
+fn completions(item: &AnnotatedFn) -> Vec<TokenStream> {
+    item.attr
+        .complete
+        .iter()
+        .flatten()
+        .map(|(arg, path)| {
+            let key = arg.to_string();
+            quote! {
+                .complete(#key, |__request: ::mcp_tools::CompletionRequest, __ctx: ::mcp_tools::ToolContext| async move {
+                    ::mcp_tools::IntoCompletion::into_completion(#path(__request, __ctx).await)
+                })
+            }
+        })
+        .collect()
+}
+
+/// `let x: T = __params.required::<T>("x")?;` (or `optional`, or with the default) for
+/// every plain parameter of a resource or prompt: string values converted with `FromStr`.
+fn string_params(item: &AnnotatedFn) -> Vec<TokenStream> {
+    item.params
+        .iter()
+        .filter_map(|param| {
+            let ParamKind::Arg { attr, .. } = &param.kind else {
+                return None;
+            };
+            let ident = &param.ident;
+            let ty = &param.ty;
+            let wire = param.wire_name();
+            let value = match (option_inner(ty), &attr.default) {
+                (Some(inner), _) => quote! { __params.optional::<#inner>(#wire)? },
+                (None, Some(default)) => {
+                    let default = default_value(default);
+                    quote! {
+                        match __params.optional::<#ty>(#wire)? {
+                            ::core::option::Option::Some(value) => value,
+                            ::core::option::Option::None => #default,
+                        }
+                    }
+                }
+                (None, None) => quote! { __params.required::<#ty>(#wire)? },
+            };
+            Some(quote! { let #ident: #ty = #value; })
+        })
+        .collect()
+}
+
+/// A default value: a string literal also serves `String` (and other `From<&str>` types).
+fn default_value(default: &syn::Expr) -> TokenStream {
+    match default {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        }) => quote! { ::core::convert::Into::into(#default) },
+        _ => quote! { #default },
+    }
+}
+
+/// `.description(...)`, `.title(...)` and `.permissions(...)`, shared by every kind.
+fn common_calls(item: &AnnotatedFn) -> TokenStream {
+    let attr = &item.attr;
+    let description = match (&attr.description, &attr.description_file, &item.doc) {
+        (Some(d), _, _) => quote! { #d },
+        (None, Some(file), _) => quote! {
+            ::core::include_str!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/", #file))
+        },
+        (None, None, Some(Doc::Text(doc))) => quote! { #doc },
+        (None, None, Some(Doc::Exprs(lines))) => quote! { ::core::concat!(#(#lines),*).trim() },
+        (None, None, None) => quote! { "" },
+    };
+    let title = attr.title.as_ref().map(|title| quote! { .title(#title) });
+    let permissions = attr.permissions.clone().unwrap_or_default();
+    quote! {
+        .description(#description)
+        #title
+        .permissions::<[&'static str; _], &'static str>([#(#permissions),*])
+    }
+}
+
 /// The arguments type (hidden struct or the user's `#[args]` type), its definition, and
 /// the expression passing each plain argument.
-fn arguments(tool: &ToolFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, TokenStream)>) {
+fn arguments(tool: &AnnotatedFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, TokenStream)>) {
     if let Some(param) = tool
         .params
         .iter()
@@ -122,16 +355,7 @@ fn arguments(tool: &ToolFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, Token
         if let Some(default) = &attr.default {
             let default_fn = format_ident!("__mcp_default_{}", ident);
             let path = default_fn.to_string();
-            // A string literal default also serves `String` (and other `From<&str>`) fields.
-            let value = match default {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(_),
-                    ..
-                }) => {
-                    quote! { ::core::convert::Into::into(#default) }
-                }
-                _ => quote! { #default },
-            };
+            let value = default_value(default);
             defaults.push(quote! {
                 fn #default_fn() -> #ty { #value }
             });
@@ -162,27 +386,10 @@ fn arguments(tool: &ToolFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, Token
     (definition, quote! { __McpToolArgs }, values)
 }
 
-/// The builder calls for every metadata key.
-fn metadata(tool: &ToolFn) -> TokenStream {
+/// The builder calls for every tool metadata key.
+fn metadata(tool: &AnnotatedFn) -> TokenStream {
     let attr = &tool.attr;
-    let mut calls = Vec::new();
-    let description = match (&attr.description, &attr.description_file, &tool.doc) {
-        (Some(d), _, _) => quote! { #d },
-        (None, Some(file), _) => quote! {
-            ::core::include_str!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/", #file))
-        },
-        (None, None, Some(Doc::Text(doc))) => quote! { #doc },
-        (None, None, Some(Doc::Exprs(lines))) => quote! { ::core::concat!(#(#lines),*).trim() },
-        (None, None, None) => quote! { "" },
-    };
-    calls.push(quote! { .description(#description) });
-    if let Some(title) = &attr.title {
-        calls.push(quote! { .title(#title) });
-    }
-    let permissions = attr.permissions.clone().unwrap_or_default();
-    calls.push(quote! {
-        .permissions::<[&'static str; _], &'static str>([#(#permissions),*])
-    });
+    let mut calls = vec![common_calls(tool)];
     if let Some(category) = &attr.category {
         calls.push(quote! { .category(#category) });
     }

@@ -3,20 +3,42 @@
 //! `::mcp_tools::…` paths.
 //!
 //! Layout: `attr.rs` parses attribute keys, `ast.rs` builds the parsed model of the fn,
-//! `valid.rs` checks it (errors point at the offending span), `expand.rs` generates code.
+//! `valid.rs` checks it (errors point at the offending span; `template.rs` checks resource
+//! URIs and URI templates), `expand.rs` generates code. The three macros share all of it;
+//! [`attr::Kind`] says which one is running.
 
 mod ast;
 mod attr;
 mod expand;
+mod template;
 mod valid;
 
 use proc_macro::TokenStream;
 
+use attr::Kind;
+
 /// Turn an `async fn` into a registered MCP tool. See `mcp_tools::mcp_tool`.
 #[proc_macro_attribute]
 pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    annotate(Kind::Tool, args, input)
+}
+
+/// Turn an `async fn` into a registered MCP resource or resource template. See
+/// `mcp_tools::mcp_resource`.
+#[proc_macro_attribute]
+pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
+    annotate(Kind::Resource, args, input)
+}
+
+/// Turn an `async fn` into a registered MCP prompt. See `mcp_tools::mcp_prompt`.
+#[proc_macro_attribute]
+pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
+    annotate(Kind::Prompt, args, input)
+}
+
+fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
     let item = syn::parse_macro_input!(input as syn::ItemFn);
-    match tool(args.into(), item.clone()) {
+    match expand_item(kind, args.into(), item.clone()) {
         Ok(tokens) => tokens.into(),
         Err(err) => {
             // Keep the user's fn so its own errors and uses still resolve.
@@ -28,14 +50,15 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 }
 
-fn tool(
+fn expand_item(
+    kind: Kind,
     args: proc_macro2::TokenStream,
     item: syn::ItemFn,
 ) -> syn::Result<proc_macro2::TokenStream> {
-    let attr = attr::ToolAttr::parse(args)?;
-    let tool = ast::ToolFn::parse(attr, item)?;
-    valid::check(&tool)?;
-    Ok(expand::expand(&tool))
+    let attr = attr::ItemAttr::parse(kind, args)?;
+    let parsed = ast::AnnotatedFn::parse(attr, item)?;
+    valid::check(&parsed)?;
+    Ok(expand::expand(&parsed))
 }
 
 /// Remove our parameter attributes so the fallback fn compiles.

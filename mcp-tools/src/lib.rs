@@ -56,16 +56,26 @@
 #![warn(missing_docs)]
 
 mod blocking;
+#[cfg(feature = "cli")]
+pub mod cli;
+mod completion;
 mod context;
 mod error;
 mod middleware;
 mod names;
+mod offerings;
+mod params;
 mod permissions;
+mod prompt;
 mod registry;
 mod report;
+mod resource;
 mod result;
 pub mod schema;
+#[cfg(feature = "server")]
+pub mod server;
 mod tool;
+mod uri_template;
 mod validate;
 
 pub use blocking::run_blocking;
@@ -80,6 +90,19 @@ pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inex
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use tool::{CliOptions, SourceLocation, ToolDef, ToolDefBuilder, ToolDefError, ToolHandler};
 
+pub use completion::{
+    Completion, CompletionHandler, CompletionRef, CompletionRequest, IntoCompletion,
+    MAX_COMPLETION_VALUES,
+};
+pub use offerings::DefError;
+pub use params::Params;
+pub use prompt::{IntoPromptResult, PromptDef, PromptDefBuilder, PromptHandler};
+pub use resource::{
+    IntoResourceContents, ResourceAddress, ResourceContent, ResourceDef, ResourceDefBuilder,
+    ResourceHandler, ResourceRequest,
+};
+pub use uri_template::{UriTemplate, UriTemplateError};
+
 /// `#[mcp_tool(...)]`: turn an `async fn` into a registered MCP tool.
 ///
 /// See the crate docs and `docs/macro.md` for every key.
@@ -87,6 +110,70 @@ pub use mcp_tools_derive::mcp_tool;
 
 /// Protocol model types from `rmcp` used in this crate's API.
 pub use rmcp::model::{ContentBlock, JsonObject, Tool, ToolAnnotations};
+
+/// Protocol model types from `rmcp` used by resources and prompts.
+pub use rmcp::model::{
+    GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
+    ResourceTemplate, Role,
+};
+
+/// `#[mcp_resource(uri = "...")]` or `#[mcp_resource(uri_template = "...")]`: turn an
+/// `async fn` into a registered MCP resource (or resource template).
+///
+/// See `docs/resources-and-prompts.md` for every key.
+///
+/// ```
+/// use mcp_tools::{mcp_resource, Json, ToolContext, ToolRegistry};
+///
+/// /// Data for one id.
+/// #[mcp_resource(uri_template = "demo://items/{id}", mime_type = "application/json")]
+/// async fn item(id: u32) -> Json<serde_json::Value> {
+///     Json(serde_json::json!({ "id": id }))
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let registry = ToolRegistry::builder().build().unwrap();
+/// assert_eq!(registry.list_resource_templates()[0].uri_template, ITEM_RESOURCE);
+/// let contents = registry.read_resource("demo://items/7", ToolContext::default()).await.unwrap();
+/// assert_eq!(serde_json::to_value(&contents[0]).unwrap()["text"], "{\"id\":7}");
+/// # });
+/// ```
+pub use mcp_tools_derive::mcp_resource;
+
+/// `#[mcp_prompt(name = "...")]`: turn an `async fn` into a registered MCP prompt; its plain
+/// parameters are the prompt's arguments.
+///
+/// See `docs/resources-and-prompts.md` for every key.
+///
+/// ```
+/// use mcp_tools::{mcp_prompt, Params, ToolContext, ToolRegistry};
+///
+/// /// Ask for a code review.
+/// #[mcp_prompt(name = "review")]
+/// async fn review(
+///     /// The code to review
+///     code: String,
+///     /// What to focus on
+///     focus: Option<String>,
+/// ) -> String {
+///     format!("Review this code{}:\n{code}", focus.map(|f| format!(" for {f}")).unwrap_or_default())
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let registry = ToolRegistry::builder().build().unwrap();
+/// let listed = &registry.list_prompts()[0];
+/// assert_eq!(listed.arguments.as_ref().unwrap()[0].required, Some(true));
+/// let args: Params = [("code", "fn main() {}")].into_iter().collect();
+/// let result = registry.get_prompt(REVIEW_PROMPT, args, ToolContext::default()).await.unwrap();
+/// assert_eq!(result.messages.len(), 1);
+/// # });
+/// ```
+pub use mcp_tools_derive::mcp_prompt;
+
+/// The README's code blocks, compiled as doctests.
+#[cfg(all(doctest, feature = "server"))]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
 
 /// Items the macros' generated code refers to. Not public API.
 #[doc(hidden)]
@@ -97,6 +184,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::offerings::Registration;
     pub use crate::tool::ToolRegistration;
 
     use crate::error::ToolError;

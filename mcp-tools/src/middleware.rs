@@ -16,6 +16,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmcp::model::{ContentBlock, JsonObject};
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::context::ToolContext;
@@ -160,7 +161,7 @@ pub(crate) async fn run(
     let outcome = AssertUnwindSafe(chain(ctx).instrument(span.clone()))
         .catch_unwind()
         .await
-        .unwrap_or_else(|panic| Err(panicked(def.name(), panic)));
+        .unwrap_or_else(|panic| Err(panicked(&format!("tool '{}'", def.name()), panic)));
     let elapsed = started.elapsed();
     let mut result = match outcome {
         Ok(result) => result,
@@ -196,41 +197,53 @@ fn innermost(
                 None => None,
             };
             let cancellation = ctx.cancellation().clone();
-            let handler = AssertUnwindSafe(def.call_unchecked(arguments, ctx)).catch_unwind();
             let budget = def.timeout().or(default_timeout);
-            let guarded = async {
-                match budget {
-                    Some(budget) => match tokio::time::timeout(budget, handler).await {
-                        Ok(done) => done,
-                        Err(_) => Ok(Err(ToolError::timeout(format!(
-                            "tool '{}' did not finish within {} ms",
-                            def.name(),
-                            budget.as_millis()
-                        )))),
-                    },
-                    None => handler.await,
-                }
-            };
-            tokio::select! {
-                biased;
-                _ = cancellation.cancelled() => Err(ToolError::new(
-                    ErrorKind::Cancelled,
-                    format!("tool '{}' was cancelled by the client", def.name()),
-                )),
-                done = guarded => done.unwrap_or_else(|panic| Err(panicked(def.name(), panic))),
-            }
+            let label = format!("tool '{}'", def.name());
+            guard(label, budget, cancellation, def.call_unchecked(arguments, ctx)).await
         })
     })
 }
 
-fn panicked(tool: &str, panic: Box<dyn std::any::Any + Send>) -> ToolError {
+/// Run `work` with a time budget, client cancellation and panic capture; `label` names it
+/// in the errors (`tool 'x'`, `resource 'uri'`…). Shared by tools, resources, prompts and
+/// completions.
+pub(crate) async fn guard<T>(
+    label: String,
+    budget: Option<Duration>,
+    cancellation: CancellationToken,
+    work: BoxFuture<'static, Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    let work = AssertUnwindSafe(work).catch_unwind();
+    let guarded = async {
+        match budget {
+            Some(budget) => match tokio::time::timeout(budget, work).await {
+                Ok(done) => done,
+                Err(_) => Ok(Err(ToolError::timeout(format!(
+                    "{label} did not finish within {} ms",
+                    budget.as_millis()
+                )))),
+            },
+            None => work.await,
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = cancellation.cancelled() => Err(ToolError::new(
+            ErrorKind::Cancelled,
+            format!("{label} was cancelled by the client"),
+        )),
+        done = guarded => done.unwrap_or_else(|panic| Err(panicked(&label, panic))),
+    }
+}
+
+fn panicked(label: &str, panic: Box<dyn std::any::Any + Send>) -> ToolError {
     let message = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic payload".to_string());
-    tracing::error!(tool, panic = %message, "tool panicked");
-    ToolError::internal(format!("tool '{tool}' panicked: {message}"))
+    tracing::error!(what = label, panic = %message, "handler panicked");
+    ToolError::internal(format!("{label} panicked: {message}"))
 }
 
 /// Truncate text content so the whole text stays within `limit` bytes, with a notice.

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::context::{StateMap, ToolContext};
 use crate::error::ToolError;
 use crate::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
+use crate::offerings::{Collect, Offerings, OfferingsBuilder};
 use crate::permissions::{Mask, PermissionSet};
 use crate::report::{Severity, ValidationReport};
 use crate::result::ToolResult;
@@ -44,13 +45,15 @@ const MAX_CACHED_VIEWS: usize = 256;
 /// ```
 #[derive(Clone)]
 pub struct ToolRegistry {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
-struct Shared {
+pub(crate) struct Shared {
     catalog: ArcSwap<Catalog>,
-    states: Arc<StateMap>,
-    middleware: MiddlewareConfig,
+    pub(crate) states: Arc<StateMap>,
+    pub(crate) middleware: MiddlewareConfig,
+    /// Resources and prompts (offerings.rs).
+    pub(crate) offerings: Offerings,
     filter: Filter,
     listeners: RwLock<Vec<Arc<dyn Fn(&RegistryChange) + Send + Sync>>>,
     writer: Mutex<()>,
@@ -212,6 +215,7 @@ pub struct ToolRegistryBuilder {
     include_linked: bool,
     lenient: bool,
     middleware: MiddlewareConfig,
+    pub(crate) offerings: OfferingsBuilder,
 }
 
 impl ToolRegistry {
@@ -224,6 +228,7 @@ impl ToolRegistry {
             include_linked: true,
             lenient: false,
             middleware: MiddlewareConfig::default(),
+            offerings: OfferingsBuilder::default(),
         }
     }
 }
@@ -382,6 +387,20 @@ impl ToolRegistryBuilder {
                 Err(problem) => problems.push(problem),
             }
         }
+        let collect = Collect {
+            include_linked: self.include_linked,
+            allowed: self.filter.allowed.as_ref(),
+            states: &self.states,
+        };
+        let offerings = match self.offerings.build(collect, &mut problems) {
+            Ok(offerings) => offerings,
+            Err(missing) => {
+                report.push(Severity::Error, "", &missing);
+                return Err(BuildError {
+                    problems: vec![missing],
+                });
+            }
+        };
         if !problems.is_empty() {
             if !self.lenient {
                 problems.sort();
@@ -400,6 +419,7 @@ impl ToolRegistryBuilder {
                 catalog: ArcSwap::from_pointee(catalog),
                 states: Arc::new(self.states),
                 middleware: self.middleware,
+                offerings,
                 filter: self.filter,
                 listeners: RwLock::new(Vec::new()),
                 writer: Mutex::new(()),
@@ -462,7 +482,7 @@ impl ToolRegistry {
         }
     }
 
-    fn unfiltered(&self) -> ToolView {
+    pub(crate) fn unfiltered(&self) -> ToolView {
         ToolView {
             registry: self.clone(),
             caller: None,

@@ -126,9 +126,37 @@ pub fn cli_inexpressible(def: &ToolDef) -> Vec<String> {
         .collect()
 }
 
+/// The members of an enum written as a `oneOf` / `anyOf` of `const`s (what schemars
+/// generates for an enum whose variants have doc comments), each with its description;
+/// null members are dropped. `None` when `spec` is not such an enum.
+pub(crate) fn const_members(spec: &Value) -> Option<Vec<(Value, Option<String>)>> {
+    let variants = spec
+        .get("oneOf")
+        .or_else(|| spec.get("anyOf"))?
+        .as_array()?;
+    let mut members = Vec::new();
+    for variant in variants {
+        if variant.get("type").and_then(Value::as_str) == Some("null") {
+            continue;
+        }
+        match variant.get("const")? {
+            Value::Null => continue,
+            Value::Array(_) | Value::Object(_) => return None,
+            member => members.push((
+                member.clone(),
+                variant
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            )),
+        }
+    }
+    (!members.is_empty()).then_some(members)
+}
+
 fn flag_type_ok(spec: &Value, allow_array: bool) -> bool {
     let scalar = |t: &str| matches!(t, "string" | "integer" | "number" | "boolean");
-    if spec.get("enum").is_some() {
+    if spec.get("enum").is_some() || const_members(spec).is_some() {
         return true;
     }
     match spec.get("type") {

@@ -115,3 +115,21 @@ impl MemoError {
         }
     }
 }
+
+impl From<MemoError> for mcp_tools::ToolError {
+    /// Keeps the kind (`not_found`, `validation_error`, `internal_error`), the message and
+    /// the store's own action line, so a client reads `Error (not_found): memo … not found`
+    /// followed by what to do.
+    fn from(err: MemoError) -> Self {
+        use mcp_tools::ErrorKind;
+        let kind = match &err {
+            MemoError::NotFound { .. } => ErrorKind::NotFound,
+            MemoError::InvalidId { .. } | MemoError::Validation { .. } => ErrorKind::Validation,
+            MemoError::Storage { .. } => ErrorKind::Internal,
+        };
+        if kind == ErrorKind::Internal {
+            tracing::error!(error = %err, "memo storage failure");
+        }
+        mcp_tools::ToolError::new(kind, err.to_string()).with_action(err.action())
+    }
+}

@@ -15,15 +15,20 @@
 //! # Ok(()) }
 //! ```
 //!
+//! [`tools`] wraps each operation as an `#[mcp_tool]`, and [`cli::app`] is the whole
+//! command line of the `memo-mcp` binary (`serve` plus one command per tool).
+//!
 //! # Search syntax
 //! Words must all occur (as whole words, accents ignored); `"a phrase"` must occur as written;
 //! `word*` matches by prefix; upper-case `OR` and `NOT` between terms combine them. Everything
 //! else is taken literally, so no query can be a syntax error.
 
+pub mod cli;
 pub mod config;
 pub mod error;
 pub mod model;
 pub mod store;
+pub mod tools;
 pub mod validate;
 
 pub use config::{DB_PATH_ENV, DEFAULT_BUSY_TIMEOUT, DEFAULT_DB_FILE, StoreConfig};

@@ -52,6 +52,17 @@ impl MemoStore {
         })
     }
 
+    /// [`open`](Self::open) without an async runtime: opens (and creates or migrates) the
+    /// database on the calling thread. For start-up code that runs before or outside async
+    /// tasks, such as the command line's setup hook; async code should use `open`.
+    pub fn open_blocking(config: StoreConfig) -> Result<Self, MemoError> {
+        let conn = schema::open(&config)?;
+        Ok(MemoStore {
+            db: Arc::new(Mutex::new(Db::new(conn, config.path.clone()))),
+            config: Arc::new(config),
+        })
+    }
+
     /// The configuration this store was opened with.
     pub fn config(&self) -> &StoreConfig {
         &self.config

@@ -186,3 +186,25 @@ impl SandboxError {
         }
     }
 }
+
+impl From<SandboxError> for mcp_tools::ToolError {
+    /// Keeps the kind (a sandbox refusal or a size limit is `permission_denied`), the message
+    /// and the sandbox's own action line, so a client reads
+    /// `Error (permission_denied): path '…' was refused: …` followed by what to do.
+    fn from(err: SandboxError) -> Self {
+        use mcp_tools::ErrorKind as Kind;
+        let kind = match err.kind() {
+            ErrorKind::PermissionDenied => Kind::PermissionDenied,
+            ErrorKind::Validation => Kind::Validation,
+            ErrorKind::NotFound => Kind::NotFound,
+            ErrorKind::Timeout => Kind::Timeout,
+            ErrorKind::Config | ErrorKind::Internal => Kind::Internal,
+        };
+        match kind {
+            Kind::PermissionDenied => tracing::info!(error = %err, "sandbox refusal"),
+            Kind::Internal => tracing::warn!(error = %err, "system tool failure"),
+            _ => tracing::debug!(error = %err, "system tool error"),
+        }
+        mcp_tools::ToolError::new(kind, err.to_string()).with_action(err.action())
+    }
+}

@@ -1,7 +1,7 @@
 //! The tool logic of seed 001's built-in tools, as plain async functions over a [`Sandbox`].
 //!
 //! Each returns a `Serialize + JsonSchema` output struct or a [`SandboxError`]; wrapping one in an
-//! `#[mcp_tool]` function is a one-liner. Blocking file-system work runs on tokio's blocking pool.
+//! `#[mcp_tool]` function is a one-liner: [`mcp`] holds those wrappers. Blocking file-system work runs on tokio's blocking pool.
 //!
 //! [`Sandbox`]: crate::sandbox::Sandbox
 
@@ -10,6 +10,7 @@ mod echo;
 mod exec;
 mod files;
 mod listing;
+pub mod mcp;
 mod search;
 mod system_info;
 mod walk;

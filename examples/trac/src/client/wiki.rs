@@ -4,8 +4,8 @@ use chrono::{DateTime, Utc};
 
 use super::value::{as_bool, as_string, datetime_value};
 use super::{
-    PutPageOptions, SearchFilter, SearchResult, TracClient, TracError, Value, WikiPageInfo,
-    check_name, decode_list,
+    PutPageOptions, RpcCall, SearchFilter, SearchResult, TracClient, TracError, Value,
+    WikiPageInfo, check_name, decode_list,
 };
 
 impl TracClient {
@@ -38,6 +38,47 @@ impl TracClient {
             _ => Ok(None),
         })
         .await
+    }
+
+    /// A page's text and metadata (latest or the given version) in one
+    /// `system.multicall` round trip; fault 404 if the page (version) is missing.
+    pub async fn get_wiki_page_with_info(
+        &self,
+        name: &str,
+        version: Option<i32>,
+    ) -> Result<(String, WikiPageInfo), TracError> {
+        check_name("wiki page", name)?;
+        let (text_method, text_params) =
+            page_and_version("wiki.getPage", "wiki.getPageVersion", name, version);
+        let (info_method, info_params) =
+            page_and_version("wiki.getPageInfo", "wiki.getPageInfoVersion", name, version);
+        let mut answers = self
+            .multicall(vec![
+                RpcCall::new(text_method, text_params),
+                RpcCall::new(info_method, info_params),
+            ])
+            .await?
+            .into_iter();
+        let (Some(text), Some(info)) = (answers.next(), answers.next()) else {
+            return Err(self
+                .transport
+                .malformed("system.multicall", "expected 2 results".into()));
+        };
+        let text = as_string(&text?, "wiki page text")
+            .map_err(|detail| self.transport.malformed(text_method, detail))?;
+        let info = match info? {
+            info @ Value::Struct(_) => WikiPageInfo::from_value(&info)
+                .map_err(|detail| self.transport.malformed(info_method, detail))?,
+            // the page vanished between the two calls of the batch
+            _ => {
+                return Err(TracError::Fault {
+                    method: info_method.to_string(),
+                    code: 404,
+                    message: format!("Wiki page \"{name}\" does not exist"),
+                });
+            }
+        };
+        Ok((text, info))
     }
 
     /// `wiki.getRecentChanges`: pages changed since `since` (one entry per page, latest version).

@@ -1,0 +1,283 @@
+//! The `#[mcp_tool]` layer: the seven tools through a real `ToolRegistry` over the test
+//! sandbox — permissions per tool, schemas, structured output, and refusals rendered as
+//! `Error (permission_denied): …` with an `Action:` line.
+
+mod common;
+
+use common::{DENIED_SECRET, Fixture, OUTSIDE_SECRET};
+use mcp_tools::{ErrorKind, PermissionSet, ToolContext, ToolError, ToolRegistry, ToolResult};
+use serde_json::{Value, json};
+use system_tools_mcp::SandboxError;
+
+fn registry(fx: &Fixture) -> ToolRegistry {
+    ToolRegistry::builder()
+        .state(fx.sandbox())
+        .build()
+        .expect("registry builds")
+}
+
+async fn call(registry: &ToolRegistry, name: &str, args: Value) -> ToolResult {
+    registry
+        .call_tool(name, args, ToolContext::default())
+        .await
+        .expect("tool exists")
+}
+
+fn ok(result: &ToolResult) -> &Value {
+    assert!(!result.is_error(), "{}", result.text_content());
+    result.structured_content().expect("structured content")
+}
+
+#[tokio::test]
+async fn permissions_decide_which_tools_a_caller_sees() {
+    let fx = Fixture::new();
+    let registry = registry(&fx);
+    let names = |set: &PermissionSet| -> Vec<String> {
+        registry
+            .view(set)
+            .list_tools()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    };
+    assert_eq!(names(&PermissionSet::empty()), ["echo"]);
+    assert_eq!(
+        names(&PermissionSet::new(["FILE_READ"])),
+        ["echo", "list_directory", "read_file", "search_files"]
+    );
+    assert_eq!(
+        names(&PermissionSet::new(["FILE_WRITE", "EXEC"])),
+        ["echo", "execute_command", "write_file"]
+    );
+    assert_eq!(
+        names(&PermissionSet::new(["SYSTEM_INFO"])),
+        ["echo", "system_info"]
+    );
+    // A caller without EXEC cannot reach execute_command at all (not even to probe it).
+    let view = registry.view(&PermissionSet::new(["FILE_READ"]));
+    let hidden = view
+        .call_tool(
+            "execute_command",
+            json!({"command": "ls"}),
+            ToolContext::default(),
+        )
+        .await;
+    assert!(hidden.is_err());
+}
+
+#[tokio::test]
+async fn every_tool_works_through_the_registry() {
+    let fx = Fixture::new();
+    let registry = registry(&fx);
+
+    let echo = call(&registry, "echo", json!({"message": "hi"})).await;
+    assert_eq!(echo.text_content(), "Echo: hi");
+    let empty = call(&registry, "echo", json!({})).await;
+    assert_eq!(empty.text_content(), "Echo: ");
+
+    let read = call(&registry, "read_file", json!({"path": "notes.txt"})).await;
+    assert_eq!(ok(&read)["content"], "hello notes\n");
+    assert_eq!(ok(&read)["encoding"], "utf-8");
+    let b64 = call(
+        &registry,
+        "read_file",
+        json!({"path": "notes.txt", "encoding": "base64"}),
+    )
+    .await;
+    assert_eq!(ok(&b64)["content"], "aGVsbG8gbm90ZXMK");
+
+    let written = call(
+        &registry,
+        "write_file",
+        json!({"path": "new/deep/file.txt", "content": "made", "create_dirs": true}),
+    )
+    .await;
+    assert_eq!(ok(&written)["bytes_written"], 4);
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("new/deep/file.txt")).unwrap(),
+        "made"
+    );
+
+    let listing = call(&registry, "list_directory", json!({})).await;
+    let names: Vec<&str> = ok(&listing)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"notes.txt") && names.contains(&"sub"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"secret"), "denied entries are left out");
+
+    let found = call(&registry, "search_files", json!({"pattern": "*.txt"})).await;
+    let paths: Vec<&str> = ok(&found)["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"sub/inner.txt"), "{paths:?}");
+    assert!(!paths.iter().any(|p| p.starts_with("secret")), "{paths:?}");
+
+    let run = call(
+        &registry,
+        "execute_command",
+        json!({"command": "echo", "args": ["a;b", "$(id)", "|", "c"]}),
+    )
+    .await;
+    assert_eq!(ok(&run)["stdout"], "a;b $(id) | c\n");
+    assert_eq!(ok(&run)["exit_code"], 0);
+
+    let info = call(&registry, "system_info", json!({})).await;
+    assert!(ok(&info)["cpu_count"].as_u64().unwrap() >= 1);
+}
+
+#[tokio::test]
+async fn refusals_are_permission_denied_with_an_action() {
+    let fx = Fixture::new();
+    let registry = registry(&fx);
+    let outside = fx.outside.join("secret.txt");
+    let cases = [
+        ("read_file", json!({"path": "../outside/secret.txt"})),
+        ("read_file", json!({"path": outside.display().to_string()})),
+        ("read_file", json!({"path": "link_out"})),
+        ("read_file", json!({"path": "secret/key.txt"})),
+        ("read_file", json!({"path": "dirlink_out/dir/deep.txt"})),
+        (
+            "write_file",
+            json!({"path": "../outside/planted.txt", "content": "x"}),
+        ),
+        ("write_file", json!({"path": "dangling", "content": "x"})),
+        ("list_directory", json!({"path": "dirlink_out"})),
+        ("list_directory", json!({"path": "/"})),
+        ("search_files", json!({"path": "..", "pattern": "*"})),
+        (
+            "execute_command",
+            json!({"command": "rm", "args": ["victim.txt"]}),
+        ),
+        (
+            "execute_command",
+            json!({"command": "bin/rmlink", "args": ["victim.txt"]}),
+        ),
+        (
+            "execute_command",
+            json!({"command": "safe_tool", "args": ["victim.txt"]}),
+        ),
+        (
+            "execute_command",
+            json!({"command": "sh", "args": ["-c", "id"]}),
+        ),
+        (
+            "execute_command",
+            json!({"command": "cat", "args": [outside.display().to_string()]}),
+        ),
+        (
+            "execute_command",
+            json!({"command": "ls", "cwd": "../outside"}),
+        ),
+    ];
+    let before = fx.snapshot_outside_root();
+    for (tool, args) in cases {
+        let result = call(&registry, tool, args.clone()).await;
+        let text = result.text_content();
+        assert_eq!(
+            result.error_kind(),
+            Some(ErrorKind::PermissionDenied),
+            "{tool} {args}: {text}"
+        );
+        assert!(
+            text.starts_with("Error (permission_denied): ") && text.contains(" was refused: "),
+            "{tool} {args}: {text}"
+        );
+        let action = text.split_once("\n\nAction: ").map(|(_, a)| a);
+        assert!(
+            action.is_some_and(|a| !a.trim().is_empty()),
+            "{tool} {args}: {text}"
+        );
+        assert!(
+            !text.contains(OUTSIDE_SECRET) && !text.contains(DENIED_SECRET),
+            "{tool} {args}: {text}"
+        );
+    }
+    assert_eq!(
+        fx.snapshot_outside_root(),
+        before,
+        "nothing outside changed"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("victim.txt")).unwrap(),
+        "still here\n"
+    );
+}
+
+#[tokio::test]
+async fn other_failures_keep_their_kind() {
+    let fx = Fixture::new();
+    let registry = registry(&fx);
+    let missing = call(&registry, "read_file", json!({"path": "nope.txt"})).await;
+    assert_eq!(missing.error_kind(), Some(ErrorKind::NotFound));
+    assert!(
+        missing
+            .text_content()
+            .contains("\n\nAction: Check the path with list_directory or search_files."),
+        "{}",
+        missing.text_content()
+    );
+    let nul = call(&registry, "read_file", json!({"path": "a\u{0}b"})).await;
+    assert_eq!(nul.error_kind(), Some(ErrorKind::Validation));
+    let slow = call(
+        &registry,
+        "execute_command",
+        json!({"command": "sleep", "args": ["30"]}),
+    )
+    .await;
+    assert_eq!(
+        slow.error_kind(),
+        Some(ErrorKind::Timeout),
+        "{}",
+        slow.text_content()
+    );
+    // Schema violations never reach the sandbox.
+    let bad = call(
+        &registry,
+        "read_file",
+        json!({"path": "notes.txt", "encoding": "latin1"}),
+    )
+    .await;
+    assert_eq!(bad.error_kind(), Some(ErrorKind::Validation));
+    let bad = call(
+        &registry,
+        "execute_command",
+        json!({"command": "ls", "args": "-l"}),
+    )
+    .await;
+    assert_eq!(bad.error_kind(), Some(ErrorKind::Validation));
+}
+
+#[test]
+fn sandbox_errors_convert_kind_by_kind() {
+    let denied = SandboxError::Denied {
+        what: "path '../x'".into(),
+        reason: "it is outside the allowed paths".into(),
+        action: "Use a path inside the sandbox.".into(),
+    };
+    let converted = ToolError::from(denied);
+    assert_eq!(converted.kind(), ErrorKind::PermissionDenied);
+    assert_eq!(
+        converted.render(Some("file")),
+        "Error (permission_denied): path '../x' was refused: it is outside the allowed paths\
+         \n\nAction: Use a path inside the sandbox."
+    );
+    let timeout = ToolError::from(SandboxError::Timeout {
+        what: "command 'sleep'".into(),
+        timeout_secs: 1.0,
+    });
+    assert_eq!(timeout.kind(), ErrorKind::Timeout);
+    assert!(timeout.action().unwrap().contains("command_timeout_secs"));
+    let config = ToolError::from(SandboxError::Config {
+        reason: "bad".into(),
+    });
+    assert_eq!(config.kind(), ErrorKind::Internal);
+}

@@ -1,0 +1,6 @@
+/// Returns a number.
+#[mcp_tools::mcp_prompt(name = "answer")]
+async fn answer() -> u64 {
+    42
+}
+fn main() {}

@@ -1,0 +1,5 @@
+#[mcp_tools::mcp_prompt(name = "greet")]
+async fn greet() -> String {
+    "Say hello.".into()
+}
+fn main() {}

@@ -1,0 +1,6 @@
+/// A tool key on a prompt.
+#[mcp_tools::mcp_prompt(name = "greet", read_only)]
+async fn greet() -> String {
+    "Say hello.".into()
+}
+fn main() {}

@@ -1,0 +1,6 @@
+/// A fixed URI with an argument.
+#[mcp_tools::mcp_resource(uri = "demo://motd")]
+async fn motd(lang: String) -> String {
+    lang
+}
+fn main() {}

@@ -1,0 +1,6 @@
+/// A variable without a parameter.
+#[mcp_tools::mcp_resource(uri_template = "demo://{owner}/{repo}")]
+async fn repo(owner: String) -> String {
+    owner
+}
+fn main() {}

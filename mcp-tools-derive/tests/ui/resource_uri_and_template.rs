@@ -1,0 +1,6 @@
+/// Both addresses.
+#[mcp_tools::mcp_resource(uri = "demo://a", uri_template = "demo://{id}")]
+async fn page(id: String) -> String {
+    id
+}
+fn main() {}

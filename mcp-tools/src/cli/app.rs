@@ -1,0 +1,626 @@
+//! [`App`]: the generated command line of one server, and [`run`].
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Arg, ArgMatches, Command, FromArgMatches};
+
+use crate::permissions::PermissionSet;
+use crate::registry::{ToolRegistry, ToolRegistryBuilder};
+use crate::tool::ToolDef;
+
+use super::command::{self, LOG_LEVEL_ARG, PERMISSIONS_ARG, Root};
+use super::flags;
+use super::inspect;
+use super::invoke::{self, FAILURE, USAGE, print_err, print_out};
+use super::logging;
+use super::plan::{Node, Plan};
+use super::prescan;
+use super::serve;
+
+/// What an [`App::setup`] hook may fail with: any error converts with `?` or `.into()`
+/// (`anyhow::Error` too). It is printed as `error: …` and the exit status is 1.
+///
+/// ```
+/// use mcp_tools::cli::SetupError;
+/// let from_text: SetupError = "TRAC_URL is not set".into();
+/// let from_io: SetupError = std::io::Error::other("cannot read the config").into();
+/// assert_eq!(from_text.to_string(), "TRAC_URL is not set");
+/// assert_eq!(from_io.to_string(), "cannot read the config");
+/// ```
+pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
+
+type SetupFn = Box<
+    dyn FnOnce(&ArgMatches, ToolRegistryBuilder) -> Result<ToolRegistryBuilder, SetupError> + Send,
+>;
+
+/// The command line of one MCP server, generated from its registry builder.
+///
+/// [`App::new`] (or [`cli_app!`](crate::cli_app)) takes the [`ToolRegistryBuilder`] with
+/// the server's state; [`App::setup`] adds global flags whose values build more state
+/// (a backend URL, say) once the command line is parsed; [`run`] parses
+/// `std::env::args_os()`, runs the command and returns the exit status.
+///
+/// ```
+/// use std::process::ExitCode;
+/// use mcp_tools::{mcp_tool, ToolRegistry, cli::App};
+///
+/// /// Add two integers.
+/// #[mcp_tool(name = "math_add")]
+/// async fn add(a: i64, b: i64) -> String {
+///     (a + b).to_string()
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let app = App::new("calc", "1.0.0", ToolRegistry::builder());
+/// // `calc math add --a 2 --b 3` prints `5` and exits 0.
+/// let status = app.run_from(["calc", "math", "add", "--a", "2", "--b", "3"]).await;
+/// assert_eq!(status, ExitCode::SUCCESS);
+/// # });
+/// ```
+#[must_use]
+pub struct App {
+    name: String,
+    version: String,
+    about: Option<String>,
+    builder: ToolRegistryBuilder,
+    globals: Vec<Arg>,
+    setup: Option<SetupFn>,
+}
+
+impl fmt::Debug for App {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("App")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("about", &self.about)
+            .field("globals", &self.globals.len())
+            .field("setup", &self.setup.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// The command line of the server `name` at `version`, for the tools `builder`
+    /// collects (its state is what the commands use; `--permissions-file` is applied to
+    /// it before `build()`).
+    ///
+    /// ```
+    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// assert_eq!(app.name(), "demo");
+    /// ```
+    pub fn new(
+        name: impl Into<String>,
+        version: impl Into<String>,
+        builder: ToolRegistryBuilder,
+    ) -> App {
+        App {
+            name: name.into(),
+            version: version.into(),
+            about: None,
+            builder,
+            globals: Vec::new(),
+            setup: None,
+        }
+    }
+
+    /// The one-line description shown at the top of `--help` (empty text: none).
+    ///
+    /// ```
+    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder())
+    ///     .about("A demo server");
+    /// assert_eq!(app.get_about(), Some("A demo server"));
+    /// ```
+    pub fn about(mut self, about: impl Into<String>) -> App {
+        let about = about.into();
+        self.about = (!about.trim().is_empty()).then_some(about);
+        self
+    }
+
+    /// Global flags `G` (a `#[derive(clap::Args)]` struct) and a hook that turns their
+    /// values into registry state. The hook runs after parsing, only for commands that
+    /// call tools (a tool command, `call`, `serve`, `tools check`); `--help`,
+    /// `tools list`, `tools show` and `tools matrix` work without it. Keep `G`'s flags
+    /// optional (defaults or `env = ...`) so those commands never need them, and fail in
+    /// the hook instead: its error is printed and the exit status is 1. Calling `setup`
+    /// again replaces the previous flags and hook. Secrets read from the environment
+    /// should be marked `hide_env_values = true`, or `--help` shows them.
+    ///
+    /// ```
+    /// use mcp_tools::{ToolRegistry, cli::{App, clap}};
+    ///
+    /// struct Backend { url: String }
+    ///
+    /// #[derive(clap::Args)]
+    /// struct BackendArgs {
+    ///     /// Backend base URL
+    ///     #[arg(long, env = "BACKEND_URL", default_value = "http://127.0.0.1:8000")]
+    ///     backend_url: String,
+    /// }
+    ///
+    /// let app = App::new("demo", "0.1.0", ToolRegistry::builder())
+    ///     .setup(|args: BackendArgs, builder| {
+    ///         if !args.backend_url.starts_with("http") {
+    ///             return Err("--backend-url must be an http(s) URL".into());
+    ///         }
+    ///         Ok(builder.state(Backend { url: args.backend_url }))
+    ///     });
+    /// # drop(app);
+    /// ```
+    pub fn setup<G, F>(mut self, hook: F) -> App
+    where
+        G: clap::Args + FromArgMatches + 'static,
+        F: FnOnce(G, ToolRegistryBuilder) -> Result<ToolRegistryBuilder, SetupError>
+            + Send
+            + 'static,
+    {
+        let carrier = G::augment_args(Command::new("setup"));
+        self.globals = carrier
+            .get_arguments()
+            .filter(|arg| !arg.is_positional())
+            .cloned()
+            .collect();
+        self.setup = Some(Box::new(move |matches, builder| {
+            let values = G::from_arg_matches(matches).map_err(|err| Box::new(err) as SetupError)?;
+            hook(values, builder)
+        }));
+        self
+    }
+
+    /// The program name.
+    ///
+    /// ```
+    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// assert_eq!(app.name(), "demo");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The version `--version` prints.
+    ///
+    /// ```
+    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// assert_eq!(app.version(), "0.1.0");
+    /// ```
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The description set with [`about`](Self::about).
+    ///
+    /// ```
+    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// assert_eq!(app.get_about(), None);
+    /// ```
+    pub fn get_about(&self) -> Option<&str> {
+        self.about.as_deref()
+    }
+
+    /// Parse `std::env::args_os()` and run the command on a new multi-threaded tokio
+    /// runtime. Do not call it from inside a runtime (use [`run_async`](Self::run_async)).
+    ///
+    /// ```no_run
+    /// fn main() -> std::process::ExitCode {
+    ///     mcp_tools::cli_app!(mcp_tools::ToolRegistry::builder()).run()
+    /// }
+    /// ```
+    pub fn run(self) -> ExitCode {
+        match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime.block_on(self.run_async()),
+            Err(err) => {
+                print_err(&format!("error: cannot start the tokio runtime: {err}\n"));
+                ExitCode::from(FAILURE)
+            }
+        }
+    }
+
+    /// Parse `std::env::args_os()` and run the command, on the caller's runtime.
+    ///
+    /// ```no_run
+    /// #[tokio::main]
+    /// async fn main() -> std::process::ExitCode {
+    ///     mcp_tools::cli_app!(mcp_tools::ToolRegistry::builder()).run_async().await
+    /// }
+    /// ```
+    pub async fn run_async(self) -> ExitCode {
+        self.run_from(std::env::args_os()).await
+    }
+
+    /// Run the command line `args` (the first item is the program name, as in
+    /// `std::env::args_os()`). Writes to this process's stdout and stderr.
+    ///
+    /// Exit status: 0 on success (and for `--help` / `--version`); 1 for an error result,
+    /// `tools check` errors, a failed setup hook or registry build, or a server failure;
+    /// 2 for a usage error (bad flags or values, unreadable permissions file).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// let status = app.run_from(["demo", "no-such-command"]).await;
+    /// assert_eq!(status, std::process::ExitCode::from(2));
+    /// # });
+    /// ```
+    pub async fn run_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        let App {
+            name,
+            version,
+            about,
+            mut builder,
+            globals,
+            setup,
+        } = self;
+
+        // The permissions file decides which tools get a command: read it first.
+        let scanned = prescan::permissions_file(&args);
+        let permissions = match &scanned {
+            None => None,
+            Some(path) => match PermissionSet::from_file(path) {
+                Ok(set) => Some(set),
+                Err(err) => {
+                    print_err(&format!("error: {err}\n"));
+                    return ExitCode::from(USAGE);
+                }
+            },
+        };
+        if let Some(set) = &permissions {
+            builder = builder.allowed_permissions(set.clone());
+        }
+
+        let defs = builder.definitions();
+        let mut all_globals = command::builtin_globals();
+        all_globals.extend(globals.iter().cloned());
+        let plan = Plan::new(&defs, &command::reserved_longs(&all_globals));
+        let tools: Vec<String> = defs.iter().map(|d| d.name().to_string()).collect();
+        let mut categories: Vec<String> = defs
+            .iter()
+            .filter_map(|d| d.category().map(str::to_string))
+            .collect();
+        categories.sort();
+        categories.dedup();
+        let root = Root {
+            name: &name,
+            version: &version,
+            about: about.as_deref(),
+            extra_globals: &globals,
+            tools: &tools,
+            categories: &categories,
+            plan: &plan,
+        }
+        .command();
+        if let Err(problem) = check_globals(&root, &globals) {
+            print_err(&format!("error: {problem}\n"));
+            return ExitCode::from(FAILURE);
+        }
+        let matches = match root.try_get_matches_from(&args) {
+            Ok(matches) => matches,
+            Err(err) => {
+                let _ = err.print();
+                return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(USAGE));
+            }
+        };
+        if matches.get_one::<PathBuf>(PERMISSIONS_ARG) != scanned.as_ref() {
+            print_err(
+                "error: could not read --permissions-file before parsing; put it as `--permissions-file FILE` before the command\n",
+            );
+            return ExitCode::from(USAGE);
+        }
+        logging::init(matches.get_one::<String>(LOG_LEVEL_ARG).map(String::as_str));
+
+        let run = Run {
+            name,
+            version,
+            defs,
+            plan,
+            builder,
+            setup,
+            permissions,
+        };
+        run.dispatch(&matches).await
+    }
+}
+
+/// Parse `std::env::args_os()` and run `app`'s command on a new tokio runtime; returns
+/// the exit status (see [`App::run_from`]). The whole `main` of a server:
+///
+/// ```no_run
+/// use std::process::ExitCode;
+///
+/// fn main() -> ExitCode {
+///     let builder = mcp_tools::ToolRegistry::builder();
+///     mcp_tools::cli::run(mcp_tools::cli_app!(builder))
+/// }
+/// ```
+pub fn run(app: App) -> ExitCode {
+    app.run()
+}
+
+/// The flags of [`App::setup`] must not reuse a built-in flag or id (clap would reject
+/// the whole command line).
+fn check_globals(root: &Command, globals: &[Arg]) -> Result<(), String> {
+    let clash = |ours: &Arg, theirs: &Arg| {
+        ours.get_id() == theirs.get_id()
+            || (ours.get_long().is_some() && ours.get_long() == theirs.get_long())
+            || (ours.get_short().is_some() && ours.get_short() == theirs.get_short())
+    };
+    let reserved_short = |arg: &Arg| matches!(arg.get_short(), Some('h' | 'V'));
+    let reserved_long = |arg: &Arg| matches!(arg.get_long(), Some("help" | "version" | "json"));
+    for global in globals {
+        if reserved_short(global) || reserved_long(global) {
+            return Err(format!(
+                "App::setup flag {:?} uses a name the command line reserves (-h, -V, --help, --version, --json)",
+                global.get_id()
+            ));
+        }
+        let mut stack = vec![root];
+        while let Some(command) = stack.pop() {
+            for arg in command.get_arguments() {
+                let ours = globals.iter().any(|g| std::ptr::eq(g, arg))
+                    || (arg.is_global_set() && globals.iter().any(|g| g.get_id() == arg.get_id()));
+                if !ours && clash(global, arg) {
+                    return Err(format!(
+                        "App::setup flag {:?} clashes with the `{}` command's flag {:?}",
+                        global.get_id(),
+                        command.get_name(),
+                        arg.get_id()
+                    ));
+                }
+            }
+            stack.extend(command.get_subcommands());
+        }
+    }
+    Ok(())
+}
+
+/// One parsed command line being run.
+struct Run {
+    name: String,
+    version: String,
+    defs: Vec<Arc<ToolDef>>,
+    plan: Plan,
+    builder: ToolRegistryBuilder,
+    setup: Option<SetupFn>,
+    permissions: Option<PermissionSet>,
+}
+
+impl Run {
+    async fn dispatch(self, matches: &ArgMatches) -> ExitCode {
+        let Some((word, sub)) = matches.subcommand() else {
+            return ExitCode::from(USAGE);
+        };
+        match word {
+            "tools" => self.tools(matches, sub).await,
+            "call" => {
+                let tool = sub.get_one::<String>("name").cloned().unwrap_or_default();
+                let arguments = flags::json_input(sub);
+                let json = flags::wants_json_output(sub);
+                self.call(matches, &tool, arguments, json).await
+            }
+            "serve" => match self.registry(matches) {
+                Ok((registry, name, version)) => serve::run(registry, &name, &version, sub).await,
+                Err(status) => status,
+            },
+            _ => {
+                let leaf = match self.plan.tree.get(word) {
+                    Some(Node::Leaf(leaf)) => Some((leaf, sub)),
+                    Some(Node::Group { children, .. }) => {
+                        sub.subcommand().and_then(|(action, leaf_matches)| {
+                            children.get(action).map(|leaf| (leaf, leaf_matches))
+                        })
+                    }
+                    None => None,
+                };
+                let Some((leaf, leaf_matches)) = leaf else {
+                    return ExitCode::from(USAGE);
+                };
+                let tool = leaf.def.name().to_string();
+                let arguments = leaf.flags.arguments(leaf_matches);
+                let json = flags::wants_json_output(leaf_matches);
+                self.call(matches, &tool, arguments, json).await
+            }
+        }
+    }
+
+    async fn call(
+        self,
+        matches: &ArgMatches,
+        tool: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        json: bool,
+    ) -> ExitCode {
+        let permissions = self.permissions.clone();
+        match self.registry(matches) {
+            Ok((registry, _, _)) => {
+                invoke::call(&registry, tool, arguments, permissions, json).await
+            }
+            Err(status) => status,
+        }
+    }
+
+    async fn tools(self, matches: &ArgMatches, sub: &ArgMatches) -> ExitCode {
+        let Some((what, args)) = sub.subcommand() else {
+            return ExitCode::from(USAGE);
+        };
+        let json = args.try_get_one::<bool>("json").ok().flatten() == Some(&true);
+        match what {
+            "list" => {
+                let category = args.get_one::<String>("category").map(String::as_str);
+                print_out(&inspect::list(&self.defs, &self.plan, category, json));
+            }
+            "show" => {
+                let name = args.get_one::<String>("name").map(String::as_str);
+                let Some(def) = self.defs.iter().find(|d| Some(d.name()) == name) else {
+                    return ExitCode::from(USAGE);
+                };
+                print_out(&inspect::show(def, &self.plan, &self.name, json));
+            }
+            "matrix" => print_out(&inspect::matrix(&self.defs)),
+            "check" => {
+                let plan = self.plan.clone();
+                let registry = match self.registry(matches) {
+                    Ok((registry, _, _)) => registry,
+                    Err(status) => return status,
+                };
+                let (report, failed) = inspect::check(registry.validation_report(), &plan);
+                print_out(&report);
+                if failed {
+                    return ExitCode::from(FAILURE);
+                }
+            }
+            _ => return ExitCode::from(USAGE),
+        }
+        ExitCode::SUCCESS
+    }
+
+    /// Run the setup hook and build the registry; on failure the error is printed and
+    /// the exit status returned.
+    fn registry(self, matches: &ArgMatches) -> Result<(ToolRegistry, String, String), ExitCode> {
+        let mut builder = self.builder;
+        if let Some(setup) = self.setup {
+            builder = setup(matches, builder).map_err(|err| {
+                print_err(&format!("error: {err}\n"));
+                ExitCode::from(FAILURE)
+            })?;
+        }
+        let registry = builder.build().map_err(|err| {
+            print_err(&format!("error: {err}\n"));
+            ExitCode::from(FAILURE)
+        })?;
+        Ok((registry, self.name, self.version))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::ToolResult;
+
+    fn tool(name: &str) -> ToolDef {
+        ToolDef::builder(name.to_string())
+            .description("A tool for command-line tests.")
+            .handler(|_args, _ctx| async { Ok(ToolResult::text("done")) })
+            .build()
+            .unwrap()
+    }
+
+    fn block_on<F: std::future::Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    #[test]
+    fn check_fails_on_registry_errors() {
+        let builder = ToolRegistry::builder()
+            .include_linked(false)
+            .lenient(true)
+            .tool(tool("dup_x"))
+            .tool(tool("dup_x"));
+        let app = App::new("t", "1", builder);
+        assert_eq!(
+            block_on(app.run_from(["t", "tools", "check"])),
+            ExitCode::from(FAILURE)
+        );
+        let clean = ToolRegistry::builder()
+            .include_linked(false)
+            .tool(tool("dup_x"));
+        let app = App::new("t", "1", clean);
+        assert_eq!(
+            block_on(app.run_from(["t", "tools", "check"])),
+            ExitCode::SUCCESS
+        );
+    }
+
+    #[test]
+    fn tools_run_and_unknown_commands_are_usage_errors() {
+        let builder = || {
+            ToolRegistry::builder()
+                .include_linked(false)
+                .tool(tool("demo_run"))
+        };
+        let run = |args: &[&str]| block_on(App::new("t", "1", builder()).run_from(args.to_vec()));
+        assert_eq!(run(&["t", "demo", "run"]), ExitCode::SUCCESS);
+        assert_eq!(run(&["t", "demo", "walk"]), ExitCode::from(USAGE));
+        assert_eq!(run(&["t", "call", "demo_run"]), ExitCode::SUCCESS);
+        assert_eq!(run(&["t", "call", "demo_walk"]), ExitCode::from(USAGE));
+    }
+
+    #[derive(Debug, clap::Args)]
+    struct Clashing {
+        /// Clashes with `serve --http`.
+        #[arg(long)]
+        http: Option<String>,
+    }
+
+    #[derive(Debug, clap::Args)]
+    struct Reserved {
+        /// Clashes with `--json`.
+        #[arg(long = "json")]
+        payload: Option<String>,
+    }
+
+    #[test]
+    fn setup_flags_may_not_reuse_built_in_names() {
+        let app = App::new("t", "1", ToolRegistry::builder().include_linked(false))
+            .setup(|_: Clashing, builder| Ok(builder));
+        assert_eq!(
+            block_on(app.run_from(["t", "tools", "list"])),
+            ExitCode::from(FAILURE)
+        );
+        let app = App::new("t", "1", ToolRegistry::builder().include_linked(false))
+            .setup(|_: Reserved, builder| Ok(builder));
+        assert_eq!(
+            block_on(app.run_from(["t", "tools", "list"])),
+            ExitCode::from(FAILURE)
+        );
+    }
+
+    #[derive(Debug, clap::Args)]
+    struct Url {
+        /// Backend URL.
+        #[arg(long)]
+        url: Option<String>,
+    }
+
+    #[test]
+    fn the_setup_hook_runs_only_when_tools_are_called() {
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let app = |ran: Arc<std::sync::atomic::AtomicBool>| {
+            App::new(
+                "t",
+                "1",
+                ToolRegistry::builder()
+                    .include_linked(false)
+                    .tool(tool("demo_run")),
+            )
+            .setup(move |args: Url, builder| {
+                ran.store(true, std::sync::atomic::Ordering::SeqCst);
+                match args.url {
+                    Some(_) => Ok(builder),
+                    None => Err("--url is required".into()),
+                }
+            })
+        };
+        let status = block_on(app(ran.clone()).run_from(["t", "tools", "list"]));
+        assert_eq!(status, ExitCode::SUCCESS);
+        assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+        let status = block_on(app(ran.clone()).run_from(["t", "demo", "run"]));
+        assert_eq!(status, ExitCode::from(FAILURE));
+        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+        let status = block_on(app(ran.clone()).run_from(["t", "demo", "run", "--url", "u"]));
+        assert_eq!(status, ExitCode::SUCCESS);
+    }
+}

@@ -1,0 +1,391 @@
+//! Prompts: [`PromptDef`] (name, arguments, handler), what a prompt fn returns
+//! ([`IntoPromptResult`]), built by `#[mcp_prompt]` or by hand with [`PromptDef::builder`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role,
+};
+
+use crate::completion::{CompletionHandler, Completers};
+use crate::context::{StateRequirement, ToolContext};
+use crate::error::ToolError;
+use crate::offerings::DefError;
+use crate::params::Params;
+use crate::permissions::PermissionSet;
+use crate::tool::SourceLocation;
+
+/// Renders a prompt from its arguments. Any
+/// `Fn(Params, ToolContext) -> impl Future<Output = Result<GetPromptResult, ToolError>>`
+/// is a handler.
+pub trait PromptHandler: Send + Sync + 'static {
+    /// Render once.
+    fn get(
+        &self,
+        arguments: Params,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>>;
+}
+
+impl<F, Fut> PromptHandler for F
+where
+    F: Fn(Params, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+{
+    fn get(
+        &self,
+        arguments: Params,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>> {
+        Box::pin(self(arguments, ctx))
+    }
+}
+
+/// Conversion of a prompt fn's return value into the `prompts/get` result.
+///
+/// Implemented for `String` and `&'static str` (one user text message), [`ContentBlock`]
+/// (one user message), [`PromptMessage`], `Vec<PromptMessage>`, [`GetPromptResult`] (to set
+/// a description too) and `Result<T, E>` where `E: Into<ToolError>`.
+///
+/// ```
+/// use mcp_tools::{IntoPromptResult, PromptMessage, Role};
+/// let result = vec![
+///     PromptMessage::new_text(Role::User, "Review this diff."),
+///     PromptMessage::new_text(Role::Assistant, "Send it over."),
+/// ]
+/// .into_prompt_result()
+/// .unwrap();
+/// assert_eq!(result.messages.len(), 2);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an #[mcp_prompt] fn",
+    label = "not prompt messages",
+    note = "return String, &'static str, ContentBlock, PromptMessage, Vec<PromptMessage>, GetPromptResult, or Result<T, E> of these"
+)]
+pub trait IntoPromptResult {
+    /// Convert; an `Err` becomes a JSON-RPC error answer to `prompts/get`.
+    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError>;
+}
+
+impl IntoPromptResult for GetPromptResult {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoPromptResult for Vec<PromptMessage> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(GetPromptResult::new(self))
+    }
+}
+
+impl IntoPromptResult for PromptMessage {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(GetPromptResult::new(vec![self]))
+    }
+}
+
+impl IntoPromptResult for ContentBlock {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        PromptMessage::new(Role::User, self).into_prompt_result()
+    }
+}
+
+impl IntoPromptResult for String {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        PromptMessage::new_text(Role::User, self).into_prompt_result()
+    }
+}
+
+impl IntoPromptResult for &'static str {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        PromptMessage::new_text(Role::User, self).into_prompt_result()
+    }
+}
+
+impl<T: IntoPromptResult, E: Into<ToolError>> IntoPromptResult for Result<T, E> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        self.map_err(Into::into)?.into_prompt_result()
+    }
+}
+
+/// Everything the registry knows about one prompt.
+///
+/// `#[mcp_prompt]` builds one per annotated fn; [`PromptDef::builder`] builds one at
+/// runtime.
+///
+/// ```
+/// use mcp_tools::{PromptArgument, PromptDef};
+/// let def = PromptDef::builder("summarize")
+///     .description("Summarize a text")
+///     .argument(PromptArgument::new("text").with_description("What to summarize").with_required(true))
+///     .handler(|args, _ctx| async move {
+///         let text: String = args.required("text")?;
+///         Ok(mcp_tools::IntoPromptResult::into_prompt_result(format!("Summarize:\n{text}"))?)
+///     })
+///     .build()
+///     .unwrap();
+/// assert_eq!(def.to_prompt().arguments.unwrap()[0].name, "text");
+/// ```
+#[derive(Clone)]
+pub struct PromptDef {
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) title: Option<Cow<'static, str>>,
+    pub(crate) description: Cow<'static, str>,
+    pub(crate) arguments: Vec<PromptArgument>,
+    pub(crate) permissions: PermissionSet,
+    pub(crate) handler: Arc<dyn PromptHandler>,
+    pub(crate) requirements: Vec<StateRequirement>,
+    pub(crate) completers: Completers,
+    pub(crate) source: Option<SourceLocation>,
+}
+
+impl fmt::Debug for PromptDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PromptDef")
+            .field("name", &self.name)
+            .field("arguments", &self.arguments.len())
+            .field("permissions", &self.permissions)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PromptDef {
+    /// Start a definition named `name`.
+    pub fn builder(name: impl Into<Cow<'static, str>>) -> PromptDefBuilder {
+        PromptDefBuilder {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: Vec::new(),
+            permissions: Vec::new(),
+            handler: None,
+            requirements: Vec::new(),
+            completers: Completers::default(),
+            source: None,
+        }
+    }
+
+    /// The prompt's unique name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The human-readable title, if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The description shown to clients.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The arguments, in declaration order.
+    pub fn arguments(&self) -> &[PromptArgument] {
+        &self.arguments
+    }
+
+    /// The permissions a caller needs (empty: always available).
+    pub fn permissions(&self) -> &PermissionSet {
+        &self.permissions
+    }
+
+    /// State types the handler's extractors need.
+    pub fn requirements(&self) -> &[StateRequirement] {
+        &self.requirements
+    }
+
+    /// Where the prompt was defined, for macro-built ones.
+    pub fn source(&self) -> Option<SourceLocation> {
+        self.source
+    }
+
+    /// The arguments that have a completion fn.
+    pub fn completable(&self) -> impl Iterator<Item = &str> {
+        self.completers.names()
+    }
+
+    /// The `prompts/list` entry.
+    pub fn to_prompt(&self) -> Prompt {
+        let arguments = (!self.arguments.is_empty()).then(|| self.arguments.clone());
+        let mut prompt = Prompt::new(self.name.clone(), Some(self.description.clone()), arguments);
+        prompt.title = self.title.as_ref().map(|t| t.to_string());
+        prompt
+    }
+
+    /// Check `arguments` against the declared ones: every required one present, no unknown
+    /// ones. The message names them all.
+    pub(crate) fn check_arguments(&self, arguments: &Params) -> Result<(), ToolError> {
+        let missing: Vec<&str> = self
+            .arguments
+            .iter()
+            .filter(|a| a.required == Some(true) && arguments.get(&a.name).is_none())
+            .map(|a| a.name.as_str())
+            .collect();
+        let unknown: Vec<&str> = arguments
+            .iter()
+            .map(|(name, _)| name)
+            .filter(|name| !self.arguments.iter().any(|a| a.name == *name))
+            .collect();
+        if missing.is_empty() && unknown.is_empty() {
+            return Ok(());
+        }
+        let mut problems = Vec::new();
+        if !missing.is_empty() {
+            problems.push(format!("missing required arguments: {}", missing.join(", ")));
+        }
+        if !unknown.is_empty() {
+            problems.push(format!("unknown arguments: {}", unknown.join(", ")));
+        }
+        let declared: Vec<&str> = self.arguments.iter().map(|a| a.name.as_str()).collect();
+        Err(ToolError::validation(format!(
+            "invalid arguments for prompt '{}': {}",
+            self.name,
+            problems.join("; ")
+        ))
+        .with_action(if declared.is_empty() {
+            "This prompt takes no arguments; call it without any.".to_string()
+        } else {
+            format!("This prompt takes: {}.", declared.join(", "))
+        }))
+    }
+
+    /// Run the handler directly (no checks, no middleware): mostly for tests.
+    pub fn get_unchecked(
+        &self,
+        arguments: Params,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>> {
+        self.handler.get(arguments, ctx)
+    }
+}
+
+/// Builder for a [`PromptDef`]; `#[mcp_prompt]` expands to calls of it.
+#[must_use]
+pub struct PromptDefBuilder {
+    name: Cow<'static, str>,
+    title: Option<Cow<'static, str>>,
+    description: Option<Cow<'static, str>>,
+    arguments: Vec<PromptArgument>,
+    permissions: Vec<Cow<'static, str>>,
+    handler: Option<Arc<dyn PromptHandler>>,
+    requirements: Vec<StateRequirement>,
+    completers: Completers,
+    source: Option<SourceLocation>,
+}
+
+impl PromptDefBuilder {
+    /// Human-readable title.
+    pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The description shown to clients (required, non-empty).
+    pub fn description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Declare an argument (name, description, whether required).
+    pub fn argument(mut self, argument: PromptArgument) -> Self {
+        self.arguments.push(argument);
+        self
+    }
+
+    /// Permissions a caller needs to list and get it.
+    pub fn permissions<I, S>(mut self, permissions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Cow<'static, str>>,
+    {
+        self.permissions = permissions.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The handler.
+    pub fn handler(mut self, handler: impl PromptHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// A state type the handler needs (checked at registry build).
+    pub fn requires(mut self, requirement: Option<StateRequirement>) -> Self {
+        if let Some(requirement) = requirement {
+            self.requirements.push(requirement);
+        }
+        self
+    }
+
+    /// The completion fn of the argument `argument`.
+    pub fn complete(
+        mut self,
+        argument: impl Into<String>,
+        handler: impl CompletionHandler,
+    ) -> Self {
+        self.completers.add(argument.into(), Arc::new(handler));
+        self
+    }
+
+    /// Where the prompt is defined.
+    pub fn source(mut self, file: &'static str, line: u32) -> Self {
+        self.source = Some(SourceLocation { file, line });
+        self
+    }
+
+    /// Check and build. Fails on an invalid name (1–128 of `A-Za-z0-9_.-`), a missing
+    /// description or handler, a repeated argument, or a completion fn for an argument the
+    /// prompt lacks.
+    pub fn build(self) -> Result<PromptDef, DefError> {
+        let fail = |problem: String| DefError::new("prompt", &self.name, problem);
+        if let Some(problem) = crate::names::check_name(&self.name, true) {
+            return Err(fail(problem));
+        }
+        let description = match &self.description {
+            Some(d) if !d.trim().is_empty() => d.clone(),
+            _ => {
+                return Err(fail(
+                    "has no description; add a doc comment or `description = \"...\"`".into(),
+                ));
+            }
+        };
+        let handler = self
+            .handler
+            .clone()
+            .ok_or_else(|| fail("has no handler".into()))?;
+        for (i, argument) in self.arguments.iter().enumerate() {
+            if argument.name.is_empty() {
+                return Err(fail("has an argument with an empty name".into()));
+            }
+            if self.arguments[..i].iter().any(|a| a.name == argument.name) {
+                return Err(fail(format!("declares the argument `{}` twice", argument.name)));
+            }
+        }
+        if let Some(unknown) = self
+            .completers
+            .names()
+            .find(|n| !self.arguments.iter().any(|a| a.name == *n))
+        {
+            return Err(fail(format!(
+                "has a completion fn for `{unknown}`, which is not one of its arguments"
+            )));
+        }
+        Ok(PromptDef {
+            permissions: PermissionSet::new(self.permissions.iter()),
+            name: self.name,
+            title: self.title,
+            description,
+            arguments: self.arguments,
+            handler,
+            requirements: self.requirements,
+            completers: self.completers,
+            source: self.source,
+        })
+    }
+}

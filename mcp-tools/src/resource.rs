@@ -1,0 +1,575 @@
+//! Resources: [`ResourceDef`] (one fixed URI, or a [`UriTemplate`] family), what a resource
+//! fn returns ([`ResourceContent`], [`IntoResourceContents`]), built by `#[mcp_resource]`
+//! or by hand with [`ResourceDef::fixed`] / [`ResourceDef::template`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use base64::Engine;
+use futures::future::BoxFuture;
+use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
+use serde::Serialize;
+
+use crate::completion::{CompletionHandler, Completers};
+use crate::context::{StateRequirement, ToolContext};
+use crate::error::ToolError;
+use crate::offerings::DefError;
+use crate::params::Params;
+use crate::permissions::PermissionSet;
+use crate::result::Json;
+use crate::tool::SourceLocation;
+use crate::uri_template::{UriTemplate, has_scheme};
+
+/// One read of a resource: the URI asked for and, for a template, its variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRequest {
+    uri: String,
+    params: Params,
+}
+
+impl ResourceRequest {
+    /// A request for `uri` with these template variables.
+    pub fn new(uri: impl Into<String>, params: Params) -> ResourceRequest {
+        ResourceRequest {
+            uri: uri.into(),
+            params,
+        }
+    }
+
+    /// The URI being read.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// The template variables the URI matched (empty for a fixed URI).
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+}
+
+/// Reads a resource. Any
+/// `Fn(ResourceRequest, ToolContext) -> impl Future<Output = Result<Vec<ResourceContent>, ToolError>>`
+/// is a handler.
+pub trait ResourceHandler: Send + Sync + 'static {
+    /// Read once.
+    fn read(
+        &self,
+        request: ResourceRequest,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Vec<ResourceContent>, ToolError>>;
+}
+
+impl<F, Fut> ResourceHandler for F
+where
+    F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<ResourceContent>, ToolError>> + Send + 'static,
+{
+    fn read(
+        &self,
+        request: ResourceRequest,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Vec<ResourceContent>, ToolError>> {
+        Box::pin(self(request, ctx))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Body {
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// One piece of a resource's contents: text or bytes, with an optional MIME type and URI.
+///
+/// The MIME type defaults to the resource's `mime_type`, else to `text/plain` (text),
+/// `application/json` ([`ResourceContent::json`]) or `application/octet-stream` (bytes);
+/// the URI defaults to the one that was read.
+///
+/// ```
+/// use mcp_tools::ResourceContent;
+/// let page = ResourceContent::text("= Welcome =").with_mime_type("text/x-trac-wiki");
+/// let image = ResourceContent::blob(vec![0x89, b'P', b'N', b'G']).with_mime_type("image/png");
+/// let data = ResourceContent::json(&serde_json::json!({"id": 1})).unwrap();
+/// assert_eq!(data.as_text(), Some("{\"id\":1}"));
+/// assert_eq!(image.as_bytes(), Some(&[0x89, b'P', b'N', b'G'][..]));
+/// assert_eq!(page.mime_type(), Some("text/x-trac-wiki"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceContent {
+    uri: Option<String>,
+    mime_type: Option<String>,
+    fallback_mime: &'static str,
+    body: Body,
+}
+
+impl ResourceContent {
+    /// Text contents.
+    pub fn text(text: impl Into<String>) -> ResourceContent {
+        ResourceContent {
+            uri: None,
+            mime_type: None,
+            fallback_mime: "text/plain",
+            body: Body::Text(text.into()),
+        }
+    }
+
+    /// Binary contents (sent base64-encoded as a `blob`).
+    pub fn blob(bytes: impl Into<Vec<u8>>) -> ResourceContent {
+        ResourceContent {
+            uri: None,
+            mime_type: None,
+            fallback_mime: "application/octet-stream",
+            body: Body::Blob(bytes.into()),
+        }
+    }
+
+    /// `value` as compact JSON text (`application/json` unless the resource says otherwise).
+    pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<ResourceContent, ToolError> {
+        let text = serde_json::to_string(value)
+            .map_err(|e| ToolError::internal(format!("cannot serialize resource contents: {e}")))?;
+        Ok(ResourceContent {
+            fallback_mime: "application/json",
+            ..ResourceContent::text(text)
+        })
+    }
+
+    /// Set the MIME type of this piece.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Set the URI of this piece (for a resource made of several sub-resources).
+    pub fn with_uri(mut self, uri: impl Into<String>) -> Self {
+        self.uri = Some(uri.into());
+        self
+    }
+
+    /// The text, for text contents.
+    pub fn as_text(&self) -> Option<&str> {
+        match &self.body {
+            Body::Text(text) => Some(text),
+            Body::Blob(_) => None,
+        }
+    }
+
+    /// The bytes, for binary contents.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match &self.body {
+            Body::Blob(bytes) => Some(bytes),
+            Body::Text(_) => None,
+        }
+    }
+
+    /// The MIME type set on this piece, if any.
+    pub fn mime_type(&self) -> Option<&str> {
+        self.mime_type.as_deref()
+    }
+
+    /// The protocol form, with the defaults filled in.
+    pub(crate) fn into_protocol(self, uri: &str, mime_type: Option<&str>) -> ResourceContents {
+        let uri = self.uri.unwrap_or_else(|| uri.to_string());
+        let mime = self
+            .mime_type
+            .or_else(|| mime_type.map(str::to_string))
+            .unwrap_or_else(|| self.fallback_mime.to_string());
+        match self.body {
+            Body::Text(text) => ResourceContents::text(text, uri).with_mime_type(mime),
+            Body::Blob(bytes) => ResourceContents::blob(
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+                uri,
+            )
+            .with_mime_type(mime),
+        }
+    }
+}
+
+/// Conversion of a resource fn's return value into its contents.
+///
+/// Implemented for `String` and `&'static str` (text), `Vec<u8>` (bytes), [`Json<T>`]
+/// (compact JSON text), [`ResourceContent`], `Vec<ResourceContent>` and `Result<T, E>` where
+/// `T: IntoResourceContents` and `E: Into<ToolError>`.
+///
+/// ```
+/// use mcp_tools::{IntoResourceContents, Json};
+/// let contents = Json(serde_json::json!({"ok": true})).into_resource_contents().unwrap();
+/// assert_eq!(contents[0].as_text(), Some("{\"ok\":true}"));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an #[mcp_resource] fn",
+    label = "not resource contents",
+    note = "return String, &'static str, Vec<u8>, Json<T>, ResourceContent, Vec<ResourceContent>, or Result<T, E> of these"
+)]
+pub trait IntoResourceContents {
+    /// Convert; an `Err` becomes a JSON-RPC error answer to `resources/read`.
+    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError>;
+}
+
+impl IntoResourceContents for ResourceContent {
+    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
+        Ok(vec![self])
+    }
+}
+
+impl IntoResourceContents for Vec<ResourceContent> {
+    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoResourceContents for String {
+    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
+        Ok(vec![ResourceContent::text(self)])
+    }
+}
+
+impl IntoResourceContents for &'static str {
+    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
+        Ok(vec![ResourceContent::text(self)])
+    }
+}
+
+impl IntoResourceContents for Vec<u8> {
+    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
+        Ok(vec![ResourceContent::blob(self)])
+    }
+}
+
+impl<T: Serialize> IntoResourceContents for Json<T> {
+    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
+        Ok(vec![ResourceContent::json(&self.0)?])
+    }
+}
+
+impl<T: IntoResourceContents, E: Into<ToolError>> IntoResourceContents for Result<T, E> {
+    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
+        self.map_err(Into::into)?.into_resource_contents()
+    }
+}
+
+/// Where a resource lives: one URI, or every URI matching a template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceAddress {
+    /// A single resource (`resources/list`).
+    Fixed(String),
+    /// A family of resources (`resources/templates/list`).
+    Template(UriTemplate),
+}
+
+impl fmt::Display for ResourceAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResourceAddress::Fixed(uri) => f.write_str(uri),
+            ResourceAddress::Template(template) => f.write_str(template.as_str()),
+        }
+    }
+}
+
+/// Everything the registry knows about one resource or resource template.
+///
+/// `#[mcp_resource]` builds one per annotated fn; [`ResourceDef::fixed`] and
+/// [`ResourceDef::template`] build one at runtime.
+///
+/// ```
+/// use mcp_tools::{ResourceContent, ResourceDef};
+/// let def = ResourceDef::template("notes://{id}")
+///     .name("note")
+///     .description("One note, by id")
+///     .mime_type("text/markdown")
+///     .handler(|request, _ctx| async move {
+///         let id: u32 = request.params().required("id")?;
+///         Ok(vec![ResourceContent::text(format!("# Note {id}"))])
+///     })
+///     .build()
+///     .unwrap();
+/// assert_eq!(def.address().to_string(), "notes://{id}");
+/// assert!(def.matches("notes://7").is_some());
+/// ```
+#[derive(Clone)]
+pub struct ResourceDef {
+    pub(crate) address: ResourceAddress,
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) title: Option<Cow<'static, str>>,
+    pub(crate) description: Cow<'static, str>,
+    pub(crate) mime_type: Option<Cow<'static, str>>,
+    pub(crate) permissions: PermissionSet,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+    pub(crate) requirements: Vec<StateRequirement>,
+    pub(crate) completers: Completers,
+    pub(crate) source: Option<SourceLocation>,
+}
+
+impl fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceDef")
+            .field("address", &self.address)
+            .field("name", &self.name)
+            .field("permissions", &self.permissions)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResourceDef {
+    /// Start the definition of the single resource at `uri`.
+    pub fn fixed(uri: impl Into<Cow<'static, str>>) -> ResourceDefBuilder {
+        ResourceDefBuilder::new(Address::Fixed(uri.into()))
+    }
+
+    /// Start the definition of the resources matching the URI template `template`
+    /// (`{name}`: one path segment; `{+name}`: may contain `/`).
+    pub fn template(template: impl Into<Cow<'static, str>>) -> ResourceDefBuilder {
+        ResourceDefBuilder::new(Address::Template(template.into()))
+    }
+
+    /// The URI or template.
+    pub fn address(&self) -> &ResourceAddress {
+        &self.address
+    }
+
+    /// The programmatic name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The human-readable title, if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The description shown to clients.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The declared MIME type, if any.
+    pub fn mime_type(&self) -> Option<&str> {
+        self.mime_type.as_deref()
+    }
+
+    /// The permissions a caller needs (empty: always available).
+    pub fn permissions(&self) -> &PermissionSet {
+        &self.permissions
+    }
+
+    /// State types the handler's extractors need.
+    pub fn requirements(&self) -> &[StateRequirement] {
+        &self.requirements
+    }
+
+    /// Where the resource was defined, for macro-built ones.
+    pub fn source(&self) -> Option<SourceLocation> {
+        self.source
+    }
+
+    /// The arguments (template variables) that have a completion fn.
+    pub fn completable(&self) -> impl Iterator<Item = &str> {
+        self.completers.names()
+    }
+
+    /// The template variables when `uri` is this resource (empty for a fixed URI).
+    pub fn matches(&self, uri: &str) -> Option<Params> {
+        match &self.address {
+            ResourceAddress::Fixed(fixed) => (fixed == uri).then(Params::new),
+            ResourceAddress::Template(template) => template.matches(uri),
+        }
+    }
+
+    /// The `resources/list` entry, for a fixed URI.
+    pub fn to_resource(&self) -> Option<Resource> {
+        let ResourceAddress::Fixed(uri) = &self.address else {
+            return None;
+        };
+        let mut resource =
+            Resource::new(uri.clone(), self.name.clone()).with_description(self.description.clone());
+        resource.title = self.title.as_ref().map(|t| t.to_string());
+        resource.mime_type = self.mime_type.as_ref().map(|m| m.to_string());
+        Some(resource)
+    }
+
+    /// The `resources/templates/list` entry, for a template.
+    pub fn to_resource_template(&self) -> Option<ResourceTemplate> {
+        let ResourceAddress::Template(template) = &self.address else {
+            return None;
+        };
+        let mut entry = ResourceTemplate::new(template.as_str(), self.name.clone())
+            .with_description(self.description.clone());
+        entry.title = self.title.as_ref().map(|t| t.to_string());
+        entry.mime_type = self.mime_type.as_ref().map(|m| m.to_string());
+        Some(entry)
+    }
+
+    /// Run the handler directly (no permission check, no middleware): mostly for tests.
+    pub fn read_unchecked(
+        &self,
+        request: ResourceRequest,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<Vec<ResourceContent>, ToolError>> {
+        self.handler.read(request, ctx)
+    }
+}
+
+enum Address {
+    Fixed(Cow<'static, str>),
+    Template(Cow<'static, str>),
+}
+
+/// Builder for a [`ResourceDef`]; `#[mcp_resource]` expands to calls of it.
+#[must_use]
+pub struct ResourceDefBuilder {
+    address: Address,
+    name: Option<Cow<'static, str>>,
+    title: Option<Cow<'static, str>>,
+    description: Option<Cow<'static, str>>,
+    mime_type: Option<Cow<'static, str>>,
+    permissions: Vec<Cow<'static, str>>,
+    handler: Option<Arc<dyn ResourceHandler>>,
+    requirements: Vec<StateRequirement>,
+    completers: Completers,
+    source: Option<SourceLocation>,
+}
+
+impl ResourceDefBuilder {
+    fn new(address: Address) -> ResourceDefBuilder {
+        ResourceDefBuilder {
+            address,
+            name: None,
+            title: None,
+            description: None,
+            mime_type: None,
+            permissions: Vec::new(),
+            handler: None,
+            requirements: Vec::new(),
+            completers: Completers::default(),
+            source: None,
+        }
+    }
+
+    /// The programmatic name (required).
+    pub fn name(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Human-readable title.
+    pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The description shown to clients (required, non-empty).
+    pub fn description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The MIME type of the contents (the default of every piece read).
+    pub fn mime_type(mut self, mime_type: impl Into<Cow<'static, str>>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Permissions a caller needs to list and read it.
+    pub fn permissions<I, S>(mut self, permissions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Cow<'static, str>>,
+    {
+        self.permissions = permissions.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The handler.
+    pub fn handler(mut self, handler: impl ResourceHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// A state type the handler needs (checked at registry build).
+    pub fn requires(mut self, requirement: Option<StateRequirement>) -> Self {
+        if let Some(requirement) = requirement {
+            self.requirements.push(requirement);
+        }
+        self
+    }
+
+    /// The completion fn of the template variable `variable`.
+    pub fn complete(
+        mut self,
+        variable: impl Into<String>,
+        handler: impl CompletionHandler,
+    ) -> Self {
+        self.completers.add(variable.into(), Arc::new(handler));
+        self
+    }
+
+    /// Where the resource is defined.
+    pub fn source(mut self, file: &'static str, line: u32) -> Self {
+        self.source = Some(SourceLocation { file, line });
+        self
+    }
+
+    /// Check and build. Fails on a URI without a scheme, an invalid template, a missing
+    /// name, description or handler, or a completion fn for a variable the template lacks.
+    pub fn build(self) -> Result<ResourceDef, DefError> {
+        let shown = match &self.address {
+            Address::Fixed(uri) | Address::Template(uri) => uri.to_string(),
+        };
+        let fail = |problem: String| DefError::new("resource", &shown, problem);
+        let address = match self.address {
+            Address::Fixed(uri) => {
+                if !has_scheme(&uri) {
+                    return Err(fail(
+                        "the URI does not start with a scheme such as `myapp://`".into(),
+                    ));
+                }
+                if uri.contains(['{', '}']) {
+                    return Err(fail(
+                        "the URI has `{...}` in it; use ResourceDef::template for a URI template"
+                            .into(),
+                    ));
+                }
+                ResourceAddress::Fixed(uri.into_owned())
+            }
+            Address::Template(template) => ResourceAddress::Template(
+                UriTemplate::parse(&template).map_err(|e| fail(e.problem))?,
+            ),
+        };
+        let name = match self.name {
+            Some(name) if !name.trim().is_empty() => name,
+            _ => return Err(fail("has no name; call .name(\"...\")".into())),
+        };
+        let description = match self.description {
+            Some(d) if !d.trim().is_empty() => d,
+            _ => {
+                return Err(fail(
+                    "has no description; add a doc comment or `description = \"...\"`".into(),
+                ));
+            }
+        };
+        let handler = self.handler.ok_or_else(|| fail("has no handler".into()))?;
+        let variables: Vec<&str> = match &address {
+            ResourceAddress::Fixed(_) => Vec::new(),
+            ResourceAddress::Template(template) => template.variables().collect(),
+        };
+        if let Some(unknown) = self.completers.names().find(|n| !variables.contains(n)) {
+            return Err(fail(format!(
+                "has a completion fn for `{unknown}`, which is not a template variable"
+            )));
+        }
+        Ok(ResourceDef {
+            address,
+            name,
+            title: self.title,
+            description,
+            mime_type: self.mime_type,
+            permissions: PermissionSet::new(self.permissions.iter()),
+            handler,
+            requirements: self.requirements,
+            completers: self.completers,
+            source: self.source,
+        })
+    }
+}

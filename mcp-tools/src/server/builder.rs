@@ -1,0 +1,480 @@
+//! The public face of the server: [`Server`] (builder and `serve_*`), [`ServerInfo`],
+//! [`HttpOptions`], the bound listeners [`HttpServer`] / [`TcpServer`], and [`ServeError`].
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::auth::{TokenResolver, TokenTable, TokensFileError};
+use super::handler::{McpHandler, Shared};
+use super::notify::ListChanged;
+use super::{http_transport, stream};
+use crate::registry::ToolRegistry;
+
+/// The default bound on requests in flight per connection.
+pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+
+/// The name, version and optional title a server reports in `initialize` and
+/// `server/discover` (`serverInfo`). [`server_info!`](crate::server_info) fills it from the
+/// calling crate's `Cargo.toml`.
+///
+/// ```
+/// let info = mcp_tools::server::ServerInfo::new("trac-mcp", "1.2.0").title("Trac");
+/// assert_eq!(info.name(), "trac-mcp");
+/// assert_eq!(info.version(), "1.2.0");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInfo {
+    name: String,
+    version: String,
+    title: Option<String>,
+}
+
+impl ServerInfo {
+    /// A server named `name` at `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> ServerInfo {
+        ServerInfo {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+        }
+    }
+
+    /// A human-readable display name.
+    pub fn title(mut self, title: impl Into<String>) -> ServerInfo {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The server's version.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+}
+
+impl Default for ServerInfo {
+    /// The executable's file name, version `0.0.0-unknown` (no crate version is known at
+    /// run time; use [`server_info!`](crate::server_info) or [`Server::info`]).
+    ///
+    /// ```
+    /// let info = mcp_tools::server::ServerInfo::default();
+    /// assert!(!info.name().is_empty());
+    /// ```
+    fn default() -> ServerInfo {
+        let name = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "mcp-tools-server".to_string());
+        ServerInfo::new(name, "0.0.0-unknown")
+    }
+}
+
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The listening socket could not be opened.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The MCP session (stdio or another single stream) could not start or failed.
+    #[error("MCP session failed: {0}")]
+    Session(String),
+    /// Another I/O failure of the listener.
+    #[error("I/O error while serving: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Options of the streamable HTTP transport.
+///
+/// Defaults: stateful sessions (`Mcp-Session-Id`), endpoint `/mcp`, `Host` must be a
+/// loopback name (`localhost`, `127.0.0.1`, `::1`) or the literal address bound, a present
+/// `Origin` must be a loopback origin (any port), no bearer tokens. A request with a
+/// foreign `Host` or `Origin` gets `403`.
+///
+/// ```
+/// use mcp_tools::{PermissionSet, server::{HttpOptions, TokenTable}};
+/// let options = HttpOptions::default()
+///     .stateless()
+///     .allow_host("mcp.example.com")
+///     .allow_origin("https://app.example.com")
+///     .tokens(TokenTable::new([("t0k3n", PermissionSet::new(["WIKI_VIEW"]))]));
+/// assert!(!options.is_stateful());
+/// ```
+#[derive(Clone)]
+pub struct HttpOptions {
+    pub(crate) stateful: bool,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) tokens: Option<Arc<dyn TokenResolver>>,
+    pub(crate) path: String,
+}
+
+impl Default for HttpOptions {
+    fn default() -> HttpOptions {
+        let loopback = ["localhost", "127.0.0.1", "[::1]"];
+        HttpOptions {
+            stateful: true,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: ["http", "https"]
+                .iter()
+                .flat_map(|scheme| loopback.iter().map(move |h| format!("{scheme}://{h}:*")))
+                .collect(),
+            tokens: None,
+            path: "/mcp".into(),
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("stateful", &self.stateful)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("tokens", &self.tokens.is_some())
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl HttpOptions {
+    /// Stateless mode: no sessions; every POST is served on its own (2026-07-28 clients
+    /// are always served this way).
+    pub fn stateless(mut self) -> HttpOptions {
+        self.stateful = false;
+        self
+    }
+
+    /// Stateful (`true`, the default) or stateless mode.
+    pub fn stateful(mut self, stateful: bool) -> HttpOptions {
+        self.stateful = stateful;
+        self
+    }
+
+    /// True in stateful mode.
+    pub fn is_stateful(&self) -> bool {
+        self.stateful
+    }
+
+    /// Also accept requests whose `Host` is `host` (a name, or `name:port`).
+    pub fn allow_host(mut self, host: impl Into<String>) -> HttpOptions {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// Also accept requests whose `Origin` is `origin` (`scheme://host[:port|:*]`).
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> HttpOptions {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Require a bearer token on every request and filter each caller's tools by the
+    /// permissions `resolver` maps its token to. A missing or unknown token gets `401`.
+    pub fn tokens(mut self, resolver: impl TokenResolver) -> HttpOptions {
+        self.tokens = Some(Arc::new(resolver));
+        self
+    }
+
+    /// [`tokens`](Self::tokens) from a tokens file (format: [`TokenTable`]).
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("http-tokens-doc-{}", std::process::id()));
+    /// std::fs::write(&path, "reader WIKI_VIEW\n").unwrap();
+    /// let options = mcp_tools::server::HttpOptions::default().tokens_file(&path).unwrap();
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
+    pub fn tokens_file(self, path: impl AsRef<Path>) -> Result<HttpOptions, TokensFileError> {
+        Ok(self.tokens(TokenTable::from_file(path)?))
+    }
+
+    /// The endpoint path (default `/mcp`); other paths get `404`.
+    pub fn path(mut self, path: impl Into<String>) -> HttpOptions {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+}
+
+/// Serves a [`ToolRegistry`] over MCP. Build it, then call one `serve_*` method.
+///
+/// ```no_run
+/// use mcp_tools::server::{HttpOptions, Server};
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// Server::new(registry)
+///     .server_info(mcp_tools::server_info!())
+///     .page_size(50)
+///     .max_in_flight(128)
+///     .serve_http("127.0.0.1:8080".parse()?, HttpOptions::default().tokens_file("tokens")?)
+///     .await?;
+/// # Ok(())
+/// # }
+/// ```
+#[must_use]
+pub struct Server {
+    registry: ToolRegistry,
+    info: ServerInfo,
+    instructions: Option<String>,
+    page_size: Option<usize>,
+    list_ttl: Option<Duration>,
+    max_in_flight: usize,
+    shutdown: CancellationToken,
+    /// Built on first use; every setter resets it.
+    built: OnceLock<Arc<Shared>>,
+}
+
+impl Server {
+    /// A server for `registry` with the defaults: [`ServerInfo::default`], one
+    /// `tools/list` page, no list TTL, 256 requests in flight per connection.
+    pub fn new(registry: ToolRegistry) -> Server {
+        Server {
+            registry,
+            info: ServerInfo::default(),
+            instructions: None,
+            page_size: None,
+            list_ttl: None,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            shutdown: CancellationToken::new(),
+            built: OnceLock::new(),
+        }
+    }
+
+    /// Report `name` and `version` as `serverInfo`.
+    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Server {
+        self.built = OnceLock::new();
+        let title = self.info.title.take();
+        self.info = ServerInfo {
+            name: name.into(),
+            version: version.into(),
+            title,
+        };
+        self
+    }
+
+    /// Report `info` as `serverInfo` (see [`server_info!`](crate::server_info)).
+    pub fn server_info(mut self, info: ServerInfo) -> Server {
+        self.built = OnceLock::new();
+        self.info = info;
+        self
+    }
+
+    /// Usage instructions sent to the client in `initialize`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Server {
+        self.built = OnceLock::new();
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Split `tools/list` into pages of `size` tools (cursor pagination). Without it (or
+    /// with 0) the whole list is one page, which every client understands.
+    pub fn page_size(mut self, size: usize) -> Server {
+        self.built = OnceLock::new();
+        self.page_size = (size > 0).then_some(size);
+        self
+    }
+
+    /// How long a client may cache `tools/list` (`ttlMs`, protocol 2026-07-28 and later;
+    /// default 0: revalidate every time).
+    pub fn list_ttl(mut self, ttl: Duration) -> Server {
+        self.built = OnceLock::new();
+        self.list_ttl = Some(ttl);
+        self
+    }
+
+    /// At most `limit` requests in flight per connection (default 256; at least 1). Over
+    /// HTTP it bounds the connections served at once.
+    pub fn max_in_flight(mut self, limit: usize) -> Server {
+        self.built = OnceLock::new();
+        self.max_in_flight = limit.max(1);
+        self
+    }
+
+    /// Stop serving when `token` is cancelled (`serve_*` then return `Ok`).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let stop = tokio_util::sync::CancellationToken::new();
+    /// let server = mcp_tools::server::Server::new(registry)
+    ///     .shutdown_on(stop.clone())
+    ///     .bind_tcp("127.0.0.1:0".parse().unwrap())
+    ///     .await
+    ///     .unwrap();
+    /// stop.cancel();
+    /// server.serve().await.unwrap();
+    /// # });
+    /// ```
+    pub fn shutdown_on(mut self, token: CancellationToken) -> Server {
+        self.built = OnceLock::new();
+        self.shutdown = token;
+        self
+    }
+
+    /// The rmcp handler for one new session, to serve over a transport of your own
+    /// (call it once per session; all of them share the registry and settings).
+    pub fn handler(&self) -> McpHandler {
+        McpHandler::new_session(self.shared())
+    }
+
+    fn shared(&self) -> Arc<Shared> {
+        self.built.get_or_init(|| self.build_shared()).clone()
+    }
+
+    fn build_shared(&self) -> Arc<Shared> {
+        let mut implementation = Implementation::new(&self.info.name, &self.info.version);
+        implementation.title = self.info.title.clone();
+        #[allow(deprecated)] // logging: deprecated by SEP-2577, still in the protocol
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut config = ServerConfig::new(capabilities).with_server_info(implementation);
+        config.instructions = self.instructions.clone();
+        Arc::new(Shared {
+            registry: self.registry.clone(),
+            config,
+            page_size: self.page_size,
+            list_ttl: self.list_ttl,
+            list_changed: ListChanged::attach(&self.registry),
+        })
+    }
+
+    /// Serve over this process's stdin/stdout until the client closes stdin (or the
+    /// shutdown token fires). Uses rmcp's non-blocking pipe transport when both are
+    /// pipes (the way MCP clients start servers), blocking stdio otherwise.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let (read, write) = rmcp::transport::stdio_pipes();
+        self.serve_io(read, write).await
+    }
+
+    /// Serve one MCP session over a byte stream pair (newline-delimited JSON-RPC), e.g.
+    /// a socket or an in-memory `tokio::io::duplex`, until it closes.
+    pub async fn serve_io<R, W>(self, read: R, write: W) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let shared = self.shared();
+        shared.list_changed.start_pump();
+        stream::serve_stream(shared, read, write, self.max_in_flight, self.shutdown).await
+    }
+
+    /// Listen on `addr` for TCP connections, each one MCP session of newline-delimited
+    /// JSON-RPC, without serving yet (learn the port first, e.g. for port 0).
+    pub async fn bind_tcp(self, addr: SocketAddr) -> Result<TcpServer, ServeError> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        Ok(TcpServer {
+            server: self,
+            listener,
+        })
+    }
+
+    /// [`bind_tcp`](Self::bind_tcp) then [`TcpServer::serve`].
+    pub async fn serve_tcp(self, addr: SocketAddr) -> Result<(), ServeError> {
+        self.bind_tcp(addr).await?.serve().await
+    }
+
+    /// Listen on `addr` for streamable HTTP at `options`' path, without serving yet.
+    pub async fn bind_http(
+        self,
+        addr: SocketAddr,
+        options: HttpOptions,
+    ) -> Result<HttpServer, ServeError> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        Ok(HttpServer {
+            server: self,
+            listener,
+            options,
+        })
+    }
+
+    /// [`bind_http`](Self::bind_http) then [`HttpServer::serve`].
+    pub async fn serve_http(self, addr: SocketAddr, options: HttpOptions) -> Result<(), ServeError> {
+        self.bind_http(addr, options).await?.serve().await
+    }
+}
+
+/// A [`Server`] listening for TCP connections (from [`Server::bind_tcp`]).
+pub struct TcpServer {
+    server: Server,
+    listener: TcpListener,
+}
+
+impl TcpServer {
+    /// The address actually bound.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accept and serve connections until the shutdown token fires.
+    pub async fn serve(self) -> Result<(), ServeError> {
+        let shared = self.server.shared();
+        shared.list_changed.start_pump();
+        stream::serve_tcp(
+            shared,
+            self.listener,
+            self.server.max_in_flight,
+            self.server.shutdown,
+        )
+        .await
+    }
+}
+
+/// A [`Server`] listening for streamable HTTP (from [`Server::bind_http`]).
+pub struct HttpServer {
+    server: Server,
+    listener: TcpListener,
+    options: HttpOptions,
+}
+
+impl HttpServer {
+    /// The address actually bound.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The endpoint's URL, e.g. `http://127.0.0.1:8080/mcp`.
+    pub fn url(&self) -> std::io::Result<String> {
+        Ok(format!("http://{}{}", self.local_addr()?, self.options.path))
+    }
+
+    /// Serve requests until the shutdown token fires.
+    pub async fn serve(self) -> Result<(), ServeError> {
+        let shared = self.server.shared();
+        shared.list_changed.start_pump();
+        http_transport::serve(
+            shared,
+            self.listener,
+            self.options,
+            self.server.max_in_flight,
+            self.server.shutdown,
+        )
+        .await
+    }
+}

@@ -1,0 +1,227 @@
+//! The protocol bridge: rmcp's `ServerHandler` over a [`ToolRegistry`]. Everything a
+//! request needs is built once (the registry caches each permission view's tool list);
+//! a request only picks the caller's view, a page, or a tool.
+// rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
+#![allow(deprecated)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerConfig, SetLevelRequestParams,
+    SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use serde_json::Value;
+
+use super::notify::ListChanged;
+use super::paging;
+use super::peer::{LogFilter, RequestPeer, from_rmcp};
+use crate::context::{LogLevel, ToolContext};
+use crate::permissions::PermissionSet;
+use crate::registry::ToolRegistry;
+
+/// What every connection of one server shares.
+pub(crate) struct Shared {
+    pub(crate) registry: ToolRegistry,
+    pub(crate) config: ServerConfig,
+    pub(crate) page_size: Option<usize>,
+    pub(crate) list_ttl: Option<Duration>,
+    pub(crate) list_changed: Arc<ListChanged>,
+}
+
+/// State of one MCP session (a stdio or TCP connection, an HTTP session).
+#[derive(Default)]
+struct Session {
+    /// The level set by `logging/setLevel`; `None`: every level is sent.
+    log_level: Mutex<Option<LogLevel>>,
+    /// Whether this session's peer is registered for `tools/list_changed`.
+    registered: AtomicBool,
+}
+
+/// The caller's permissions, put into the HTTP request's extensions by the token check.
+#[derive(Clone, Debug)]
+pub(crate) struct CallerPermissions(pub(crate) PermissionSet);
+
+/// rmcp's [`ServerHandler`] over a [`ToolRegistry`], one per MCP session.
+///
+/// [`Server`](super::Server) creates these for its transports; get one from
+/// [`Server::handler`](super::Server::handler) to serve over a transport of your own with
+/// rmcp's `ServiceExt::serve`.
+///
+/// ```
+/// use rmcp::ServerHandler;
+/// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let handler = mcp_tools::server::Server::new(registry).info("demo", "1.0.0").handler();
+/// let info = handler.get_info();
+/// assert_eq!(info.server_info.name, "demo");
+/// assert!(info.capabilities.tools.is_some());
+/// ```
+#[derive(Clone)]
+pub struct McpHandler {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+}
+
+impl McpHandler {
+    /// A handler for a new session.
+    pub(crate) fn new_session(shared: Arc<Shared>) -> McpHandler {
+        McpHandler {
+            shared,
+            session: Arc::default(),
+        }
+    }
+}
+
+/// True when the request runs on protocol 2026-07-28 or later.
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The permissions of the HTTP caller (from its bearer token), if tokens are in use.
+fn caller(context: &RequestContext<RoleServer>) -> Option<PermissionSet> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<CallerPermissions>()
+        .map(|c| c.0.clone())
+}
+
+impl McpHandler {
+    fn log_filter(&self, context: &RequestContext<RoleServer>) -> LogFilter {
+        if let Some(level) = context.meta.log_level() {
+            return LogFilter::AtLeast(from_rmcp(level));
+        }
+        if is_modern(context) {
+            // 2026-07-28: a request gets log messages only when it opts in.
+            return LogFilter::Off;
+        }
+        let level = *self
+            .session
+            .log_level
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        LogFilter::AtLeast(level.unwrap_or(LogLevel::Debug))
+    }
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.config.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let caller = caller(&context);
+        let cursor = request.and_then(|r| r.cursor);
+        let registry = &self.shared.registry;
+        // Read the generation on both sides of the list so a cursor never pairs an old
+        // generation with a newer list.
+        let (generation, tools) = loop {
+            let before = self.shared.list_changed.generation();
+            let tools = match &caller {
+                Some(permissions) => registry.view(permissions).list_tools(),
+                None => registry.list_tools(),
+            };
+            if self.shared.list_changed.generation() == before {
+                break (before, tools);
+            }
+        };
+        let start = paging::page_start(cursor.as_deref(), generation)?;
+        let (start, end, next) = paging::page_bounds(tools.len(), start, self.shared.page_size)?;
+        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        result.next_cursor = next.map(|offset| paging::cursor(generation, offset));
+        if is_modern(&context) {
+            result.ttl_ms = Some(self.shared.list_ttl.map_or(0, |ttl| {
+                u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)
+            }));
+            result.cache_scope = Some(if caller.is_some() {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            });
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let caller = caller(&context);
+        let peer = RequestPeer {
+            peer: context.peer.clone(),
+            progress_token: context.meta.get_progress_token(),
+            logs: self.log_filter(&context),
+        };
+        let ctx = ToolContext::default()
+            .with_request_id(context.id.to_string())
+            .with_cancellation(context.ct.clone())
+            .with_peer(Arc::new(peer));
+        let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        let registry = &self.shared.registry;
+        let outcome = match &caller {
+            Some(permissions) => {
+                registry
+                    .view(permissions)
+                    .call_tool(&request.name, arguments, ctx)
+                    .await
+            }
+            None => registry.call_tool(&request.name, arguments, ctx).await,
+        };
+        match outcome {
+            Ok(result) => Ok(CallToolResult::from(result).into()),
+            Err(not_found) => Err(McpError::invalid_params(not_found.to_string(), None)),
+        }
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self
+            .session
+            .log_level
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(from_rmcp(request.level));
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if !self.session.registered.swap(true, Ordering::SeqCst) {
+            self.shared.list_changed.start_pump();
+            self.shared.list_changed.add_peer(context.peer);
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        if requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let list_changed = &self.shared.list_changed;
+        list_changed.start_pump();
+        let _subscribed = list_changed.subscribe(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
+    }
+}

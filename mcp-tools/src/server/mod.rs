@@ -1,0 +1,120 @@
+//! Serving a [`ToolRegistry`] over MCP: stdio, streamable HTTP and TCP, through `rmcp`.
+//!
+//! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`http`] and
+//! [`tcp`] are one-line shortcuts with the defaults.
+//!
+//! ```no_run
+//! use mcp_tools::{server::Server, ToolRegistry};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = ToolRegistry::builder().build()?;
+//! Server::new(registry)
+//!     .info(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+//!     .serve_stdio()
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What the server does for every connection:
+//! - `initialize` / `server/discover` answer with the server's own name and version and
+//!   advertise `tools` (with `listChanged`) and `logging`;
+//! - `tools/list` pages through the caller's view of the registry (cursor pagination, page
+//!   size from [`Server::page_size`]); on protocol 2026-07-28 and later it carries `ttlMs`
+//!   and `cacheScope` (`private` when the list depends on the caller's token);
+//! - `tools/call` runs the tool through the registry's middleware; a tool the caller cannot
+//!   see answers JSON-RPC `-32602`, everything else is a `CallToolResult`;
+//! - `notifications/cancelled` fires the call's cancellation token and drops its future;
+//! - progress and log notifications sent from a tool's [`ToolContext`](crate::ToolContext)
+//!   reach the client (`logging/setLevel`, or the per-request log level on 2026-07-28,
+//!   filters the logs);
+//! - `notifications/tools/list_changed` follows every runtime change of the registry
+//!   (sent to legacy sessions, and to `subscriptions/listen` streams on 2026-07-28);
+//! - unknown methods answer `-32601`;
+//! - at most [`Server::max_in_flight`] requests run at once per connection; beyond that the
+//!   server stops reading from the connection until one finishes (back-pressure), so a
+//!   client pipelining thousands of calls cannot grow the server's memory without bound.
+
+mod auth;
+mod bounded;
+mod builder;
+mod handler;
+mod http_transport;
+mod notify;
+mod paging;
+mod peer;
+mod stream;
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+
+pub use auth::{TokenResolver, TokenTable, TokensFileError};
+pub use builder::{HttpOptions, HttpServer, ServeError, Server, ServerInfo, TcpServer};
+pub use handler::McpHandler;
+
+use crate::registry::ToolRegistry;
+
+/// The server's name and version as the calling crate declares them in its `Cargo.toml`
+/// (`CARGO_PKG_NAME`, `CARGO_PKG_VERSION`, read where the macro is written), for
+/// [`Server::server_info`].
+///
+/// ```
+/// let info = mcp_tools::server_info!();
+/// assert_eq!(info.name(), env!("CARGO_PKG_NAME"));
+/// assert_eq!(info.version(), env!("CARGO_PKG_VERSION"));
+/// ```
+#[macro_export]
+macro_rules! server_info {
+    () => {
+        $crate::server::ServerInfo::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+    };
+}
+
+/// Serve `registry` over stdio (the transport MCP clients use when they launch the
+/// server) until the client closes stdin. Shortcut for `Server::new(registry).serve_stdio()`.
+///
+/// The server reports the executable's file name as its name; use [`Server`] with
+/// [`Server::info`] or [`server_info!`](crate::server_info) to report your crate's.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// mcp_tools::server::stdio(registry).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn stdio(registry: ToolRegistry) -> Result<(), ServeError> {
+    Server::new(registry).serve_stdio().await
+}
+
+/// Serve `registry` over streamable HTTP at `http://ADDR/mcp` with the default
+/// [`HttpOptions`] (stateful sessions, loopback Host/Origin only, no tokens), until the
+/// process ends. Shortcut for `Server::new(registry).serve_http(addr, HttpOptions::default())`.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// mcp_tools::server::http(registry, "127.0.0.1:8080".parse()?).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn http(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeError> {
+    Server::new(registry)
+        .serve_http(addr, HttpOptions::default())
+        .await
+}
+
+/// Serve `registry` over TCP (newline-delimited JSON-RPC, one MCP session per connection)
+/// until the process ends. Shortcut for `Server::new(registry).serve_tcp(addr)`.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// mcp_tools::server::tcp(registry, "127.0.0.1:9000".parse()?).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn tcp(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeError> {
+    Server::new(registry).serve_tcp(addr).await
+}

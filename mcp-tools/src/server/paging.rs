@@ -1,0 +1,69 @@
+//! `tools/list` cursors: an opaque `"<generation>.<offset>"`, where the generation counts
+//! the registry's runtime changes, so a cursor taken before a change is refused (the client
+//! lists again from the start) instead of silently skipping or repeating tools.
+
+use rmcp::ErrorData;
+
+/// Where a page starts, decoded from a cursor.
+pub(crate) fn page_start(cursor: Option<&str>, generation: u64) -> Result<usize, ErrorData> {
+    let Some(cursor) = cursor else { return Ok(0) };
+    let invalid = |why: &str| {
+        ErrorData::invalid_params(
+            format!("invalid cursor {cursor:?}: {why}; list again without a cursor"),
+            None,
+        )
+    };
+    let (taken_at, offset) = cursor
+        .split_once('.')
+        .and_then(|(g, o)| Some((g.parse::<u64>().ok()?, o.parse::<usize>().ok()?)))
+        .ok_or_else(|| invalid("not a cursor this server issued"))?;
+    if taken_at != generation {
+        return Err(invalid("the tool list changed since it was issued"));
+    }
+    Ok(offset)
+}
+
+/// The cursor of the page starting at `offset`.
+pub(crate) fn cursor(generation: u64, offset: usize) -> String {
+    format!("{generation}.{offset}")
+}
+
+/// The `[start, end)` bounds of one page and the next page's offset, if any.
+pub(crate) fn page_bounds(
+    len: usize,
+    start: usize,
+    page_size: Option<usize>,
+) -> Result<(usize, usize, Option<usize>), ErrorData> {
+    if start > len || (start == len && start != 0) {
+        return Err(ErrorData::invalid_params(
+            "invalid cursor: it points past the end of the tool list; list again without a cursor",
+            None,
+        ));
+    }
+    let end = page_size.map_or(len, |size| len.min(start.saturating_add(size.max(1))));
+    Ok((start, end, (end < len).then_some(end)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_stale_or_foreign_cursors() {
+        assert_eq!(page_start(None, 3).unwrap(), 0);
+        assert_eq!(page_start(Some(&cursor(3, 40)), 3).unwrap(), 40);
+        assert!(page_start(Some(&cursor(2, 40)), 3).is_err());
+        assert!(page_start(Some("garbage"), 3).is_err());
+        assert!(page_start(Some("3.-1"), 3).is_err());
+    }
+
+    #[test]
+    fn pages_cover_the_list_once() {
+        assert_eq!(page_bounds(5, 0, Some(2)).unwrap(), (0, 2, Some(2)));
+        assert_eq!(page_bounds(5, 4, Some(2)).unwrap(), (4, 5, None));
+        assert_eq!(page_bounds(5, 0, None).unwrap(), (0, 5, None));
+        assert_eq!(page_bounds(0, 0, Some(2)).unwrap(), (0, 0, None));
+        assert!(page_bounds(5, 5, Some(2)).is_err());
+        assert!(page_bounds(5, 9, Some(2)).is_err());
+    }
+}

@@ -1,0 +1,117 @@
+//! The [`ClientPeer`] a tool sees during a protocol request: progress and log notifications
+//! sent through rmcp's peer, tied to the request's progress token and log level.
+// rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
+#![allow(deprecated)]
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+};
+use rmcp::service::{Peer, RoleServer};
+use serde_json::Value;
+
+use crate::context::{ClientPeer, LogLevel};
+
+/// Which log messages a request may send to the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogFilter {
+    /// None (a 2026-07-28 request that did not opt in).
+    Off,
+    /// Messages at this level or above.
+    AtLeast(LogLevel),
+}
+
+impl LogFilter {
+    fn admits(self, level: LogLevel) -> bool {
+        match self {
+            LogFilter::Off => false,
+            LogFilter::AtLeast(min) => level >= min,
+        }
+    }
+}
+
+/// The client of one `tools/call` request.
+pub(crate) struct RequestPeer {
+    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) logs: LogFilter,
+}
+
+impl ClientPeer for RequestPeer {
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'static, ()> {
+        let Some(token) = self.progress_token.clone() else {
+            return Box::pin(async {});
+        };
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let mut param = ProgressNotificationParam::new(token, progress);
+            param.total = total;
+            param.message = message;
+            if let Err(error) = peer.notify_progress(param).await {
+                tracing::debug!(%error, "could not send a progress notification");
+            }
+        })
+    }
+
+    fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> BoxFuture<'static, ()> {
+        if !self.logs.admits(level) {
+            return Box::pin(async {});
+        }
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let mut param = LoggingMessageNotificationParam::new(to_rmcp(level), data);
+            param.logger = logger;
+            if let Err(error) = peer.notify_logging_message(param).await {
+                tracing::debug!(%error, "could not send a log notification");
+            }
+        })
+    }
+}
+
+/// The protocol's level for ours.
+pub(crate) fn to_rmcp(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+/// Our level for the protocol's.
+pub(crate) fn from_rmcp(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_levels() {
+        assert!(!LogFilter::Off.admits(LogLevel::Emergency));
+        assert!(LogFilter::AtLeast(LogLevel::Warning).admits(LogLevel::Error));
+        assert!(!LogFilter::AtLeast(LogLevel::Warning).admits(LogLevel::Info));
+        for level in [LogLevel::Debug, LogLevel::Notice, LogLevel::Emergency] {
+            assert_eq!(from_rmcp(to_rmcp(level)), level);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Byte-stream transports: stdio, any read/write pair, and TCP (one session per
+//! connection). Each stream is rmcp's newline-delimited JSON-RPC codec behind the
+//! in-flight bound.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::ServeError;
+use super::bounded::Bounded;
+use super::handler::{McpHandler, Shared};
+
+/// Serve one MCP session over `read`/`write` until the peer closes it or `shutdown` fires.
+pub(crate) async fn serve_stream<R, W>(
+    shared: Arc<Shared>,
+    read: R,
+    write: W,
+    max_in_flight: usize,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let transport = Bounded::new(AsyncRwTransport::new_server(read, write), max_in_flight);
+    let handler = McpHandler::new_session(shared);
+    let running = match serve_server_with_ct(handler, transport, shutdown.child_token()).await {
+        Ok(running) => running,
+        Err(ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("the client closed the connection before initializing");
+            return Ok(());
+        }
+        Err(ServerInitializeError::Cancelled) => return Ok(()),
+        Err(error) => return Err(ServeError::Session(error.to_string())),
+    };
+    match running.waiting().await {
+        Ok(QuitReason::JoinError(error)) => Err(ServeError::Session(error.to_string())),
+        Ok(reason) => {
+            tracing::info!(?reason, "MCP session ended");
+            Ok(())
+        }
+        Err(error) => Err(ServeError::Session(error.to_string())),
+    }
+}
+
+/// Accept TCP connections until `shutdown` fires; each is served on its own task.
+pub(crate) async fn serve_tcp(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    max_in_flight: usize,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(%addr, "serving MCP over TCP");
+    }
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.cancelled() => return Ok(()),
+        };
+        let (stream, peer) = match accepted {
+            Ok(pair) => pair,
+            Err(error) => {
+                // Out of descriptors and the like: keep the listener, retry shortly.
+                tracing::warn!(%error, "accepting a TCP connection failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+        let (read, write) = stream.into_split();
+        let shared = shared.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            tracing::debug!(%peer, "TCP connection opened");
+            if let Err(error) = serve_stream(shared, read, write, max_in_flight, shutdown).await {
+                tracing::warn!(%peer, %error, "TCP session ended with an error");
+            }
+        });
+    }
+}

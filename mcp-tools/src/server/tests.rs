@@ -1,0 +1,337 @@
+//! In-process protocol tests: a raw JSON-RPC client over an in-memory pipe, against the
+//! real server stack (rmcp service, bounded transport, handler, registry).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
+use tokio::sync::Semaphore;
+
+use super::Server;
+use crate::{ToolDef, ToolRegistry, ToolResult};
+
+/// A line-oriented JSON-RPC client; notifications seen while waiting are kept.
+struct RawClient {
+    write: WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    notifications: Vec<Value>,
+}
+
+impl RawClient {
+    /// Serve `server` on one end of a pipe and return a client on the other.
+    fn connect(server: Server) -> RawClient {
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        tokio::spawn(async move { server.serve_io(server_read, server_write).await });
+        let (read, write) = tokio::io::split(client_end);
+        RawClient {
+            write,
+            lines: BufReader::new(read).lines(),
+            notifications: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(20), self.lines.next_line())
+            .await
+            .expect("no message from the server within 20 s")
+            .unwrap()
+            .expect("the server closed the pipe");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// The reply to request `id`, keeping notifications that come first.
+    async fn reply(&mut self, id: i64) -> Value {
+        loop {
+            let message = self.next().await;
+            if message.get("id") == Some(&json!(id)) {
+                return message;
+            }
+            assert!(message.get("id").is_none(), "unexpected reply {message}");
+            self.notifications.push(message);
+        }
+    }
+
+    async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.reply(id).await
+    }
+
+    async fn initialize(&mut self) -> Value {
+        let reply = self
+            .request(
+                0,
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}),
+            )
+            .await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        reply
+    }
+}
+
+fn text_tool(name: &str) -> ToolDef {
+    let reply = name.to_string();
+    ToolDef::builder(name.to_string())
+        .description(format!("Answers {name}."))
+        .handler(move |_args, _ctx| {
+            let reply = reply.clone();
+            async move { Ok(ToolResult::text(reply)) }
+        })
+        .build()
+        .unwrap()
+}
+
+/// A tool that waits for a permit from `gate`, recording how many calls run at once.
+fn gated_tool(gate: Arc<Semaphore>, running: Arc<AtomicUsize>, peak: Arc<AtomicUsize>) -> ToolDef {
+    ToolDef::builder("gated")
+        .description("Waits for the test to open the gate.")
+        .handler(move |_args, _ctx| {
+            let (gate, running, peak) = (gate.clone(), running.clone(), peak.clone());
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(now, Ordering::SeqCst);
+                let _guard = Decrement(running);
+                gate.acquire().await.unwrap().forget();
+                Ok(ToolResult::text("through"))
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+struct Decrement(Arc<AtomicUsize>);
+
+impl Drop for Decrement {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn registry(defs: impl IntoIterator<Item = ToolDef>) -> ToolRegistry {
+    defs.into_iter()
+        .fold(ToolRegistry::builder().include_linked(false), |b, d| b.tool(d))
+        .build()
+        .unwrap()
+}
+
+async fn wait_until(mut condition: impl FnMut() -> bool) {
+    for _ in 0..2000 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("condition not reached");
+}
+
+#[tokio::test]
+async fn initialize_reports_the_servers_own_identity() {
+    let server = Server::new(registry([text_tool("alpha")]))
+        .info("demo-server", "3.1.4")
+        .instructions("Call alpha.");
+    let mut client = RawClient::connect(server);
+    let reply = client.initialize().await;
+    let result = &reply["result"];
+    assert_eq!(result["serverInfo"]["name"], "demo-server");
+    assert_eq!(result["serverInfo"]["version"], "3.1.4");
+    assert_eq!(result["instructions"], "Call alpha.");
+    assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
+    assert!(result["capabilities"]["logging"].is_object());
+    let unknown = client.request(1, "no/such_method", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn pagination_walks_every_tool_once_and_refuses_stale_cursors() {
+    let names = ["a1", "a2", "a3", "a4", "a5"];
+    let registry = registry(names.map(text_tool));
+    let mut client = RawClient::connect(Server::new(registry.clone()).page_size(2));
+    client.initialize().await;
+    let mut seen = Vec::new();
+    let mut cursor = Value::Null;
+    let mut pages = 0;
+    let mut first_cursor = None;
+    loop {
+        let params = if cursor.is_null() { json!({}) } else { json!({"cursor": cursor}) };
+        let reply = client.request(10 + pages, "tools/list", params).await;
+        let result = &reply["result"];
+        let page: Vec<String> = result["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        assert!(page.len() <= 2);
+        seen.extend(page);
+        pages += 1;
+        cursor = result.get("nextCursor").cloned().unwrap_or(Value::Null);
+        if first_cursor.is_none() {
+            first_cursor = Some(cursor.clone());
+        }
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(seen, names);
+    assert_eq!(pages, 3);
+    registry.disable("a1").unwrap();
+    let stale = client
+        .request(50, "tools/list", json!({"cursor": first_cursor.unwrap()}))
+        .await;
+    assert_eq!(stale["error"]["code"], -32602, "{stale}");
+}
+
+#[tokio::test]
+async fn in_flight_bound_holds_back_pipelined_calls() {
+    let gate = Arc::new(Semaphore::new(0));
+    let running = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let registry = registry([gated_tool(gate.clone(), running.clone(), peak.clone())]);
+    let mut client = RawClient::connect(Server::new(registry).max_in_flight(4));
+    client.initialize().await;
+    for id in 1..=40 {
+        client
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": "gated", "arguments": {}}}))
+            .await;
+    }
+    wait_until(|| running.load(Ordering::SeqCst) == 4).await;
+    gate.add_permits(40);
+    let mut answered = Vec::new();
+    while answered.len() < 40 {
+        let message = client.next().await;
+        if let Some(id) = message.get("id").and_then(Value::as_i64) {
+            assert_eq!(message["result"]["content"][0]["text"], "through");
+            answered.push(id);
+        }
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, (1..=40).collect::<Vec<_>>());
+    assert_eq!(peak.load(Ordering::SeqCst), 4, "more calls ran at once than the bound");
+}
+
+#[tokio::test]
+async fn a_request_id_reused_in_flight_is_refused() {
+    let gate = Arc::new(Semaphore::new(0));
+    let running = Arc::new(AtomicUsize::new(0));
+    let registry = registry([
+        gated_tool(gate.clone(), running.clone(), Arc::default()),
+        text_tool("echo"),
+    ]);
+    let mut client = RawClient::connect(Server::new(registry));
+    client.initialize().await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "gated", "arguments": {}}});
+    client.send(call.clone()).await;
+    wait_until(|| running.load(Ordering::SeqCst) == 1).await;
+    client.send(call).await;
+    let refused = client.next().await;
+    assert_eq!(refused["id"], 7);
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    gate.add_permits(1);
+    let first = client.reply(7).await;
+    assert_eq!(first["result"]["content"][0]["text"], "through");
+}
+
+#[tokio::test]
+async fn a_notification_before_initialize_does_not_end_the_session() {
+    let mut client = RawClient::connect(Server::new(registry([text_tool("alpha")])));
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let reply = client.initialize().await;
+    assert!(reply["result"]["serverInfo"].is_object(), "{reply}");
+    let call = client
+        .request(1, "tools/call", json!({"name": "alpha", "arguments": {}}))
+        .await;
+    assert_eq!(call["result"]["content"][0]["text"], "alpha");
+}
+
+#[tokio::test]
+async fn cancelling_a_call_drops_it_and_frees_its_slot() {
+    let gate = Arc::new(Semaphore::new(0));
+    let running = Arc::new(AtomicUsize::new(0));
+    let registry = registry([
+        gated_tool(gate.clone(), running.clone(), Arc::default()),
+        text_tool("echo"),
+    ]);
+    let mut client = RawClient::connect(Server::new(registry).max_in_flight(1));
+    client.initialize().await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "gated", "arguments": {}}}))
+        .await;
+    wait_until(|| running.load(Ordering::SeqCst) == 1).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 1, "reason": "test"}}))
+        .await;
+    // The only slot was the cancelled call's; echo is answered only if it was freed.
+    let echo = client
+        .request(2, "tools/call", json!({"name": "echo", "arguments": {}}))
+        .await;
+    assert_eq!(echo["result"]["content"][0]["text"], "echo");
+    // The gated call's future was dropped (its guard ran) although the gate never opened.
+    wait_until(|| running.load(Ordering::SeqCst) == 0).await;
+}
+
+#[tokio::test]
+async fn list_changed_reaches_an_initialized_session() {
+    let registry = registry([text_tool("alpha"), text_tool("beta")]);
+    let mut client = RawClient::connect(Server::new(registry.clone()));
+    client.initialize().await;
+    // A round trip after `initialized`, so the session is registered before the change.
+    client.request(1, "ping", json!({})).await;
+    registry.disable("beta").unwrap();
+    let notification = client.next().await;
+    assert_eq!(notification["method"], "notifications/tools/list_changed");
+    let listed = client.request(2, "tools/list", json!({})).await;
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 1);
+    let hidden = client
+        .request(3, "tools/call", json!({"name": "beta", "arguments": {}}))
+        .await;
+    assert_eq!(hidden["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn log_messages_follow_set_level() {
+    let logging = ToolDef::builder("chatty")
+        .description("Logs at info and error.")
+        .handler(|_args, ctx: crate::ToolContext| async move {
+            ctx.log(crate::LogLevel::Info, "info line").await;
+            ctx.log(crate::LogLevel::Error, "error line").await;
+            Ok(ToolResult::text("done"))
+        })
+        .build()
+        .unwrap();
+    let mut client = RawClient::connect(Server::new(registry([logging])));
+    client.initialize().await;
+    let call = json!({"name": "chatty", "arguments": {}});
+    client.request(1, "tools/call", call.clone()).await;
+    let levels = |client: &mut RawClient| -> Vec<String> {
+        client
+            .notifications
+            .drain(..)
+            .filter(|n| n["method"] == "notifications/message")
+            .map(|n| n["params"]["level"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(levels(&mut client), ["info", "error"]);
+    let set = client
+        .request(2, "logging/setLevel", json!({"level": "warning"}))
+        .await;
+    assert!(set["result"].is_object(), "{set}");
+    client.request(3, "tools/call", call).await;
+    assert_eq!(levels(&mut client), ["error"]);
+}

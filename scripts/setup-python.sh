@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Creates the Python virtualenv the test suite drives, at <repo>/.cache/py (git-ignored), with
+# the fully pinned packages of scripts/python/requirements.txt (the official MCP Python SDK,
+# mcp==2.3.0, and its dependencies). Idempotent: skipped while the stamp (hash of the
+# requirements file + the interpreter version) matches.
+#
+# Usage: scripts/setup-python.sh [--force] [--quiet]
+#   --force  recreate the venv even if the stamp matches
+#   --quiet  print only the interpreter path at the end
+# Environment: PYTHON (default: python3) is the interpreter the venv is made from (>= 3.10);
+# MCP_TOOLS_CACHE overrides the cache root (default <repo>/.cache).
+# Prints the venv's python path on stdout; `source scripts/env.sh` exports it as MCP_TOOLS_PYTHON.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${MCP_TOOLS_CACHE:-$ROOT/.cache}"
+VENV="$CACHE/py"
+REQS="$ROOT/scripts/python/requirements.txt"
+BASE_PY="${PYTHON:-python3}"
+
+force=0
+quiet=0
+for arg in "$@"; do
+    case "$arg" in
+        --force) force=1 ;;
+        --quiet) quiet=1 ;;
+        -h | --help)
+            awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+            exit 0
+            ;;
+        *)
+            echo "setup-python: unknown argument '$arg' (try --help)" >&2
+            exit 2
+            ;;
+    esac
+done
+
+log() { [ "$quiet" = 1 ] || echo "setup-python: $*" >&2; }
+die() {
+    echo "setup-python: error: $*" >&2
+    exit 1
+}
+
+command -v "$BASE_PY" >/dev/null 2>&1 || die "'$BASE_PY' not found (set PYTHON to a Python >= 3.10)"
+command -v sha256sum >/dev/null 2>&1 || die "'sha256sum' is needed on PATH"
+[ -f "$REQS" ] || die "missing $REQS"
+base_ver="$("$BASE_PY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')" ||
+    die "'$BASE_PY' does not run"
+case "$base_ver" in
+    3.[0-9].* | [0-2].*) die "Python >= 3.10 is needed (mcp 2.x); '$BASE_PY' is $base_ver" ;;
+esac
+
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.setup-python.lock"
+if command -v flock >/dev/null 2>&1; then flock 9; fi
+
+stamp="$VENV/.stamp"
+want="$(sha256sum <"$REQS" | cut -d' ' -f1) python=$base_ver"
+if [ "$force" = 0 ] && [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    log "venv: cached ($VENV)"
+else
+    log "creating venv $VENV (Python $base_ver)"
+    rm -rf "$VENV"
+    "$BASE_PY" -m venv "$VENV" || die "python -m venv failed"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        -r "$REQS" >&2 || die "pip install -r $REQS failed"
+    "$VENV/bin/python" -m pip check >&2 || die "pip check found inconsistent packages"
+    "$VENV/bin/python" -c 'from mcp import Client' || die "'from mcp import Client' fails in the venv"
+    echo "$want" >"$stamp"
+fi
+
+[ "$quiet" = 1 ] || log "ready: $("$VENV/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))')"
+echo "$VENV/bin/python"

@@ -1,0 +1,341 @@
+//! The system-tools example (`examples/system-tools`, binary `system-tools-mcp`) as a real
+//! process behind a sandbox configuration file, driven by the official MCP Python SDK
+//! (`tests/clients/ex6_steps.py`) over stdio and streamable HTTP: the seven tools listed,
+//! each called, refusals answered as `Error (permission_denied)` with an Action line and
+//! nothing outside the sandbox touched, and `--permissions-file` hiding tools.
+//! Needs `scripts/setup-python.sh`.
+
+use std::os::unix::fs::symlink;
+use std::path::PathBuf;
+
+use mcp_tools_tests::{ServerProcess, Target, example_binary, run_client_script};
+use serde_json::{Value, json};
+
+const TOOLS: [&str; 7] = [
+    "echo",
+    "execute_command",
+    "list_directory",
+    "read_file",
+    "search_files",
+    "system_info",
+    "write_file",
+];
+
+/// Text of the file outside the sandbox; must never appear in any answer.
+const OUTSIDE_SECRET: &str = "OUTSIDE-SECRET-ex6";
+/// Text of the file in the denied directory; must never appear in any answer.
+const DENIED_SECRET: &str = "DENIED-SECRET-ex6";
+
+fn system_tools_mcp() -> PathBuf {
+    example_binary("system-tools-mcp", "system-tools-mcp")
+}
+
+/// A temp dir with `sandbox/` (the allowed root, `secret/` denied inside it, a symlink
+/// pointing outside), `outside/` and `sandbox.toml`; removed when dropped.
+struct Layout {
+    base: PathBuf,
+    root: PathBuf,
+    outside: PathBuf,
+    config: PathBuf,
+}
+
+impl Layout {
+    fn new(name: &str) -> Layout {
+        let base = std::env::temp_dir().join(format!("ex6-sys-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("sandbox");
+        let outside = base.join("outside");
+        for dir in [root.join("sub"), root.join("secret"), outside.clone()] {
+            std::fs::create_dir_all(dir).expect("temp dir is writable");
+        }
+        let base = std::fs::canonicalize(&base).unwrap();
+        let root = base.join("sandbox");
+        let outside = base.join("outside");
+        std::fs::write(root.join("notes.txt"), "hello notes\n").unwrap();
+        std::fs::write(root.join("sub/inner.txt"), "inner\n").unwrap();
+        std::fs::write(root.join("victim.txt"), "still here\n").unwrap();
+        std::fs::write(root.join("secret/key.txt"), DENIED_SECRET).unwrap();
+        std::fs::write(outside.join("secret.txt"), OUTSIDE_SECRET).unwrap();
+        symlink(outside.join("secret.txt"), root.join("link_out")).unwrap();
+        symlink(&outside, root.join("dirlink_out")).unwrap();
+        let config = base.join("sandbox.toml");
+        std::fs::write(
+            &config,
+            "allowed_paths = [\"sandbox\"]\n\
+             denied_paths = [\"sandbox/secret\"]\n\
+             allowed_commands = [\"echo\", \"ls\", \"cat\"]\n\
+             denied_commands = [\"rm\"]\n\
+             command_timeout_secs = 20\n",
+        )
+        .unwrap();
+        Layout {
+            base,
+            root,
+            outside,
+            config,
+        }
+    }
+
+    fn config(&self) -> &str {
+        self.config.to_str().expect("UTF-8 path")
+    }
+
+    /// Every file under `outside/` with its content.
+    fn outside_files(&self) -> Vec<(PathBuf, String)> {
+        let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(&self.outside)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                let text = std::fs::read_to_string(&p).unwrap_or_default();
+                (p, text)
+            })
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+impl Drop for Layout {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.base);
+    }
+}
+
+fn run_steps(mode: &str, target: Target<'_>, steps: Value) -> Vec<Value> {
+    let report = run_client_script(
+        "ex6_steps.py",
+        mode,
+        target,
+        &["--steps", &steps.to_string()],
+    );
+    let entries = report.as_array().expect("a JSON array").clone();
+    assert_eq!(entries.len(), steps.as_array().unwrap().len(), "{report:#}");
+    entries
+}
+
+fn ok<'a>(entry: &'a Value, what: &str) -> &'a Value {
+    assert_eq!(entry["result"]["is_error"], false, "{what}: {entry:#}");
+    &entry["result"]["structured"]
+}
+
+fn text(entry: &Value) -> &str {
+    entry["result"]["text"].as_str().unwrap_or_default()
+}
+
+/// An error result of `kind` with an Action line and no secret in it.
+fn tool_error<'a>(entry: &'a Value, kind: &str, what: &str) -> &'a str {
+    assert_eq!(entry["result"]["is_error"], true, "{what}: {entry:#}");
+    let text = text(entry);
+    assert!(
+        text.starts_with(&format!("Error ({kind}): ")),
+        "{what}: {text}"
+    );
+    assert!(
+        text.split_once("\n\nAction: ")
+            .is_some_and(|(_, action)| !action.trim().is_empty()),
+        "{what}: no Action line in {text}"
+    );
+    assert!(
+        !text.contains(OUTSIDE_SECRET) && !text.contains(DENIED_SECRET),
+        "{what}: {text}"
+    );
+    text
+}
+
+/// The calls both transports make, and the checks on their answers.
+fn session_steps(layout: &Layout) -> Value {
+    let outside = layout.outside.join("secret.txt");
+    json!([
+        ["info"],
+        ["list"],
+        ["call", "echo", {"message": "hello"}],
+        ["call", "read_file", {"path": "notes.txt"}],
+        ["call", "write_file", {"path": "made/by/client.txt", "content": "from python", "create_dirs": true}],
+        ["call", "list_directory", {"recursive": true}],
+        ["call", "search_files", {"pattern": "*.txt"}],
+        ["call", "execute_command", {"command": "echo", "args": ["a;b", "$(id)", "|", "`x`"]}],
+        ["call", "system_info", {}],
+        // Refusals.
+        ["call", "read_file", {"path": "../outside/secret.txt"}],
+        ["call", "read_file", {"path": outside.to_str().unwrap()}],
+        ["call", "read_file", {"path": "link_out"}],
+        ["call", "read_file", {"path": "secret/key.txt"}],
+        ["call", "write_file", {"path": "dirlink_out/planted.txt", "content": "x"}],
+        ["call", "list_directory", {"path": "/"}],
+        ["call", "execute_command", {"command": "rm", "args": ["victim.txt"]}],
+        ["call", "execute_command", {"command": "sh", "args": ["-c", "cat ../outside/secret.txt"]}],
+        ["call", "execute_command", {"command": "cat", "args": [outside.to_str().unwrap()]}],
+        // Other errors.
+        ["call", "read_file", {"path": "nope.txt"}],
+        ["call", "read_file", {"path": "notes.txt", "encoding": "latin-1"}]
+    ])
+}
+
+fn check_session(report: &[Value], layout: &Layout, label: &str) {
+    assert_eq!(
+        report[0]["name"], "system-tools-mcp",
+        "{label}: {:#}",
+        report[0]
+    );
+    assert_eq!(report[1]["names"], json!(TOOLS), "{label}");
+    let tools = &report[1]["tools"];
+    assert_eq!(
+        tools["execute_command"]["input_schema"]["properties"]["args"]["type"], "array",
+        "{label}"
+    );
+    assert_eq!(
+        tools["read_file"]["annotations"]["readOnlyHint"], true,
+        "{label}"
+    );
+    assert_eq!(
+        tools["write_file"]["output_schema"]["type"], "object",
+        "{label}"
+    );
+
+    assert_eq!(text(&report[2]), "Echo: hello", "{label}");
+    assert_eq!(
+        ok(&report[3], "read")["content"],
+        "hello notes\n",
+        "{label}"
+    );
+    assert_eq!(ok(&report[4], "write")["bytes_written"], 11, "{label}");
+    assert_eq!(
+        std::fs::read_to_string(layout.root.join("made/by/client.txt")).unwrap(),
+        "from python"
+    );
+    let entries: Vec<&str> = ok(&report[5], "list")["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert!(entries.contains(&"sub/inner.txt"), "{label}: {entries:?}");
+    assert!(
+        !entries
+            .iter()
+            .any(|p| p.starts_with("secret") || p.contains("outside")),
+        "{label}: {entries:?}"
+    );
+    let found: Vec<&str> = ok(&report[6], "search")["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        found.contains(&"notes.txt") && found.contains(&"made/by/client.txt"),
+        "{label}: {found:?}"
+    );
+    assert!(
+        !found.iter().any(|p| p.starts_with("secret")),
+        "{label}: {found:?}"
+    );
+    let ran = ok(&report[7], "exec");
+    assert_eq!(ran["stdout"], "a;b $(id) | `x`\n", "{label}: no shell ran");
+    assert_eq!(ran["exit_code"], 0);
+    assert!(ok(&report[8], "system_info")["cpu_count"].as_u64().unwrap() >= 1);
+
+    for (i, what) in [
+        (9, "dot-dot escape"),
+        (10, "absolute path outside"),
+        (11, "symlink out"),
+        (12, "denied directory"),
+        (13, "write through a symlinked directory"),
+        (14, "listing /"),
+        (15, "denied program"),
+        (16, "shell not allowed"),
+        (17, "allowed program, path argument outside"),
+    ] {
+        let message = tool_error(&report[i], "permission_denied", &format!("{label}: {what}"));
+        assert!(
+            message.contains(" was refused: "),
+            "{label}: {what}: {message}"
+        );
+    }
+    tool_error(&report[18], "not_found", label);
+    tool_error(&report[19], "validation_error", label);
+
+    assert_eq!(
+        layout.outside_files(),
+        vec![(
+            layout.outside.join("secret.txt"),
+            OUTSIDE_SECRET.to_string()
+        )],
+        "{label}: nothing outside the sandbox changed"
+    );
+    assert_eq!(
+        std::fs::read_to_string(layout.root.join("victim.txt")).unwrap(),
+        "still here\n"
+    );
+}
+
+#[test]
+fn system_tools_over_stdio() {
+    let layout = Layout::new("stdio");
+    let bin = system_tools_mcp();
+    let argv = [bin.to_str().unwrap(), "--config", layout.config(), "serve"];
+    let report = run_steps("auto", Target::Stdio(&argv), session_steps(&layout));
+    check_session(&report, &layout, "stdio/auto");
+}
+
+#[test]
+fn system_tools_over_http() {
+    let layout = Layout::new("http");
+    let server = ServerProcess::start_cli_http(
+        &system_tools_mcp(),
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--config",
+            layout.config(),
+        ],
+    );
+    let target = Target::Http {
+        url: &server.endpoint,
+        token: None,
+    };
+    let report = run_steps("legacy", target, session_steps(&layout));
+    check_session(&report, &layout, "http/legacy");
+    let stderr = server.stderr();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_permissions_file_hides_tools_from_the_client() {
+    let layout = Layout::new("perms");
+    let permissions = layout.base.join("read-only.permissions");
+    std::fs::write(&permissions, "# read and look, nothing else\nFILE_READ\n").unwrap();
+    let bin = system_tools_mcp();
+    let argv = [
+        bin.to_str().unwrap(),
+        "--config",
+        layout.config(),
+        "--permissions-file",
+        permissions.to_str().unwrap(),
+        "serve",
+    ];
+    let report = run_steps(
+        "auto",
+        Target::Stdio(&argv),
+        json!([
+            ["list"],
+            ["call", "read_file", {"path": "notes.txt"}],
+            ["call", "write_file", {"path": "notes.txt", "content": "overwritten"}],
+            ["call", "execute_command", {"command": "ls"}]
+        ]),
+    );
+    assert_eq!(
+        report[0]["names"],
+        json!(["echo", "list_directory", "read_file", "search_files"])
+    );
+    ok(&report[1], "read");
+    // Tools the permissions exclude do not exist for this client.
+    for entry in &report[2..] {
+        assert_eq!(entry["error"]["code"], -32602, "{entry:#}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(layout.root.join("notes.txt")).unwrap(),
+        "hello notes\n"
+    );
+}

@@ -1,0 +1,104 @@
+//! The quickstart example as a real process over TCP (newline-delimited JSON-RPC, one MCP
+//! session per connection), driven by a raw JSON-RPC client: no MCP SDK ships a TCP
+//! transport.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use mcp_tools_tests::{ServerProcess, quickstart};
+use serde_json::{Value, json};
+
+struct Connection {
+    writer: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl Connection {
+    fn open(server: &ServerProcess) -> Connection {
+        let stream = TcpStream::connect(server.authority()).expect("the server accepts");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        Connection {
+            writer: stream.try_clone().unwrap(),
+            reader: BufReader::new(stream),
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).unwrap();
+    }
+
+    fn next(&mut self) -> Value {
+        let mut line = String::new();
+        let read = self.reader.read_line(&mut line).expect("a reply within 30 s");
+        assert!(read > 0, "the server closed the connection");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.next();
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        let reply = self.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "tcp-test", "version": "1"}}),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        reply
+    }
+}
+
+#[test]
+fn tcp_sessions_list_call_and_pipeline() {
+    let server = ServerProcess::start(&quickstart(), &["--tcp", "127.0.0.1:0", "--max-in-flight", "8"]);
+    assert!(server.endpoint.starts_with("tcp://"), "{}", server.endpoint);
+    let mut first = Connection::open(&server);
+    let mut second = Connection::open(&server);
+
+    let info = first.initialize();
+    assert_eq!(info["result"]["serverInfo"]["name"], "quickstart-mcp", "{info}");
+    second.initialize();
+
+    let listed = first.request(1, "tools/list", json!({}));
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7, "{listed}");
+
+    let stats = second.request(
+        1,
+        "tools/call",
+        json!({"name": "word_stats", "arguments": {"text": "over tcp"}}),
+    );
+    assert_eq!(stats["result"]["structuredContent"]["words"], 2, "{stats}");
+
+    let unknown = first.request(2, "tools/call", json!({"name": "nope", "arguments": {}}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    // 2,000 pipelined calls through a bound of 8 in flight: every one is answered.
+    for id in 100..2100 {
+        first.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": {"name": "echo", "arguments": {"message": format!("m{id}")}}}));
+    }
+    let mut answered = 0;
+    while answered < 2000 {
+        let reply = first.next();
+        let id = reply["id"].as_i64().expect("only replies on this connection");
+        assert_eq!(reply["result"]["content"][0]["text"], format!("m{id}"), "{reply}");
+        answered += 1;
+    }
+
+    // Sessions are separate connections: the second still works after all that.
+    let echo = second.request(2, "tools/call", json!({"name": "echo", "arguments": {"message": "ok"}}));
+    assert_eq!(echo["result"]["content"][0]["text"], "ok");
+}
