@@ -106,7 +106,9 @@ impl AnnotatedFn {
                 FnArg::Receiver(receiver) => {
                     push_error(syn::Error::new_spanned(
                         receiver,
-                        format!("{macro_name} fns cannot take `self`; make it a free fn and pass shared data as `State<T>`"),
+                        format!(
+                            "{macro_name} fns cannot take `self`; make it a free fn and pass shared data as `State<T>`"
+                        ),
                     ));
                     continue;
                 }
@@ -126,7 +128,9 @@ impl AnnotatedFn {
                 other => {
                     push_error(syn::Error::new_spanned(
                         other,
-                        format!("{macro_name} parameters must be plain names (`name: Type`); destructure inside the fn body"),
+                        format!(
+                            "{macro_name} parameters must be plain names (`name: Type`); destructure inside the fn body"
+                        ),
                     ));
                     continue;
                 }
@@ -149,7 +153,9 @@ impl AnnotatedFn {
                 };
                 push_error(syn::Error::new(
                     span,
-                    format!("#[arg] describes {what}; it cannot go on an #[args] struct or an extractor"),
+                    format!(
+                        "#[arg] describes {what}; it cannot go on an #[args] struct or an extractor"
+                    ),
                 ));
             }
             params.push(Param {

@@ -195,9 +195,9 @@ impl ItemAttr {
                     let mut entries: Vec<(Ident, syn::Path)> = Vec::new();
                     meta.parse_nested_meta(|entry| {
                         let Some(arg) = entry.path.get_ident().cloned() else {
-                            return Err(entry.error(
-                                "write `complete(argument = path::to::completion_fn)`",
-                            ));
+                            return Err(
+                                entry.error("write `complete(argument = path::to::completion_fn)`")
+                            );
                         };
                         if entries.iter().any(|(seen, _)| *seen == arg) {
                             return Err(syn::Error::new_spanned(

@@ -4,7 +4,8 @@
 //! absolute `::mcp_tools::…` path.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::ast::{AnnotatedFn, Doc, Param, ParamKind, option_inner};
 use crate::attr::{Kind, join_doc};
@@ -21,7 +22,12 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
     let item = &tool.item;
     let fn_ident = &item.sig.ident;
     let name = tool.name();
-    let name_const = name_const(&name, "TOOL", &format!("The name of the `{name}` tool."), &name);
+    let name_const = name_const(
+        &name,
+        "TOOL",
+        &format!("The name of the `{name}` tool."),
+        &name,
+    );
 
     let (args_struct, args_ty, field_values) = arguments(tool);
     let extractors = extractors(tool);
@@ -33,10 +39,7 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
             .map(|(_, value)| value.clone())
             .unwrap_or_default()
     });
-    let ret_ty = match &item.sig.output {
-        syn::ReturnType::Default => quote! { () },
-        syn::ReturnType::Type(_, ty) => quote! { #ty },
-    };
+    let ret_ty = return_type(item);
     let metadata = metadata(tool);
 
     quote! {
@@ -88,6 +91,7 @@ fn resource(resource: &AnnotatedFn) -> TokenStream {
     let const_doc = format!("The {what} of the `{fn_ident}` resource.");
     let name_const = name_const(&fn_ident.to_string(), "RESOURCE", &const_doc, &address);
     let name = resource.name();
+    let ret_ty = return_type(item);
     let common = common_calls(resource);
     let mime_type = attr.mime_type.as_ref().map(|m| quote! { .mime_type(#m) });
     let requirements = requirements(resource);
@@ -105,6 +109,7 @@ fn resource(resource: &AnnotatedFn) -> TokenStream {
 
         const _: () = {
             fn __mcp_resource_def() -> ::core::result::Result<::mcp_tools::ResourceDef, ::mcp_tools::DefError> {
+                let _ = <#ret_ty as ::mcp_tools::IntoResourceContents>::into_resource_contents;
                 ::mcp_tools::ResourceDef::#constructor(#address)
                     .name(#name)
                     #common
@@ -132,7 +137,13 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
     let item = &prompt.item;
     let fn_ident = &item.sig.ident;
     let name = prompt.name();
-    let name_const = name_const(&name, "PROMPT", &format!("The name of the `{name}` prompt."), &name);
+    let name_const = name_const(
+        &name,
+        "PROMPT",
+        &format!("The name of the `{name}` prompt."),
+        &name,
+    );
+    let ret_ty = return_type(item);
     let common = common_calls(prompt);
     let arguments = prompt.params.iter().filter_map(|param| {
         let ParamKind::Arg { attr, doc } = &param.kind else {
@@ -165,6 +176,7 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
 
         const _: () = {
             fn __mcp_prompt_def() -> ::core::result::Result<::mcp_tools::PromptDef, ::mcp_tools::DefError> {
+                let _ = <#ret_ty as ::mcp_tools::IntoPromptResult>::into_prompt_result;
                 ::mcp_tools::PromptDef::builder(#name)
                     #common
                     #(#arguments)*
@@ -184,6 +196,14 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
                 ::mcp_tools::__private::Registration::<::mcp_tools::PromptDef>::new(__mcp_prompt_def)
             }
         };
+    }
+}
+
+/// The fn's return type (`()` when none is written).
+fn return_type(item: &syn::ItemFn) -> TokenStream {
+    match &item.sig.output {
+        syn::ReturnType::Default => quote! { () },
+        syn::ReturnType::Type(_, ty) => quote! { #ty },
     }
 }
 
@@ -251,9 +271,13 @@ fn completions(item: &AnnotatedFn) -> Vec<TokenStream> {
         .flatten()
         .map(|(arg, path)| {
             let key = arg.to_string();
+            // Spanned at the fn path, so a wrong return type is reported there.
+            let convert = quote_spanned! {path.span()=>
+                ::mcp_tools::IntoCompletion::into_completion(#path(__request, __ctx).await)
+            };
             quote! {
                 .complete(#key, |__request: ::mcp_tools::CompletionRequest, __ctx: ::mcp_tools::ToolContext| async move {
-                    ::mcp_tools::IntoCompletion::into_completion(#path(__request, __ctx).await)
+                    #convert
                 })
             }
         })

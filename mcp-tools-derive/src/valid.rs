@@ -74,8 +74,7 @@ fn common(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
         .as_ref()
         .map(|n| n.span())
         .unwrap_or_else(|| sig.ident.span());
-    if let Some(problem) = name_problem(kind, &item.name(), item.attr.nonportable_name.is_some())
-    {
+    if let Some(problem) = name_problem(kind, &item.name(), item.attr.nonportable_name.is_some()) {
         errors.push(syn::Error::new(name_span, problem));
     }
     if let (Some(d), Some(_)) = (&item.attr.description, &item.attr.description_file) {
@@ -245,7 +244,12 @@ fn prompt(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
     let mut arguments = Vec::new();
     for param in &item.params {
         if let ParamKind::Arg { attr, .. } = &param.kind {
-            allow_arg_keys(attr, &["desc", "default", "rename"], "prompt arguments", errors);
+            allow_arg_keys(
+                attr,
+                &["desc", "default", "rename"],
+                "prompt arguments",
+                errors,
+            );
             let name = param.wire_name();
             if arguments.contains(&name) {
                 errors.push(syn::Error::new_spanned(

@@ -5,7 +5,9 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mcp_tools::{ToolContext, ToolDef, ToolRegistry, ToolResult, mcp_tool};
-use serde_json::json;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use futures::future::BoxFuture;
 
 /// Echo the text back.
 #[mcp_tool(name = "echo")]
@@ -14,6 +16,20 @@ async fn echo(
     text: String,
 ) -> String {
     text
+}
+
+type HandRolled = fn(Value) -> BoxFuture<'static, Result<String, serde_json::Error>>;
+
+#[derive(serde::Deserialize)]
+struct EchoArgs {
+    text: String,
+}
+
+fn echo_by_hand(arguments: Value) -> BoxFuture<'static, Result<String, serde_json::Error>> {
+    Box::pin(async move {
+        let args: EchoArgs = serde_json::from_value(arguments)?;
+        Ok(echo(args.text).await)
+    })
 }
 
 fn generated(count: usize) -> Vec<ToolDef> {
@@ -62,6 +78,16 @@ fn call(c: &mut Criterion) {
             })
         });
     }
+    // The peer: what a hand-rolled server does per call (seed 002/003 style) — a map
+    // lookup, serde deserialization of the arguments, the fn call — with no schema
+    // validation, middleware, panic capture or time budget.
+    let hand_rolled: HashMap<&str, HandRolled> = HashMap::from([("echo", echo_by_hand as HandRolled)]);
+    group.bench_function("hand_rolled_peer", |b| {
+        b.to_async(&runtime).iter(|| async {
+            let handler = hand_rolled.get("echo").unwrap();
+            handler(json!({"text": "hello"})).await.unwrap()
+        })
+    });
     let registry = registry_with(10);
     group.bench_function("validation_error", |b| {
         b.to_async(&runtime).iter(|| async {

@@ -1,5 +1,5 @@
 //! The layers around every handler call, outermost first:
-//! 1. a `tracing` span (`tool_call`, with tool, request id, outcome, duration) and the
+//! 1. a `tracing` span (`tool_call`, with tool, request id, outcome, `duration_us`) and the
 //!    tool's call statistics;
 //! 2. the user's [`Around`] hooks, first registered outermost;
 //! 3. the tool's concurrency limit (`max_concurrency`);
@@ -145,6 +145,7 @@ pub(crate) async fn run(
         tool = %def.name(),
         request_id = ctx.request_id().unwrap_or(""),
         outcome = tracing::field::Empty,
+        duration_us = tracing::field::Empty,
     );
     let started = Instant::now();
     let inner = innermost(
@@ -170,6 +171,7 @@ pub(crate) async fn run(
     runtime.counters.record(elapsed, result.is_error());
     let label = result.error_kind().map_or("ok", ErrorKind::as_str);
     span.record("outcome", label);
+    span.record("duration_us", elapsed.as_micros() as u64);
     tracing::debug!(parent: &span, elapsed_us = elapsed.as_micros() as u64, outcome = label, "tool call finished");
     if let Some(limit) = config.max_response_bytes {
         limit_size(&mut result, limit);
@@ -199,7 +201,13 @@ fn innermost(
             let cancellation = ctx.cancellation().clone();
             let budget = def.timeout().or(default_timeout);
             let label = format!("tool '{}'", def.name());
-            guard(label, budget, cancellation, def.call_unchecked(arguments, ctx)).await
+            guard(
+                label,
+                budget,
+                cancellation,
+                def.call_unchecked(arguments, ctx),
+            )
+            .await
         })
     })
 }

@@ -157,8 +157,11 @@ impl OfferingsBuilder {
         }
         resources.extend(self.resources);
         prompts.extend(self.prompts);
-        let admitted =
-            |required: &PermissionSet| collect.allowed.is_none_or(|allowed| allowed.allows(required));
+        let admitted = |required: &PermissionSet| {
+            collect
+                .allowed
+                .is_none_or(|allowed| allowed.allows(required))
+        };
         let missing = |requirements: &[crate::context::StateRequirement], what: String| {
             requirements
                 .iter()
@@ -374,7 +377,11 @@ impl ToolView {
         );
         let request = ResourceRequest::new(uri, params);
         let contents = self
-            .guard(format!("resource '{uri}'"), &ctx, def.read_unchecked(request, ctx.clone()))
+            .guard(
+                format!("resource '{uri}'"),
+                &ctx,
+                def.read_unchecked(request, ctx.clone()),
+            )
             .instrument(span)
             .await?;
         let mime = def.mime_type();
@@ -403,9 +410,13 @@ impl ToolView {
             prompt = name,
             request_id = ctx.request_id().unwrap_or("")
         );
-        self.guard(format!("prompt '{name}'"), &ctx, def.get_unchecked(arguments, ctx.clone()))
-            .instrument(span)
-            .await
+        self.guard(
+            format!("prompt '{name}'"),
+            &ctx,
+            def.get_unchecked(arguments, ctx.clone()),
+        )
+        .instrument(span)
+        .await
     }
 
     /// Complete an argument of a prompt or resource template as this caller; see
@@ -420,7 +431,9 @@ impl ToolView {
         let caller = self.permissions();
         let handler = match reference {
             CompletionRef::Prompt(name) => {
-                let def = offerings.prompt(name, caller).ok_or_else(|| unknown_prompt(name))?;
+                let def = offerings
+                    .prompt(name, caller)
+                    .ok_or_else(|| unknown_prompt(name))?;
                 if !def.arguments().iter().any(|a| a.name == request.argument) {
                     return Err(ToolError::validation(format!(
                         "prompt '{name}' has no argument `{}`",
@@ -442,7 +455,9 @@ impl ToolView {
                             .with_action("List resource templates (resources/templates/list) to find one that exists.")
                     })?;
                 let ResourceAddress::Template(parsed) = def.address() else {
-                    return Err(ToolError::internal("resource template index is inconsistent"));
+                    return Err(ToolError::internal(
+                        "resource template index is inconsistent",
+                    ));
                 };
                 if !parsed.variables().any(|v| v == request.argument) {
                     return Err(ToolError::validation(format!(
@@ -609,12 +624,15 @@ impl ToolRegistry {
     /// references (for a `completions` capability).
     pub fn completable(&self) -> Vec<CompletionRef> {
         let offerings = &self.shared.offerings;
-        let templates = offerings.resources.iter().filter_map(|def| match def.address() {
-            ResourceAddress::Template(t) if def.completable().next().is_some() => {
-                Some(CompletionRef::ResourceTemplate(t.as_str().to_string()))
-            }
-            _ => None,
-        });
+        let templates = offerings
+            .resources
+            .iter()
+            .filter_map(|def| match def.address() {
+                ResourceAddress::Template(t) if def.completable().next().is_some() => {
+                    Some(CompletionRef::ResourceTemplate(t.as_str().to_string()))
+                }
+                _ => None,
+            });
         let prompts = offerings
             .prompts
             .iter()

@@ -7,11 +7,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::model::{
-    ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role,
-};
+use rmcp::model::{ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 
-use crate::completion::{CompletionHandler, Completers};
+use crate::completion::{Completers, CompletionHandler};
 use crate::context::{StateRequirement, ToolContext};
 use crate::error::ToolError;
 use crate::offerings::DefError;
@@ -238,7 +236,10 @@ impl PromptDef {
         }
         let mut problems = Vec::new();
         if !missing.is_empty() {
-            problems.push(format!("missing required arguments: {}", missing.join(", ")));
+            problems.push(format!(
+                "missing required arguments: {}",
+                missing.join(", ")
+            ));
         }
         if !unknown.is_empty() {
             problems.push(format!("unknown arguments: {}", unknown.join(", ")));
@@ -364,7 +365,10 @@ impl PromptDefBuilder {
                 return Err(fail("has an argument with an empty name".into()));
             }
             if self.arguments[..i].iter().any(|a| a.name == argument.name) {
-                return Err(fail(format!("declares the argument `{}` twice", argument.name)));
+                return Err(fail(format!(
+                    "declares the argument `{}` twice",
+                    argument.name
+                )));
             }
         }
         if let Some(unknown) = self

@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde::Serialize;
 
-use crate::completion::{CompletionHandler, Completers};
+use crate::completion::{Completers, CompletionHandler};
 use crate::context::{StateRequirement, ToolContext};
 use crate::error::ToolError;
 use crate::offerings::DefError;
@@ -177,11 +177,10 @@ impl ResourceContent {
             .unwrap_or_else(|| self.fallback_mime.to_string());
         match self.body {
             Body::Text(text) => ResourceContents::text(text, uri).with_mime_type(mime),
-            Body::Blob(bytes) => ResourceContents::blob(
-                base64::engine::general_purpose::STANDARD.encode(bytes),
-                uri,
-            )
-            .with_mime_type(mime),
+            Body::Blob(bytes) => {
+                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
+                    .with_mime_type(mime)
+            }
         }
     }
 }
@@ -382,8 +381,8 @@ impl ResourceDef {
         let ResourceAddress::Fixed(uri) = &self.address else {
             return None;
         };
-        let mut resource =
-            Resource::new(uri.clone(), self.name.clone()).with_description(self.description.clone());
+        let mut resource = Resource::new(uri.clone(), self.name.clone())
+            .with_description(self.description.clone());
         resource.title = self.title.as_ref().map(|t| t.to_string());
         resource.mime_type = self.mime_type.as_ref().map(|m| m.to_string());
         Some(resource)

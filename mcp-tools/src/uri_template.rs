@@ -68,7 +68,11 @@ impl UriTemplate {
             match c {
                 '}' => return Err(fail(format!("unmatched `}}` at byte {at}"))),
                 '{' => {
-                    let expression: String = chars.by_ref().map(|(_, c)| c).take_while(|c| *c != '}').collect();
+                    let expression: String = chars
+                        .by_ref()
+                        .map(|(_, c)| c)
+                        .take_while(|c| *c != '}')
+                        .collect();
                     if !template[at..].contains('}') {
                         return Err(fail("unclosed `{`".into()));
                     }
@@ -76,7 +80,9 @@ impl UriTemplate {
                         Some(name) => (name, true),
                         None => (expression.as_str(), false),
                     };
-                    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    if name.is_empty()
+                        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    {
                         return Err(fail(format!(
                             "`{{{expression}}}` is not supported; use `{{name}}` or `{{+name}}` with a name of ASCII letters, digits and `_`"
                         )));

@@ -64,9 +64,8 @@ pub async fn memo_list(
         maximum = MAX_LIST_LIMIT
     )]
     limit: Option<u32>,
-    #[arg(desc = "Number of newest memos to skip before this page (default 0)")] offset: Option<
-        u32,
-    >,
+    /// Number of newest memos to skip before this page (default 0)
+    offset: Option<u32>,
 ) -> Result<Json<MemoList>, ToolError> {
     Ok(Json(store.list(limit, offset).await?))
 }

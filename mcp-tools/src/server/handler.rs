@@ -11,9 +11,9 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerConfig, SetLevelRequestParams,
-    SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest,
+    CustomResult, ErrorCode, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerConfig, SetLevelRequestParams, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
@@ -24,6 +24,17 @@ use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use crate::context::{LogLevel, ToolContext};
 use crate::permissions::PermissionSet;
 use crate::registry::ToolRegistry;
+
+/// Methods this server implements: a custom request naming one had unusable params.
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+    "subscriptions/listen",
+];
 
 /// What every connection of one server shares.
 pub(crate) struct Shared {
@@ -204,6 +215,30 @@ impl ServerHandler for McpHandler {
             self.shared.list_changed.start_pump();
             self.shared.list_changed.add_peer(context.peer);
         }
+    }
+
+    /// rmcp parses a request it cannot type (unknown method, or a known method whose params
+    /// do not fit, like `tools/call` without a `name`) as a custom request. Unknown methods
+    /// answer -32601; known methods with unusable params answer -32602, naming the method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        if KNOWN_METHODS.contains(&request.method.as_str()) {
+            return Err(McpError::invalid_params(
+                format!(
+                    "invalid params for {}: they do not match the method's schema",
+                    request.method
+                ),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {}", request.method),
+            None,
+        ))
     }
 
     fn accepted_subscription_filter(

@@ -1,16 +1,22 @@
 //! The [`ClientPeer`] a tool sees during a protocol request: progress and log notifications
-//! sent through rmcp's peer, tied to the request's progress token and log level.
+//! sent through rmcp's peer, tied to the request's progress token and log level; sampling
+//! and elicitation requests (`client_requests.rs`).
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
 #![allow(deprecated)]
 
+use std::time::Duration;
+
 use futures::future::BoxFuture;
 use rmcp::model::{
-    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ClientCapabilities, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken,
 };
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
 
+use super::client_requests::{self, ClientRequestKind};
 use crate::context::{ClientPeer, LogLevel};
+use crate::error::ToolError;
 
 /// Which log messages a request may send to the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +41,10 @@ pub(crate) struct RequestPeer {
     pub(crate) peer: Peer<RoleServer>,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) logs: LogFilter,
+    /// What the client declared it can do (sampling, elicitation).
+    pub(crate) capabilities: Option<ClientCapabilities>,
+    /// How long a sampling or elicitation request may wait for the client.
+    pub(crate) client_timeout: Duration,
 }
 
 impl ClientPeer for RequestPeer {
@@ -70,6 +80,30 @@ impl ClientPeer for RequestPeer {
                 tracing::debug!(%error, "could not send a log notification");
             }
         })
+    }
+
+    fn create_message(&self, params: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
+        self.client_request(ClientRequestKind::Sampling, params)
+    }
+
+    fn elicit(&self, params: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
+        self.client_request(ClientRequestKind::Elicitation, params)
+    }
+}
+
+impl RequestPeer {
+    fn client_request(
+        &self,
+        kind: ClientRequestKind,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        Box::pin(client_requests::send(
+            kind,
+            self.peer.clone(),
+            self.capabilities.clone(),
+            self.client_timeout,
+            params,
+        ))
     }
 }
 

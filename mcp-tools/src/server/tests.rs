@@ -150,6 +150,15 @@ async fn initialize_reports_the_servers_own_identity() {
     assert!(result["capabilities"]["logging"].is_object());
     let unknown = client.request(1, "no/such_method", json!({})).await;
     assert_eq!(unknown["error"]["code"], -32601);
+    let malformed = client.request(2, "tools/call", json!({"name": 7})).await;
+    assert_eq!(malformed["error"]["code"], -32602, "{malformed}");
+    assert!(
+        malformed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools/call"),
+        "{malformed}"
+    );
 }
 
 #[tokio::test]

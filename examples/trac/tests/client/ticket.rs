@@ -141,6 +141,11 @@ async fn delete_then_get_is_not_found() {
         .create_ticket(&NewTicket::new("to delete", ""))
         .await
         .unwrap();
+    // Trac on SQLite numbers a new ticket max + 1: a newer ticket keeps this
+    // number from being reused by a concurrent test once it is deleted
+    trac.create_ticket(&NewTicket::new("guard", ""))
+        .await
+        .unwrap();
     trac.delete_ticket(id).await.unwrap();
     let err = trac.get_ticket(id).await.unwrap_err();
     assert_eq!(

@@ -1,0 +1,111 @@
+//! The 27 MCP tools, called through a `ToolRegistry` (schema validation,
+//! permission filter, dispatch: the path an MCP client's call takes) against
+//! the real tracd servers of `common`. Each test checks the effect in Trac.
+
+mod common;
+
+#[path = "tools/faults.rs"]
+mod faults;
+#[path = "tools/milestone.rs"]
+mod milestone;
+#[path = "tools/system.rs"]
+mod system;
+#[path = "tools/table.rs"]
+mod table;
+#[path = "tools/ticket.rs"]
+mod ticket;
+#[path = "tools/ticket_batch.rs"]
+mod ticket_batch;
+#[path = "tools/wiki.rs"]
+mod wiki;
+#[path = "tools/wiki_file.rs"]
+mod wiki_file;
+
+use mcp_tools::{ErrorKind, ToolContext, ToolRegistry, ToolResult};
+use serde_json::Value;
+use trac_mcp::client::TracClient;
+
+/// A registry of every tool over one Trac client.
+pub struct Tools {
+    registry: ToolRegistry,
+}
+
+/// The text of a failed call, split up.
+#[derive(Debug)]
+pub struct Failure {
+    /// The error kind.
+    pub kind: ErrorKind,
+    /// The whole `Error (kind): message\n\nAction: ...` text.
+    pub text: String,
+}
+
+impl Failure {
+    /// The `Action:` line.
+    pub fn action(&self) -> &str {
+        self.text
+            .split_once("\n\nAction: ")
+            .map_or("", |(_, action)| action)
+    }
+}
+
+impl Tools {
+    /// All tools over `client`.
+    pub fn new(client: TracClient) -> Tools {
+        Tools {
+            registry: ToolRegistry::builder()
+                .state(client)
+                .build()
+                .expect("the registry builds"),
+        }
+    }
+
+    /// All tools over the anonymous-admin server.
+    pub fn anon() -> Tools {
+        Tools::new(common::servers().anon_client())
+    }
+
+    /// Calls `tool`; panics if the registry does not know it.
+    pub async fn call(&self, tool: &str, args: Value) -> ToolResult {
+        self.registry
+            .call_tool(tool, args, ToolContext::default())
+            .await
+            .unwrap_or_else(|e| panic!("{tool} is not a known tool: {e:?}"))
+    }
+
+    /// Calls `tool`, expects success and returns its structured content.
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args.clone()).await;
+        assert!(
+            !result.is_error(),
+            "{tool} {args} failed: {}",
+            result.text_content()
+        );
+        result
+            .structured_content()
+            .unwrap_or_else(|| panic!("{tool} gave no structured content"))
+            .clone()
+    }
+
+    /// Creates one more ticket, so that tickets created before it can be deleted
+    /// without their numbers being reused: Trac on SQLite gives a new ticket
+    /// the highest number + 1, so deleting the newest ticket frees its number
+    /// for the next ticket any concurrent test creates.
+    pub async fn guard_ticket_numbers(&self) {
+        self.ok("ticket_create", serde_json::json!({"summary": "keeps older ticket numbers unique"}))
+            .await;
+    }
+
+    /// Calls `tool`, expects an error result and returns it.
+    pub async fn fail(&self, tool: &str, args: Value) -> Failure {
+        let result = self.call(tool, args.clone()).await;
+        assert!(
+            result.is_error(),
+            "{tool} {args} should fail but gave {}",
+            result.text_content()
+        );
+        Failure {
+            kind: result.error_kind().expect("an error result has a kind"),
+            text: result.text_content(),
+        }
+    }
+}

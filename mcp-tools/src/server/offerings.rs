@@ -1,0 +1,291 @@
+//! The server side of resources, prompts and completion: `resources/list`,
+//! `resources/templates/list`, `resources/read`, `resources/subscribe` / `unsubscribe`,
+//! `prompts/list`, `prompts/get` and `completion/complete`, each answered from the caller's
+//! view of the registry. Lists page like `tools/list`; failures map to JSON-RPC errors:
+//! an unknown (or hidden) resource is -32002, an unknown prompt or bad argument -32602,
+//! a failing handler -32603 with the error's kind and action in `data`.
+// rmcp marks subscribe/unsubscribe deprecated (legacy protocol versions only).
+#![allow(deprecated)]
+
+use std::collections::HashMap;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ArgumentInfo, CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo,
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+
+use super::handler::{McpHandler, caller, is_modern};
+use super::paging;
+use crate::completion::{CompletionRef, CompletionRequest};
+use crate::error::{ErrorKind, ToolError};
+use crate::params::Params;
+use crate::registry::ToolView;
+
+/// Resources and prompts never change at run time, so their cursors carry generation 0.
+const GENERATION: u64 = 0;
+
+/// How a failed request is answered.
+#[derive(Clone, Copy)]
+enum Unknown {
+    /// An unknown resource: -32002 (`resource_not_found`).
+    Resource,
+    /// An unknown prompt or template: -32602.
+    Params,
+}
+
+/// The JSON-RPC error for `error`: its message, with the kind and action in `data`.
+fn protocol_error(error: ToolError, unknown: Unknown) -> McpError {
+    let data = Some(json!({
+        "kind": error.kind().as_str(),
+        "action": error.action().map_or_else(|| error.kind().default_action(None), str::to_string),
+    }));
+    let message = error.message().to_string();
+    match (error.kind(), unknown) {
+        (ErrorKind::NotFound, Unknown::Resource) => McpError::resource_not_found(message, data),
+        (ErrorKind::NotFound | ErrorKind::Validation, _) => McpError::invalid_params(message, data),
+        _ => McpError::internal_error(message, data),
+    }
+}
+
+/// The page of `all` a cursor asks for, and the next page's cursor.
+fn page<T: Clone>(
+    all: &[T],
+    request: Option<PaginatedRequestParams>,
+    page_size: Option<usize>,
+) -> Result<(Vec<T>, Option<String>), McpError> {
+    let cursor = request.and_then(|r| r.cursor);
+    let start = paging::page_start(cursor.as_deref(), GENERATION)?;
+    let (start, end, next) = paging::page_bounds(all.len(), start, page_size)?;
+    Ok((
+        all[start..end].to_vec(),
+        next.map(|offset| paging::cursor(GENERATION, offset)),
+    ))
+}
+
+/// Fill in a list result's cursor and, on 2026-07-28, its cache hints.
+macro_rules! finish_list {
+    ($handler:expr, $context:expr, $result:expr, $next:expr, $private:expr) => {{
+        let mut result = $result;
+        result.next_cursor = $next;
+        if is_modern($context) {
+            result.ttl_ms = Some(
+                $handler
+                    .shared
+                    .list_ttl
+                    .map_or(0, |ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
+            );
+            result.cache_scope = Some(if $private {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            });
+        }
+        result
+    }};
+}
+
+/// Prompt arguments as strings (numbers and booleans are accepted as their JSON text).
+fn prompt_arguments(arguments: Option<rmcp::model::JsonObject>) -> Result<Params, McpError> {
+    let mut params = Params::new();
+    for (name, value) in arguments.unwrap_or_default() {
+        let text = match value {
+            Value::String(text) => text,
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => continue,
+            other => {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "prompt argument `{name}` must be a string, got {}",
+                        match other {
+                            Value::Array(_) => "an array",
+                            _ => "an object",
+                        }
+                    ),
+                    None,
+                ));
+            }
+        };
+        params.insert(name, text);
+    }
+    Ok(params)
+}
+
+impl McpHandler {
+    /// The caller's view, and whether lists depend on the caller (bearer tokens in use).
+    fn caller_view(&self, context: &RequestContext<RoleServer>) -> (ToolView, bool) {
+        match caller(context) {
+            Some(permissions) => (self.shared.registry.view(&permissions), true),
+            None => (self.shared.registry.unfiltered(), false),
+        }
+    }
+
+    pub(super) async fn resources_list(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let (view, private) = self.caller_view(&context);
+        let (items, next) = page(&view.list_resources(), request, self.shared.page_size)?;
+        let result = ListResourcesResult::with_all_items(items);
+        Ok(finish_list!(self, &context, result, next, private))
+    }
+
+    pub(super) async fn resource_templates_list(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let (view, private) = self.caller_view(&context);
+        let (items, next) = page(
+            &view.list_resource_templates(),
+            request,
+            self.shared.page_size,
+        )?;
+        let result = ListResourceTemplatesResult::with_all_items(items);
+        Ok(finish_list!(self, &context, result, next, private))
+    }
+
+    pub(super) async fn prompts_list(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let (view, private) = self.caller_view(&context);
+        let (items, next) = page(&view.list_prompts(), request, self.shared.page_size)?;
+        let result = ListPromptsResult::with_all_items(items);
+        Ok(finish_list!(self, &context, result, next, private))
+    }
+
+    pub(super) async fn resource_read(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let (view, _) = self.caller_view(&context);
+        let ctx = self.tool_context(&context);
+        match view.read_resource(&request.uri, ctx).await {
+            Ok(contents) => Ok(ReadResourceResult::new(contents).into()),
+            Err(error) => Err(protocol_error(error, Unknown::Resource)),
+        }
+    }
+
+    pub(super) async fn resource_subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let (view, _) = self.caller_view(&context);
+        if view.resource_for(&request.uri).is_none() {
+            return Err(McpError::resource_not_found(
+                format!("unknown resource: {}", request.uri),
+                Some(json!({"uri": request.uri})),
+            ));
+        }
+        self.shared.subscriptions.subscribe(
+            &self.session.subscriptions,
+            context.peer.clone(),
+            request.uri,
+        );
+        Ok(())
+    }
+
+    pub(super) async fn resource_unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.shared
+            .subscriptions
+            .unsubscribe(&self.session.subscriptions, &request.uri);
+        Ok(())
+    }
+
+    pub(super) async fn prompt_get(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let (view, _) = self.caller_view(&context);
+        let arguments = prompt_arguments(request.arguments)?;
+        let ctx = self.tool_context(&context);
+        match view.get_prompt(&request.name, arguments, ctx).await {
+            Ok(result) => Ok(result.into()),
+            Err(error) => Err(protocol_error(error, Unknown::Params)),
+        }
+    }
+
+    pub(super) async fn completion(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let (view, _) = self.caller_view(&context);
+        let reference = match request.r#ref {
+            Reference::Prompt(prompt) => CompletionRef::Prompt(prompt.name),
+            Reference::Resource(resource) => CompletionRef::ResourceTemplate(resource.uri),
+        };
+        let ArgumentInfo { name, value } = request.argument;
+        let completion_request = CompletionRequest {
+            argument: name,
+            value,
+            context: request
+                .context
+                .and_then(|c| c.arguments)
+                .unwrap_or_else(HashMap::new),
+        };
+        let ctx = self.tool_context(&context);
+        let completion = view
+            .complete(&reference, completion_request, ctx)
+            .await
+            .map_err(|error| protocol_error(error, Unknown::Params))?;
+        let info = CompletionInfo::with_pagination(
+            completion.values().to_vec(),
+            completion.total(),
+            completion.has_more(),
+        )
+        .map_err(|problem| McpError::internal_error(problem, None))?;
+        Ok(CompleteResult::new(info))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_map_to_protocol_codes() {
+        let not_found = protocol_error(ToolError::not_found("gone"), Unknown::Resource);
+        assert_eq!(not_found.code.0, -32002);
+        let unknown_prompt = protocol_error(ToolError::not_found("gone"), Unknown::Params);
+        assert_eq!(unknown_prompt.code.0, -32602);
+        let bad = protocol_error(ToolError::validation("bad"), Unknown::Resource);
+        assert_eq!(bad.code.0, -32602);
+        let failed = protocol_error(
+            ToolError::upstream("down").with_action("Start it."),
+            Unknown::Params,
+        );
+        assert_eq!(failed.code.0, -32603);
+        assert_eq!(failed.message, "down");
+        assert_eq!(
+            failed.data.unwrap(),
+            json!({"kind": "upstream_error", "action": "Start it."})
+        );
+    }
+
+    #[test]
+    fn prompt_arguments_accept_scalars_only() {
+        let args = serde_json::from_value(json!({"a": "x", "n": 3, "b": true, "z": null})).unwrap();
+        let params = prompt_arguments(Some(args)).unwrap();
+        assert_eq!(params.get("n"), Some("3"));
+        assert_eq!(params.get("b"), Some("true"));
+        assert_eq!(params.get("z"), None);
+        let nested = serde_json::from_value(json!({"a": [1]})).unwrap();
+        assert_eq!(prompt_arguments(Some(nested)).unwrap_err().code.0, -32602);
+    }
+}

@@ -1,0 +1,203 @@
+//! Resource subscriptions: `resources/subscribe` / `resources/unsubscribe` per session, and
+//! `notifications/resources/updated` when the application calls
+//! [`ToolRegistry::resource_updated`]. Legacy sessions get the notification through their
+//! peer; 2026-07-28 clients through the `subscriptions/listen` streams whose filter names
+//! the URI. Updates of a URI nobody subscribed to are dropped at once; repeated updates
+//! that land while a broadcast runs are coalesced (the notification says only "read again").
+
+use std::collections::{BTreeSet, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::{Peer, RoleServer, SubscriptionSink};
+use tokio::sync::Notify;
+
+use crate::registry::ToolRegistry;
+
+/// The URIs one session subscribed to.
+#[derive(Default)]
+pub(crate) struct SessionSubscriptions {
+    uris: Mutex<HashSet<String>>,
+    /// Whether the session is in the server's list yet.
+    listed: AtomicBool,
+}
+
+impl SessionSubscriptions {
+    fn contains(&self, uri: &str) -> bool {
+        self.uris
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(uri)
+    }
+}
+
+/// Every session's subscriptions, and the task that sends the notifications.
+#[derive(Default)]
+pub(crate) struct Subscriptions {
+    sessions: Mutex<Vec<(Weak<SessionSubscriptions>, Peer<RoleServer>)>>,
+    sinks: Mutex<Vec<(u64, SubscriptionSink)>>,
+    next_sink: AtomicU64,
+    pending: Mutex<BTreeSet<String>>,
+    wake: Arc<Notify>,
+    pump_started: AtomicBool,
+}
+
+impl Subscriptions {
+    /// Subscriptions fed by `registry`'s resource-updated listener (held weakly by it).
+    pub(crate) fn attach(registry: &ToolRegistry) -> Arc<Subscriptions> {
+        let this = Arc::new(Subscriptions::default());
+        let weak = Arc::downgrade(&this);
+        registry.on_resource_updated(move |uri| {
+            if let Some(this) = weak.upgrade()
+                && this.is_watched(uri)
+            {
+                tracing::debug!(uri, "resource updated; notifying subscribers");
+                this.pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(uri.to_string());
+                this.wake.notify_one();
+            }
+        });
+        this
+    }
+
+    /// Subscribe `session` (reachable through `peer`) to `uri`.
+    pub(crate) fn subscribe(
+        self: &Arc<Self>,
+        session: &Arc<SessionSubscriptions>,
+        peer: Peer<RoleServer>,
+        uri: String,
+    ) {
+        session
+            .uris
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uri);
+        if !session.listed.swap(true, Ordering::SeqCst) {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            sessions.retain(|(s, p)| s.strong_count() > 0 && !p.is_transport_closed());
+            sessions.push((Arc::downgrade(session), peer));
+        }
+        self.start_pump();
+    }
+
+    /// Stop notifying `session` about `uri`.
+    pub(crate) fn unsubscribe(&self, session: &SessionSubscriptions, uri: &str) {
+        session
+            .uris
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(uri);
+    }
+
+    /// Remember a `subscriptions/listen` stream (its accepted filter names the URIs) until
+    /// the returned guard is dropped.
+    pub(crate) fn listen(self: &Arc<Self>, sink: SubscriptionSink) -> Listening<'_> {
+        let key = self.next_sink.fetch_add(1, Ordering::Relaxed);
+        self.sinks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((key, sink));
+        self.start_pump();
+        Listening { owner: self, key }
+    }
+
+    /// True when some live session or stream is subscribed to `uri`.
+    fn is_watched(&self, uri: &str) -> bool {
+        let by_session = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|(s, _)| s.upgrade().is_some_and(|s| s.contains(uri)));
+        by_session || self.sinks_for(uri).next().is_some()
+    }
+
+    fn sinks_for(&self, uri: &str) -> std::vec::IntoIter<SubscriptionSink> {
+        self.sinks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, sink)| {
+                sink.accepted()
+                    .resource_subscriptions
+                    .as_ref()
+                    .is_some_and(|uris| uris.iter().any(|u| u == uri))
+            })
+            .map(|(_, sink)| sink.clone())
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    fn start_pump(self: &Arc<Self>) {
+        if self.pump_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let wake = self.wake.clone();
+        tokio::spawn(async move {
+            loop {
+                wake.notified().await;
+                let Some(this) = weak.upgrade() else { return };
+                let batch =
+                    std::mem::take(&mut *this.pending.lock().unwrap_or_else(|e| e.into_inner()));
+                for uri in batch {
+                    this.broadcast(&uri).await;
+                }
+            }
+        });
+    }
+
+    async fn broadcast(&self, uri: &str) {
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            sessions.retain(|(s, p)| s.strong_count() > 0 && !p.is_transport_closed());
+            sessions
+                .iter()
+                .filter(|(s, _)| s.upgrade().is_some_and(|s| s.contains(uri)))
+                .map(|(_, p)| p.clone())
+                .collect()
+        };
+        let sinks: Vec<SubscriptionSink> = self.sinks_for(uri).collect();
+        tracing::debug!(
+            uri,
+            sessions = peers.len(),
+            streams = sinks.len(),
+            "sending notifications/resources/updated"
+        );
+        let to_peers = peers.iter().map(|peer| async move {
+            let param = ResourceUpdatedNotificationParam::new(uri);
+            if let Err(error) = peer.notify_resource_updated(param).await {
+                tracing::debug!(%error, "could not send resources/updated to a session");
+            }
+        });
+        let to_sinks = sinks.iter().map(|sink| async move {
+            if let Err(error) = sink.notify_resource_updated(uri).await {
+                tracing::debug!(%error, "could not send resources/updated to a stream");
+            }
+        });
+        futures::future::join(
+            futures::future::join_all(to_peers),
+            futures::future::join_all(to_sinks),
+        )
+        .await;
+    }
+}
+
+/// Keeps a `subscriptions/listen` stream registered while alive.
+pub(crate) struct Listening<'a> {
+    owner: &'a Subscriptions,
+    key: u64,
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        self.owner
+            .sinks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(k, _)| *k != self.key);
+    }
+}
