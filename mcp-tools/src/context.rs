@@ -143,6 +143,8 @@ pub struct ToolContext {
     permissions: Option<PermissionSet>,
     pub(crate) states: Arc<StateMap>,
     peer: Option<Arc<dyn ClientPeer>>,
+    /// The registry serving the call (set by the registry), for `resource_updated`.
+    pub(crate) registry: Option<crate::registry::ToolRegistry>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -256,6 +258,20 @@ impl ToolContext {
             None => Err(ToolError::permission_denied(
                 "no client is attached to this call, so it cannot elicit input",
             )),
+        }
+    }
+
+    /// Announce that the resource `uri` changed (e.g. a tool just edited the wiki page
+    /// behind `trac://wiki/{name}`): sessions subscribed to it get
+    /// `notifications/resources/updated`. A no-op outside a registry call.
+    ///
+    /// ```
+    /// // Outside a registry there is nobody to tell; nothing happens.
+    /// mcp_tools::ToolContext::default().resource_updated("trac://wiki/WikiStart");
+    /// ```
+    pub fn resource_updated(&self, uri: &str) {
+        if let Some(registry) = &self.registry {
+            registry.resource_updated(uri);
         }
     }
 

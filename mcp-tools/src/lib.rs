@@ -175,6 +175,11 @@ pub use mcp_tools_derive::mcp_prompt;
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+/// The code blocks of `docs/resources-and-prompts.md`, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/resources-and-prompts.md")]
+pub struct ResourcesAndPromptsDoctests;
+
 /// Items the macros' generated code refers to. Not public API.
 #[doc(hidden)]
 pub mod __private {

@@ -325,6 +325,7 @@ impl ToolView {
     fn prepare(&self, ctx: ToolContext) -> ToolContext {
         let mut ctx = ctx;
         ctx.states = self.registry().shared.states.clone();
+        ctx.registry = Some(self.registry().clone());
         match (ctx.permissions(), self.permissions()) {
             (None, Some(caller)) => ctx.with_permissions(caller.clone()),
             _ => ctx,

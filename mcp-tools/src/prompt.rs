@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use rmcp::model::{ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 
-use crate::completion::{Completers, CompletionHandler};
+use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::{StateRequirement, ToolContext};
 use crate::error::ToolError;
 use crate::offerings::DefError;
@@ -310,8 +310,12 @@ impl PromptDefBuilder {
         self
     }
 
-    /// The handler.
-    pub fn handler(mut self, handler: impl PromptHandler) -> Self {
+    /// The handler: an `async` closure or fn of the arguments and the context.
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Params, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+    {
         self.handler = Some(Arc::new(handler));
         self
     }
@@ -325,11 +329,11 @@ impl PromptDefBuilder {
     }
 
     /// The completion fn of the argument `argument`.
-    pub fn complete(
-        mut self,
-        argument: impl Into<String>,
-        handler: impl CompletionHandler,
-    ) -> Self {
+    pub fn complete<F, Fut>(mut self, argument: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, ToolError>> + Send + 'static,
+    {
         self.completers.add(argument.into(), Arc::new(handler));
         self
     }

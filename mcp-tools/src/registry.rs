@@ -753,6 +753,7 @@ impl ToolView {
         };
         let mut ctx = ctx;
         ctx.states = self.registry.shared.states.clone();
+        ctx.registry = Some(self.registry.clone());
         if ctx.permissions().is_none()
             && let Some(caller) = &self.caller
         {

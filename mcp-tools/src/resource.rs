@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde::Serialize;
 
-use crate::completion::{Completers, CompletionHandler};
+use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::{StateRequirement, ToolContext};
 use crate::error::ToolError;
 use crate::offerings::DefError;
@@ -480,8 +480,12 @@ impl ResourceDefBuilder {
         self
     }
 
-    /// The handler.
-    pub fn handler(mut self, handler: impl ResourceHandler) -> Self {
+    /// The handler: an `async` closure or fn of the request and the context.
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContent>, ToolError>> + Send + 'static,
+    {
         self.handler = Some(Arc::new(handler));
         self
     }
@@ -495,11 +499,11 @@ impl ResourceDefBuilder {
     }
 
     /// The completion fn of the template variable `variable`.
-    pub fn complete(
-        mut self,
-        variable: impl Into<String>,
-        handler: impl CompletionHandler,
-    ) -> Self {
+    pub fn complete<F, Fut>(mut self, variable: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, ToolError>> + Send + 'static,
+    {
         self.completers.add(variable.into(), Arc::new(handler));
         self
     }

@@ -23,7 +23,11 @@ fn ok_text<'a>(call: &'a Value, label: &str, what: &str) -> &'a str {
 pub fn info(report: &Value, label: &str, protocol: &str) {
     let info = &report["info"];
     assert_eq!(info["name"], "quickstart-mcp", "{label}: {info}");
-    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"), "{label}: {info}");
+    assert_eq!(
+        info["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{label}: {info}"
+    );
     assert_eq!(info["protocol_version"], protocol, "{label}: {info}");
     assert_eq!(info["tools_list_changed"], true, "{label}: {info}");
     assert_eq!(info["logging"], true, "{label}: {info}");
@@ -43,7 +47,11 @@ pub const QUICKSTART_TOOLS: [&str; 7] = [
 /// tools/list: every tool, with its schemas.
 pub fn list(report: &Value, label: &str, expected: &[&str]) {
     let list = &report["list"];
-    assert_eq!(list["names"], serde_json::json!(expected), "{label}: {list}");
+    assert_eq!(
+        list["names"],
+        serde_json::json!(expected),
+        "{label}: {list}"
+    );
     assert_eq!(
         list["echo_input_schema"]["properties"]["message"]["type"], "string",
         "{label}: {list}"
@@ -69,12 +77,22 @@ pub fn calls(report: &Value, label: &str) {
         &serde_json::json!({"words": 4, "chars": 18, "lines": 2}),
         "{label}: {json}"
     );
-    let text_copy: Value = serde_json::from_str(ok_text(json, label, "word_stats"))
-        .unwrap_or_else(|e| panic!("{label}: the text copy of the structured content is JSON: {e}"));
+    let text_copy: Value =
+        serde_json::from_str(ok_text(json, label, "word_stats")).unwrap_or_else(|e| {
+            panic!("{label}: the text copy of the structured content is JSON: {e}")
+        });
     assert_eq!(&text_copy, structured, "{label}");
-    let first: u64 = ok_text(&report["state"]["first"], label, "counter_add").parse().unwrap();
-    let second: u64 = ok_text(&report["state"]["second"], label, "counter_add").parse().unwrap();
-    assert_eq!(second, first + 7, "{label}: the counter state is shared between calls");
+    let first: u64 = ok_text(&report["state"]["first"], label, "counter_add")
+        .parse()
+        .unwrap();
+    let second: u64 = ok_text(&report["state"]["second"], label, "counter_add")
+        .parse()
+        .unwrap();
+    assert_eq!(
+        second,
+        first + 7,
+        "{label}: the counter state is shared between calls"
+    );
 }
 
 /// Bad arguments are isError results naming the problem; an unknown tool is -32602.
@@ -112,27 +130,45 @@ pub fn failures(report: &Value, label: &str) {
         text(&timeout["call"]).starts_with("Error (timeout)"),
         "{label}: {timeout}"
     );
-    assert_eq!(ok_text(&timeout["after"], label, "echo after a time-out"), "still here");
+    assert_eq!(
+        ok_text(&timeout["after"], label, "echo after a time-out"),
+        "still here"
+    );
     let panic = &report["panic"];
     assert!(is_error(&panic["crash"]), "{label}: {panic}");
     assert!(
         text(&panic["crash"]).contains("panicked: crash was asked to panic"),
         "{label}: {panic}"
     );
-    assert_eq!(ok_text(&panic["after"], label, "echo after a panic"), "after the panic");
+    assert_eq!(
+        ok_text(&panic["after"], label, "echo after a panic"),
+        "after the panic"
+    );
 }
 
 /// Progress notifications arrive in order; the tool's info logs arrive too.
 pub fn progress(report: &Value, label: &str) {
     let progress = &report["progress"];
-    assert_eq!(ok_text(&progress["call"], label, "slow_count"), "counted to 3");
+    assert_eq!(
+        ok_text(&progress["call"], label, "slow_count"),
+        "counted to 3"
+    );
     let events: Vec<(f64, f64)> = progress["progress"]
         .as_array()
         .unwrap_or_else(|| panic!("{label}: {progress}"))
         .iter()
-        .map(|e| (e["progress"].as_f64().unwrap(), e["total"].as_f64().unwrap()))
+        .map(|e| {
+            (
+                e["progress"].as_f64().unwrap(),
+                e["total"].as_f64().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(events, [(1.0, 3.0), (2.0, 3.0), (3.0, 3.0)], "{label}: {progress}");
+    assert_eq!(
+        events,
+        [(1.0, 3.0), (2.0, 3.0), (3.0, 3.0)],
+        "{label}: {progress}"
+    );
     let logs: Vec<&str> = progress["logs"]
         .as_array()
         .unwrap()
@@ -161,14 +197,25 @@ pub fn log_level(report: &Value, label: &str) {
 pub fn cancel(report: &Value, label: &str) {
     let cancel = &report["cancel"];
     assert_eq!(cancel["client_call_finished"], false, "{label}: {cancel}");
-    let before = cancel["before"]["abandoned"].as_u64().unwrap_or_else(|| panic!("{label}: {cancel}"));
-    let after = cancel["runs"]["abandoned"].as_u64().unwrap_or_else(|| panic!("{label}: {cancel}"));
-    assert_eq!(after, before + 1, "{label}: the cancelled call was abandoned: {cancel}");
+    let before = cancel["before"]["abandoned"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{label}: {cancel}"));
+    let after = cancel["runs"]["abandoned"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{label}: {cancel}"));
+    assert_eq!(
+        after,
+        before + 1,
+        "{label}: the cancelled call was abandoned: {cancel}"
+    );
     assert_eq!(
         cancel["runs"]["finished"], cancel["before"]["finished"],
         "{label}: the cancelled call did not run to the end: {cancel}"
     );
-    assert_eq!(ok_text(&cancel["after"], label, "echo after a cancel"), "after the cancel");
+    assert_eq!(
+        ok_text(&cancel["after"], label, "echo after a cancel"),
+        "after the cancel"
+    );
 }
 
 /// Disabling a tool at runtime sends list_changed; the tool vanishes and answers -32602.
@@ -180,7 +227,10 @@ pub fn list_changed(report: &Value, label: &str) {
     );
     assert_eq!(changed["notification_received"], true, "{label}: {changed}");
     assert_eq!(changed["listed_after_disable"], false, "{label}: {changed}");
-    assert_eq!(changed["call_after_disable"]["error"]["code"], -32602, "{label}: {changed}");
+    assert_eq!(
+        changed["call_after_disable"]["error"]["code"], -32602,
+        "{label}: {changed}"
+    );
     assert_eq!(changed["listed_after_restore"], true, "{label}: {changed}");
 }
 

@@ -62,7 +62,15 @@ pub fn example_binary(package: &str, bin: &str) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
-        .args(["build", "--quiet", "-p", package, "--bin", bin, "--target-dir"])
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            package,
+            "--bin",
+            bin,
+            "--target-dir",
+        ])
         .arg(target_dir)
         .current_dir(workspace_root());
     match profile {
@@ -77,7 +85,10 @@ pub fn example_binary(package: &str, bin: &str) -> PathBuf {
     let status = command
         .status()
         .unwrap_or_else(|e| panic!("cannot run cargo to build {package}: {e}"));
-    assert!(status.success(), "cargo build -p {package} --bin {bin} failed");
+    assert!(
+        status.success(),
+        "cargo build -p {package} --bin {bin} failed"
+    );
     let path = profile_dir.join(bin);
     assert!(path.exists(), "{} was not built", path.display());
     built.push((bin.to_string(), path.clone()));
@@ -326,7 +337,10 @@ pub fn http_request(
         .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("a read timeout can be set");
     let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
         request.push_str(&format!("Host: {authority}\r\n"));
     }
     for (name, value) in headers {

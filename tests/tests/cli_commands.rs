@@ -33,6 +33,9 @@ fn string_integer_boolean_and_optional_flags_reach_the_tool() {
     // An explicit boolean value.
     let out = run_expect(&["text", "echo", "--text", "hi", "--upper=false"], 0);
     assert_eq!(out.stdout, "hi\n");
+    // A string value may start with '-'.
+    let out = run_expect(&["text", "echo", "--text", "-n"], 0);
+    assert_eq!(out.stdout, "-n\n");
 }
 
 #[test]

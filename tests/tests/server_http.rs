@@ -4,7 +4,9 @@
 //! Needs `scripts/setup-python.sh` to have run.
 
 use mcp_tools_tests::checks::{self, QUICKSTART_TOOLS};
-use mcp_tools_tests::{ServerProcess, Target, http_request, quickstart, run_scenarios, scratch_file};
+use mcp_tools_tests::{
+    ServerProcess, Target, http_request, quickstart, run_scenarios, scratch_file,
+};
 use serde_json::Value;
 
 const TOKENS: &str = "\
@@ -15,7 +17,12 @@ admin-91bc     ADMIN   # may toggle tools
 
 fn start(extra: &[&str]) -> ServerProcess {
     let tokens = scratch_file("http.tokens", TOKENS);
-    let mut args = vec!["--http", "127.0.0.1:0", "--tokens-file", tokens.to_str().unwrap()];
+    let mut args = vec![
+        "--http",
+        "127.0.0.1:0",
+        "--tokens-file",
+        tokens.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     ServerProcess::start(&quickstart(), &args)
 }
@@ -48,20 +55,32 @@ fn check_admin(report: &Value, label: &str, protocol: &str) {
 fn check_reader(server: &ServerProcess, mode: &str, label: &str) {
     let report = run_scenarios(
         mode,
-        Target::Http { url: &server.endpoint, token: Some("reader-7f3a") },
+        Target::Http {
+            url: &server.endpoint,
+            token: Some("reader-7f3a"),
+        },
         &["list", "hidden_tool", "echo"],
     );
-    let visible: Vec<&str> =
-        QUICKSTART_TOOLS.iter().copied().filter(|t| *t != "tool_toggle").collect();
+    let visible: Vec<&str> = QUICKSTART_TOOLS
+        .iter()
+        .copied()
+        .filter(|t| *t != "tool_toggle")
+        .collect();
     checks::list(&report, label, &visible);
     checks::hidden(&report, label);
-    assert_eq!(report["echo"]["result"]["text"], "hello from python", "{label}");
+    assert_eq!(
+        report["echo"]["result"]["text"], "hello from python",
+        "{label}"
+    );
 }
 
 #[test]
 fn stateful_http_with_tokens_python_auto_and_legacy() {
     let server = start(&[]);
-    let admin = Target::Http { url: &server.endpoint, token: Some("admin-91bc") };
+    let admin = Target::Http {
+        url: &server.endpoint,
+        token: Some("admin-91bc"),
+    };
     let mut scenarios = ADMIN_SCENARIOS.to_vec();
     scenarios.extend(["cancel", "list_changed"]);
 
@@ -76,7 +95,10 @@ fn stateful_http_with_tokens_python_auto_and_legacy() {
     );
     check_reader(&server, "auto", "http/auto/reader");
 
-    let admin = Target::Http { url: &server.endpoint, token: Some("admin-91bc") };
+    let admin = Target::Http {
+        url: &server.endpoint,
+        token: Some("admin-91bc"),
+    };
     scenarios.push("log_level");
     let report = run_scenarios("legacy", admin, &scenarios);
     check_admin(&report, "http/legacy/admin", "2025-11-25");
@@ -89,7 +111,10 @@ fn stateful_http_with_tokens_python_auto_and_legacy() {
 #[test]
 fn stateless_http_with_tokens_python_auto_and_legacy() {
     let server = start(&["--stateless"]);
-    let admin = Target::Http { url: &server.endpoint, token: Some("admin-91bc") };
+    let admin = Target::Http {
+        url: &server.endpoint,
+        token: Some("admin-91bc"),
+    };
     // 2026-07-28 (auto): cancellation closes the request's stream and list changes come
     // through subscriptions/listen, both of which a stateless server supports.
     let mut scenarios = ADMIN_SCENARIOS.to_vec();
@@ -103,7 +128,10 @@ fn stateless_http_with_tokens_python_auto_and_legacy() {
     // Legacy clients over stateless HTTP send `notifications/cancelled` and expect
     // list_changed on a session stream; with no session there is nowhere to route either,
     // so those two scenarios belong to the stateful test only.
-    let admin = Target::Http { url: &server.endpoint, token: Some("admin-91bc") };
+    let admin = Target::Http {
+        url: &server.endpoint,
+        token: Some("admin-91bc"),
+    };
     let report = run_scenarios("legacy", admin, ADMIN_SCENARIOS);
     check_admin(&report, "stateless/legacy/admin", "2025-11-25");
     check_reader(&server, "legacy", "stateless/legacy/reader");
@@ -125,13 +153,21 @@ fn front_door_rejects_missing_and_unknown_tokens_and_foreign_hosts() {
     let server = start(&[]);
     let (status, response) = post(&server, "/mcp", &[]);
     assert_eq!(status, 401, "{response}");
-    assert!(response.contains("WWW-Authenticate: Bearer") || response.contains("www-authenticate: Bearer"), "{response}");
+    assert!(
+        response.contains("WWW-Authenticate: Bearer")
+            || response.contains("www-authenticate: Bearer"),
+        "{response}"
+    );
 
     let (status, response) = post(&server, "/mcp", &[("Authorization", "Bearer not-a-token")]);
     assert_eq!(status, 401, "{response}");
     assert!(response.contains("invalid_token"), "{response}");
 
-    let (status, response) = post(&server, "/mcp", &[("Authorization", "Basic YWRtaW46YWRtaW4=")]);
+    let (status, response) = post(
+        &server,
+        "/mcp",
+        &[("Authorization", "Basic YWRtaW46YWRtaW4=")],
+    );
     assert_eq!(status, 401, "{response}");
 
     let admin = ("Authorization", "Bearer admin-91bc");
@@ -140,12 +176,23 @@ fn front_door_rejects_missing_and_unknown_tokens_and_foreign_hosts() {
     assert!(response.contains("\"serverInfo\""), "{response}");
 
     let (status, response) = post(&server, "/mcp", &[admin, ("Host", "evil.example.com")]);
-    assert_eq!(status, 403, "a foreign Host is refused (DNS rebinding): {response}");
+    assert_eq!(
+        status, 403,
+        "a foreign Host is refused (DNS rebinding): {response}"
+    );
 
-    let (status, response) = post(&server, "/mcp", &[admin, ("Origin", "http://evil.example.com")]);
+    let (status, response) = post(
+        &server,
+        "/mcp",
+        &[admin, ("Origin", "http://evil.example.com")],
+    );
     assert_eq!(status, 403, "a foreign Origin is refused: {response}");
 
-    let (status, response) = post(&server, "/mcp", &[admin, ("Origin", "http://localhost:5173")]);
+    let (status, response) = post(
+        &server,
+        "/mcp",
+        &[admin, ("Origin", "http://localhost:5173")],
+    );
     assert_eq!(status, 200, "a loopback Origin is allowed: {response}");
 
     let (status, response) = post(&server, "/elsewhere", &[admin]);
@@ -157,11 +204,18 @@ fn without_tokens_every_caller_sees_every_tool() {
     let server = ServerProcess::start(&quickstart(), &["--http", "127.0.0.1:0"]);
     let report = run_scenarios(
         "auto",
-        Target::Http { url: &server.endpoint, token: None },
+        Target::Http {
+            url: &server.endpoint,
+            token: None,
+        },
         &["list", "echo"],
     );
     checks::list(&report, "http/no-tokens", &QUICKSTART_TOOLS);
-    assert_eq!(report["list"]["cache_scope"], "public", "{}", report["list"]);
+    assert_eq!(
+        report["list"]["cache_scope"], "public",
+        "{}",
+        report["list"]
+    );
     let (status, response) = post(&server, "/mcp", &[("Host", "evil.example.com")]);
     assert_eq!(status, 403, "{response}");
 }

@@ -75,11 +75,18 @@ fn python_sdk_sees_pages_and_the_permissions_file_filter() {
         permissions.to_str().unwrap(),
     ];
     let report = run_scenarios("auto", Target::Stdio(&argv), &["list", "hidden_tool"]);
-    let without_admin: Vec<&str> =
-        QUICKSTART_TOOLS.iter().copied().filter(|t| *t != "tool_toggle").collect();
+    let without_admin: Vec<&str> = QUICKSTART_TOOLS
+        .iter()
+        .copied()
+        .filter(|t| *t != "tool_toggle")
+        .collect();
     checks::list(&report, "stdio/paged", &without_admin);
     assert_eq!(report["list"]["first_page"].as_array().unwrap().len(), 3);
-    assert!(report["list"]["next_cursor"].is_string(), "{}", report["list"]);
+    assert!(
+        report["list"]["next_cursor"].is_string(),
+        "{}",
+        report["list"]
+    );
     checks::hidden(&report, "stdio/permissions-file");
 }
 
@@ -170,7 +177,8 @@ fn inspector_cli_lists_and_calls_over_stdio() {
     );
 
     // Inspector 2.12 checks the name against tools/list itself and refuses an unknown one.
-    let (code, stdout, stderr) = inspector(&["--method", "tools/call", "--tool-name", "no_such_tool"]);
+    let (code, stdout, stderr) =
+        inspector(&["--method", "tools/call", "--tool-name", "no_such_tool"]);
     assert_eq!(code, Some(5), "stdout: {stdout}\nstderr: {stderr}");
     assert!(
         stderr.contains("tool_not_found") || stdout.contains("tool_not_found"),

@@ -34,7 +34,10 @@ impl Connection {
 
     fn next(&mut self) -> Value {
         let mut line = String::new();
-        let read = self.reader.read_line(&mut line).expect("a reply within 30 s");
+        let read = self
+            .reader
+            .read_line(&mut line)
+            .expect("a reply within 30 s");
         assert!(read > 0, "the server closed the connection");
         serde_json::from_str(&line).unwrap()
     }
@@ -63,17 +66,27 @@ impl Connection {
 
 #[test]
 fn tcp_sessions_list_call_and_pipeline() {
-    let server = ServerProcess::start(&quickstart(), &["--tcp", "127.0.0.1:0", "--max-in-flight", "8"]);
+    let server = ServerProcess::start(
+        &quickstart(),
+        &["--tcp", "127.0.0.1:0", "--max-in-flight", "8"],
+    );
     assert!(server.endpoint.starts_with("tcp://"), "{}", server.endpoint);
     let mut first = Connection::open(&server);
     let mut second = Connection::open(&server);
 
     let info = first.initialize();
-    assert_eq!(info["result"]["serverInfo"]["name"], "quickstart-mcp", "{info}");
+    assert_eq!(
+        info["result"]["serverInfo"]["name"], "quickstart-mcp",
+        "{info}"
+    );
     second.initialize();
 
     let listed = first.request(1, "tools/list", json!({}));
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 7, "{listed}");
+    assert_eq!(
+        listed["result"]["tools"].as_array().unwrap().len(),
+        7,
+        "{listed}"
+    );
 
     let stats = second.request(
         1,
@@ -93,12 +106,22 @@ fn tcp_sessions_list_call_and_pipeline() {
     let mut answered = 0;
     while answered < 2000 {
         let reply = first.next();
-        let id = reply["id"].as_i64().expect("only replies on this connection");
-        assert_eq!(reply["result"]["content"][0]["text"], format!("m{id}"), "{reply}");
+        let id = reply["id"]
+            .as_i64()
+            .expect("only replies on this connection");
+        assert_eq!(
+            reply["result"]["content"][0]["text"],
+            format!("m{id}"),
+            "{reply}"
+        );
         answered += 1;
     }
 
     // Sessions are separate connections: the second still works after all that.
-    let echo = second.request(2, "tools/call", json!({"name": "echo", "arguments": {"message": "ok"}}));
+    let echo = second.request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "ok"}}),
+    );
     assert_eq!(echo["result"]["content"][0]["text"], "ok");
 }

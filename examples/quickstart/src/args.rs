@@ -68,10 +68,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     let mut transports = 0;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        let mut value = |flag: &str| {
-            args.next()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+        let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
         match arg.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
@@ -92,7 +89,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--permissions-file" => {
                 options.permissions_file = Some(value("--permissions-file")?.into())
             }
-            "--page-size" => options.page_size = Some(number("--page-size", &value("--page-size")?)?),
+            "--page-size" => {
+                options.page_size = Some(number("--page-size", &value("--page-size")?)?)
+            }
             "--max-in-flight" => {
                 options.max_in_flight = Some(number("--max-in-flight", &value("--max-in-flight")?)?)
             }
@@ -117,7 +116,9 @@ fn address(flag: &str, text: &str) -> Result<SocketAddr, String> {
 fn number(flag: &str, text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("{flag} wants a positive whole number, not '{text}'")),
+        _ => Err(format!(
+            "{flag} wants a positive whole number, not '{text}'"
+        )),
     }
 }
 
@@ -131,7 +132,9 @@ mod tests {
 
     #[test]
     fn defaults_to_stdio() {
-        let Command::Serve(options) = parse_str("").unwrap() else { panic!() };
+        let Command::Serve(options) = parse_str("").unwrap() else {
+            panic!()
+        };
         assert_eq!(options.transport, Transport::Stdio);
     }
 
@@ -142,7 +145,10 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(options.transport, Transport::Http("127.0.0.1:0".parse().unwrap()));
+        assert_eq!(
+            options.transport,
+            Transport::Http("127.0.0.1:0".parse().unwrap())
+        );
         assert!(options.stateless);
         assert_eq!(options.page_size, Some(2));
     }
@@ -152,7 +158,11 @@ mod tests {
         assert!(parse_str("--http").unwrap_err().contains("needs a value"));
         assert!(parse_str("--http nowhere").unwrap_err().contains("IP:PORT"));
         assert!(parse_str("--tcp 127.0.0.1:1 --http 127.0.0.1:2").is_err());
-        assert!(parse_str("--tokens-file t").unwrap_err().contains("--http only"));
+        assert!(
+            parse_str("--tokens-file t")
+                .unwrap_err()
+                .contains("--http only")
+        );
         assert!(parse_str("--page-size 0").is_err());
         assert!(parse_str("--bogus").unwrap_err().contains("--bogus"));
     }

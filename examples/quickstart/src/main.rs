@@ -100,7 +100,10 @@ async fn run(options: Options) -> Result<(), String> {
             if let Some(path) = &options.tokens_file {
                 http = http.tokens_file(path).map_err(|e| e.to_string())?;
             }
-            let bound = server.bind_http(addr, http).await.map_err(|e| e.to_string())?;
+            let bound = server
+                .bind_http(addr, http)
+                .await
+                .map_err(|e| e.to_string())?;
             let url = bound.url().map_err(|e| e.to_string())?;
             eprintln!("quickstart-mcp: listening on {url}");
             bound.serve().await

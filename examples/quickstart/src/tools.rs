@@ -2,8 +2,8 @@
 //! rest exist so the integration tests can drive time-outs, cancellation, panics and
 //! runtime changes against a real process.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mcp_tools::{Json, LogLevel, State, ToolContext, ToolError, ToolRegistry, mcp_tool};
@@ -91,18 +91,31 @@ async fn slow_count(
     ctx: ToolContext,
     runs: State<SlowRuns>,
     #[arg(desc = "Steps to count", minimum = 1, maximum = 1000)] steps: u32,
-    #[arg(desc = "Pause between steps, in milliseconds", default = 100u64, minimum = 0, maximum = 10000)]
+    #[arg(
+        desc = "Pause between steps, in milliseconds",
+        default = 100u64,
+        minimum = 0,
+        maximum = 10000
+    )]
     delay_ms: u64,
 ) -> String {
     runs.started.fetch_add(1, Ordering::SeqCst);
     // Counts the call as abandoned unless it reaches the end: a cancelled or timed-out
     // call's future is dropped mid-way.
-    let mut guard = RunGuard { runs: &runs, done: false };
+    let mut guard = RunGuard {
+        runs: &runs,
+        done: false,
+    };
     for step in 1..=steps {
         tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-        ctx.progress(f64::from(step), Some(f64::from(steps)), format!("step {step} of {steps}"))
+        ctx.progress(
+            f64::from(step),
+            Some(f64::from(steps)),
+            format!("step {step} of {steps}"),
+        )
+        .await;
+        ctx.log(LogLevel::Info, format!("slow_count reached step {step}"))
             .await;
-        ctx.log(LogLevel::Info, format!("slow_count reached step {step}")).await;
     }
     guard.done = true;
     format!("counted to {steps}")
@@ -115,7 +128,11 @@ struct RunGuard<'a> {
 
 impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
-        let counter = if self.done { &self.runs.finished } else { &self.runs.abandoned };
+        let counter = if self.done {
+            &self.runs.finished
+        } else {
+            &self.runs.abandoned
+        };
         counter.fetch_add(1, Ordering::SeqCst);
     }
 }

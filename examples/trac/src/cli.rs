@@ -9,7 +9,26 @@
 use mcp_tools::ToolRegistry;
 use mcp_tools::cli::App;
 
-use crate::client::{ENV_PASSWORD, ENV_TIMEOUT, ENV_URL, ENV_USER, TracClient, TracConfig};
+use crate::client::{
+    ENV_PASSWORD, ENV_TIMEOUT, ENV_URL, ENV_USER, TracClient, TracConfig, TracError,
+};
+
+/// Each setting's flag and environment variable.
+const SETTINGS: [(&str, &str); 4] = [
+    ("--url", ENV_URL),
+    ("--user", ENV_USER),
+    ("--password", ENV_PASSWORD),
+    ("--timeout-secs", ENV_TIMEOUT),
+];
+
+/// A configuration message naming the flags as well as the variables.
+fn with_flag_names(message: &str) -> String {
+    SETTINGS
+        .iter()
+        .fold(message.to_string(), |text, (flag, var)| {
+            text.replace(var, &format!("{flag} (or {var})"))
+        })
+}
 
 /// Global flags of `trac-mcp`: where Trac is and how to log in.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -31,7 +50,7 @@ pub struct TracArgs {
 impl TracArgs {
     /// The client configuration these flags give, checked exactly as the
     /// environment variables would be (`TracConfig::from_lookup`).
-    pub fn config(&self) -> Result<TracConfig, crate::client::TracError> {
+    pub fn config(&self) -> Result<TracConfig, TracError> {
         TracConfig::from_lookup(|name| match name {
             ENV_URL => self.url.clone(),
             ENV_USER => self.user.clone(),
@@ -48,10 +67,7 @@ impl TracArgs {
 pub fn app() -> App {
     mcp_tools::cli_app!(ToolRegistry::builder()).setup(|args: TracArgs, builder| {
         let config = args.config().map_err(|e| match e {
-            crate::client::TracError::Config(message) => message.replace(
-                ENV_URL,
-                &format!("--url (or {ENV_URL})"),
-            ),
+            TracError::Config(message) => with_flag_names(&message),
             other => other.to_string(),
         })?;
         let client = TracClient::new(config).map_err(|e| e.to_string())?;
@@ -82,6 +98,11 @@ mod tests {
             user: Some("bob".into()),
             ..TracArgs::default()
         };
-        assert!(half.config().is_err());
+        let err = half.config().unwrap_err().to_string();
+        assert!(
+            with_flag_names(&err)
+                .contains("--user (or TRAC_USER) is set but --password (or TRAC_PASSWORD) is not"),
+            "{err}"
+        );
     }
 }

@@ -150,7 +150,10 @@ mod tests {
 
     #[test]
     fn faults_map_to_tool_kinds() {
-        assert_eq!(tool_kind(&fault(404, "Ticket 9 does not exist.")), Kind::NotFound);
+        assert_eq!(
+            tool_kind(&fault(404, "Ticket 9 does not exist.")),
+            Kind::NotFound
+        );
         assert_eq!(
             tool_kind(&fault(403, "TICKET_ADMIN privileges are required")),
             Kind::PermissionDenied

@@ -1,5 +1,6 @@
 //! An MCP server for Trac, built with `mcp-tools`: the 27 tools of seed 000
-//! ([`tools`]) over a typed async client for Trac's XML-RPC API ([`client`]),
+//! ([`tools`]) and wiki pages as resources ([`resources`]) over a typed async
+//! client for Trac's XML-RPC API ([`client`]),
 //! with Markdown/TracWiki handling ([`wiki_format`]), fault translation
 //! ([`errors`]) and the generated command line ([`cli`]).
 //!
@@ -20,6 +21,7 @@
 pub mod cli;
 pub mod client;
 pub mod errors;
+pub mod resources;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tools;

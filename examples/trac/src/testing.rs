@@ -13,7 +13,8 @@
 //!   (RPC at `/login/rpc`), so every write there is refused by Trac.
 //!
 //! ```no_run
-//! let servers = trac_mcp::testing::shared(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
+//! // in an integration test: `Path::new(env!("CARGO_TARGET_TMPDIR"))`
+//! let servers = trac_mcp::testing::shared(&std::env::temp_dir());
 //! let trac = servers.anon_client();
 //! ```
 

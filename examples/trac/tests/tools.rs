@@ -8,6 +8,8 @@ mod common;
 mod faults;
 #[path = "tools/milestone.rs"]
 mod milestone;
+#[path = "tools/resources.rs"]
+mod resources;
 #[path = "tools/system.rs"]
 mod system;
 #[path = "tools/table.rs"]
@@ -91,8 +93,11 @@ impl Tools {
     /// the highest number + 1, so deleting the newest ticket frees its number
     /// for the next ticket any concurrent test creates.
     pub async fn guard_ticket_numbers(&self) {
-        self.ok("ticket_create", serde_json::json!({"summary": "keeps older ticket numbers unique"}))
-            .await;
+        self.ok(
+            "ticket_create",
+            serde_json::json!({"summary": "keeps older ticket numbers unique"}),
+        )
+        .await;
     }
 
     /// Calls `tool`, expects an error result and returns it.

@@ -380,7 +380,8 @@ impl Flag {
             }
             (None, Scalar::Integer) => arg.allow_negative_numbers(true).value_parser(parse_integer),
             (None, Scalar::Number) => arg.allow_negative_numbers(true).value_parser(parse_number),
-            (None, Scalar::String) => arg.value_parser(|text: &str| {
+            // A string value may start with '-' (`--args -l`, `--query -status`).
+            (None, Scalar::String) => arg.allow_hyphen_values(true).value_parser(|text: &str| {
                 Ok::<Value, std::convert::Infallible>(Value::String(text.to_string()))
             }),
         }

@@ -46,11 +46,11 @@ where
 ///
 /// ```
 /// use mcp_tools::server::{TokenResolver, TokenTable};
-/// let table = TokenTable::parse("
-///     # agents
-///     reader-7f3a   TICKET_VIEW WIKI_VIEW
-///     admin-91bc    TICKET_VIEW TICKET_ADMIN   # full access
-/// ").unwrap();
+/// let table = TokenTable::parse(concat!(
+///     "# agents\n",
+///     "reader-7f3a   TICKET_VIEW WIKI_VIEW\n",
+///     "admin-91bc    TICKET_VIEW TICKET_ADMIN   # full access\n",
+/// )).unwrap();
 /// assert_eq!(table.len(), 2);
 /// assert!(table.resolve("admin-91bc").unwrap().contains("TICKET_ADMIN"));
 /// assert!(table.resolve("nobody").is_none());

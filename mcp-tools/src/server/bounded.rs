@@ -105,7 +105,9 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                     let id = request.id.clone();
                     tracing::warn!(%id, "request id reused while in flight; answering -32600");
                     let error = ErrorData::invalid_request(
-                        format!("request id {id} is already in flight; use a new id for each request"),
+                        format!(
+                            "request id {id} is already in flight; use a new id for each request"
+                        ),
                         None,
                     );
                     if self
@@ -119,9 +121,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                 }
                 JsonRpcMessage::Notification(notification) => {
                     if !self.seen_request {
-                        tracing::warn!(
-                            "ignoring a notification received before the first request"
-                        );
+                        tracing::warn!("ignoring a notification received before the first request");
                         continue;
                     }
                     if let ClientNotification::CancelledNotification(cancelled) =

@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ServerConfig,
+};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -14,11 +16,16 @@ use tokio_util::sync::CancellationToken;
 use super::auth::{TokenResolver, TokenTable, TokensFileError};
 use super::handler::{McpHandler, Shared};
 use super::notify::ListChanged;
+use super::subscriptions::Subscriptions;
 use super::{http_transport, stream};
 use crate::registry::ToolRegistry;
 
 /// The default bound on requests in flight per connection.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+
+/// How long a sampling or elicitation request waits for the client by default (a person
+/// may be answering an elicitation).
+pub(crate) const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The name, version and optional title a server reports in `initialize` and
 /// `server/discover` (`serverInfo`). [`server_info!`](crate::server_info) fills it from the
@@ -239,6 +246,7 @@ pub struct Server {
     page_size: Option<usize>,
     list_ttl: Option<Duration>,
     max_in_flight: usize,
+    client_timeout: Duration,
     shutdown: CancellationToken,
     /// Built on first use; every setter resets it.
     built: OnceLock<Arc<Shared>>,
@@ -254,6 +262,7 @@ impl Server {
             instructions: None,
             page_size: None,
             list_ttl: None,
+            client_timeout: DEFAULT_CLIENT_TIMEOUT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             shutdown: CancellationToken::new(),
             built: OnceLock::new(),
@@ -291,6 +300,21 @@ impl Server {
     pub fn page_size(mut self, size: usize) -> Server {
         self.built = OnceLock::new();
         self.page_size = (size > 0).then_some(size);
+        self
+    }
+
+    /// How long a tool's sampling (`ToolContext::create_message`) or elicitation
+    /// (`ToolContext::elicit`) request waits for the client before it fails with a
+    /// time-out error (default 5 minutes).
+    ///
+    /// ```
+    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_tools::server::Server::new(registry)
+    ///     .client_request_timeout(std::time::Duration::from_secs(30));
+    /// ```
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Server {
+        self.built = OnceLock::new();
+        self.client_timeout = timeout;
         self
     }
 
@@ -345,11 +369,12 @@ impl Server {
         let mut implementation = Implementation::new(&self.info.name, &self.info.version);
         implementation.title = self.info.title.clone();
         #[allow(deprecated)] // logging: deprecated by SEP-2577, still in the protocol
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_logging()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        add_offering_capabilities(&mut capabilities, &self.registry);
         let mut config = ServerConfig::new(capabilities).with_server_info(implementation);
         config.instructions = self.instructions.clone();
         Arc::new(Shared {
@@ -358,6 +383,8 @@ impl Server {
             page_size: self.page_size,
             list_ttl: self.list_ttl,
             list_changed: ListChanged::attach(&self.registry),
+            subscriptions: Subscriptions::attach(&self.registry),
+            client_timeout: self.client_timeout,
         })
     }
 
@@ -415,8 +442,28 @@ impl Server {
     }
 
     /// [`bind_http`](Self::bind_http) then [`HttpServer::serve`].
-    pub async fn serve_http(self, addr: SocketAddr, options: HttpOptions) -> Result<(), ServeError> {
+    pub async fn serve_http(
+        self,
+        addr: SocketAddr,
+        options: HttpOptions,
+    ) -> Result<(), ServeError> {
         self.bind_http(addr, options).await?.serve().await
+    }
+}
+
+/// Advertise `resources` (with `subscribe`), `prompts` and `completions` when the registry
+/// serves resources or prompts.
+fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &ToolRegistry) {
+    if registry.has_resources() {
+        let mut resources = ResourcesCapability::default();
+        resources.subscribe = Some(true);
+        capabilities.resources = Some(resources);
+    }
+    if registry.has_prompts() {
+        capabilities.prompts = Some(PromptsCapability::default());
+    }
+    if registry.has_resources() || registry.has_prompts() {
+        capabilities.completions = Some(Default::default());
     }
 }
 
@@ -461,7 +508,11 @@ impl HttpServer {
 
     /// The endpoint's URL, e.g. `http://127.0.0.1:8080/mcp`.
     pub fn url(&self) -> std::io::Result<String> {
-        Ok(format!("http://{}{}", self.local_addr()?, self.options.path))
+        Ok(format!(
+            "http://{}{}",
+            self.local_addr()?,
+            self.options.path
+        ))
     }
 
     /// Serve requests until the shutdown token fires.

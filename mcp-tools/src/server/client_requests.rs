@@ -48,6 +48,16 @@ impl ClientRequestKind {
     }
 }
 
+/// The error for a client request on protocol 2026-07-28 or later, which has no
+/// server-to-client requests during a call.
+pub(crate) fn not_on_modern(kind: ClientRequestKind) -> ToolError {
+    ToolError::permission_denied(format!(
+        "this request runs on MCP protocol 2026-07-28 or later, where a server cannot send {} to the client during a call",
+        kind.method()
+    ))
+    .with_action("Connect with protocol 2025-11-25 or earlier (an initialize handshake) to use this tool.")
+}
+
 /// Send `params` (the protocol's JSON object) as a `kind` request to the client and return
 /// the client's result as JSON.
 pub(crate) async fn send(
@@ -73,11 +83,11 @@ pub(crate) async fn send(
             .with_action("Build the params as the MCP specification describes them.")
     };
     let request = match kind {
-        ClientRequestKind::Sampling => ServerRequest::CreateMessageRequest(
-            CreateMessageRequest::new(
+        ClientRequestKind::Sampling => {
+            ServerRequest::CreateMessageRequest(CreateMessageRequest::new(
                 serde_json::from_value::<CreateMessageRequestParams>(params).map_err(invalid)?,
-            ),
-        ),
+            ))
+        }
         ClientRequestKind::Elicitation => ServerRequest::ElicitRequest(ElicitRequest::new(
             serde_json::from_value::<ElicitRequestParams>(params).map_err(invalid)?,
         )),
@@ -87,7 +97,9 @@ pub(crate) async fn send(
             "the client did not answer {method} within {} s",
             timeout.as_secs_f64()
         ))
-        .with_action("Ask the user to respond sooner, or raise the server's client request timeout."),
+        .with_action(
+            "Ask the user to respond sooner, or raise the server's client request timeout.",
+        ),
         ServiceError::McpError(error) => ToolError::upstream(format!(
             "the client answered {method} with error {}: {}",
             error.code.0, error.message

@@ -11,9 +11,12 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest,
-    CustomResult, ErrorCode, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ServerConfig, SetLevelRequestParams, SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
@@ -21,6 +24,7 @@ use serde_json::Value;
 use super::notify::ListChanged;
 use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
+use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::context::{LogLevel, ToolContext};
 use crate::permissions::PermissionSet;
 use crate::registry::ToolRegistry;
@@ -34,6 +38,14 @@ const KNOWN_METHODS: &[&str] = &[
     "tools/call",
     "logging/setLevel",
     "subscriptions/listen",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
 ];
 
 /// What every connection of one server shares.
@@ -43,15 +55,21 @@ pub(crate) struct Shared {
     pub(crate) page_size: Option<usize>,
     pub(crate) list_ttl: Option<Duration>,
     pub(crate) list_changed: Arc<ListChanged>,
+    /// Resource subscriptions of every session (`resources/subscribe`).
+    pub(crate) subscriptions: Arc<Subscriptions>,
+    /// How long a tool's sampling or elicitation request may wait for the client.
+    pub(crate) client_timeout: Duration,
 }
 
 /// State of one MCP session (a stdio or TCP connection, an HTTP session).
 #[derive(Default)]
-struct Session {
+pub(super) struct Session {
     /// The level set by `logging/setLevel`; `None`: every level is sent.
     log_level: Mutex<Option<LogLevel>>,
     /// Whether this session's peer is registered for `tools/list_changed`.
     registered: AtomicBool,
+    /// The resources this session subscribed to.
+    pub(super) subscriptions: Arc<SessionSubscriptions>,
 }
 
 /// The caller's permissions, put into the HTTP request's extensions by the token check.
@@ -74,8 +92,8 @@ pub(crate) struct CallerPermissions(pub(crate) PermissionSet);
 /// ```
 #[derive(Clone)]
 pub struct McpHandler {
-    shared: Arc<Shared>,
-    session: Arc<Session>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) session: Arc<Session>,
 }
 
 impl McpHandler {
@@ -89,14 +107,14 @@ impl McpHandler {
 }
 
 /// True when the request runs on protocol 2026-07-28 or later.
-fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+pub(super) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// The permissions of the HTTP caller (from its bearer token), if tokens are in use.
-fn caller(context: &RequestContext<RoleServer>) -> Option<PermissionSet> {
+pub(super) fn caller(context: &RequestContext<RoleServer>) -> Option<PermissionSet> {
     context
         .extensions
         .get::<http::request::Parts>()?
@@ -120,6 +138,23 @@ impl McpHandler {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         LogFilter::AtLeast(level.unwrap_or(LogLevel::Debug))
+    }
+
+    /// The context a tool, resource, prompt or completion fn gets for this request: its
+    /// id, cancellation, and the client (progress, logs, sampling, elicitation).
+    pub(super) fn tool_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
+        let peer = RequestPeer {
+            peer: context.peer.clone(),
+            progress_token: context.meta.get_progress_token(),
+            logs: self.log_filter(context),
+            capabilities: context.client_capabilities(),
+            client_timeout: self.shared.client_timeout,
+            modern: is_modern(context),
+        };
+        ToolContext::default()
+            .with_request_id(context.id.to_string())
+            .with_cancellation(context.ct.clone())
+            .with_peer(Arc::new(peer))
     }
 }
 
@@ -153,9 +188,11 @@ impl ServerHandler for McpHandler {
         let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
         result.next_cursor = next.map(|offset| paging::cursor(generation, offset));
         if is_modern(&context) {
-            result.ttl_ms = Some(self.shared.list_ttl.map_or(0, |ttl| {
-                u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)
-            }));
+            result.ttl_ms = Some(
+                self.shared
+                    .list_ttl
+                    .map_or(0, |ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
+            );
             result.cache_scope = Some(if caller.is_some() {
                 CacheScope::Private
             } else {
@@ -171,15 +208,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = caller(&context);
-        let peer = RequestPeer {
-            peer: context.peer.clone(),
-            progress_token: context.meta.get_progress_token(),
-            logs: self.log_filter(&context),
-        };
-        let ctx = ToolContext::default()
-            .with_request_id(context.id.to_string())
-            .with_cancellation(context.ct.clone())
-            .with_peer(Arc::new(peer));
+        let ctx = self.tool_context(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let registry = &self.shared.registry;
         let outcome = match &caller {
@@ -195,6 +224,70 @@ impl ServerHandler for McpHandler {
             Ok(result) => Ok(CallToolResult::from(result).into()),
             Err(not_found) => Err(McpError::invalid_params(not_found.to_string(), None)),
         }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.resources_list(request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.resource_templates_list(request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.resource_read(request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.resource_subscribe(request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.resource_unsubscribe(request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.prompts_list(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.prompt_get(request, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.completion(request, context).await
     }
 
     async fn set_level(
@@ -249,6 +342,11 @@ impl ServerHandler for McpHandler {
         if requested.tools_list_changed == Some(true) {
             accepted.tools_list_changed = Some(true);
         }
+        // Resource updates for the URIs asked for (listen has no caller context to check
+        // them against; a URI nobody updates simply never notifies).
+        if self.shared.registry.has_resources() {
+            accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        }
         Some(accepted)
     }
 
@@ -256,6 +354,7 @@ impl ServerHandler for McpHandler {
         let list_changed = &self.shared.list_changed;
         list_changed.start_pump();
         let _subscribed = list_changed.subscribe(context.sink().clone());
+        let _resources = self.shared.subscriptions.listen(context.sink().clone());
         context.cancelled().await;
         Ok(())
     }

@@ -181,7 +181,10 @@ fn plain(status: StatusCode, message: &str) -> Response<Body> {
 }
 
 fn unauthorized(error: Option<&str>, message: &str) -> Response<Body> {
-    let mut response = plain(StatusCode::UNAUTHORIZED, &format!("Unauthorized: {message}"));
+    let mut response = plain(
+        StatusCode::UNAUTHORIZED,
+        &format!("Unauthorized: {message}"),
+    );
     let challenge = match error {
         Some(code) => format!("Bearer realm=\"mcp\", error=\"{code}\""),
         None => "Bearer realm=\"mcp\"".to_string(),

@@ -30,6 +30,13 @@
 //!   filters the logs);
 //! - `notifications/tools/list_changed` follows every runtime change of the registry
 //!   (sent to legacy sessions, and to `subscriptions/listen` streams on 2026-07-28);
+//! - `resources/list`, `resources/templates/list`, `resources/read`, `prompts/list`,
+//!   `prompts/get` and `completion/complete` answer from the caller's view of the registry's
+//!   resources and prompts (see `docs/resources-and-prompts.md`); `resources/subscribe`
+//!   registers the session for `notifications/resources/updated`, sent when the
+//!   application calls [`ToolRegistry::resource_updated`];
+//! - a tool's sampling and elicitation requests reach the client when it declared the
+//!   capability, bounded by [`Server::client_request_timeout`];
 //! - unknown methods answer `-32601`;
 //! - at most [`Server::max_in_flight`] requests run at once per connection; beyond that the
 //!   server stops reading from the connection until one finishes (back-pressure), so a
@@ -38,14 +45,19 @@
 mod auth;
 mod bounded;
 mod builder;
+mod client_requests;
 mod handler;
 mod http_transport;
 mod notify;
+mod offerings;
 mod paging;
 mod peer;
 mod stream;
+mod subscriptions;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_offerings;
 
 use std::net::SocketAddr;
 

@@ -229,8 +229,17 @@ impl McpHandler {
         let reference = match request.r#ref {
             Reference::Prompt(prompt) => CompletionRef::Prompt(prompt.name),
             Reference::Resource(resource) => CompletionRef::ResourceTemplate(resource.uri),
+            other => {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "completion/complete: unsupported reference type {}",
+                        other.reference_type()
+                    ),
+                    None,
+                ));
+            }
         };
-        let ArgumentInfo { name, value } = request.argument;
+        let ArgumentInfo { name, value, .. } = request.argument;
         let completion_request = CompletionRequest {
             argument: name,
             value,

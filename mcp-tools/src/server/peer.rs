@@ -45,6 +45,9 @@ pub(crate) struct RequestPeer {
     pub(crate) capabilities: Option<ClientCapabilities>,
     /// How long a sampling or elicitation request may wait for the client.
     pub(crate) client_timeout: Duration,
+    /// The request runs on protocol 2026-07-28 or later, where a server may not send
+    /// requests to the client.
+    pub(crate) modern: bool,
 }
 
 impl ClientPeer for RequestPeer {
@@ -97,6 +100,9 @@ impl RequestPeer {
         kind: ClientRequestKind,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        if self.modern {
+            return Box::pin(async move { Err(client_requests::not_on_modern(kind)) });
+        }
         Box::pin(client_requests::send(
             kind,
             self.peer.clone(),

@@ -5,22 +5,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
 use tokio::sync::Semaphore;
 
 use super::Server;
 use crate::{ToolDef, ToolRegistry, ToolResult};
 
 /// A line-oriented JSON-RPC client; notifications seen while waiting are kept.
-struct RawClient {
+pub(super) struct RawClient {
     write: WriteHalf<DuplexStream>,
     lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    notifications: Vec<Value>,
+    pub(super) notifications: Vec<Value>,
 }
 
 impl RawClient {
     /// Serve `server` on one end of a pipe and return a client on the other.
-    fn connect(server: Server) -> RawClient {
+    pub(super) fn connect(server: Server) -> RawClient {
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
         tokio::spawn(async move { server.serve_io(server_read, server_write).await });
@@ -32,13 +34,13 @@ impl RawClient {
         }
     }
 
-    async fn send(&mut self, message: Value) {
+    pub(super) async fn send(&mut self, message: Value) {
         let mut line = message.to_string();
         line.push('\n');
         self.write.write_all(line.as_bytes()).await.unwrap();
     }
 
-    async fn next(&mut self) -> Value {
+    pub(super) async fn next(&mut self) -> Value {
         let line = tokio::time::timeout(std::time::Duration::from_secs(20), self.lines.next_line())
             .await
             .expect("no message from the server within 20 s")
@@ -48,7 +50,7 @@ impl RawClient {
     }
 
     /// The reply to request `id`, keeping notifications that come first.
-    async fn reply(&mut self, id: i64) -> Value {
+    pub(super) async fn reply(&mut self, id: i64) -> Value {
         loop {
             let message = self.next().await;
             if message.get("id") == Some(&json!(id)) {
@@ -59,7 +61,7 @@ impl RawClient {
         }
     }
 
-    async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+    pub(super) async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
         self.reply(id).await
@@ -120,7 +122,9 @@ impl Drop for Decrement {
 
 fn registry(defs: impl IntoIterator<Item = ToolDef>) -> ToolRegistry {
     defs.into_iter()
-        .fold(ToolRegistry::builder().include_linked(false), |b, d| b.tool(d))
+        .fold(ToolRegistry::builder().include_linked(false), |b, d| {
+            b.tool(d)
+        })
         .build()
         .unwrap()
 }
@@ -172,7 +176,11 @@ async fn pagination_walks_every_tool_once_and_refuses_stale_cursors() {
     let mut pages = 0;
     let mut first_cursor = None;
     loop {
-        let params = if cursor.is_null() { json!({}) } else { json!({"cursor": cursor}) };
+        let params = if cursor.is_null() {
+            json!({})
+        } else {
+            json!({"cursor": cursor})
+        };
         let reply = client.request(10 + pages, "tools/list", params).await;
         let result = &reply["result"];
         let page: Vec<String> = result["tools"]
@@ -227,7 +235,11 @@ async fn in_flight_bound_holds_back_pipelined_calls() {
     }
     answered.sort_unstable();
     assert_eq!(answered, (1..=40).collect::<Vec<_>>());
-    assert_eq!(peak.load(Ordering::SeqCst), 4, "more calls ran at once than the bound");
+    assert_eq!(
+        peak.load(Ordering::SeqCst),
+        4,
+        "more calls ran at once than the bound"
+    );
 }
 
 #[tokio::test]
@@ -283,8 +295,10 @@ async fn cancelling_a_call_drops_it_and_frees_its_slot() {
         .await;
     wait_until(|| running.load(Ordering::SeqCst) == 1).await;
     client
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                      "params": {"requestId": 1, "reason": "test"}}))
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 1, "reason": "test"}}),
+        )
         .await;
     // The only slot was the cancelled call's; echo is answered only if it was freed.
     let echo = client

@@ -27,13 +27,12 @@ fn parse_date(what: &str, text: &str, allow_now: bool) -> Result<DateTime<Utc>, 
     {
         return Ok(t.and_utc());
     }
-    Err(ToolError::validation(format!(
-        "{what} {text:?} is not a date"
-    ))
-    .with_action(format!(
-        "Give {what} as YYYY-MM-DD or an RFC 3339 time such as 2026-06-30T12:00:00Z{}.",
-        if allow_now { ", or \"now\"" } else { "" }
-    )))
+    Err(
+        ToolError::validation(format!("{what} {text:?} is not a date")).with_action(format!(
+            "Give {what} as YYYY-MM-DD or an RFC 3339 time such as 2026-06-30T12:00:00Z{}.",
+            if allow_now { ", or \"now\"" } else { "" }
+        )),
+    )
 }
 
 /// A date change: "" clears, anything else is parsed.
@@ -69,11 +68,7 @@ pub async fn milestone_list(
 ) -> Result<Json<MilestoneList>, ToolError> {
     let names = trac.list_milestones().await.map_err(milestone_error)?;
     let mut milestones = Vec::with_capacity(names.len());
-    for fetched in trac
-        .get_milestones(&names)
-        .await
-        .map_err(milestone_error)?
-    {
+    for fetched in trac.get_milestones(&names).await.map_err(milestone_error)? {
         match fetched {
             Ok(m) if include_completed || m.completed.is_none() => milestones.push(m),
             Ok(_) => {}
@@ -98,7 +93,9 @@ pub async fn milestone_get(
     name: String,
 ) -> Result<Json<Milestone>, ToolError> {
     check_name("milestone name", &name)?;
-    Ok(Json(trac.get_milestone(&name).await.map_err(milestone_error)?))
+    Ok(Json(
+        trac.get_milestone(&name).await.map_err(milestone_error)?,
+    ))
 }
 
 /// Create a milestone, optionally with a description (TracWiki markup) and a due date.
@@ -124,7 +121,9 @@ pub async fn milestone_create(
     trac.create_milestone(&name, &changes)
         .await
         .map_err(milestone_error)?;
-    Ok(Json(trac.get_milestone(&name).await.map_err(milestone_error)?))
+    Ok(Json(
+        trac.get_milestone(&name).await.map_err(milestone_error)?,
+    ))
 }
 
 /// Change a milestone: rename it, replace its description, set or clear its due date,

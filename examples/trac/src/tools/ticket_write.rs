@@ -126,8 +126,11 @@ impl TicketChange {
         let action = self.action.trim();
         let fields = self.fields.clone().unwrap_or_default();
         if action.is_empty() {
-            return Err(ToolError::validation("action must not be blank")
-                .with_action("Use \"leave\" to keep the workflow status, or an action from ticket_actions."));
+            return Err(
+                ToolError::validation("action must not be blank").with_action(
+                    "Use \"leave\" to keep the workflow status, or an action from ticket_actions.",
+                ),
+            );
         }
         if action == "leave" && fields.is_empty() && self.comment.trim().is_empty() {
             return Err(ToolError::validation(format!(
@@ -206,7 +209,10 @@ mod tests {
         assert!(change("", "leave").to_update().is_err());
         assert!(change("  ", "leave").to_update().is_err());
         assert!(change("", " ").to_update().is_err());
-        assert_eq!(change("noted", "leave").to_update().unwrap().comment, "noted");
+        assert_eq!(
+            change("noted", "leave").to_update().unwrap().comment,
+            "noted"
+        );
         assert_eq!(change("", "accept").to_update().unwrap().action, "accept");
         let mut c = change("", "leave");
         c.fields = Some([("priority".to_string(), "minor".to_string())].into());

@@ -164,7 +164,7 @@ pub async fn wiki_file_pull(
     path: String,
     /// A specific page version (default: the latest)
     #[arg(minimum = 1)]
-    version: Option<i32>,
+    page_version: Option<i32>,
     /// auto (by file extension; default), tracwiki or markdown
     #[arg(default = PullFormat::Auto)]
     format: PullFormat,
@@ -175,7 +175,7 @@ pub async fn wiki_file_pull(
     check_name("page name", &page)?;
     let path = absolute(&path)?;
     let (text, info) = trac
-        .get_wiki_page_with_info(&page, version)
+        .get_wiki_page_with_info(&page, page_version)
         .await
         .map_err(wiki_error)?;
     let markdown = match format {

@@ -41,16 +41,16 @@ pub async fn wiki_get(
     /// Page name, e.g. WikiStart
     #[arg(min_length = 1)]
     name: String,
-    /// A specific version (default: the latest)
+    /// A specific version of the page (default: the latest)
     #[arg(minimum = 1)]
-    version: Option<i32>,
+    page_version: Option<i32>,
     /// tracwiki (as stored, default) or markdown (converted)
     #[arg(default = OutputFormat::Tracwiki)]
     format: OutputFormat,
 ) -> Result<Json<WikiPage>, ToolError> {
     check_name("page name", &name)?;
     let (text, info) = trac
-        .get_wiki_page_with_info(&name, version)
+        .get_wiki_page_with_info(&name, page_version)
         .await
         .map_err(wiki_error)?;
     let (format, text, conversion_issues) = match format {
@@ -127,8 +127,10 @@ pub async fn wiki_search(
     max_results: u32,
 ) -> Result<Json<WikiSearch>, ToolError> {
     if query.trim().chars().count() < 3 {
-        return Err(ToolError::validation("the search terms must have at least 3 characters")
-            .with_action("Search for a longer word or phrase."));
+        return Err(
+            ToolError::validation("the search terms must have at least 3 characters")
+                .with_action("Search for a longer word or phrase."),
+        );
     }
     let results = trac
         .search(query.trim(), &["wiki"])
@@ -184,7 +186,7 @@ pub async fn wiki_recent_changes(
 ) -> Result<Json<WikiRecentChanges>, ToolError> {
     let since = Utc::now() - Duration::days(i64::from(days));
     let mut pages = trac.wiki_recent_changes(since).await.map_err(wiki_error)?;
-    pages.sort_by(|a, b| b.last_modified.cmp(&a.last_modified));
+    pages.sort_by_key(|p| std::cmp::Reverse(p.last_modified));
     let truncated = pages.len() > max_results as usize;
     pages.truncate(max_results as usize);
     Ok(Json(WikiRecentChanges {

@@ -38,7 +38,9 @@ pub async fn wiki_create(
             .with_action("Change the existing page with wiki_update (read it first with wiki_get), or choose another name."));
     }
     let prepared = prepare_text(&content, format);
-    Ok(Json(save_page(&trac, &name, prepared, comment, true).await?))
+    Ok(Json(
+        save_page(&trac, &name, prepared, comment, true).await?,
+    ))
 }
 
 /// Replace the text of an existing wiki page, saving a new version. Pass
@@ -85,7 +87,9 @@ pub async fn wiki_update(
         .with_action("Read the page again with wiki_get, merge your change into its text, and update with the new version."));
     }
     let prepared = prepare_text(&content, format);
-    Ok(Json(save_page(&trac, &name, prepared, comment, false).await?))
+    Ok(Json(
+        save_page(&trac, &name, prepared, comment, false).await?,
+    ))
 }
 
 /// A deleted wiki page (or version).
@@ -110,22 +114,25 @@ pub async fn wiki_delete(
     /// Name of the page to delete
     #[arg(min_length = 1)]
     name: String,
-    /// Delete only this version (default: the whole page)
+    /// Delete only this version of the page (default: the whole page)
     #[arg(minimum = 1)]
-    version: Option<i32>,
+    page_version: Option<i32>,
 ) -> Result<Json<WikiDeleted>, ToolError> {
     check_name("page name", &name)?;
     let deleted = trac
-        .delete_wiki_page(&name, version)
+        .delete_wiki_page(&name, page_version)
         .await
         .map_err(wiki_error)?;
     if !deleted {
-        let what = match version {
+        let what = match page_version {
             Some(v) => format!("version {v} of wiki page {name:?}"),
             None => format!("wiki page {name:?}"),
         };
         return Err(ToolError::not_found(format!("{what} does not exist"))
             .with_action("Check the page name (case-sensitive) and version; wiki_get shows a page's current version."));
     }
-    Ok(Json(WikiDeleted { name, version }))
+    Ok(Json(WikiDeleted {
+        name,
+        version: page_version,
+    }))
 }

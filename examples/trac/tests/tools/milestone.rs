@@ -23,16 +23,29 @@ async fn milestone_lifecycle() {
     assert_eq!(created["completed"], serde_json::Value::Null);
     let taken = tools.fail("milestone_create", json!({"name": name})).await;
     assert_eq!(taken.kind, ErrorKind::Conflict, "{}", taken.text);
-    assert!(taken.action().contains("milestone_update"), "{}", taken.text);
+    assert!(
+        taken.action().contains("milestone_update"),
+        "{}",
+        taken.text
+    );
 
     let got = tools.ok("milestone_get", json!({"name": name})).await;
     assert_eq!(got, created);
     let open = tools.ok("milestone_list", json!({})).await;
-    assert!(open["milestones"].as_array().unwrap().iter().any(|m| m["name"] == name.as_str()));
+    assert!(
+        open["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == name.as_str())
+    );
 
     // a ticket on the milestone, to see a rename carry it along
     let ticket = tools
-        .ok("ticket_create", json!({"summary": "planned", "milestone": name}))
+        .ok(
+            "ticket_create",
+            json!({"summary": "planned", "milestone": name}),
+        )
         .await["id"]
         .clone();
 
@@ -46,20 +59,49 @@ async fn milestone_lifecycle() {
     assert_eq!(done["completed"], "2031-07-01T10:00:00Z");
     assert_eq!(done["due"], serde_json::Value::Null);
     let open = tools.ok("milestone_list", json!({})).await;
-    assert!(!open["milestones"].as_array().unwrap().iter().any(|m| m["name"] == name.as_str()), "completed ones are left out by default");
-    let all = tools.ok("milestone_list", json!({"include_completed": true})).await;
-    assert!(all["milestones"].as_array().unwrap().iter().any(|m| m["name"] == name.as_str()));
+    assert!(
+        !open["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == name.as_str()),
+        "completed ones are left out by default"
+    );
+    let all = tools
+        .ok("milestone_list", json!({"include_completed": true}))
+        .await;
+    assert!(
+        all["milestones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == name.as_str())
+    );
 
     let renamed = format!("{name}-final");
     let moved = tools
-        .ok("milestone_update", json!({"name": name, "new_name": renamed, "completed": ""}))
+        .ok(
+            "milestone_update",
+            json!({"name": name, "new_name": renamed, "completed": ""}),
+        )
         .await;
-    assert_eq!((moved["name"].as_str(), &moved["completed"]), (Some(renamed.as_str()), &serde_json::Value::Null));
-    assert_eq!(tools.fail("milestone_get", json!({"name": name})).await.kind, ErrorKind::NotFound);
+    assert_eq!(
+        (moved["name"].as_str(), &moved["completed"]),
+        (Some(renamed.as_str()), &serde_json::Value::Null)
+    );
+    assert_eq!(
+        tools
+            .fail("milestone_get", json!({"name": name}))
+            .await
+            .kind,
+        ErrorKind::NotFound
+    );
     let t = tools.ok("ticket_get", json!({"id": ticket})).await;
     assert_eq!(t["fields"]["milestone"], renamed.as_str());
 
-    let nothing = tools.fail("milestone_update", json!({"name": renamed})).await;
+    let nothing = tools
+        .fail("milestone_update", json!({"name": renamed}))
+        .await;
     assert_eq!(nothing.kind, ErrorKind::Validation);
     let bad_date = tools
         .fail("milestone_update", json!({"name": renamed, "due": "soon"}))
@@ -72,5 +114,11 @@ async fn milestone_lifecycle() {
     let gone = tools.fail("milestone_get", json!({"name": renamed})).await;
     assert_eq!(gone.kind, ErrorKind::NotFound);
     assert!(gone.action().contains("milestone_list"), "{}", gone.text);
-    assert_eq!(tools.fail("milestone_delete", json!({"name": renamed})).await.kind, ErrorKind::NotFound);
+    assert_eq!(
+        tools
+            .fail("milestone_delete", json!({"name": renamed}))
+            .await
+            .kind,
+        ErrorKind::NotFound
+    );
 }

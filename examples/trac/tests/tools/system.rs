@@ -15,7 +15,10 @@ async fn ping_reports_the_endpoint_and_api_version() {
     let auth = Tools::new(servers().auth_client())
         .ok("ping", json!({}))
         .await;
-    assert_eq!(auth["endpoint"], format!("{}/login/rpc", servers().auth_url()));
+    assert_eq!(
+        auth["endpoint"],
+        format!("{}/login/rpc", servers().auth_url())
+    );
     assert_eq!(auth["user"], crate::common::USER);
 }
 

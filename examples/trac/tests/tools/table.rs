@@ -21,9 +21,18 @@ const TABLE: [(&str, &[&str]); 27] = [
     ("ticket_create", &["TICKET_CREATE"]),
     ("ticket_update", &["TICKET_MODIFY"]),
     ("ticket_delete", &["TICKET_ADMIN"]),
-    ("ticket_batch_create", &["TICKET_CREATE", "TICKET_BATCH_MODIFY"]),
-    ("ticket_batch_update", &["TICKET_MODIFY", "TICKET_BATCH_MODIFY"]),
-    ("ticket_batch_delete", &["TICKET_ADMIN", "TICKET_BATCH_MODIFY"]),
+    (
+        "ticket_batch_create",
+        &["TICKET_CREATE", "TICKET_BATCH_MODIFY"],
+    ),
+    (
+        "ticket_batch_update",
+        &["TICKET_MODIFY", "TICKET_BATCH_MODIFY"],
+    ),
+    (
+        "ticket_batch_delete",
+        &["TICKET_ADMIN", "TICKET_BATCH_MODIFY"],
+    ),
     ("wiki_get", &["WIKI_VIEW"]),
     ("wiki_search", &["WIKI_VIEW"]),
     ("wiki_recent_changes", &["WIKI_VIEW"]),
@@ -125,9 +134,16 @@ fn schemas_carry_defaults_bounds_and_batch_limits() {
     let search = schema("ticket_search");
     assert_eq!(search["properties"]["query"]["default"], "status!=closed");
     let max = &search["properties"]["max_results"];
-    assert_eq!((max["default"].as_u64(), max["minimum"].as_u64()), (Some(10), Some(1)));
+    assert_eq!(
+        (max["default"].as_u64(), max["minimum"].as_u64()),
+        (Some(10), Some(1))
+    );
     assert_eq!(max["maximum"], 100);
-    assert!(search.get("required").is_none_or(|r| r.as_array().unwrap().is_empty()));
+    assert!(
+        search
+            .get("required")
+            .is_none_or(|r| r.as_array().unwrap().is_empty())
+    );
     for (tool, property) in [
         ("ticket_batch_create", "tickets"),
         ("ticket_batch_update", "updates"),
@@ -140,10 +156,12 @@ fn schemas_carry_defaults_bounds_and_batch_limits() {
     // the batch items are the single tools' arguments, inlined
     let item = &schema("ticket_batch_update")["properties"]["updates"]["items"];
     assert_eq!(item["properties"]["action"]["default"], "leave");
-    assert!(schema("ticket_create")["required"]
-        .as_array()
-        .unwrap()
-        .contains(&json!("summary")));
+    assert!(
+        schema("ticket_create")["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("summary"))
+    );
     let pull = schema("wiki_file_pull");
     assert_eq!(pull["properties"]["overwrite"]["default"], false);
 }
@@ -155,7 +173,11 @@ fn annotations_say_what_a_tool_does_and_reads_give_output_schemas() {
         let def = registry.get(name).unwrap();
         let hints = def.annotations();
         let reads = READ_ONLY.contains(&name) && name != "wiki_file_pull";
-        assert_eq!(hints.read_only_hint == Some(true), reads, "readOnlyHint of {name}");
+        assert_eq!(
+            hints.read_only_hint == Some(true),
+            reads,
+            "readOnlyHint of {name}"
+        );
         let destroys = name.ends_with("_delete") || name == "wiki_file_pull";
         assert_eq!(
             hints.destructive_hint == Some(true),

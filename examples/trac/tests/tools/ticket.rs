@@ -8,7 +8,9 @@ use crate::Tools;
 use crate::common::unique;
 
 async fn create(tools: &Tools, args: Value) -> i64 {
-    tools.ok("ticket_create", args).await["id"].as_i64().unwrap()
+    tools.ok("ticket_create", args).await["id"]
+        .as_i64()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -43,7 +45,11 @@ async fn create_then_get_shows_every_given_field() {
 #[tokio::test]
 async fn update_then_changelog_shows_comment_and_field_change() {
     let tools = Tools::anon();
-    let id = create(&tools, json!({"summary": "to be changed", "priority": "major"})).await;
+    let id = create(
+        &tools,
+        json!({"summary": "to be changed", "priority": "major"}),
+    )
+    .await;
     let updated = tools
         .ok(
             "ticket_update",
@@ -55,8 +61,17 @@ async fn update_then_changelog_shows_comment_and_field_change() {
     let entries = log["entries"].as_array().unwrap();
     let change = |field: &str| entries.iter().find(|e| e["field"] == field).cloned();
     let priority = change("priority").expect("a priority change");
-    assert_eq!((priority["old_value"].as_str(), priority["new_value"].as_str()), (Some("major"), Some("trivial")));
-    assert_eq!(change("comment").expect("a comment")["new_value"], "Lowering it.");
+    assert_eq!(
+        (
+            priority["old_value"].as_str(),
+            priority["new_value"].as_str()
+        ),
+        (Some("major"), Some("trivial"))
+    );
+    assert_eq!(
+        change("comment").expect("a comment")["new_value"],
+        "Lowering it."
+    );
 }
 
 #[tokio::test]
@@ -82,7 +97,10 @@ async fn workflow_actions_resolve_a_ticket() {
     assert_eq!(done["fields"]["resolution"], "fixed");
     // closed tickets drop out of a status!=closed search
     let open = tools
-        .ok("ticket_search", json!({"query": format!("id={id}&status!=closed")}))
+        .ok(
+            "ticket_search",
+            json!({"query": format!("id={id}&status!=closed")}),
+        )
         .await;
     assert_eq!(open["count"], 0, "{open}");
     let any = tools
@@ -99,7 +117,10 @@ async fn stale_ts_is_a_conflict_and_changes_nothing() {
     let first = tools.ok("ticket_get", json!({"id": id})).await;
     let ts = first["ts"].as_str().unwrap();
     tools
-        .ok("ticket_update", json!({"id": id, "comment": "first writer", "ts": ts}))
+        .ok(
+            "ticket_update",
+            json!({"id": id, "comment": "first writer", "ts": ts}),
+        )
         .await;
     let lost = tools
         .fail(
@@ -119,17 +140,31 @@ async fn search_filters_limits_and_reports_truncation() {
     let kw = unique("search");
     let mut ids = Vec::new();
     for n in 0..3 {
-        ids.push(create(&tools, json!({"summary": format!("search {n}"), "keywords": kw})).await);
+        ids.push(
+            create(
+                &tools,
+                json!({"summary": format!("search {n}"), "keywords": kw}),
+            )
+            .await,
+        );
     }
     let query = format!("keywords~={kw}&order=id");
     let all = tools.ok("ticket_search", json!({"query": query})).await;
-    let found: Vec<i64> = all["tickets"].as_array().unwrap().iter().map(|t| t["id"].as_i64().unwrap()).collect();
+    let found: Vec<i64> = all["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_i64().unwrap())
+        .collect();
     assert_eq!(found, ids);
     assert_eq!(all["truncated"], false);
     let two = tools
         .ok("ticket_search", json!({"query": query, "max_results": 2}))
         .await;
-    assert_eq!((two["count"].as_u64(), two["truncated"].as_bool()), (Some(2), Some(true)));
+    assert_eq!(
+        (two["count"].as_u64(), two["truncated"].as_bool()),
+        (Some(2), Some(true))
+    );
     assert_eq!(two["tickets"][1]["summary"], "search 1");
     // the tool pages by itself, and the bounds hold
     let paged = tools
@@ -137,7 +172,9 @@ async fn search_filters_limits_and_reports_truncation() {
         .await;
     assert_eq!(paged.kind, ErrorKind::Validation);
     assert!(paged.action().contains("max_results"), "{}", paged.text);
-    let too_many = tools.fail("ticket_search", json!({"max_results": 101})).await;
+    let too_many = tools
+        .fail("ticket_search", json!({"max_results": 101}))
+        .await;
     assert_eq!(too_many.kind, ErrorKind::Validation);
 }
 
@@ -147,7 +184,12 @@ async fn fields_list_the_select_options() {
     let list = fields["fields"].as_array().unwrap();
     let priority = list.iter().find(|f| f["name"] == "priority").unwrap();
     assert_eq!(priority["type"], "select");
-    assert!(priority["options"].as_array().unwrap().contains(&json!("major")));
+    assert!(
+        priority["options"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("major"))
+    );
     assert!(list.iter().any(|f| f["name"] == "summary"));
 }
 
@@ -160,7 +202,11 @@ async fn delete_then_get_is_not_found() {
     assert_eq!(deleted["id"], id);
     let gone = tools.fail("ticket_get", json!({"id": id})).await;
     assert_eq!(gone.kind, ErrorKind::NotFound);
-    assert!(gone.text.contains(&format!("Ticket {id} does not exist")), "{}", gone.text);
+    assert!(
+        gone.text.contains(&format!("Ticket {id} does not exist")),
+        "{}",
+        gone.text
+    );
     assert!(gone.action().contains("ticket_search"));
     let again = tools.fail("ticket_delete", json!({"id": id})).await;
     assert_eq!(again.kind, ErrorKind::NotFound);
@@ -171,7 +217,11 @@ async fn bad_arguments_are_refused_before_trac_is_asked() {
     let tools = Tools::anon();
     let nothing = tools.fail("ticket_update", json!({"id": 1})).await;
     assert_eq!(nothing.kind, ErrorKind::Validation);
-    assert!(nothing.text.contains("nothing to change"), "{}", nothing.text);
+    assert!(
+        nothing.text.contains("nothing to change"),
+        "{}",
+        nothing.text
+    );
     let blank = tools.fail("ticket_create", json!({"summary": "   "})).await;
     assert_eq!(blank.kind, ErrorKind::Validation);
     let unknown = tools

@@ -28,17 +28,41 @@ async fn batch_create_with_one_bad_item_creates_the_others() {
             ]}),
         )
         .await;
-    assert_eq!((report["total"].as_u64(), report["succeeded"].as_u64(), report["failed"].as_u64()), (Some(3), Some(2), Some(1)), "{report}");
+    assert_eq!(
+        (
+            report["total"].as_u64(),
+            report["succeeded"].as_u64(),
+            report["failed"].as_u64()
+        ),
+        (Some(3), Some(2), Some(1)),
+        "{report}"
+    );
     let bad = item(&report, 1);
     assert_eq!(bad["ok"], false);
     assert_eq!(bad["error"]["kind"], "validation_error");
-    assert!(bad["error"]["message"].as_str().unwrap().contains("summary"));
-    let (a, c) = (item(&report, 0)["result"]["id"].as_i64().unwrap(), item(&report, 2)["result"]["id"].as_i64().unwrap());
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("summary")
+    );
+    let (a, c) = (
+        item(&report, 0)["result"]["id"].as_i64().unwrap(),
+        item(&report, 2)["result"]["id"].as_i64().unwrap(),
+    );
     // the effect in Trac: exactly the two good tickets exist
     let found = tools
-        .ok("ticket_search", json!({"query": format!("keywords~={kw}&order=id")}))
+        .ok(
+            "ticket_search",
+            json!({"query": format!("keywords~={kw}&order=id")}),
+        )
         .await;
-    let ids: Vec<i64> = found["tickets"].as_array().unwrap().iter().map(|t| t["id"].as_i64().unwrap()).collect();
+    let ids: Vec<i64> = found["tickets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_i64().unwrap())
+        .collect();
     assert_eq!(ids, [a, c]);
     assert_eq!(found["tickets"][1]["priority"], "minor");
 }
@@ -56,7 +80,9 @@ async fn batch_update_reports_missing_and_stale_items_and_applies_the_rest() {
     let a = created["items"][0]["result"]["id"].as_i64().unwrap();
     let b = created["items"][1]["result"]["id"].as_i64().unwrap();
     let stale_ts = tools.ok("ticket_get", json!({"id": b})).await["ts"].clone();
-    tools.ok("ticket_update", json!({"id": b, "comment": "moves ts on"})).await;
+    tools
+        .ok("ticket_update", json!({"id": b, "comment": "moves ts on"}))
+        .await;
     let report = tools
         .ok(
             "ticket_batch_update",
@@ -68,15 +94,30 @@ async fn batch_update_reports_missing_and_stale_items_and_applies_the_rest() {
             ]}),
         )
         .await;
-    assert_eq!((report["succeeded"].as_u64(), report["failed"].as_u64()), (Some(1), Some(3)), "{report}");
+    assert_eq!(
+        (report["succeeded"].as_u64(), report["failed"].as_u64()),
+        (Some(1), Some(3)),
+        "{report}"
+    );
     assert_eq!(item(&report, 0)["result"]["priority"], "critical");
     assert_eq!(item(&report, 1)["error"]["kind"], "not_found");
-    assert!(item(&report, 1)["error"]["message"].as_str().unwrap().contains("999999"));
+    assert!(
+        item(&report, 1)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("999999")
+    );
     assert_eq!(item(&report, 2)["error"]["kind"], "conflict");
     assert_eq!(item(&report, 3)["error"]["kind"], "validation_error");
     // effects: a changed with its comment, b untouched by the stale change
     let log = tools.ok("ticket_changelog", json!({"id": a})).await;
-    assert!(log["entries"].as_array().unwrap().iter().any(|e| e["field"] == "comment" && e["new_value"] == "batch comment"));
+    assert!(
+        log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["field"] == "comment" && e["new_value"] == "batch comment")
+    );
     let b_now = tools.ok("ticket_get", json!({"id": b})).await;
     assert_eq!(b_now["fields"]["priority"], "major");
 }
@@ -96,7 +137,11 @@ async fn batch_delete_with_a_missing_id_deletes_the_others() {
     let report = tools
         .ok("ticket_batch_delete", json!({"ids": [a, 999998, b]}))
         .await;
-    assert_eq!((report["succeeded"].as_u64(), report["failed"].as_u64()), (Some(2), Some(1)), "{report}");
+    assert_eq!(
+        (report["succeeded"].as_u64(), report["failed"].as_u64()),
+        (Some(2), Some(1)),
+        "{report}"
+    );
     assert_eq!(item(&report, 1)["error"]["kind"], "not_found");
     assert_eq!(item(&report, 2)["result"]["id"], b);
     for id in [a, b] {
@@ -112,6 +157,8 @@ async fn batches_over_the_limit_or_empty_are_refused_whole() {
     let over = tools.fail("ticket_batch_delete", json!({"ids": ids})).await;
     assert_eq!(over.kind, ErrorKind::Validation);
     assert!(over.text.contains("/ids"), "{}", over.text);
-    let empty = tools.fail("ticket_batch_create", json!({"tickets": []})).await;
+    let empty = tools
+        .fail("ticket_batch_create", json!({"tickets": []}))
+        .await;
     assert_eq!(empty.kind, ErrorKind::Validation);
 }

@@ -16,11 +16,17 @@ async fn create_update_get_and_delete_a_page() {
             json!({"name": name, "content": "= Notes =\n\nFirst '''draft'''.\n", "comment": "start"}),
         )
         .await;
-    assert_eq!((created["version"].as_i64(), created["created"].as_bool()), (Some(1), Some(true)));
+    assert_eq!(
+        (created["version"].as_i64(), created["created"].as_bool()),
+        (Some(1), Some(true))
+    );
     assert_eq!(created["converted"], false);
     let page = tools.ok("wiki_get", json!({"name": name})).await;
     assert_eq!(page["text"], "= Notes =\n\nFirst '''draft'''.\n");
-    assert_eq!((page["version"].as_i64(), page["comment"].as_str()), (Some(1), Some("start")));
+    assert_eq!(
+        (page["version"].as_i64(), page["comment"].as_str()),
+        (Some(1), Some("start"))
+    );
     assert_eq!(page["author"], "anonymous");
 
     let taken = tools
@@ -35,28 +41,57 @@ async fn create_update_get_and_delete_a_page() {
             json!({"name": name, "content": "= Notes =\n\nSecond draft.\n", "expected_version": 1}),
         )
         .await;
-    assert_eq!((updated["version"].as_i64(), updated["changed"].as_bool()), (Some(2), Some(true)));
+    assert_eq!(
+        (updated["version"].as_i64(), updated["changed"].as_bool()),
+        (Some(2), Some(true))
+    );
     // the same text again saves nothing
     let same = tools
-        .ok("wiki_update", json!({"name": name, "content": "= Notes =\n\nSecond draft.\n"}))
+        .ok(
+            "wiki_update",
+            json!({"name": name, "content": "= Notes =\n\nSecond draft.\n"}),
+        )
         .await;
-    assert_eq!((same["version"].as_i64(), same["changed"].as_bool()), (Some(2), Some(false)));
+    assert_eq!(
+        (same["version"].as_i64(), same["changed"].as_bool()),
+        (Some(2), Some(false))
+    );
     // based on an old version: conflict, nothing saved
     let stale = tools
-        .fail("wiki_update", json!({"name": name, "content": "lost", "expected_version": 1}))
+        .fail(
+            "wiki_update",
+            json!({"name": name, "content": "lost", "expected_version": 1}),
+        )
         .await;
     assert_eq!(stale.kind, ErrorKind::Conflict);
-    let old = tools.ok("wiki_get", json!({"name": name, "version": 1})).await;
+    let old = tools
+        .ok("wiki_get", json!({"name": name, "page_version": 1}))
+        .await;
     assert_eq!(old["text"], "= Notes =\n\nFirst '''draft'''.\n");
+
+    // deleting the newest version leaves the one before
+    let dropped = tools
+        .ok("wiki_delete", json!({"name": name, "page_version": 2}))
+        .await;
+    assert_eq!(dropped["version"], 2);
+    let back = tools.ok("wiki_get", json!({"name": name})).await;
+    assert_eq!(back["version"], 1);
+    assert_eq!(back["text"], "= Notes =\n\nFirst '''draft'''.\n");
 
     let deleted = tools.ok("wiki_delete", json!({"name": name})).await;
     assert_eq!(deleted["name"], name.as_str());
     let gone = tools.fail("wiki_get", json!({"name": name})).await;
     assert_eq!(gone.kind, ErrorKind::NotFound);
     assert!(gone.action().contains("wiki_search"), "{}", gone.text);
-    assert_eq!(tools.fail("wiki_delete", json!({"name": name})).await.kind, ErrorKind::NotFound);
     assert_eq!(
-        tools.fail("wiki_update", json!({"name": name, "content": "x"})).await.kind,
+        tools.fail("wiki_delete", json!({"name": name})).await.kind,
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        tools
+            .fail("wiki_update", json!({"name": name, "content": "x"}))
+            .await
+            .kind,
         ErrorKind::NotFound
     );
 }
@@ -65,14 +100,29 @@ async fn create_update_get_and_delete_a_page() {
 async fn markdown_content_is_saved_as_tracwiki_and_read_back_as_markdown() {
     let tools = Tools::anon();
     let name = unique("Md");
-    let markdown = "# Install\n\n1. Run `make`\n2. See [the docs](https://example.org/docs)\n\n**Done**.\n";
-    let saved = tools.ok("wiki_create", json!({"name": name, "content": markdown})).await;
-    assert_eq!((saved["source_format"].as_str(), saved["converted"].as_bool()), (Some("markdown"), Some(true)));
+    let markdown =
+        "# Install\n\n1. Run `make`\n2. See [the docs](https://example.org/docs)\n\n**Done**.\n";
+    let saved = tools
+        .ok("wiki_create", json!({"name": name, "content": markdown}))
+        .await;
+    assert_eq!(
+        (
+            saved["source_format"].as_str(),
+            saved["converted"].as_bool()
+        ),
+        (Some("markdown"), Some(true))
+    );
     let stored = tools.ok("wiki_get", json!({"name": name})).await;
     let text = stored["text"].as_str().unwrap();
     assert!(text.starts_with("= Install ="), "{text}");
-    assert!(text.contains("{{{make}}}") || text.contains("`make`"), "{text}");
-    assert!(text.contains("[https://example.org/docs the docs]"), "{text}");
+    assert!(
+        text.contains("{{{make}}}") || text.contains("`make`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[https://example.org/docs the docs]"),
+        "{text}"
+    );
     assert!(text.contains("'''Done'''"), "{text}");
     let back = tools
         .ok("wiki_get", json!({"name": name, "format": "markdown"}))
@@ -83,7 +133,10 @@ async fn markdown_content_is_saved_as_tracwiki_and_read_back_as_markdown() {
     assert!(md.contains("[the docs](https://example.org/docs)"), "{md}");
     // forcing tracwiki keeps the text as given
     let raw = tools
-        .ok("wiki_update", json!({"name": name, "content": "# not a heading", "format": "tracwiki"}))
+        .ok(
+            "wiki_update",
+            json!({"name": name, "content": "# not a heading", "format": "tracwiki"}),
+        )
         .await;
     assert_eq!(raw["converted"], false);
     let now = tools.ok("wiki_get", json!({"name": name})).await;
@@ -96,23 +149,34 @@ async fn search_and_recent_changes_find_a_new_page() {
     let name = unique("Findable");
     let word = unique("zebrafish");
     tools
-        .ok("wiki_create", json!({"name": name, "content": format!("All about {word} here.")}))
+        .ok(
+            "wiki_create",
+            json!({"name": name, "content": format!("All about {word} here.")}),
+        )
         .await;
     let found = tools.ok("wiki_search", json!({"query": word})).await;
     let hits = found["hits"].as_array().unwrap();
     assert_eq!(hits.len(), 1, "{found}");
     assert_eq!(hits[0]["name"], name.as_str());
     let recent = tools
-        .ok("wiki_recent_changes", json!({"days": 1, "max_results": 100}))
+        .ok(
+            "wiki_recent_changes",
+            json!({"days": 1, "max_results": 100}),
+        )
         .await;
     let pages = recent["pages"].as_array().unwrap();
     assert!(pages.iter().any(|p| p["name"] == name.as_str()), "{recent}");
     // most recent first
-    let times: Vec<&str> = pages.iter().map(|p| p["last_modified"].as_str().unwrap()).collect();
+    let times: Vec<&str> = pages
+        .iter()
+        .map(|p| p["last_modified"].as_str().unwrap())
+        .collect();
     let mut sorted = times.clone();
     sorted.sort_by(|a, b| b.cmp(a));
     assert_eq!(times, sorted);
-    let one = tools.ok("wiki_recent_changes", json!({"max_results": 1})).await;
+    let one = tools
+        .ok("wiki_recent_changes", json!({"max_results": 1}))
+        .await;
     assert_eq!(one["count"], 1);
     let short = tools.fail("wiki_search", json!({"query": "ab"})).await;
     assert_eq!(short.kind, ErrorKind::Validation);

@@ -1,0 +1,544 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16,
+//! `--suite all`, no expected-failures file) against `examples/conformance`:
+//! - over streamable HTTP: all 32 server scenarios pass, with no failed or warning check;
+//! - over stdio through `supergateway`: every scenario passes except
+//!   `dns-rebinding-protection` (the bridge checks no `Host` header), which must fail.
+//!
+//! The suite's checks are weak (a call answered by an error can pass), so the official
+//! Python SDK also drives the same server (`tests/clients/offerings.py`) and the results
+//! are asserted here: resources, templates, prompts, completion, subscriptions, sampling
+//! and elicitation, on protocol 2025-11-25 (HTTP and stdio) and 2026-07-28.
+//!
+//! Needs `scripts/setup-node.sh` and `scripts/setup-python.sh` to have run.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use mcp_tools_tests::{
+    ServerProcess, Target, example_binary, node_tool, path_with, run_client_script,
+    run_with_deadline,
+};
+use serde_json::{Value, json};
+
+/// Every server scenario of the suite's `all` suite, in its order.
+const SCENARIOS: [&str; 32] = [
+    "server-initialize",
+    "logging-set-level",
+    "ping",
+    "completion-complete",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-with-logging",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "json-schema-2020-12",
+    "elicitation-sep1034-defaults",
+    "server-sse-polling",
+    "server-sse-multiple-streams",
+    "elicitation-sep1330-enums",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "resources-subscribe",
+    "resources-unsubscribe",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "dns-rebinding-protection",
+];
+
+fn server_binary() -> PathBuf {
+    example_binary("conformance-mcp", "conformance-mcp")
+}
+
+fn start_http() -> ServerProcess {
+    ServerProcess::start(&server_binary(), &["--http", "127.0.0.1:0"])
+}
+
+/// One run of the suite: its exit code, each scenario's summary line (passed or not), and
+/// the status of every check it saved.
+struct SuiteRun {
+    code: Option<i32>,
+    passed: BTreeMap<String, bool>,
+    statuses: Vec<(String, String, String)>,
+    output: String,
+}
+
+impl SuiteRun {
+    fn failing(&self) -> Vec<&str> {
+        self.passed
+            .iter()
+            .filter(|(_, ok)| !**ok)
+            .map(|(name, _)| name.as_str())
+            .collect()
+    }
+}
+
+fn run_suite(url: &str, label: &str) -> SuiteRun {
+    let (node_dir, conformance) = node_tool("conformance");
+    let out = std::env::temp_dir().join(format!(
+        "mcp-tools-conformance-{}-{label}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut command = Command::new(conformance);
+    command
+        .env("PATH", path_with(&node_dir))
+        .args(["server", "--url", url, "--suite", "all", "-o"])
+        .arg(&out);
+    let finished = run_with_deadline(command, Duration::from_secs(600));
+    let mut passed = BTreeMap::new();
+    for line in finished.stdout.lines() {
+        let (ok, rest) = if let Some(rest) = line.strip_prefix("✓ ") {
+            (true, rest)
+        } else if let Some(rest) = line.strip_prefix("✗ ") {
+            (false, rest)
+        } else {
+            continue;
+        };
+        if let Some((name, _)) = rest.split_once(':') {
+            passed.insert(name.to_string(), ok);
+        }
+    }
+    SuiteRun {
+        code: finished.code,
+        passed,
+        statuses: check_statuses(&out),
+        output: format!("{}\n{}", finished.stdout, finished.stderr),
+    }
+}
+
+/// (scenario directory, check id, status) of every `checks.json` the suite saved.
+fn check_statuses(out: &Path) -> Vec<(String, String, String)> {
+    let mut statuses = Vec::new();
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return statuses;
+    };
+    for entry in entries.flatten() {
+        let dir = entry.file_name().to_string_lossy().into_owned();
+        let Ok(text) = std::fs::read_to_string(entry.path().join("checks.json")) else {
+            continue;
+        };
+        let checks: Vec<Value> = serde_json::from_str(&text).unwrap_or_default();
+        for check in checks {
+            statuses.push((
+                dir.clone(),
+                check["id"].as_str().unwrap_or("").to_string(),
+                check["status"].as_str().unwrap_or("").to_string(),
+            ));
+        }
+    }
+    statuses
+}
+
+fn expected_names() -> Vec<String> {
+    let mut names: Vec<String> = SCENARIOS.iter().map(|s| s.to_string()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn official_suite_passes_all_32_server_scenarios_over_http() {
+    let server = start_http();
+    let run = run_suite(&server.endpoint, "http");
+    let names: Vec<String> = run.passed.keys().cloned().collect();
+    assert_eq!(names, expected_names(), "{}", run.output);
+    assert_eq!(run.failing(), Vec::<&str>::new(), "{}", run.output);
+    assert_eq!(run.passed.len(), 32);
+    assert_eq!(run.code, Some(0), "{}", run.output);
+    let bad: Vec<_> = run
+        .statuses
+        .iter()
+        .filter(|(_, _, status)| status == "FAILURE" || status == "WARNING")
+        .collect();
+    assert!(bad.is_empty(), "failed or warning checks: {bad:?}");
+    assert!(
+        run.statuses.iter().filter(|(_, _, s)| s == "SUCCESS").count() >= 46,
+        "{:?}",
+        run.statuses
+    );
+}
+
+/// `supergateway` bridging streamable HTTP on a free port to the server over stdio.
+struct Gateway {
+    child: Child,
+    url: String,
+}
+
+impl Gateway {
+    fn start(server: &Path) -> Gateway {
+        let (node_dir, supergateway) = node_tool("supergateway");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let mut child = Command::new(supergateway)
+            .env("PATH", path_with(&node_dir))
+            .arg("--stdio")
+            .arg(format!("{} --stdio", server.display()))
+            .args(["--outputTransport", "streamableHttp", "--stateful"])
+            .args(["--sessionTimeout", "15000", "--port", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("supergateway starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (ready_tx, ready_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut ready = Some(ready_tx);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if line.contains("Listening on port")
+                    && let Some(tx) = ready.take()
+                {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        if ready_rx.recv_timeout(Duration::from_secs(60)).is_err() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("supergateway did not start listening on port {port}");
+        }
+        Gateway {
+            child,
+            url: format!("http://localhost:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn official_suite_over_stdio_through_supergateway_fails_only_dns_rebinding() {
+    let gateway = Gateway::start(&server_binary());
+    let run = run_suite(&gateway.url, "stdio");
+    let names: Vec<String> = run.passed.keys().cloned().collect();
+    assert_eq!(names, expected_names(), "{}", run.output);
+    assert_eq!(
+        run.failing(),
+        ["dns-rebinding-protection"],
+        "over stdio only the bridge's missing Host check may fail:\n{}",
+        run.output
+    );
+    assert_eq!(run.code, Some(1), "{}", run.output);
+    let failed: Vec<_> = run
+        .statuses
+        .iter()
+        .filter(|(_, _, status)| status == "FAILURE" || status == "WARNING")
+        .map(|(dir, id, _)| (dir.split("-2").next().unwrap_or(dir).to_string(), id.clone()))
+        .collect();
+    assert_eq!(
+        failed,
+        [(
+            "server-dns-rebinding-protection".to_string(),
+            "localhost-host-rebinding-rejected".to_string()
+        )],
+        "{}",
+        run.output
+    );
+}
+
+fn offerings(mode: &str, target: Target<'_>, args: &[&str]) -> Value {
+    run_client_script("offerings.py", mode, target, args)
+}
+
+fn contents(reply: &Value) -> &Value {
+    &reply["result"]["contents"]
+}
+
+fn message_texts(reply: &Value) -> Vec<String> {
+    reply["result"]["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .map(|m| {
+                    let content = &m["content"];
+                    match content["type"].as_str() {
+                        Some("text") => content["text"].as_str().unwrap_or("").to_string(),
+                        other => format!("<{}>", other.unwrap_or("?")),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn python_client_reads_resources_prompts_and_completions() {
+    let server = start_http();
+    let target = Target::Http {
+        url: &server.endpoint,
+        token: None,
+    };
+    let report = offerings(
+        "legacy",
+        target,
+        &["capabilities", "lists", "read", "prompts", "complete"],
+    );
+    let caps = &report["capabilities"];
+    assert_eq!(caps["protocol_version"], "2025-11-25", "{report}");
+    assert_eq!(caps["resources"], json!({"subscribe": true}), "{report}");
+    assert_eq!(caps["completions"], true);
+
+    let lists = &report["lists"];
+    let uris: Vec<&str> = lists["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "test://static-binary",
+            "test://static-text",
+            "test://watched-resource"
+        ],
+        "{report}"
+    );
+    assert!(
+        lists["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["description"].as_str().is_some_and(|d| !d.is_empty()))
+    );
+    assert_eq!(
+        lists["templates"],
+        json!([{
+            "uriTemplate": "test://template/{id}/data",
+            "name": "template-data",
+            "description": "Data for one id: the template variable `{id}` is substituted into the contents.",
+            "mimeType": "application/json"
+        }])
+    );
+    let with_args = lists["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "test_prompt_with_arguments")
+        .expect("listed");
+    assert_eq!(
+        with_args["arguments"],
+        json!([
+            {"name": "arg1", "description": "First test argument", "required": true},
+            {"name": "arg2", "description": "Second test argument", "required": true}
+        ])
+    );
+
+    let read = &report["read"];
+    assert_eq!(
+        contents(&read["text"]),
+        &json!([{"uri": "test://static-text", "mimeType": "text/plain",
+                 "text": "This is the content of the static text resource."}])
+    );
+    assert_eq!(contents(&read["binary"])[0]["mimeType"], "image/png");
+    assert_eq!(read["binary_decoded_prefix"], "89504e470d0a1a0a", "a PNG");
+    assert_eq!(
+        contents(&read["template"]),
+        &json!([{"uri": "test://template/4711/data", "mimeType": "application/json",
+                 "text": "{\"id\":\"4711\",\"templateTest\":true,\"data\":\"Data for ID: 4711\"}"}])
+    );
+    assert_eq!(read["unknown"]["error"]["code"], -32002, "{report}");
+
+    let prompts = &report["prompts"];
+    assert_eq!(
+        message_texts(&prompts["simple"]),
+        ["This is a simple prompt for testing."]
+    );
+    assert_eq!(
+        message_texts(&prompts["with_args"]),
+        ["Prompt with arguments: arg1='hello', arg2='world'"]
+    );
+    assert_eq!(
+        message_texts(&prompts["embedded"]),
+        ["<resource>", "Please process the embedded resource above."]
+    );
+    assert_eq!(
+        prompts["embedded"]["result"]["messages"][0]["content"]["resource"]["uri"],
+        "test://x"
+    );
+    assert_eq!(
+        message_texts(&prompts["image"]),
+        ["<image>", "Please analyze the image above."]
+    );
+    assert_eq!(prompts["missing_argument"]["error"]["code"], -32602);
+    assert!(
+        prompts["missing_argument"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing required arguments: arg2")
+    );
+    assert_eq!(prompts["unknown"]["error"]["code"], -32602);
+
+    let complete = &report["complete"];
+    assert_eq!(
+        complete["prompt_arg"]["result"]["completion"]["values"],
+        json!(["paris", "park", "party"])
+    );
+    assert_eq!(
+        complete["prompt_no_fn"]["result"]["completion"]["values"],
+        json!([])
+    );
+    assert_eq!(
+        complete["template_var"]["result"]["completion"]["values"],
+        json!(["456"])
+    );
+    assert_eq!(complete["unknown_prompt"]["error"]["code"], -32602);
+}
+
+fn check_subscribe_sampling_elicitation(report: &Value, label: &str) {
+    let subscribe = &report["subscribe"];
+    assert_eq!(subscribe["subscribe"]["result"], json!({}), "{label}: {report}");
+    assert_eq!(subscribe["notified"], true, "{label}: {report}");
+    assert_eq!(
+        subscribe["updated_uris"],
+        json!(["test://watched-resource"]),
+        "{label}"
+    );
+    let version = |reply: &Value| {
+        contents(reply)[0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let before = version(&subscribe["before"]).expect("a version");
+    assert_eq!(version(&subscribe["after"]), Some(before + 1), "{label}");
+    assert_eq!(subscribe["unsubscribe"]["result"], json!({}), "{label}");
+    assert_eq!(subscribe["notified_after_unsubscribe"], false, "{label}");
+    assert_eq!(subscribe["unknown"]["error"]["code"], -32002, "{label}");
+
+    let sampling = &report["sampling"];
+    assert_eq!(
+        sampling["call"],
+        json!({"is_error": false, "text": "LLM response: pong from the python client"}),
+        "{label}"
+    );
+    assert_eq!(sampling["requests"][0]["maxTokens"], 100, "{label}");
+    assert_eq!(
+        sampling["requests"][0]["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "ping from the server"}}]),
+        "{label}"
+    );
+
+    let elicitation = &report["elicitation"];
+    assert_eq!(
+        elicitation["accepted"]["text"],
+        "User response: <action: accept, content: {\"email\":\"ada@example.com\",\"username\":\"ada\"}>",
+        "{label}"
+    );
+    assert_eq!(
+        elicitation["declined"]["text"],
+        "User response: <action: decline, content: {}>",
+        "{label}"
+    );
+    assert_eq!(
+        elicitation["requests"][0]["requestedSchema"]["required"],
+        json!(["username", "email"]),
+        "{label}"
+    );
+}
+
+#[test]
+fn python_client_subscribes_and_answers_sampling_and_elicitation_over_http() {
+    let server = start_http();
+    let target = Target::Http {
+        url: &server.endpoint,
+        token: None,
+    };
+    let report = offerings("legacy", target, &["subscribe", "sampling", "elicitation"]);
+    check_subscribe_sampling_elicitation(&report, "http");
+}
+
+#[test]
+fn python_client_subscribes_and_answers_sampling_and_elicitation_over_stdio() {
+    let binary = server_binary();
+    let program = binary.to_str().expect("a UTF-8 path");
+    let report = offerings(
+        "legacy",
+        Target::Stdio(&[program, "--stdio"]),
+        &["subscribe", "sampling", "elicitation"],
+    );
+    check_subscribe_sampling_elicitation(&report, "stdio");
+}
+
+#[test]
+fn sampling_and_elicitation_fail_clearly_without_the_capability_or_on_2026_07_28() {
+    let server = start_http();
+    let target = || Target::Http {
+        url: &server.endpoint,
+        token: None,
+    };
+    let bare = offerings(
+        "legacy",
+        target(),
+        &["--no-client-capabilities", "sampling", "elicitation"],
+    );
+    let sampling = &bare["sampling"]["call"];
+    assert_eq!(sampling["is_error"], true, "{bare}");
+    assert!(
+        sampling["text"].as_str().unwrap().starts_with(
+            "Error (permission_denied): the client did not declare the `sampling` capability"
+        ),
+        "{bare}"
+    );
+    assert_eq!(bare["sampling"]["requests"], json!([]));
+    assert!(
+        bare["elicitation"]["accepted"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("did not declare the `elicitation` capability"),
+        "{bare}"
+    );
+
+    let modern = offerings(
+        "auto",
+        target(),
+        &["capabilities", "listen", "sampling", "read"],
+    );
+    assert_eq!(modern["capabilities"]["protocol_version"], "2026-07-28", "{modern}");
+    assert_eq!(
+        modern["listen"]["events"],
+        json!(["ResourceUpdated:test://watched-resource"]),
+        "{modern}"
+    );
+    let sampling = &modern["sampling"]["call"];
+    assert_eq!(sampling["is_error"], true, "{modern}");
+    assert!(
+        sampling["text"]
+            .as_str()
+            .unwrap()
+            .contains("2026-07-28 or later, where a server cannot send sampling/createMessage"),
+        "{modern}"
+    );
+    assert_eq!(modern["sampling"]["requests"], json!([]));
+    assert_eq!(
+        contents(&modern["read"]["template"])[0]["uri"],
+        "test://template/4711/data"
+    );
+    // 2026-07-28 answers an unknown resource with -32602.
+    assert_eq!(modern["read"]["unknown"]["error"]["code"], -32602, "{modern}");
+}
