@@ -35,7 +35,7 @@ impl From<TracError> for ToolError {
                 "Something with this name exists already: choose another name, or change the existing one with the matching update tool.",
             ),
             ErrorKind::InvalidInput => ToolError::validation(format!("Trac rejected the request: {message}"))
-                .with_action("Correct the value Trac complains about (ticket_fields lists the allowed values of ticket fields) and call again."),
+                .with_action("Correct what Trac complains about and call again (for ticket fields, ticket_fields lists the allowed values)."),
             ErrorKind::AuthenticationFailed => ToolError::permission_denied(message).with_action(
                 "Trac rejected the user name or password this server logs in with; fix --user/--password (TRAC_USER/TRAC_PASSWORD) and restart the server.",
             ),
