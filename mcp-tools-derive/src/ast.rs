@@ -9,7 +9,10 @@ use crate::attr::{ArgAttr, ItemAttr, Kind, ParamAttrs, join_doc};
 pub enum ParamKind {
     /// A property of the generated input schema (tools), a prompt argument (prompts) or a
     /// URI template variable (resources).
-    Arg { attr: ArgAttr, doc: Vec<LitStr> },
+    Arg {
+        attr: Box<ArgAttr>,
+        doc: Vec<LitStr>,
+    },
     /// The whole arguments object, deserialized into the user's struct.
     Args,
     /// Built from the request context via `FromContext`.
@@ -141,7 +144,7 @@ impl AnnotatedFn {
                 ParamKind::Extractor
             } else {
                 ParamKind::Arg {
-                    attr: attrs.arg,
+                    attr: Box::new(attrs.arg),
                     doc: attrs.doc,
                 }
             };

@@ -8,7 +8,7 @@
 //! before the fn runs, dispatches through timeouts, concurrency limits and panic capture,
 //! and turns every failure into a clear `Error (kind): …` result.
 //!
-//! ```
+//! ```rust,standalone_crate
 //! use mcp_tools::{mcp_tool, Json, State, ToolContext, ToolError, ToolRegistry};
 //!
 //! struct Greeter { greeting: String }
@@ -122,7 +122,7 @@ pub use rmcp::model::{
 ///
 /// See `docs/resources-and-prompts.md` for every key.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use mcp_tools::{mcp_resource, Json, ToolContext, ToolRegistry};
 ///
 /// /// Data for one id.
@@ -145,7 +145,7 @@ pub use mcp_tools_derive::mcp_resource;
 ///
 /// See `docs/resources-and-prompts.md` for every key.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use mcp_tools::{mcp_prompt, Params, ToolContext, ToolRegistry};
 ///
 /// /// Ask for a code review.

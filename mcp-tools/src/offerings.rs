@@ -110,8 +110,11 @@ pub(crate) struct Offerings {
     prompts: Vec<Arc<PromptDef>>,
     prompt_index: HashMap<String, usize>,
     views: Mutex<HashMap<Option<Mask>, Arc<Lists>>>,
-    updated: RwLock<Vec<Arc<dyn Fn(&str) + Send + Sync>>>,
+    updated: RwLock<Vec<UpdateListener>>,
 }
+
+/// A listener of [`ToolRegistry::resource_updated`].
+type UpdateListener = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The cached lists of one permission view.
 struct Lists {

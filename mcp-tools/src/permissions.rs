@@ -214,8 +214,8 @@ pub enum PermissionFileError {
         source: Arc<std::io::Error>,
     },
     /// A line is not a valid permission name.
-    #[error("{}line {line}: invalid permission name {text:?} (use one name per line of letters, digits, _ - . :)",
-        path.as_ref().map(|p| format!("{}:", p.display())).unwrap_or_default())]
+    #[error("{}: invalid permission name {text:?} (use one name per line of letters, digits, _ - . :)",
+        match path { Some(p) => format!("{}:{line}", p.display()), None => format!("line {line}") })]
     BadLine {
         /// The file, when parsing a file.
         path: Option<PathBuf>,

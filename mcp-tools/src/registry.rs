@@ -25,7 +25,7 @@ const MAX_CACHED_VIEWS: usize = 256;
 
 /// The registry of tools a server serves. Cheap to clone (shared inside).
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use mcp_tools::{mcp_tool, ToolRegistry, ToolContext};
 ///
 /// /// Add two numbers.

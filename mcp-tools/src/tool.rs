@@ -359,8 +359,12 @@ impl ToolDefBuilder {
         self
     }
 
-    /// The handler.
-    pub fn handler(mut self, handler: impl ToolHandler) -> Self {
+    /// The handler: an `async` closure or fn of the validated arguments and the context.
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(JsonObject, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, ToolError>> + Send + 'static,
+    {
         self.handler = Some(Arc::new(handler));
         self
     }

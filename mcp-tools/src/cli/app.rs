@@ -44,7 +44,7 @@ type SetupFn = Box<
 /// (a backend URL, say) once the command line is parsed; [`run`] parses
 /// `std::env::args_os()`, runs the command and returns the exit status.
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use std::process::ExitCode;
 /// use mcp_tools::{mcp_tool, ToolRegistry, cli::App};
 ///

@@ -7,8 +7,6 @@
 // rmcp marks subscribe/unsubscribe deprecated (legacy protocol versions only).
 #![allow(deprecated)]
 
-use std::collections::HashMap;
-
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ArgumentInfo, CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo,
@@ -246,7 +244,7 @@ impl McpHandler {
             context: request
                 .context
                 .and_then(|c| c.arguments)
-                .unwrap_or_else(HashMap::new),
+                .unwrap_or_default(),
         };
         let ctx = self.tool_context(&context);
         let completion = view
