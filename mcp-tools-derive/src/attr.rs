@@ -5,7 +5,7 @@
 use proc_macro2::Span;
 use syn::parse::ParseStream;
 use syn::punctuated::Punctuated;
-use syn::{Attribute, Expr, Ident, LitInt, LitStr, Token};
+use syn::{Attribute, Expr, Ident, LitBool, LitInt, LitStr, Token};
 
 /// Which macro is being expanded; decides the keys it accepts and the wording of errors.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -96,10 +96,10 @@ pub struct ItemAttr {
     pub permissions: Option<Vec<Expr>>,
     pub category: Option<LitStr>,
     pub tags: Option<Vec<LitStr>>,
-    pub read_only: Option<Span>,
-    pub destructive: Option<Span>,
-    pub idempotent: Option<Span>,
-    pub open_world: Option<Span>,
+    pub read_only: Option<LitBool>,
+    pub destructive: Option<LitBool>,
+    pub idempotent: Option<LitBool>,
+    pub open_world: Option<LitBool>,
     pub timeout_ms: Option<LitInt>,
     pub max_concurrency: Option<LitInt>,
     pub cli_category: Option<LitStr>,
@@ -111,6 +111,20 @@ pub struct ItemAttr {
     pub mime_type: Option<LitStr>,
     /// `complete(arg = path::to::fn, ...)`: the completion fn of each argument.
     pub complete: Option<Vec<(Ident, syn::Path)>>,
+}
+
+/// An annotation hint: the bare key means `true`; `key = false` says so explicitly.
+fn hint(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitBool> {
+    if meta.input.peek(Token![=]) {
+        meta.value()?.parse()
+    } else {
+        Ok(LitBool::new(
+            true,
+            meta.path
+                .get_ident()
+                .map_or_else(Span::call_site, |i| i.span()),
+        ))
+    }
 }
 
 /// Store `value` in `slot`, or fail on a repeated key.
@@ -176,10 +190,10 @@ impl ItemAttr {
                     let list = bracketed(meta.value()?, |input| input.parse::<LitStr>())?;
                     set_once(&mut attr.tags, list, &key)
                 }
-                "read_only" => flag(&mut attr.read_only),
-                "destructive" => flag(&mut attr.destructive),
-                "idempotent" => flag(&mut attr.idempotent),
-                "open_world" => flag(&mut attr.open_world),
+                "read_only" => set_once(&mut attr.read_only, hint(&meta)?, &key),
+                "destructive" => set_once(&mut attr.destructive, hint(&meta)?, &key),
+                "idempotent" => set_once(&mut attr.idempotent, hint(&meta)?, &key),
+                "open_world" => set_once(&mut attr.open_world, hint(&meta)?, &key),
                 "hidden_from_cli" => flag(&mut attr.hidden_from_cli),
                 "nonportable_name" => flag(&mut attr.nonportable_name),
                 "timeout_ms" => set_once(&mut attr.timeout_ms, meta.value()?.parse()?, &key),

@@ -420,16 +420,18 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
     if let Some(tags) = &attr.tags {
         calls.push(quote! { .tags::<[&'static str; _], &'static str>([#(#tags),*]) });
     }
-    for (flag, call) in [
-        (&attr.read_only, quote! { .read_only() }),
-        (&attr.destructive, quote! { .destructive() }),
-        (&attr.idempotent, quote! { .idempotent() }),
-        (&attr.open_world, quote! { .open_world() }),
-        (&attr.nonportable_name, quote! { .nonportable_name() }),
+    for (hint, method) in [
+        (&attr.read_only, quote! { read_only }),
+        (&attr.destructive, quote! { destructive }),
+        (&attr.idempotent, quote! { idempotent }),
+        (&attr.open_world, quote! { open_world }),
     ] {
-        if flag.is_some() {
-            calls.push(call);
+        if let Some(value) = hint {
+            calls.push(quote! { .#method(#value) });
         }
+    }
+    if attr.nonportable_name.is_some() {
+        calls.push(quote! { .nonportable_name() });
     }
     if let Some(ms) = &attr.timeout_ms {
         calls.push(quote! { .timeout_ms(#ms) });

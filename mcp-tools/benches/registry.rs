@@ -4,10 +4,10 @@
 //! Run: `cargo bench -p mcp-tools --bench registry`.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use futures::future::BoxFuture;
 use mcp_tools::{ToolContext, ToolDef, ToolRegistry, ToolResult, mcp_tool};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use futures::future::BoxFuture;
 
 /// Echo the text back.
 #[mcp_tool(name = "echo")]
@@ -81,7 +81,8 @@ fn call(c: &mut Criterion) {
     // The peer: what a hand-rolled server does per call (seed 002/003 style) — a map
     // lookup, serde deserialization of the arguments, the fn call — with no schema
     // validation, middleware, panic capture or time budget.
-    let hand_rolled: HashMap<&str, HandRolled> = HashMap::from([("echo", echo_by_hand as HandRolled)]);
+    let hand_rolled: HashMap<&str, HandRolled> =
+        HashMap::from([("echo", echo_by_hand as HandRolled)]);
     group.bench_function("hand_rolled_peer", |b| {
         b.to_async(&runtime).iter(|| async {
             let handler = hand_rolled.get("echo").unwrap();

@@ -668,7 +668,10 @@ impl std::fmt::Debug for ToolRegistry {
         let catalog = self.shared.catalog.load();
         f.debug_struct("ToolRegistry")
             .field("tools", &catalog.slots.len())
-            .field("enabled", &catalog.slots.iter().filter(|s| s.enabled).count())
+            .field(
+                "enabled",
+                &catalog.slots.iter().filter(|s| s.enabled).count(),
+            )
             .finish_non_exhaustive()
     }
 }

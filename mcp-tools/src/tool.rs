@@ -311,27 +311,27 @@ impl ToolDefBuilder {
         self
     }
 
-    /// Mark the tool read-only (does not modify its environment).
-    pub fn read_only(mut self) -> Self {
-        self.annotations.read_only_hint = Some(true);
+    /// Hint that the tool is read-only (does not modify its environment): `true` or `false` (unset by default).
+    pub fn read_only(mut self, hint: bool) -> Self {
+        self.annotations.read_only_hint = Some(hint);
         self
     }
 
-    /// Mark the tool destructive (may delete or overwrite).
-    pub fn destructive(mut self) -> Self {
-        self.annotations.destructive_hint = Some(true);
+    /// Hint that the tool is destructive (may delete or overwrite; MCP clients assume so for a tool that is not read-only unless told `false`): `true` or `false` (unset by default).
+    pub fn destructive(mut self, hint: bool) -> Self {
+        self.annotations.destructive_hint = Some(hint);
         self
     }
 
-    /// Mark the tool idempotent.
-    pub fn idempotent(mut self) -> Self {
-        self.annotations.idempotent_hint = Some(true);
+    /// Hint that the tool is idempotent: `true` or `false` (unset by default).
+    pub fn idempotent(mut self, hint: bool) -> Self {
+        self.annotations.idempotent_hint = Some(hint);
         self
     }
 
-    /// Mark the tool as reaching an open world (e.g. the web).
-    pub fn open_world(mut self) -> Self {
-        self.annotations.open_world_hint = Some(true);
+    /// Hint that the tool is as reaching an open world (e.g. the web): `true` or `false` (unset by default).
+    pub fn open_world(mut self, hint: bool) -> Self {
+        self.annotations.open_world_hint = Some(hint);
         self
     }
 

@@ -95,7 +95,10 @@ async fn hostile_arguments_are_rejected_clearly() {
         (with("labels", json!(["a", "b", "c", "d"])), "/labels"),
         (with("labels", json!({"a": 1})), "/labels"),
         (with("urgent", json!("yes")), "/urgent"),
-        (with("unknown_key", json!(1)), "'unknown_key' was unexpected"),
+        (
+            with("unknown_key", json!(1)),
+            "'unknown_key' was unexpected",
+        ),
         (with("summary\u{0}", json!(1)), "was unexpected"),
         (with("labels", deep(2_000)), "deeper than 128 levels"),
         (with("urgent", deep(50)), "/urgent"),
@@ -113,12 +116,23 @@ async fn hostile_arguments_are_rejected_clearly() {
             text.starts_with("Error (validation_error): invalid arguments for tool 'ticket_make'"),
             "{shown}: {text}"
         );
-        assert!(text.contains(needle), "{shown}: expected {needle:?} in {text}");
+        assert!(
+            text.contains(needle),
+            "{shown}: expected {needle:?} in {text}"
+        );
         assert!(text.contains("\n\nAction: "), "{text}");
-        assert!(text.len() < 5_000, "messages stay readable: {} bytes", text.len());
+        assert!(
+            text.len() < 5_000,
+            "messages stay readable: {} bytes",
+            text.len()
+        );
     }
     assert!(count >= 30);
-    assert_eq!(REACHED.load(Ordering::SeqCst), 0, "no bad call reached the handler");
+    assert_eq!(
+        REACHED.load(Ordering::SeqCst),
+        0,
+        "no bad call reached the handler"
+    );
 
     let ok = registry
         .call_tool("ticket_make", valid(), ToolContext::default())

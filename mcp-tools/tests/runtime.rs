@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_tools::{
-    Around, ErrorKind, Next, RegistryChange, State, ToolContext, ToolDef, ToolError,
-    ToolRegistry, ToolResult, mcp_tool,
+    Around, ErrorKind, Next, RegistryChange, State, ToolContext, ToolDef, ToolError, ToolRegistry,
+    ToolResult, mcp_tool,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -85,7 +85,11 @@ async fn a_panicking_tool_is_an_internal_error_and_the_registry_keeps_serving() 
     let registry = registry();
     let crashed = call(&registry, "crash_now", json!({})).await;
     assert_eq!(crashed.error_kind(), Some(ErrorKind::Internal));
-    assert!(crashed.text_content().contains("tool 'crash_now' panicked: boom"));
+    assert!(
+        crashed
+            .text_content()
+            .contains("tool 'crash_now' panicked: boom")
+    );
     let ok = call(&registry, "echo", json!({"text": "still here"})).await;
     assert_eq!(ok.text_content(), "still here");
     let stats = registry.stats();
@@ -98,7 +102,11 @@ async fn a_hanging_tool_times_out() {
     let registry = registry();
     let result = call(&registry, "slow_sleep", json!({})).await;
     assert_eq!(result.error_kind(), Some(ErrorKind::Timeout));
-    assert!(result.text_content().contains("did not finish within 50 ms"));
+    assert!(
+        result
+            .text_content()
+            .contains("did not finish within 50 ms")
+    );
 }
 
 #[tokio::test]
@@ -136,7 +144,10 @@ async fn max_concurrency_one_serializes_a_tool() {
         running: AtomicUsize::new(0),
         peak: AtomicUsize::new(0),
     });
-    let registry = ToolRegistry::builder().state_arc(gauge.clone()).build().unwrap();
+    let registry = ToolRegistry::builder()
+        .state_arc(gauge.clone())
+        .build()
+        .unwrap();
     let calls: Vec<_> = (0..8)
         .map(|_| {
             let registry = registry.clone();
@@ -162,7 +173,11 @@ async fn oversized_text_is_truncated_with_a_notice() {
     let result = call(&registry, "big_text", json!({})).await;
     let text = result.text_content();
     assert!(text.starts_with(&"é".repeat(500)));
-    assert!(text.contains("[truncated: the response was 20000 bytes of text, over the 1001-byte limit]"));
+    assert!(
+        text.contains(
+            "[truncated: the response was 20000 bytes of text, over the 1001-byte limit]"
+        )
+    );
 }
 
 #[tokio::test]
@@ -176,9 +191,19 @@ async fn disable_enable_register_unregister_notify_listeners() {
     registry.disable("echo").unwrap();
     assert!(registry.get("echo").is_none());
     assert!(registry.list_tools().iter().all(|t| t.name != "echo"));
-    assert!(registry.call_tool("echo", json!({"text": "x"}), ToolContext::default()).await.is_err());
+    assert!(
+        registry
+            .call_tool("echo", json!({"text": "x"}), ToolContext::default())
+            .await
+            .is_err()
+    );
     registry.enable("echo").unwrap();
-    assert_eq!(call(&registry, "echo", json!({"text": "back"})).await.text_content(), "back");
+    assert_eq!(
+        call(&registry, "echo", json!({"text": "back"}))
+            .await
+            .text_content(),
+        "back"
+    );
 
     let runtime = ToolDef::builder("runtime_hello")
         .description("A tool registered while serving")
@@ -186,9 +211,17 @@ async fn disable_enable_register_unregister_notify_listeners() {
         .build()
         .unwrap();
     registry.register(runtime.clone()).unwrap();
-    assert_eq!(call(&registry, "runtime_hello", json!({})).await.text_content(), "hello from runtime");
+    assert_eq!(
+        call(&registry, "runtime_hello", json!({}))
+            .await
+            .text_content(),
+        "hello from runtime"
+    );
     let duplicate = registry.register(runtime).unwrap_err().to_string();
-    assert!(duplicate.contains("duplicate tool name \"runtime_hello\""), "{duplicate}");
+    assert!(
+        duplicate.contains("duplicate tool name \"runtime_hello\""),
+        "{duplicate}"
+    );
     registry.unregister("runtime_hello").unwrap();
     assert!(registry.get("runtime_hello").is_none());
     assert!(registry.disable("nope").is_err());
@@ -207,7 +240,10 @@ async fn disable_enable_register_unregister_notify_listeners() {
 #[test]
 fn missing_state_fails_build_naming_tool_and_type() {
     let err = ToolRegistry::builder().build().unwrap_err().to_string();
-    assert!(err.contains("tool \"serial_step\" needs state runtime::Gauge"), "{err}");
+    assert!(
+        err.contains("tool \"serial_step\" needs state runtime::Gauge"),
+        "{err}"
+    );
     assert!(err.contains(".state(value)"), "{err}");
 }
 
@@ -230,7 +266,10 @@ fn duplicate_names_fail_build_naming_both_places() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("duplicate tool name \"echo\""), "{err}");
-    assert!(err.contains("runtime.rs:"), "the macro tool's location is named: {err}");
+    assert!(
+        err.contains("runtime.rs:"),
+        "the macro tool's location is named: {err}"
+    );
     assert!(err.contains("a runtime definition"), "{err}");
 
     let lenient = ToolRegistry::builder()
@@ -243,7 +282,12 @@ fn duplicate_names_fail_build_naming_both_places() {
         .build()
         .unwrap();
     assert!(lenient.validation_report().has_errors());
-    assert!(lenient.validation_report().to_string().contains("duplicate tool name"));
+    assert!(
+        lenient
+            .validation_report()
+            .to_string()
+            .contains("duplicate tool name")
+    );
 }
 
 #[test]

@@ -30,7 +30,13 @@ async fn add(
 #[mcp_tool(name = "text_greet")]
 async fn greet(
     prefix: State<Prefix>,
-    #[arg(rename = "who", min_length = 1, max_length = 20, desc = "Name to greet")] name: String,
+    #[arg(
+        rename = "who",
+        min_length = 1,
+        max_length = 20,
+        desc = "Name to greet"
+    )]
+    name: String,
     /// Optional punctuation
     punctuation: Option<String>,
 ) -> String {
@@ -57,7 +63,10 @@ async fn make_memo(#[args] args: MakeMemo, ctx: ToolContext) -> Json<Vec<String>
     Json(out)
 }
 
-#[mcp_tool(name = "glossary_lookup", description_file = "tests/descriptions/glossary.md")]
+#[mcp_tool(
+    name = "glossary_lookup",
+    description_file = "tests/descriptions/glossary.md"
+)]
 async fn glossary(
     /// The word
     #[arg(pattern = "^[a-z]+$")]
@@ -65,12 +74,14 @@ async fn glossary(
 ) -> Result<String, ToolError> {
     match word.as_str() {
         "mcp" => Ok("Model Context Protocol".into()),
-        _ => Err(ToolError::not_found(format!("'{word}' is not in the glossary"))),
+        _ => Err(ToolError::not_found(format!(
+            "'{word}' is not in the glossary"
+        ))),
     }
 }
 
 /// Returns nothing.
-#[mcp_tool(name = "misc_unit")]
+#[mcp_tool(name = "misc_unit", destructive = false)]
 async fn unit() {}
 
 /// Returns a static str.
@@ -132,24 +143,40 @@ async fn schema_reflects_arg_attributes() {
     assert_eq!(add.annotations().idempotent_hint, Some(true));
     assert_eq!(add.tags().collect::<Vec<_>>(), ["math"]);
     assert!(add.output_schema().is_some());
+    let unit = registry.get("misc_unit").unwrap();
+    assert_eq!(unit.annotations().destructive_hint, Some(false));
+    assert_eq!(unit.annotations().read_only_hint, None);
 
     let greet = registry.get("text_greet").unwrap();
     let schema = Value::Object((**greet.input_schema()).clone());
     assert_eq!(schema["required"], json!(["who"]));
     assert_eq!(schema["properties"]["who"]["minLength"], 1);
     assert_eq!(schema["properties"]["who"]["maxLength"], 20);
-    assert!(schema["properties"].get("prefix").is_none(), "extractors are not arguments");
+    assert!(
+        schema["properties"].get("prefix").is_none(),
+        "extractors are not arguments"
+    );
     assert_eq!(greet.category(), Some("text"));
 
     let memo = registry.get("memo_make").unwrap();
     assert_eq!(memo.category(), Some("notes"));
-    assert_eq!(memo.input_schema()["properties"]["title"]["description"], "The memo title");
+    assert_eq!(
+        memo.input_schema()["properties"]["title"]["description"],
+        "The memo title"
+    );
     let output = memo.output_schema().unwrap();
-    assert_eq!(output["required"], json!(["result"]), "non-object outputs are wrapped");
+    assert_eq!(
+        output["required"],
+        json!(["result"]),
+        "non-object outputs are wrapped"
+    );
 
     let glossary = registry.get("glossary_lookup").unwrap();
     assert!(glossary.description().starts_with("Look up a word"));
-    assert_eq!(glossary.input_schema()["properties"]["word"]["pattern"], "^[a-z]+$");
+    assert_eq!(
+        glossary.input_schema()["properties"]["word"]["pattern"],
+        "^[a-z]+$"
+    );
 }
 
 #[tokio::test]
@@ -159,16 +186,51 @@ async fn every_return_type_converts() {
     assert_eq!(sum.structured_content(), Some(&json!({"total": 10})));
     assert!(sum.text_content().contains("\"total\": 10"));
 
-    let greeting = call(&registry, "text_greet", json!({"who": "Ada", "punctuation": "!"})).await;
+    let greeting = call(
+        &registry,
+        "text_greet",
+        json!({"who": "Ada", "punctuation": "!"}),
+    )
+    .await;
     assert_eq!(greeting.text_content(), "Hello Ada!");
 
-    let memo = call(&registry, "memo_make", json!({"title": "t", "labels": ["x"]})).await;
-    assert_eq!(memo.structured_content(), Some(&json!({"result": ["t", "x", "r1"]})));
+    let memo = call(
+        &registry,
+        "memo_make",
+        json!({"title": "t", "labels": ["x"]}),
+    )
+    .await;
+    assert_eq!(
+        memo.structured_content(),
+        Some(&json!({"result": ["t", "x", "r1"]}))
+    );
 
-    assert!(call(&registry, "misc_unit", json!({})).await.content().is_empty());
-    assert_eq!(call(&registry, "misc_static", Value::Null).await.text_content(), "static");
-    assert_eq!(call(&registry, "misc_blocks", json!({})).await.content().len(), 2);
-    assert_eq!(call(&registry, "misc_result", json!({})).await.content().len(), 2);
+    assert!(
+        call(&registry, "misc_unit", json!({}))
+            .await
+            .content()
+            .is_empty()
+    );
+    assert_eq!(
+        call(&registry, "misc_static", Value::Null)
+            .await
+            .text_content(),
+        "static"
+    );
+    assert_eq!(
+        call(&registry, "misc_blocks", json!({}))
+            .await
+            .content()
+            .len(),
+        2
+    );
+    assert_eq!(
+        call(&registry, "misc_result", json!({}))
+            .await
+            .content()
+            .len(),
+        2
+    );
 
     let missing = call(&registry, "glossary_lookup", json!({"word": "zebra"})).await;
     assert_eq!(missing.error_kind(), Some(ErrorKind::NotFound));
@@ -184,7 +246,10 @@ async fn every_return_type_converts() {
 async fn the_fn_stays_callable_directly() {
     let Json(sum) = add(1, 2, 3).await.unwrap();
     assert_eq!(sum.total, 9);
-    assert_eq!(greet(State::new(Prefix("Hi".into())), "Bo".into(), None).await, "Hi Bo");
+    assert_eq!(
+        greet(State::new(Prefix("Hi".into())), "Bo".into(), None).await,
+        "Hi Bo"
+    );
 }
 
 #[tokio::test]
@@ -192,11 +257,23 @@ async fn bounds_and_patterns_are_enforced() {
     let registry = registry();
     let too_big = call(&registry, "math_add", json!({"a": 1, "b": 101})).await;
     assert_eq!(too_big.error_kind(), Some(ErrorKind::Validation));
-    assert!(too_big.text_content().contains("/b: 101 is greater than the maximum of 100"));
+    assert!(
+        too_big
+            .text_content()
+            .contains("/b: 101 is greater than the maximum of 100")
+    );
     let too_long = call(&registry, "text_greet", json!({"who": "x".repeat(21)})).await;
-    assert!(too_long.text_content().contains("/who"), "{}", too_long.text_content());
+    assert!(
+        too_long.text_content().contains("/who"),
+        "{}",
+        too_long.text_content()
+    );
     let empty = call(&registry, "text_greet", json!({"who": ""})).await;
     assert!(empty.is_error());
     let pattern = call(&registry, "glossary_lookup", json!({"word": "MCP"})).await;
-    assert!(pattern.text_content().contains("does not match"), "{}", pattern.text_content());
+    assert!(
+        pattern.text_content().contains("does not match"),
+        "{}",
+        pattern.text_content()
+    );
 }

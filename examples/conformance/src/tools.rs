@@ -278,7 +278,7 @@ async fn update_watched_resource(ctx: ToolContext, watched: State<Watched>) -> S
 pub fn json_schema_2020_12_tool() -> Result<ToolDef, ToolDefError> {
     ToolDef::builder("json_schema_2020_12_tool")
         .description("Tool with JSON Schema 2020-12 features")
-        .read_only()
+        .read_only(true)
         .input_schema(json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",

@@ -38,7 +38,7 @@ async fn row_get(
 }
 
 /// Dotted names are allowed with the opt-in.
-#[mcp_tool(name = "rows.count", nonportable_name, hidden_from_cli, destructive)]
+#[mcp_tool(name = "rows.count", nonportable_name, hidden_from_cli, destructive = false, read_only = false)]
 async fn rows_count() {}
 
 fn main() {

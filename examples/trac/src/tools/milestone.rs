@@ -100,7 +100,7 @@ pub async fn milestone_get(
 
 /// Create a milestone, optionally with a description (TracWiki markup) and a due date.
 /// Returns the milestone as Trac stored it. Fails with a conflict if the name is taken.
-#[mcp_tool(name = "milestone_create", permissions = ["MILESTONE_CREATE"])]
+#[mcp_tool(name = "milestone_create", permissions = ["MILESTONE_CREATE"], destructive = false)]
 pub async fn milestone_create(
     trac: State<TracClient>,
     /// Name of the new milestone, e.g. 2.0

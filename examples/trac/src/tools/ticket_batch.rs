@@ -35,7 +35,8 @@ fn prepare<I, P>(
 /// number, or the error that item met (the others are still created). Check `failed`.
 #[mcp_tool(
     name = "ticket_batch_create",
-    permissions = ["TICKET_CREATE", "TICKET_BATCH_MODIFY"]
+    permissions = ["TICKET_CREATE", "TICKET_BATCH_MODIFY"],
+    destructive = false
 )]
 pub async fn ticket_batch_create(
     trac: State<TracClient>,

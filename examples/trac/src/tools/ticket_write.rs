@@ -80,7 +80,7 @@ pub struct TicketCreated {
 /// Create a ticket. Only the summary is required; the description is TracWiki markup.
 /// Returns the new ticket number (read it back with ticket_get). Field values must be
 /// valid for this Trac: ticket_fields lists types, priorities, components and milestones.
-#[mcp_tool(name = "ticket_create", permissions = ["TICKET_CREATE"])]
+#[mcp_tool(name = "ticket_create", permissions = ["TICKET_CREATE"], destructive = false)]
 pub async fn ticket_create(
     trac: State<TracClient>,
     #[args] ticket: TicketInput,

@@ -12,7 +12,7 @@ use crate::errors::{check_name, wiki_error};
 /// Create a new wiki page. Fails with a conflict if the page exists (use wiki_update).
 /// Content in Markdown is converted to TracWiki markup (format "auto" detects it); the
 /// result lists what the conversion could not carry over.
-#[mcp_tool(name = "wiki_create", permissions = ["WIKI_CREATE"])]
+#[mcp_tool(name = "wiki_create", permissions = ["WIKI_CREATE"], destructive = false)]
 pub async fn wiki_create(
     trac: State<TracClient>,
     /// Name of the new page: CamelCase words or a path like Guide/Install

@@ -184,6 +184,13 @@ fn annotations_say_what_a_tool_does_and_reads_give_output_schemas() {
             destroys,
             "destructiveHint of {name}"
         );
+        // Creating never overwrites: say so, or clients assume a write may destroy.
+        let creates = name.ends_with("_create");
+        assert_eq!(
+            hints.destructive_hint == Some(false),
+            creates,
+            "destructiveHint false of {name}"
+        );
         assert!(def.output_schema().is_some(), "{name} returns Json<T>");
     }
 }
