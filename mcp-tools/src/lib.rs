@@ -170,8 +170,8 @@ pub use mcp_tools_derive::mcp_resource;
 /// ```
 pub use mcp_tools_derive::mcp_prompt;
 
-/// The README's code blocks, compiled as doctests.
-#[cfg(all(doctest, feature = "server"))]
+/// The README's code blocks, compiled as doctests (they use the `cli` feature too).
+#[cfg(all(doctest, feature = "cli"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
