@@ -18,7 +18,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    ClientNotification, ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest, RequestId,
+    ClientNotification, ClientRequest, ErrorData, GetMeta, JsonRpcMessage, JsonRpcRequest,
+    ProtocolVersion, RequestId,
 };
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -33,7 +34,26 @@ pub(crate) struct Bounded<T> {
     held: Held,
     /// A request read while every slot was taken; it waits here for one.
     parked: Option<JsonRpcRequest<ClientRequest>>,
+    /// Whether rmcp has left its pre-initialization loop (see [`ends_initialization`]):
+    /// before that, a notification would end the session, so none is passed on.
     seen_request: bool,
+}
+
+/// True for the requests after which rmcp's pre-initialization loop is over: `initialize`,
+/// or (protocol 2026-07-28) a request other than `ping` and `server/discover` that carries
+/// the complete per-request metadata. A `ping` or `server/discover` first does not end it.
+fn ends_initialization(request: &ClientRequest) -> bool {
+    match request {
+        ClientRequest::InitializeRequest(_) => true,
+        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
+        other => {
+            let meta = other.get_meta();
+            meta.protocol_version().is_some()
+                && meta
+                    .missing_required_keys(&ProtocolVersion::V_2026_07_28)
+                    .is_empty()
+        }
+    }
 }
 
 impl<T> Bounded<T> {
@@ -94,7 +114,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
             let message = self.inner.receive().await?;
             match message {
                 JsonRpcMessage::Request(request) => {
-                    self.seen_request = true;
+                    self.seen_request |= ends_initialization(&request.request);
                     if !lock(&self.held).contains_key(&request.id) {
                         // Wait for a slot at the top of the loop. Until one frees, nothing
                         // more is read: notifications already read went through, so a

@@ -14,8 +14,10 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::{TokenResolver, TokenTable, TokensFileError};
+use super::codec::DEFAULT_MAX_LINE_LENGTH;
 use super::handler::{McpHandler, Shared};
 use super::notify::ListChanged;
+use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
 use super::{http_transport, stream};
 use crate::registry::ToolRegistry;
@@ -246,6 +248,7 @@ pub struct Server {
     page_size: Option<usize>,
     list_ttl: Option<Duration>,
     max_in_flight: usize,
+    max_line_length: usize,
     client_timeout: Duration,
     shutdown: CancellationToken,
     /// Built on first use; every setter resets it.
@@ -264,6 +267,7 @@ impl Server {
             list_ttl: None,
             client_timeout: DEFAULT_CLIENT_TIMEOUT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_line_length: DEFAULT_MAX_LINE_LENGTH,
             shutdown: CancellationToken::new(),
             built: OnceLock::new(),
         }
@@ -332,6 +336,26 @@ impl Server {
         self.built = OnceLock::new();
         self.max_in_flight = limit.max(1);
         self
+    }
+
+    /// The longest line (one JSON-RPC message) accepted on stdio and TCP, in bytes
+    /// (default 4 MiB; at least 1). A longer line is skipped as it streams in, without
+    /// being held in memory, and answered with a `-32600` error (`"id": null`).
+    ///
+    /// ```
+    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_tools::server::Server::new(registry).max_line_length(64 * 1024);
+    /// ```
+    pub fn max_line_length(mut self, bytes: usize) -> Server {
+        self.max_line_length = bytes.max(1);
+        self
+    }
+
+    fn stream_limits(&self) -> StreamLimits {
+        StreamLimits {
+            max_in_flight: self.max_in_flight,
+            max_line_length: self.max_line_length,
+        }
     }
 
     /// Stop serving when `token` is cancelled (`serve_*` then return `Ok`).
@@ -405,7 +429,8 @@ impl Server {
     {
         let shared = self.shared();
         shared.list_changed.start_pump();
-        stream::serve_stream(shared, read, write, self.max_in_flight, self.shutdown).await
+        let limits = self.stream_limits();
+        stream::serve_stream(shared, read, write, limits, self.shutdown).await
     }
 
     /// Listen on `addr` for TCP connections, each one MCP session of newline-delimited
@@ -486,7 +511,7 @@ impl TcpServer {
         stream::serve_tcp(
             shared,
             self.listener,
-            self.server.max_in_flight,
+            self.server.stream_limits(),
             self.server.shutdown,
         )
         .await

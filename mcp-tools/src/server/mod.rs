@@ -40,12 +40,17 @@
 //! - unknown methods answer `-32601`;
 //! - at most [`Server::max_in_flight`] requests run at once per connection; beyond that the
 //!   server stops reading from the connection until one finishes (back-pressure), so a
-//!   client pipelining thousands of calls cannot grow the server's memory without bound.
+//!   client pipelining thousands of calls cannot grow the server's memory without bound;
+//! - on stdio and TCP every bad line gets its JSON-RPC error and the session goes on:
+//!   invalid JSON `-32700`, a non-JSON-RPC message (batch array included) `-32600`, JSON
+//!   nested deeper than 100 levels or a line longer than [`Server::max_line_length`]
+//!   `-32600`, each with the request's `id` when it can be read and `null` otherwise.
 
 mod auth;
 mod bounded;
 mod builder;
 mod client_requests;
+mod codec;
 mod handler;
 mod http_transport;
 mod notify;

@@ -1,33 +1,43 @@
 //! Byte-stream transports: stdio, any read/write pair, and TCP (one session per
-//! connection). Each stream is rmcp's newline-delimited JSON-RPC codec behind the
-//! in-flight bound.
+//! connection). Each stream is our newline-delimited JSON-RPC codec (answers bad lines)
+//! behind the in-flight bound, in front of rmcp's service.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
-use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::ServeError;
 use super::bounded::Bounded;
+use super::codec::LineCodec;
 use super::handler::{McpHandler, Shared};
+
+/// Per-connection limits of the byte-stream transports.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamLimits {
+    /// Requests in flight at once.
+    pub(crate) max_in_flight: usize,
+    /// Bytes in one incoming line.
+    pub(crate) max_line_length: usize,
+}
 
 /// Serve one MCP session over `read`/`write` until the peer closes it or `shutdown` fires.
 pub(crate) async fn serve_stream<R, W>(
     shared: Arc<Shared>,
     read: R,
     write: W,
-    max_in_flight: usize,
+    limits: StreamLimits,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let transport = Bounded::new(AsyncRwTransport::new_server(read, write), max_in_flight);
+    let codec = LineCodec::new(read, write, limits.max_line_length);
+    let transport = Bounded::new(codec, limits.max_in_flight);
     let handler = McpHandler::new_session(shared);
     let running = match serve_server_with_ct(handler, transport, shutdown.child_token()).await {
         Ok(running) => running,
@@ -52,7 +62,7 @@ where
 pub(crate) async fn serve_tcp(
     shared: Arc<Shared>,
     listener: TcpListener,
-    max_in_flight: usize,
+    limits: StreamLimits,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     if let Ok(addr) = listener.local_addr() {
@@ -80,7 +90,7 @@ pub(crate) async fn serve_tcp(
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
             tracing::debug!(%peer, "TCP connection opened");
-            if let Err(error) = serve_stream(shared, read, write, max_in_flight, shutdown).await {
+            if let Err(error) = serve_stream(shared, read, write, limits, shutdown).await {
                 tracing::warn!(%peer, %error, "TCP session ended with an error");
             }
         });

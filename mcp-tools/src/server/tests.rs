@@ -280,6 +280,22 @@ async fn a_notification_before_initialize_does_not_end_the_session() {
 }
 
 #[tokio::test]
+async fn a_ping_before_initialize_does_not_let_a_notification_end_the_session() {
+    let mut client = RawClient::connect(Server::new(registry([text_tool("alpha")])));
+    let pong = client.request(7, "ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}), "{pong}");
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let reply = client.initialize().await;
+    assert!(reply["result"]["serverInfo"].is_object(), "{reply}");
+    let call = client
+        .request(1, "tools/call", json!({"name": "alpha", "arguments": {}}))
+        .await;
+    assert_eq!(call["result"]["content"][0]["text"], "alpha");
+}
+
+#[tokio::test]
 async fn cancelling_a_call_drops_it_and_frees_its_slot() {
     let gate = Arc::new(Semaphore::new(0));
     let running = Arc::new(AtomicUsize::new(0));

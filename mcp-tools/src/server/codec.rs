@@ -1,0 +1,591 @@
+//! The line codec of the byte-stream transports (stdio, TCP, any read/write pair), in
+//! front of rmcp's service.
+//!
+//! rmcp's own codec ignores malformed JSON without a reply, answers envelope errors
+//! without an `id`, drops deeply nested JSON and over-long lines silently. This one reads
+//! newline-delimited JSON-RPC itself and answers every bad line on the spot:
+//! - a line longer than the limit is skipped as it streams in (never buffered whole) and
+//!   answered `-32600` with `"id": null`;
+//! - JSON nested deeper than [`MAX_NESTING`] is answered `-32600` with `"id": null`
+//!   (checked by a flat scan before parsing, so depth never costs stack);
+//! - a line that is not JSON (or not UTF-8) is answered `-32700 Parse error`, `"id": null`;
+//! - JSON that is not a JSON-RPC 2.0 message (not an object, a batch array, `jsonrpc`
+//!   not `"2.0"`, a non-string `method`, an `id` that is neither a string nor an
+//!   integer, non-object `params`, or no shape rmcp knows) is answered `-32600 Invalid
+//!   Request`, echoing the `id` when one can be read, `null` otherwise;
+//! - blank lines are skipped without a reply (they carry no message);
+//! - everything else is handed to rmcp as parsed.
+//!
+//! Replies and error lines are written by one writer task fed through a bounded channel,
+//! so an error line is never torn by a cancelled `receive` and a client that floods
+//! garbage without reading is held back like any other client. `send` completes once its
+//! message is written, which the in-flight bound relies on.
+
+use std::borrow::Cow;
+
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+/// The default cap on one incoming line (one JSON-RPC message), in bytes.
+pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;
+
+/// The deepest nesting of arrays and objects accepted in one message. It stays below
+/// serde_json's recursion limit (which refuses depth 128 with a bare "recursion limit
+/// exceeded"), so the client gets a clear message and parsing stays shallow.
+pub(crate) const MAX_NESTING: usize = 100;
+
+/// JSON-RPC "Parse error".
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC "Invalid Request".
+const INVALID_REQUEST: i64 = -32600;
+
+/// Lines queued for the writer before `send` and error replies wait.
+const WRITE_QUEUE: usize = 64;
+
+/// One line for the writer, and where to report that it was written.
+type Outgoing = (Vec<u8>, Option<oneshot::Sender<std::io::Result<()>>>);
+
+/// What a finished line turned out to be.
+#[derive(Debug)]
+pub(crate) enum Decoded {
+    /// A JSON-RPC message for rmcp.
+    Message(Box<ClientJsonRpcMessage>),
+    /// A bad line; the value is the error reply to send.
+    Reply(Value),
+    /// A blank line.
+    Skip,
+}
+
+/// Newline-delimited JSON-RPC over `R`/`W` with a line-length cap and error replies for
+/// bad lines.
+pub(crate) struct LineCodec<R> {
+    read: BufReader<R>,
+    line: Vec<u8>,
+    max_line_length: usize,
+    /// Skipping the rest of an over-long line until its newline.
+    discarding: bool,
+    /// An error reply waiting for room in the writer's queue.
+    pending: Option<Vec<u8>>,
+    eof: bool,
+    out: Option<mpsc::Sender<Outgoing>>,
+    writer: Option<JoinHandle<()>>,
+}
+
+impl<R: AsyncRead + Send + Unpin + 'static> LineCodec<R> {
+    /// A codec reading `read` and writing `write` (spawns the writer task).
+    pub(crate) fn new<W>(read: R, write: W, max_line_length: usize) -> LineCodec<R>
+    where
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (out, queue) = mpsc::channel(WRITE_QUEUE);
+        LineCodec {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            max_line_length: max_line_length.max(1),
+            discarding: false,
+            pending: None,
+            eof: false,
+            out: Some(out),
+            writer: Some(tokio::spawn(write_lines(write, queue))),
+        }
+    }
+
+    /// Read up to the end of the next line: `Some(true)`, a line is in `self.line`;
+    /// `Some(false)`, an over-long line is being skipped; `None`, end of input.
+    /// Cancel-safe: `fill_buf` consumes nothing and progress is kept in `self`.
+    async fn read_line(&mut self) -> std::io::Result<Option<bool>> {
+        loop {
+            let available = self.read.fill_buf().await?;
+            if available.is_empty() {
+                self.eof = true;
+                // The tail of an over-long line was answered already; a last line
+                // without a newline still counts.
+                let last = !self.discarding && !self.line.is_empty();
+                self.discarding = false;
+                return Ok(last.then_some(true));
+            }
+            let newline = available.iter().position(|&b| b == b'\n');
+            let take = newline.map_or(available.len(), |at| at + 1);
+            if self.discarding {
+                self.read.consume(take);
+                self.discarding = newline.is_none();
+                continue;
+            }
+            let content = self.line.len() + take - usize::from(newline.is_some());
+            if content > self.max_line_length {
+                self.read.consume(take);
+                self.line.clear();
+                // Answer now; the rest of the line is skipped by later reads.
+                self.discarding = newline.is_none();
+                return Ok(Some(false));
+            }
+            self.line.extend_from_slice(&available[..take]);
+            self.read.consume(take);
+            if newline.is_some() {
+                return Ok(Some(true));
+            }
+        }
+    }
+}
+
+impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineCodec<R> {
+    type Error = std::io::Error;
+
+    fn name() -> Cow<'static, str> {
+        "mcp-tools line codec".into()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        async move {
+            let mut line = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            let out = out.ok_or_else(|| closed("the transport is closed"))?;
+            let (done, written) = oneshot::channel();
+            out.send((line, Some(done)))
+                .await
+                .map_err(|_| closed("the writer stopped"))?;
+            written.await.map_err(|_| closed("the writer stopped"))?
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            if let Some(line) = self.pending.take() {
+                // Cancel-safe: if this wait is dropped, the reply stays pending.
+                self.pending = Some(line);
+                let permit = self.out.as_ref()?.reserve().await.ok()?;
+                permit.send((self.pending.take()?, None));
+            }
+            if self.eof {
+                return None;
+            }
+            let whole = match self.read_line().await {
+                Ok(Some(whole)) => whole,
+                Ok(None) => return None,
+                Err(error) => {
+                    tracing::warn!(%error, "reading from the client failed");
+                    return None;
+                }
+            };
+            let decoded = if whole {
+                let decoded = decode(&self.line);
+                self.line.clear();
+                decoded
+            } else {
+                tracing::warn!(
+                    limit = self.max_line_length,
+                    "discarding a line longer than the limit"
+                );
+                Decoded::Reply(error_reply(
+                    Value::Null,
+                    INVALID_REQUEST,
+                    format!(
+                        "Invalid Request: line longer than {} bytes (discarded)",
+                        self.max_line_length
+                    ),
+                ))
+            };
+            match decoded {
+                Decoded::Message(message) => return Some(*message),
+                Decoded::Skip => {}
+                Decoded::Reply(reply) => {
+                    tracing::debug!(%reply, "answering a bad line");
+                    let mut line = reply.to_string().into_bytes();
+                    line.push(b'\n');
+                    self.pending = Some(line);
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.out = None;
+        if let Some(writer) = self.writer.take() {
+            // In-flight `send` futures hold their own senders; the writer ends after them.
+            let _ = writer.await;
+        }
+        Ok(())
+    }
+}
+
+fn closed(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, what.to_string())
+}
+
+/// Write queued lines in order, flushing whenever the queue runs dry.
+async fn write_lines<W: AsyncWrite + Unpin>(mut write: W, mut queue: mpsc::Receiver<Outgoing>) {
+    let mut failed = false;
+    while let Some((line, done)) = queue.recv().await {
+        let outcome = if failed {
+            Err(closed("an earlier write failed"))
+        } else {
+            let mut outcome = write.write_all(&line).await;
+            if outcome.is_ok() && queue.is_empty() {
+                outcome = write.flush().await;
+            }
+            outcome
+        };
+        if let Err(error) = &outcome
+            && !failed
+        {
+            tracing::debug!(%error, "writing to the client failed");
+            failed = true;
+        }
+        if let Some(done) = done {
+            let _ = done.send(outcome);
+        }
+    }
+    let _ = write.flush().await;
+    let _ = write.shutdown().await;
+}
+
+/// Classify one line (with or without its newline).
+pub(crate) fn decode(line: &[u8]) -> Decoded {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Decoded::Skip;
+    }
+    if nesting_exceeds(line, MAX_NESTING) {
+        return Decoded::Reply(error_reply(
+            Value::Null,
+            INVALID_REQUEST,
+            format!("Invalid Request: JSON nested deeper than {MAX_NESTING} levels"),
+        ));
+    }
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(error) => {
+            return Decoded::Reply(error_reply(
+                Value::Null,
+                PARSE_ERROR,
+                format!("Parse error: {error}"),
+            ));
+        }
+    };
+    let object = match value {
+        Value::Object(object) => object,
+        Value::Array(items) => {
+            let message = if items.is_empty() {
+                "Invalid Request: empty batch"
+            } else {
+                "Invalid Request: JSON-RPC batches are not supported; send one message per line"
+            };
+            return Decoded::Reply(error_reply(Value::Null, INVALID_REQUEST, message.into()));
+        }
+        other => {
+            return Decoded::Reply(error_reply(
+                Value::Null,
+                INVALID_REQUEST,
+                format!(
+                    "Invalid Request: a JSON-RPC message is an object, not {}",
+                    kind(&other)
+                ),
+            ));
+        }
+    };
+    let id = readable_id(&object);
+    if let Some(problem) = envelope_problem(&object) {
+        return Decoded::Reply(error_reply(
+            id.unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            format!("Invalid Request: {problem}"),
+        ));
+    }
+    match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
+        Ok(message) => Decoded::Message(Box::new(message)),
+        Err(error) => Decoded::Reply(error_reply(
+            id.unwrap_or(Value::Null),
+            INVALID_REQUEST,
+            format!("Invalid Request: not an MCP client message: {error}"),
+        )),
+    }
+}
+
+/// The message's `id` when it is a valid JSON-RPC id (a string or an integer).
+fn readable_id(object: &Map<String, Value>) -> Option<Value> {
+    match object.get("id")? {
+        id @ Value::String(_) => Some(id.clone()),
+        id @ Value::Number(n) if n.is_i64() => Some(id.clone()),
+        _ => None,
+    }
+}
+
+/// What is wrong with the JSON-RPC 2.0 envelope, if anything.
+fn envelope_problem(object: &Map<String, Value>) -> Option<String> {
+    match object.get("jsonrpc") {
+        Some(Value::String(version)) if version == "2.0" => {}
+        Some(other) => return Some(format!("\"jsonrpc\" must be \"2.0\", not {other}")),
+        None => return Some("the \"jsonrpc\": \"2.0\" member is missing".into()),
+    }
+    if let Some(id) = object.get("id")
+        && readable_id(object).is_none()
+        // A client's error response may carry `"id": null` (it could not read ours).
+        && !(id.is_null() && object.contains_key("error"))
+    {
+        return Some(format!(
+            "\"id\" must be a string or an integer, not {}",
+            kind(id)
+        ));
+    }
+    match object.get("method") {
+        Some(Value::String(_)) => {
+            if let Some(params) = object.get("params")
+                && !params.is_object()
+            {
+                return Some(format!(
+                    "\"params\" must be an object, not {}",
+                    kind(params)
+                ));
+            }
+            None
+        }
+        Some(other) => Some(format!("\"method\" must be a string, not {}", kind(other))),
+        None => {
+            let result = object.contains_key("result");
+            let error = object.contains_key("error");
+            if !object.contains_key("id") {
+                Some("a request needs a \"method\" and a response an \"id\"".into())
+            } else if result == error {
+                Some(
+                    "a message with an \"id\" needs a \"method\", a \"result\" or an \"error\""
+                        .into(),
+                )
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// True when arrays and objects nest deeper than `limit` (strings are skipped; the JSON
+/// need not be valid).
+fn nesting_exceeds(line: &[u8], limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &byte in line {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn error_reply(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(line: &str) -> Value {
+        match decode(line.as_bytes()) {
+            Decoded::Reply(reply) => reply,
+            other => panic!("{line:?} decoded to {other:?}"),
+        }
+    }
+
+    fn code_and_id(line: &str) -> (i64, Value) {
+        let reply = reply(line);
+        assert_eq!(reply["jsonrpc"], "2.0");
+        assert!(reply["error"]["message"].is_string());
+        (
+            reply["error"]["code"].as_i64().unwrap(),
+            reply["id"].clone(),
+        )
+    }
+
+    #[test]
+    fn bad_json_is_a_parse_error_with_null_id() {
+        for line in [
+            "garbage",
+            "{\"jsonrpc\":\"2.0\",",
+            "{'a':1}",
+            "[1,2",
+            "\u{1}\u{2}",
+            "{} {}",
+        ] {
+            assert_eq!(code_and_id(line), (PARSE_ERROR, Value::Null), "{line:?}");
+        }
+        let binary = [0xff, 0xfe, b'{', 0x80, b'}'];
+        let Decoded::Reply(reply) = decode(&binary) else {
+            panic!("binary bytes accepted")
+        };
+        assert_eq!(reply["error"]["code"], PARSE_ERROR);
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Parse error:")
+        );
+    }
+
+    #[test]
+    fn wrong_envelopes_are_invalid_requests() {
+        let cases = [
+            ("1", Value::Null),
+            ("\"text\"", Value::Null),
+            ("null", Value::Null),
+            ("[]", Value::Null),
+            (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, Value::Null),
+            (r#"{"foo":"bar"}"#, Value::Null),
+            (r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, json!(3)),
+            (r#"{"id":"a","method":"ping"}"#, json!("a")),
+            (r#"{"jsonrpc":"2.0","id":4}"#, json!(4)),
+            (r#"{"jsonrpc":"2.0","id":5,"method":7}"#, json!(5)),
+            (r#"{"jsonrpc":"2.0","method":7}"#, Value::Null),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, Value::Null),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"method":"ping","params":[1]}"#,
+                json!(6),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"result":{},"error":{}}"#,
+                json!(7),
+            ),
+        ];
+        for (line, id) in cases {
+            assert_eq!(code_and_id(line), (INVALID_REQUEST, id), "{line}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_recursion() {
+        let deep = format!("{}{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
+        assert_eq!(code_and_id(&deep), (INVALID_REQUEST, Value::Null));
+        let inside = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{}1{}}}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(
+            reply(&inside)["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("nested")
+        );
+        // Brackets inside strings do not count.
+        let quoted = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"s":"{}\"["}}}}"#,
+            "[".repeat(500)
+        );
+        assert!(matches!(decode(quoted.as_bytes()), Decoded::Message(_)));
+        // Just under the bound still parses.
+        let ok = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(MAX_NESTING - 2),
+            "]".repeat(MAX_NESTING - 2)
+        );
+        let decoded = decode(ok.as_bytes());
+        assert!(matches!(decoded, Decoded::Message(_)), "{decoded:?}");
+        let over = ok.replacen("[1]", "[[1]]", 1);
+        assert_eq!(code_and_id(&over), (INVALID_REQUEST, Value::Null));
+    }
+
+    #[test]
+    fn valid_messages_pass_and_blank_lines_are_skipped() {
+        for line in [
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+            "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"tools/list\"}\r\n",
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":9,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"some/custom"}"#,
+        ] {
+            assert!(
+                matches!(decode(line.as_bytes()), Decoded::Message(_)),
+                "{line:?}"
+            );
+        }
+        for line in ["", "\n", "   \r\n", "\t"] {
+            assert!(matches!(decode(line.as_bytes()), Decoded::Skip), "{line:?}");
+        }
+    }
+
+    /// The codec over a pipe: long lines are skipped in pieces and answered, and the
+    /// lines after them still read.
+    #[tokio::test]
+    async fn over_long_lines_are_answered_and_reading_goes_on() {
+        let (mut client, server) = tokio::io::duplex(1024);
+        let (read, write) = tokio::io::split(server);
+        let mut codec = LineCodec::new(read, write, 100);
+        let feeder = tokio::spawn(async move {
+            let mut input = vec![b'x'; 10_000];
+            input.push(b'\n');
+            input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+            input.extend_from_slice(&[b'{'; 5_000]); // unterminated, then EOF
+            client.write_all(&input).await.unwrap();
+            client.shutdown().await.unwrap();
+            let mut output = String::new();
+            tokio::io::AsyncReadExt::read_to_string(&mut client, &mut output)
+                .await
+                .unwrap();
+            output
+        });
+        let message = codec.receive().await.expect("the ping after the long line");
+        assert!(matches!(message, rmcp::model::JsonRpcMessage::Request(_)));
+        assert!(codec.receive().await.is_none());
+        codec.close().await.unwrap();
+        drop(codec);
+        let output = feeder.await.unwrap();
+        let replies: Vec<Value> = output
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(replies.len(), 2, "{output}");
+        for reply in replies {
+            assert_eq!(reply["id"], Value::Null);
+            assert_eq!(reply["error"]["code"], INVALID_REQUEST);
+            assert!(
+                reply["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("longer than 100")
+            );
+        }
+    }
+}
