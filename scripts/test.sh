@@ -14,6 +14,6 @@ scripts/trac/setup.sh
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
 
-cargo test --workspace --locked
+cargo test --workspace --locked --no-fail-fast
 # The benches compile and run each measurement once (criterion's test mode).
-cargo test -p mcp-tools --benches --locked
+cargo test -p mcp-tools --benches --locked --no-fail-fast

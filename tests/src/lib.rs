@@ -136,15 +136,32 @@ pub fn path_with(dir: &Path) -> std::ffi::OsString {
 /// A server process started by a test; killed when dropped.
 pub struct ServerProcess {
     child: Child,
-    /// What the server printed after `listening on ` (a URL like `http://127.0.0.1:PORT/mcp`
-    /// or `tcp://127.0.0.1:PORT`).
+    /// The endpoint the server announced: a URL like `http://127.0.0.1:PORT/mcp`, or
+    /// `127.0.0.1:PORT` for a TCP server with the generated command line.
     pub endpoint: String,
     stderr: Arc<Mutex<Vec<String>>>,
 }
 
 impl ServerProcess {
-    /// Start `program args…` and wait until it prints `listening on <endpoint>` on stderr.
+    /// Start `program args…` and wait until it prints `listening on <endpoint>` on stderr
+    /// (the hand-written servers, e.g. the conformance example). For servers with the
+    /// generated command line use [`ServerProcess::start_cli`].
     pub fn start(program: &Path, args: &[&str]) -> ServerProcess {
+        ServerProcess::spawn(program, args, "listening on <endpoint>", |line| {
+            line.find("listening on ")
+                .map(|at| line[at + "listening on ".len()..].trim().to_string())
+        })
+    }
+
+    /// Start `program args…` with stdin and stdout closed and wait until `announced`
+    /// finds the endpoint in a line of its stderr (`expected` describes that line for
+    /// the failure message).
+    fn spawn(
+        program: &Path,
+        args: &[&str],
+        expected: &str,
+        announced: fn(&str) -> Option<String>,
+    ) -> ServerProcess {
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::null())
@@ -161,10 +178,10 @@ impl ServerProcess {
                 let mut found = Some(found_tx);
                 for line in BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
-                    if let Some(at) = line.find("listening on ")
+                    if let Some(endpoint) = announced(&line)
                         && let Some(tx) = found.take()
                     {
-                        let _ = tx.send(line[at + "listening on ".len()..].trim().to_string());
+                        let _ = tx.send(endpoint);
                     }
                     lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
                 }
@@ -176,7 +193,7 @@ impl ServerProcess {
                 let _ = child.kill();
                 let _ = child.wait();
                 panic!(
-                    "{} {args:?} did not start listening; its stderr:\n{}",
+                    "{} {args:?} did not print `{expected}`; its stderr:\n{}",
                     program.display(),
                     lines.lock().unwrap_or_else(|e| e.into_inner()).join("\n")
                 );
@@ -366,54 +383,31 @@ pub fn http_request(
 /// (`serving MCP over HTTP at http://127.0.0.1:PORT/mcp`).
 pub const CLI_HTTP_ANNOUNCEMENT: &str = "serving MCP over HTTP at ";
 
+/// The line prefix an `mcp_tools::cli` server prints on stderr once it listens over TCP
+/// (`serving MCP over TCP at 127.0.0.1:PORT`).
+pub const CLI_TCP_ANNOUNCEMENT: &str = "serving MCP over TCP at ";
+
 impl ServerProcess {
     /// Start `program args…` — a server whose `main` is `mcp_tools::cli::run`, with
-    /// `serve --http ADDR` among `args` — and wait until it prints
-    /// [`CLI_HTTP_ANNOUNCEMENT`] and its URL on stderr. Killed when dropped, like
-    /// [`ServerProcess::start`].
+    /// `serve --http ADDR` or `serve --tcp ADDR` among `args` — and wait until it prints
+    /// [`CLI_HTTP_ANNOUNCEMENT`] or [`CLI_TCP_ANNOUNCEMENT`] and its address on stderr;
+    /// [`endpoint`](Self::endpoint) is the URL (HTTP) or `IP:PORT` (TCP). Killed when
+    /// dropped, like [`ServerProcess::start`].
+    pub fn start_cli(program: &Path, args: &[&str]) -> ServerProcess {
+        ServerProcess::spawn(program, args, "serving MCP over HTTP|TCP at ADDR", |line| {
+            line.strip_prefix(CLI_HTTP_ANNOUNCEMENT)
+                .or_else(|| line.strip_prefix(CLI_TCP_ANNOUNCEMENT))
+                .map(|addr| addr.trim().to_string())
+        })
+    }
+
+    /// [`ServerProcess::start_cli`] for `serve --http ADDR`: waits for
+    /// [`CLI_HTTP_ANNOUNCEMENT`] only, so the endpoint is always an `http://` URL.
     pub fn start_cli_http(program: &Path, args: &[&str]) -> ServerProcess {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let (found_tx, found_rx) = mpsc::channel();
-        {
-            let lines = lines.clone();
-            std::thread::spawn(move || {
-                let mut found = Some(found_tx);
-                for line in BufReader::new(stderr).lines() {
-                    let Ok(line) = line else { break };
-                    if let Some(url) = line.strip_prefix(CLI_HTTP_ANNOUNCEMENT)
-                        && let Some(tx) = found.take()
-                    {
-                        let _ = tx.send(url.trim().to_string());
-                    }
-                    lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-                }
-            });
-        }
-        let endpoint = match found_rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(endpoint) => endpoint,
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "{} {args:?} did not announce its HTTP endpoint; its stderr:\n{}",
-                    program.display(),
-                    lines.lock().unwrap_or_else(|e| e.into_inner()).join("\n")
-                );
-            }
-        };
-        ServerProcess {
-            child,
-            endpoint,
-            stderr: lines,
-        }
+        ServerProcess::spawn(program, args, CLI_HTTP_ANNOUNCEMENT.trim_end(), |line| {
+            line.strip_prefix(CLI_HTTP_ANNOUNCEMENT)
+                .map(|url| url.trim().to_string())
+        })
     }
 }
 

@@ -1,6 +1,7 @@
 //! `serve` of the generated command line: real MCP sessions over stdio, TCP and
-//! streamable HTTP with the fixture's process, filtered by `--permissions-file`, with
-//! state from the global `--greeting` flag.
+//! streamable HTTP (stateful and `--stateless`) with the fixture's process, filtered by
+//! `--permissions-file`, paged by `--page-size`, bounded by `--max-in-flight`, with state
+//! from the global `--greeting` flag.
 
 mod cli_common;
 
@@ -227,6 +228,130 @@ fn serve_over_http_with_a_tokens_file() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The response headers of one raw HTTP/1.1 POST of `body`, lower-cased, and its status.
+fn post_headers(addr: &str, path: &str, body: &Value) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let body = body.to_string();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read response");
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("status line");
+    let head = response.split("\r\n\r\n").next().unwrap_or_default();
+    (status, head.to_ascii_lowercase())
+}
+
+/// `serve --http ADDR [extra…]`; returns the child and the `IP:PORT` it listens on.
+fn serve_http(extra: &[&str]) -> (Child, String) {
+    let mut child = cli()
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cli-demo serve --http");
+    let url = announced(child.stderr.take().unwrap());
+    let rest = url.strip_prefix("http://").expect("http URL");
+    let addr = rest.split('/').next().unwrap().to_string();
+    (child, addr)
+}
+
+#[test]
+fn serve_stateless_http_hands_out_no_session() {
+    let (stateful, addr) = serve_http(&[]);
+    let (status, head) = post_headers(&addr, "/mcp", &initialize(1));
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("\r\nmcp-session-id:"), "{head}");
+    assert_eq!(terminate(stateful), 0);
+
+    let (stateless, addr) = serve_http(&["--stateless"]);
+    let (status, head) = post_headers(&addr, "/mcp", &initialize(1));
+    assert_eq!(status, 200, "{head}");
+    assert!(!head.contains("mcp-session-id"), "{head}");
+    assert_eq!(terminate(stateless), 0);
+}
+
+#[test]
+fn serve_pages_tools_list_and_bounds_requests_in_flight() {
+    let mut child = cli()
+        .args([
+            "serve",
+            "--tcp",
+            "127.0.0.1:0",
+            "--page-size",
+            "2",
+            "--max-in-flight",
+            "1",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cli-demo serve --tcp --page-size");
+    let addr = announced(child.stderr.take().unwrap());
+    let stream = TcpStream::connect(&addr).expect("connect");
+    let lines = lines_of(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let mut send = |message: Value| writeln!(writer, "{message}").unwrap();
+    send(initialize(1));
+    response(&lines, 1);
+    send(initialized());
+
+    // Every page but the last has 2 tools and a cursor to the next.
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    for id in 2..100 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        send(request(id, "tools/list", params));
+        let page = response(&lines, id);
+        let page_names = tool_names(&page);
+        cursor = page["result"]["nextCursor"].as_str().map(str::to_string);
+        if cursor.is_some() {
+            assert_eq!(page_names.len(), 2, "{page}");
+        } else {
+            assert!((1..=2).contains(&page_names.len()), "{page}");
+        }
+        names.extend(page_names);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert!(cursor.is_none(), "tools/list never ended");
+    assert!(names.len() > 2, "one page only: {names:?}");
+    assert!(names.contains(&"notes_add".to_string()), "{names:?}");
+
+    // 50 pipelined calls through one slot in flight: every one is answered.
+    for id in 1000..1050 {
+        send(request(
+            id,
+            "tools/call",
+            json!({"name": "text_echo", "arguments": {"text": format!("m{id}")}}),
+        ));
+    }
+    for id in 1000..1050 {
+        let reply = response(&lines, id);
+        assert_eq!(
+            reply["result"]["content"][0]["text"],
+            format!("m{id}"),
+            "{reply}"
+        );
+    }
+    assert_eq!(terminate(child), 0);
+}
+
 #[test]
 fn serve_flag_errors() {
     run_expect(
@@ -251,6 +376,20 @@ fn serve_flag_errors() {
         "{}",
         out.stderr
     );
+    let out = run_expect(&["serve", "--stateless"], 2);
+    assert!(out.stderr.contains("--http <ADDR>"), "{}", out.stderr);
+    let out = run_expect(&["serve", "--tcp", "127.0.0.1:0", "--stateless"], 2);
+    assert!(out.stderr.contains("--stateless"), "{}", out.stderr);
+    for flag in ["--page-size", "--max-in-flight"] {
+        for bad in ["0", "1.5", "many"] {
+            let out = run_expect(&["serve", flag, bad], 2);
+            assert!(
+                out.stderr.contains("at least 1"),
+                "{flag} {bad}: {}",
+                out.stderr
+            );
+        }
+    }
     // A port in use: the server cannot start, status 1.
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();

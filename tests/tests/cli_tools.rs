@@ -197,7 +197,7 @@ fn a_bad_permissions_file_is_a_usage_error() {
         2,
     );
     assert!(
-        out.stderr.contains("bad.permissions:line 2"),
+        out.stderr.contains("bad.permissions:2: invalid permission name"),
         "{}",
         out.stderr
     );

@@ -18,13 +18,14 @@ admin-91bc     ADMIN   # may toggle tools
 fn start(extra: &[&str]) -> ServerProcess {
     let tokens = scratch_file("http.tokens", TOKENS);
     let mut args = vec![
+        "serve",
         "--http",
         "127.0.0.1:0",
         "--tokens-file",
         tokens.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    ServerProcess::start(&quickstart(), &args)
+    ServerProcess::start_cli(&quickstart(), &args)
 }
 
 const ADMIN_SCENARIOS: &[&str] = &[
@@ -201,7 +202,7 @@ fn front_door_rejects_missing_and_unknown_tokens_and_foreign_hosts() {
 
 #[test]
 fn without_tokens_every_caller_sees_every_tool() {
-    let server = ServerProcess::start(&quickstart(), &["--http", "127.0.0.1:0"]);
+    let server = ServerProcess::start_cli(&quickstart(), &["serve", "--http", "127.0.0.1:0"]);
     let report = run_scenarios(
         "auto",
         Target::Http {

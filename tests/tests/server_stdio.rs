@@ -42,7 +42,7 @@ fn check_common(report: &Value, label: &str, protocol: &str) {
 fn python_sdk_auto_mode_over_stdio() {
     let server = quickstart();
     let server = server.to_str().unwrap();
-    let report = run_scenarios("auto", Target::Stdio(&[server]), SCENARIOS);
+    let report = run_scenarios("auto", Target::Stdio(&[server, "serve"]), SCENARIOS);
     // `auto` probes server/discover and adopts the 2026-07-28 protocol.
     check_common(&report, "stdio/auto", "2026-07-28");
     assert_eq!(
@@ -58,7 +58,7 @@ fn python_sdk_legacy_mode_over_stdio() {
     let server = server.to_str().unwrap();
     let mut scenarios = SCENARIOS.to_vec();
     scenarios.push("log_level");
-    let report = run_scenarios("legacy", Target::Stdio(&[server]), &scenarios);
+    let report = run_scenarios("legacy", Target::Stdio(&[server, "serve"]), &scenarios);
     check_common(&report, "stdio/legacy", "2025-11-25");
     checks::log_level(&report, "stdio/legacy");
 }
@@ -69,6 +69,7 @@ fn python_sdk_sees_pages_and_the_permissions_file_filter() {
     let server = quickstart();
     let argv = [
         server.to_str().unwrap(),
+        "serve",
         "--page-size",
         "3",
         "--permissions-file",
@@ -90,7 +91,8 @@ fn python_sdk_sees_pages_and_the_permissions_file_filter() {
     checks::hidden(&report, "stdio/permissions-file");
 }
 
-/// Runs the Inspector CLI against the quickstart over stdio; returns (exit code, stdout).
+/// Runs the Inspector CLI against `quickstart-mcp serve` over stdio; returns (exit code,
+/// stdout, stderr).
 fn inspector(args: &[&str]) -> (Option<i32>, String, String) {
     let (node_dir, inspector) = node_tool("inspector");
     let mut command = Command::new(inspector);
@@ -98,6 +100,7 @@ fn inspector(args: &[&str]) -> (Option<i32>, String, String) {
         .env("PATH", path_with(&node_dir))
         .arg("--cli")
         .arg(quickstart())
+        .arg("serve")
         .args(args);
     let finished = run_with_deadline(command, Duration::from_secs(120));
     (finished.code, finished.stdout, finished.stderr)

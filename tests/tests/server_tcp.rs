@@ -66,11 +66,15 @@ impl Connection {
 
 #[test]
 fn tcp_sessions_list_call_and_pipeline() {
-    let server = ServerProcess::start(
+    let server = ServerProcess::start_cli(
         &quickstart(),
-        &["--tcp", "127.0.0.1:0", "--max-in-flight", "8"],
+        &["serve", "--tcp", "127.0.0.1:0", "--max-in-flight", "8"],
     );
-    assert!(server.endpoint.starts_with("tcp://"), "{}", server.endpoint);
+    let bound: std::net::SocketAddr = server
+        .endpoint
+        .parse()
+        .unwrap_or_else(|_| panic!("TCP announces IP:PORT, not {}", server.endpoint));
+    assert_ne!(bound.port(), 0, "port 0 is announced as the port bound");
     let mut first = Connection::open(&server);
     let mut second = Connection::open(&server);
 

@@ -37,6 +37,8 @@ type SetupFn = Box<
     dyn FnOnce(&ArgMatches, ToolRegistryBuilder) -> Result<ToolRegistryBuilder, SetupError> + Send,
 >;
 
+type BuiltFn = Box<dyn FnOnce(&ToolRegistry) + Send>;
+
 /// The command line of one MCP server, generated from its registry builder.
 ///
 /// [`App::new`] (or [`cli_app!`](crate::cli_app)) takes the [`ToolRegistryBuilder`] with
@@ -69,6 +71,7 @@ pub struct App {
     builder: ToolRegistryBuilder,
     globals: Vec<Arg>,
     setup: Option<SetupFn>,
+    on_built: Option<BuiltFn>,
 }
 
 impl fmt::Debug for App {
@@ -79,6 +82,7 @@ impl fmt::Debug for App {
             .field("about", &self.about)
             .field("globals", &self.globals.len())
             .field("setup", &self.setup.is_some())
+            .field("on_built", &self.on_built.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -104,6 +108,7 @@ impl App {
             builder,
             globals: Vec::new(),
             setup: None,
+            on_built: None,
         }
     }
 
@@ -167,6 +172,30 @@ impl App {
             let values = G::from_arg_matches(matches).map_err(|err| Box::new(err) as SetupError)?;
             hook(values, builder)
         }));
+        self
+    }
+
+    /// A hook that gets the registry once it is built, before the command uses it (only
+    /// for commands that build one: a tool command, `call`, `serve`, `tools check`). For
+    /// state that needs the registry itself, e.g. a tool that enables or disables other
+    /// tools. Calling it again replaces the previous hook.
+    ///
+    /// ```
+    /// use std::sync::{Arc, OnceLock};
+    /// use mcp_tools::{ToolRegistry, cli::App};
+    ///
+    /// let slot: Arc<OnceLock<ToolRegistry>> = Arc::default();
+    /// let app = App::new("demo", "0.1.0", ToolRegistry::builder().state_arc(slot.clone()))
+    ///     .on_built(move |registry| {
+    ///         let _ = slot.set(registry.clone());
+    ///     });
+    /// # drop(app);
+    /// ```
+    pub fn on_built<F>(mut self, hook: F) -> App
+    where
+        F: FnOnce(&ToolRegistry) + Send + 'static,
+    {
+        self.on_built = Some(Box::new(hook));
         self
     }
 
@@ -260,6 +289,7 @@ impl App {
             mut builder,
             globals,
             setup,
+            on_built,
         } = self;
 
         // The permissions file decides which tools get a command: read it first.
@@ -325,6 +355,7 @@ impl App {
             plan,
             builder,
             setup,
+            on_built,
             permissions,
         };
         run.dispatch(&matches).await
@@ -391,6 +422,7 @@ struct Run {
     plan: Plan,
     builder: ToolRegistryBuilder,
     setup: Option<SetupFn>,
+    on_built: Option<BuiltFn>,
     permissions: Option<PermissionSet>,
 }
 
@@ -497,6 +529,9 @@ impl Run {
             print_err(&format!("error: {err}\n"));
             ExitCode::from(FAILURE)
         })?;
+        if let Some(on_built) = self.on_built {
+            on_built(&registry);
+        }
         Ok((registry, self.name, self.version))
     }
 }
@@ -622,5 +657,41 @@ mod tests {
         assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
         let status = block_on(app(ran.clone()).run_from(["t", "demo", "run", "--url", "u"]));
         assert_eq!(status, ExitCode::SUCCESS);
+    }
+
+    #[test]
+    fn the_on_built_hook_sees_the_registry_commands_use() {
+        let seen: Arc<std::sync::Mutex<Option<ToolRegistry>>> = Arc::default();
+        let app = |seen: Arc<std::sync::Mutex<Option<ToolRegistry>>>| {
+            App::new(
+                "t",
+                "1",
+                ToolRegistry::builder()
+                    .include_linked(false)
+                    .tool(tool("demo_run")),
+            )
+            .on_built(move |registry| *seen.lock().unwrap() = Some(registry.clone()))
+        };
+        let status = block_on(app(seen.clone()).run_from(["t", "tools", "list"]));
+        assert_eq!(status, ExitCode::SUCCESS);
+        assert!(seen.lock().unwrap().is_none());
+        let status = block_on(app(seen.clone()).run_from(["t", "demo", "run"]));
+        assert_eq!(status, ExitCode::SUCCESS);
+        let registry = seen.lock().unwrap().take().expect("the hook ran");
+        assert!(registry.get("demo_run").is_some());
+        // The hook's registry is the one the command then uses: disabling the tool there
+        // makes the call fail.
+        let app = App::new(
+            "t",
+            "1",
+            ToolRegistry::builder()
+                .include_linked(false)
+                .tool(tool("demo_run")),
+        )
+        .on_built(|registry| registry.disable("demo_run").unwrap());
+        assert_ne!(
+            block_on(app.run_from(["t", "demo", "run"])),
+            ExitCode::SUCCESS
+        );
     }
 }

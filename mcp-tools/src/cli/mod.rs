@@ -11,7 +11,8 @@
 //! ```
 //!
 //! The program then has:
-//! - `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F]`: serve the tools over MCP
+//! - `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F] [--stateless] [--page-size N]
+//!   [--max-in-flight N]`: serve the tools over MCP
 //!   (stdio by default; logs go to stderr);
 //! - `tools list [--category C] [--json]`, `tools show NAME [--json]`, `tools check`,
 //!   `tools matrix`: look at the tools without serving them;

@@ -1,5 +1,6 @@
-//! `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F]`: the registry over MCP
-//! through [`crate::server::Server`].
+//! `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F] [--stateless]
+//! [--page-size N] [--max-in-flight N]`: the registry over MCP through
+//! [`crate::server::Server`].
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -46,6 +47,37 @@ pub(crate) fn command() -> Command {
                 .requires("http")
                 .help("HTTP bearer tokens and the permissions each grants: `token PERM PERM…` per line"),
         )
+        .arg(
+            Arg::new("stateless")
+                .long("stateless")
+                .action(ArgAction::SetTrue)
+                .requires("http")
+                .help("HTTP without sessions: every request is served on its own"),
+        )
+        .arg(
+            Arg::new("page_size")
+                .long("page-size")
+                .value_name("N")
+                .value_parser(positive)
+                .help("Split tools/list into pages of N tools (default: one page)"),
+        )
+        .arg(
+            Arg::new("max_in_flight")
+                .long("max-in-flight")
+                .value_name("N")
+                .value_parser(positive)
+                .help("Requests in flight per connection (default 256)"),
+        )
+}
+
+/// A whole number of at least 1, for `--page-size` and `--max-in-flight`.
+fn positive(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "expected a whole number of at least 1, not '{text}'"
+        )),
+    }
 }
 
 /// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
@@ -58,9 +90,15 @@ pub(crate) async fn run(
 ) -> ExitCode {
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
-    let server = Server::new(registry).info(name, version).shutdown_on(stop);
+    let mut server = Server::new(registry).info(name, version).shutdown_on(stop);
+    if let Some(size) = matches.get_one::<usize>("page_size") {
+        server = server.page_size(*size);
+    }
+    if let Some(limit) = matches.get_one::<usize>("max_in_flight") {
+        server = server.max_in_flight(*limit);
+    }
     let served = if let Some(addr) = matches.get_one::<SocketAddr>("http") {
-        let mut options = HttpOptions::default();
+        let mut options = HttpOptions::default().stateful(!matches.get_flag("stateless"));
         if let Some(path) = matches.get_one::<PathBuf>("tokens_file") {
             options = match options.tokens_file(path) {
                 Ok(options) => options,
