@@ -338,7 +338,7 @@ fn serve_pages_tools_list_and_bounds_requests_in_flight() {
         send(request(
             id,
             "tools/call",
-            json!({"name": "text_echo", "arguments": {"text": format!("m{id}")}}),
+            json!({"name": "text_echo", "arguments": {"text": format!("m{id}"), "upper": false}}),
         ));
     }
     for id in 1000..1050 {
@@ -378,8 +378,17 @@ fn serve_flag_errors() {
     );
     let out = run_expect(&["serve", "--stateless"], 2);
     assert!(out.stderr.contains("--http <ADDR>"), "{}", out.stderr);
-    let out = run_expect(&["serve", "--tcp", "127.0.0.1:0", "--stateless"], 2);
-    assert!(out.stderr.contains("--stateless"), "{}", out.stderr);
+    // HTTP-only flags with another transport are refused, not silently ignored.
+    for (transport, addr) in [("--tcp", "127.0.0.1:0"), ("--stdio", "")] {
+        let mut args = vec!["serve", transport];
+        if !addr.is_empty() {
+            args.push(addr);
+        }
+        let out = run_expect(&[args.as_slice(), &["--stateless"]].concat(), 2);
+        assert!(out.stderr.contains("--stateless"), "{}", out.stderr);
+        let out = run_expect(&[args.as_slice(), &["--tokens-file", "t"]].concat(), 2);
+        assert!(out.stderr.contains("--tokens-file"), "{}", out.stderr);
+    }
     for flag in ["--page-size", "--max-in-flight"] {
         for bad in ["0", "1.5", "many"] {
             let out = run_expect(&["serve", flag, bad], 2);

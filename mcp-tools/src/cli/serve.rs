@@ -45,6 +45,7 @@ pub(crate) fn command() -> Command {
                 .value_name("FILE")
                 .value_parser(clap::value_parser!(PathBuf))
                 .requires("http")
+                .conflicts_with_all(["stdio", "tcp"])
                 .help("HTTP bearer tokens and the permissions each grants: `token PERM PERM…` per line"),
         )
         .arg(
@@ -52,6 +53,7 @@ pub(crate) fn command() -> Command {
                 .long("stateless")
                 .action(ArgAction::SetTrue)
                 .requires("http")
+                .conflicts_with_all(["stdio", "tcp"])
                 .help("HTTP without sessions: every request is served on its own"),
         )
         .arg(
