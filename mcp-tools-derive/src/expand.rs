@@ -94,14 +94,7 @@ fn resource(resource: &AnnotatedFn) -> TokenStream {
     let ret_ty = return_type(item);
     let common = common_calls(resource);
     let mime_type = attr.mime_type.as_ref().map(|m| quote! { .mime_type(#m) });
-    let requirements = requirements(resource);
-    let completions = completions(resource);
-    let extractors = extractors(resource);
-    let conversions = string_params(resource);
-    let call_args = call_args(resource, |p| {
-        let ident = &p.ident;
-        quote! { #ident }
-    });
+    let StringFnParts { calls, body, call } = string_fn_parts(resource);
     quote! {
         #item
 
@@ -114,14 +107,11 @@ fn resource(resource: &AnnotatedFn) -> TokenStream {
                     .name(#name)
                     #common
                     #mime_type
-                    #(#requirements)*
-                    #(#completions)*
-                    .source(::core::file!(), ::core::line!())
+                    #calls
                     .handler(|__request: ::mcp_tools::ResourceRequest, __ctx: ::mcp_tools::ToolContext| async move {
                         let __params = __request.params();
-                        #(#conversions)*
-                        #(#extractors)*
-                        ::mcp_tools::IntoResourceContents::into_resource_contents(#fn_ident(#(#call_args),*).await)
+                        #body
+                        ::mcp_tools::IntoResourceContents::into_resource_contents(#call)
                     })
                     .build()
             }
@@ -135,7 +125,6 @@ fn resource(resource: &AnnotatedFn) -> TokenStream {
 
 fn prompt(prompt: &AnnotatedFn) -> TokenStream {
     let item = &prompt.item;
-    let fn_ident = &item.sig.ident;
     let name = prompt.name();
     let name_const = name_const(
         &name,
@@ -161,14 +150,7 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
             .argument(::mcp_tools::PromptArgument::new(#wire) #description .with_required(#required))
         })
     });
-    let requirements = requirements(prompt);
-    let completions = completions(prompt);
-    let extractors = extractors(prompt);
-    let conversions = string_params(prompt);
-    let call_args = call_args(prompt, |p| {
-        let ident = &p.ident;
-        quote! { #ident }
-    });
+    let StringFnParts { calls, body, call } = string_fn_parts(prompt);
     quote! {
         #item
 
@@ -180,14 +162,11 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
                 ::mcp_tools::PromptDef::builder(#name)
                     #common
                     #(#arguments)*
-                    #(#requirements)*
-                    #(#completions)*
-                    .source(::core::file!(), ::core::line!())
+                    #calls
                     .handler(|__params: ::mcp_tools::Params, __ctx: ::mcp_tools::ToolContext| async move {
                         let __params = &__params;
-                        #(#conversions)*
-                        #(#extractors)*
-                        ::mcp_tools::IntoPromptResult::into_prompt_result(#fn_ident(#(#call_args),*).await)
+                        #body
+                        ::mcp_tools::IntoPromptResult::into_prompt_result(#call)
                     })
                     .build()
             }
@@ -200,6 +179,41 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
 }
 
 /// The fn's return type (`()` when none is written).
+/// The generated pieces resources and prompts share: both take their parameters from
+/// strings (template variables, prompt arguments) bound to `__params` in the handler.
+struct StringFnParts {
+    /// `.requires(...)` and `.complete(...)` builder calls, then `.source(...)`.
+    calls: TokenStream,
+    /// The handler's parameter conversions, then its extractors.
+    body: TokenStream,
+    /// The awaited call of the annotated fn.
+    call: TokenStream,
+}
+
+fn string_fn_parts(item: &AnnotatedFn) -> StringFnParts {
+    let fn_ident = &item.item.sig.ident;
+    let requirements = requirements(item);
+    let completions = completions(item);
+    let extractors = extractors(item);
+    let conversions = string_params(item);
+    let call_args = call_args(item, |p| {
+        let ident = &p.ident;
+        quote! { #ident }
+    });
+    StringFnParts {
+        calls: quote! {
+            #(#requirements)*
+            #(#completions)*
+            .source(::core::file!(), ::core::line!())
+        },
+        body: quote! {
+            #(#conversions)*
+            #(#extractors)*
+        },
+        call: quote! { #fn_ident(#(#call_args),*).await },
+    }
+}
+
 fn return_type(item: &syn::ItemFn) -> TokenStream {
     match &item.sig.output {
         syn::ReturnType::Default => quote! { () },

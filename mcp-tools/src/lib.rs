@@ -60,6 +60,7 @@ mod blocking;
 pub mod cli;
 mod completion;
 mod context;
+mod def_common;
 mod error;
 mod middleware;
 mod names;

@@ -11,6 +11,9 @@ use rmcp::model::{ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptM
 
 use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::{StateRequirement, ToolContext};
+use crate::def_common::{
+    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+};
 use crate::error::ToolError;
 use crate::offerings::DefError;
 use crate::params::Params;
@@ -158,14 +161,10 @@ impl PromptDef {
     pub fn builder(name: impl Into<Cow<'static, str>>) -> PromptDefBuilder {
         PromptDefBuilder {
             name: name.into(),
-            title: None,
-            description: None,
+            common: DefCommon::default(),
             arguments: Vec::new(),
-            permissions: Vec::new(),
             handler: None,
-            requirements: Vec::new(),
             completers: Completers::default(),
-            source: None,
         }
     }
 
@@ -174,34 +173,15 @@ impl PromptDef {
         &self.name
     }
 
-    /// The human-readable title, if any.
-    pub fn title(&self) -> Option<&str> {
-        self.title.as_deref()
-    }
-
-    /// The description shown to clients.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
+    def_common_accessors!(
+        description: "The description shown to clients.",
+        requirements: "State types the handler's extractors need.",
+        source: "Where the prompt was defined, for macro-built ones.",
+    );
 
     /// The arguments, in declaration order.
     pub fn arguments(&self) -> &[PromptArgument] {
         &self.arguments
-    }
-
-    /// The permissions a caller needs (empty: always available).
-    pub fn permissions(&self) -> &PermissionSet {
-        &self.permissions
-    }
-
-    /// State types the handler's extractors need.
-    pub fn requirements(&self) -> &[StateRequirement] {
-        &self.requirements
-    }
-
-    /// Where the prompt was defined, for macro-built ones.
-    pub fn source(&self) -> Option<SourceLocation> {
-        self.source
     }
 
     /// The arguments that have a completion fn.
@@ -271,42 +251,22 @@ impl PromptDef {
 #[must_use]
 pub struct PromptDefBuilder {
     name: Cow<'static, str>,
-    title: Option<Cow<'static, str>>,
-    description: Option<Cow<'static, str>>,
+    common: DefCommon,
     arguments: Vec<PromptArgument>,
-    permissions: Vec<Cow<'static, str>>,
     handler: Option<Arc<dyn PromptHandler>>,
-    requirements: Vec<StateRequirement>,
     completers: Completers,
-    source: Option<SourceLocation>,
 }
 
 impl PromptDefBuilder {
-    /// Human-readable title.
-    pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// The description shown to clients (required, non-empty).
-    pub fn description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
+    def_common_builder_methods!(
+        description: "The description shown to clients (required, non-empty).",
+        permissions: "Permissions a caller needs to list and get it.",
+        source: "Where the prompt is defined.",
+    );
 
     /// Declare an argument (name, description, whether required).
     pub fn argument(mut self, argument: PromptArgument) -> Self {
         self.arguments.push(argument);
-        self
-    }
-
-    /// Permissions a caller needs to list and get it.
-    pub fn permissions<I, S>(mut self, permissions: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<Cow<'static, str>>,
-    {
-        self.permissions = permissions.into_iter().map(Into::into).collect();
         self
     }
 
@@ -320,14 +280,6 @@ impl PromptDefBuilder {
         self
     }
 
-    /// A state type the handler needs (checked at registry build).
-    pub fn requires(mut self, requirement: Option<StateRequirement>) -> Self {
-        if let Some(requirement) = requirement {
-            self.requirements.push(requirement);
-        }
-        self
-    }
-
     /// The completion fn of the argument `argument`.
     pub fn complete<F, Fut>(mut self, argument: impl Into<String>, handler: F) -> Self
     where
@@ -335,12 +287,6 @@ impl PromptDefBuilder {
         Fut: Future<Output = Result<Completion, ToolError>> + Send + 'static,
     {
         self.completers.add(argument.into(), Arc::new(handler));
-        self
-    }
-
-    /// Where the prompt is defined.
-    pub fn source(mut self, file: &'static str, line: u32) -> Self {
-        self.source = Some(SourceLocation { file, line });
         self
     }
 
@@ -352,18 +298,8 @@ impl PromptDefBuilder {
         if let Some(problem) = crate::names::check_name(&self.name, true) {
             return Err(fail(problem));
         }
-        let description = match &self.description {
-            Some(d) if !d.trim().is_empty() => d.clone(),
-            _ => {
-                return Err(fail(
-                    "has no description; add a doc comment or `description = \"...\"`".into(),
-                ));
-            }
-        };
-        let handler = self
-            .handler
-            .clone()
-            .ok_or_else(|| fail("has no handler".into()))?;
+        let description = self.common.checked_description().map_err(&fail)?;
+        let handler = checked_handler(self.handler.clone()).map_err(&fail)?;
         for (i, argument) in self.arguments.iter().enumerate() {
             if argument.name.is_empty() {
                 return Err(fail("has an argument with an empty name".into()));
@@ -385,15 +321,15 @@ impl PromptDefBuilder {
             )));
         }
         Ok(PromptDef {
-            permissions: PermissionSet::new(self.permissions.iter()),
+            permissions: PermissionSet::new(self.common.permissions.iter()),
             name: self.name,
-            title: self.title,
+            title: self.common.title,
             description,
             arguments: self.arguments,
             handler,
-            requirements: self.requirements,
+            requirements: self.common.requirements,
             completers: self.completers,
-            source: self.source,
+            source: self.common.source,
         })
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -228,7 +229,11 @@ pub struct PermissionMatrix {
 impl PermissionMatrix {
     /// The matrix of every tool the registry serves.
     pub fn of(registry: &ToolRegistry) -> PermissionMatrix {
-        let defs = registry.definitions();
+        PermissionMatrix::of_defs(&registry.definitions())
+    }
+
+    /// The matrix of these tool definitions, in their order.
+    pub(crate) fn of_defs(defs: &[Arc<ToolDef>]) -> PermissionMatrix {
         let permissions: Vec<String> = defs
             .iter()
             .flat_map(|d| {

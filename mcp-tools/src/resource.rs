@@ -14,6 +14,9 @@ use serde::Serialize;
 
 use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::{StateRequirement, ToolContext};
+use crate::def_common::{
+    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+};
 use crate::error::ToolError;
 use crate::offerings::DefError;
 use crate::params::Params;
@@ -333,34 +336,15 @@ impl ResourceDef {
         &self.name
     }
 
-    /// The human-readable title, if any.
-    pub fn title(&self) -> Option<&str> {
-        self.title.as_deref()
-    }
-
-    /// The description shown to clients.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
+    def_common_accessors!(
+        description: "The description shown to clients.",
+        requirements: "State types the handler's extractors need.",
+        source: "Where the resource was defined, for macro-built ones.",
+    );
 
     /// The declared MIME type, if any.
     pub fn mime_type(&self) -> Option<&str> {
         self.mime_type.as_deref()
-    }
-
-    /// The permissions a caller needs (empty: always available).
-    pub fn permissions(&self) -> &PermissionSet {
-        &self.permissions
-    }
-
-    /// State types the handler's extractors need.
-    pub fn requirements(&self) -> &[StateRequirement] {
-        &self.requirements
-    }
-
-    /// Where the resource was defined, for macro-built ones.
-    pub fn source(&self) -> Option<SourceLocation> {
-        self.source
     }
 
     /// The arguments (template variables) that have a completion fn.
@@ -420,14 +404,10 @@ enum Address {
 pub struct ResourceDefBuilder {
     address: Address,
     name: Option<Cow<'static, str>>,
-    title: Option<Cow<'static, str>>,
-    description: Option<Cow<'static, str>>,
+    common: DefCommon,
     mime_type: Option<Cow<'static, str>>,
-    permissions: Vec<Cow<'static, str>>,
     handler: Option<Arc<dyn ResourceHandler>>,
-    requirements: Vec<StateRequirement>,
     completers: Completers,
-    source: Option<SourceLocation>,
 }
 
 impl ResourceDefBuilder {
@@ -435,14 +415,10 @@ impl ResourceDefBuilder {
         ResourceDefBuilder {
             address,
             name: None,
-            title: None,
-            description: None,
+            common: DefCommon::default(),
             mime_type: None,
-            permissions: Vec::new(),
             handler: None,
-            requirements: Vec::new(),
             completers: Completers::default(),
-            source: None,
         }
     }
 
@@ -452,31 +428,15 @@ impl ResourceDefBuilder {
         self
     }
 
-    /// Human-readable title.
-    pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// The description shown to clients (required, non-empty).
-    pub fn description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
+    def_common_builder_methods!(
+        description: "The description shown to clients (required, non-empty).",
+        permissions: "Permissions a caller needs to list and read it.",
+        source: "Where the resource is defined.",
+    );
 
     /// The MIME type of the contents (the default of every piece read).
     pub fn mime_type(mut self, mime_type: impl Into<Cow<'static, str>>) -> Self {
         self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Permissions a caller needs to list and read it.
-    pub fn permissions<I, S>(mut self, permissions: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<Cow<'static, str>>,
-    {
-        self.permissions = permissions.into_iter().map(Into::into).collect();
         self
     }
 
@@ -490,14 +450,6 @@ impl ResourceDefBuilder {
         self
     }
 
-    /// A state type the handler needs (checked at registry build).
-    pub fn requires(mut self, requirement: Option<StateRequirement>) -> Self {
-        if let Some(requirement) = requirement {
-            self.requirements.push(requirement);
-        }
-        self
-    }
-
     /// The completion fn of the template variable `variable`.
     pub fn complete<F, Fut>(mut self, variable: impl Into<String>, handler: F) -> Self
     where
@@ -505,12 +457,6 @@ impl ResourceDefBuilder {
         Fut: Future<Output = Result<Completion, ToolError>> + Send + 'static,
     {
         self.completers.add(variable.into(), Arc::new(handler));
-        self
-    }
-
-    /// Where the resource is defined.
-    pub fn source(mut self, file: &'static str, line: u32) -> Self {
-        self.source = Some(SourceLocation { file, line });
         self
     }
 
@@ -544,15 +490,8 @@ impl ResourceDefBuilder {
             Some(name) if !name.trim().is_empty() => name,
             _ => return Err(fail("has no name; call .name(\"...\")".into())),
         };
-        let description = match self.description {
-            Some(d) if !d.trim().is_empty() => d,
-            _ => {
-                return Err(fail(
-                    "has no description; add a doc comment or `description = \"...\"`".into(),
-                ));
-            }
-        };
-        let handler = self.handler.ok_or_else(|| fail("has no handler".into()))?;
+        let description = self.common.checked_description().map_err(&fail)?;
+        let handler = checked_handler(self.handler).map_err(&fail)?;
         let variables: Vec<&str> = match &address {
             ResourceAddress::Fixed(_) => Vec::new(),
             ResourceAddress::Template(template) => template.variables().collect(),
@@ -565,14 +504,14 @@ impl ResourceDefBuilder {
         Ok(ResourceDef {
             address,
             name,
-            title: self.title,
+            title: self.common.title,
             description,
             mime_type: self.mime_type,
-            permissions: PermissionSet::new(self.permissions.iter()),
+            permissions: PermissionSet::new(self.common.permissions.iter()),
             handler,
-            requirements: self.requirements,
+            requirements: self.common.requirements,
             completers: self.completers,
-            source: self.source,
+            source: self.common.source,
         })
     }
 }

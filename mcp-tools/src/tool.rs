@@ -12,6 +12,9 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
 use crate::context::{StateRequirement, ToolContext};
+use crate::def_common::{
+    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+};
 use crate::error::ToolError;
 use crate::permissions::PermissionSet;
 use crate::result::ToolResult;
@@ -123,9 +126,7 @@ impl ToolDef {
     pub fn builder(name: impl Into<Cow<'static, str>>) -> ToolDefBuilder {
         ToolDefBuilder {
             name: name.into(),
-            title: None,
-            description: None,
-            permissions: Vec::new(),
+            common: DefCommon::default(),
             category: None,
             tags: Vec::new(),
             annotations: ToolAnnotations::default(),
@@ -134,8 +135,6 @@ impl ToolDef {
             input_schema: None,
             output_schema: None,
             handler: None,
-            requirements: Vec::new(),
-            source: None,
             cli: CliOptions::default(),
             nonportable_name: false,
         }
@@ -146,20 +145,11 @@ impl ToolDef {
         &self.name
     }
 
-    /// The human-readable title, if any.
-    pub fn title(&self) -> Option<&str> {
-        self.title.as_deref()
-    }
-
-    /// The description shown to models.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
-
-    /// The permissions a caller needs (empty: always available).
-    pub fn permissions(&self) -> &PermissionSet {
-        &self.permissions
-    }
+    def_common_accessors!(
+        description: "The description shown to models.",
+        requirements: "State types the tool's extractors need.",
+        source: "Where the tool was defined, for macro-built tools.",
+    );
 
     /// The category (domain) of the tool, used for grouping and error actions.
     pub fn category(&self) -> Option<&str> {
@@ -194,16 +184,6 @@ impl ToolDef {
     /// The JSON schema of the structured output, if the tool returns `Json<T>`.
     pub fn output_schema(&self) -> Option<&Arc<JsonObject>> {
         self.output_schema.as_ref()
-    }
-
-    /// State types the tool's extractors need.
-    pub fn requirements(&self) -> &[StateRequirement] {
-        &self.requirements
-    }
-
-    /// Where the tool was defined, for macro-built tools.
-    pub fn source(&self) -> Option<SourceLocation> {
-        self.source
     }
 
     /// Command-line presentation options.
@@ -245,9 +225,7 @@ impl ToolDef {
 #[must_use]
 pub struct ToolDefBuilder {
     name: Cow<'static, str>,
-    title: Option<Cow<'static, str>>,
-    description: Option<Cow<'static, str>>,
-    permissions: Vec<Cow<'static, str>>,
+    common: DefCommon,
     category: Option<Cow<'static, str>>,
     tags: Vec<Cow<'static, str>>,
     annotations: ToolAnnotations,
@@ -256,8 +234,6 @@ pub struct ToolDefBuilder {
     input_schema: Option<Value>,
     output_schema: Option<JsonObject>,
     handler: Option<Arc<dyn ToolHandler>>,
-    requirements: Vec<StateRequirement>,
-    source: Option<SourceLocation>,
     cli: CliOptions,
     nonportable_name: bool,
 }
@@ -273,27 +249,11 @@ pub struct ToolDefError {
 }
 
 impl ToolDefBuilder {
-    /// Human-readable title.
-    pub fn title(mut self, title: impl Into<Cow<'static, str>>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// The description shown to models (required, non-empty).
-    pub fn description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// Permissions a caller needs.
-    pub fn permissions<I, S>(mut self, permissions: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<Cow<'static, str>>,
-    {
-        self.permissions = permissions.into_iter().map(Into::into).collect();
-        self
-    }
+    def_common_builder_methods!(
+        description: "The description shown to models (required, non-empty).",
+        permissions: "Permissions a caller needs.",
+        source: "Where the tool is defined.",
+    );
 
     /// Category; defaults to the name's prefix before the first `_` (the whole name if none).
     pub fn category(mut self, category: impl Into<Cow<'static, str>>) -> Self {
@@ -369,20 +329,6 @@ impl ToolDefBuilder {
         self
     }
 
-    /// A state type the handler needs (checked at registry build).
-    pub fn requires(mut self, requirement: Option<StateRequirement>) -> Self {
-        if let Some(requirement) = requirement {
-            self.requirements.push(requirement);
-        }
-        self
-    }
-
-    /// Where the tool is defined.
-    pub fn source(mut self, file: &'static str, line: u32) -> Self {
-        self.source = Some(SourceLocation { file, line });
-        self
-    }
-
     /// Command-line presentation.
     pub fn cli(mut self, cli: CliOptions) -> Self {
         self.cli = cli;
@@ -406,18 +352,8 @@ impl ToolDefBuilder {
         if let Some(problem) = crate::names::check_name(&self.name, self.nonportable_name) {
             return Err(fail(problem));
         }
-        let description = match &self.description {
-            Some(d) if !d.trim().is_empty() => d.clone(),
-            _ => {
-                return Err(fail(
-                    "has no description; add a doc comment or `description = \"...\"`".into(),
-                ));
-            }
-        };
-        let handler = self
-            .handler
-            .clone()
-            .ok_or_else(|| fail("has no handler".into()))?;
+        let description = self.common.checked_description().map_err(&fail)?;
+        let handler = checked_handler(self.handler.clone()).map_err(&fail)?;
         let input_schema = match &self.input_schema {
             None => {
                 let mut schema = JsonObject::new();
@@ -444,9 +380,9 @@ impl ToolDefBuilder {
             Some(Cow::Owned(prefix.to_string()))
         });
         Ok(ToolDef {
-            permissions: PermissionSet::new(self.permissions.iter()),
+            permissions: PermissionSet::new(self.common.permissions.iter()),
             name: self.name,
-            title: self.title,
+            title: self.common.title,
             description,
             category,
             tags: self.tags,
@@ -456,8 +392,8 @@ impl ToolDefBuilder {
             input_schema: Arc::new(input_schema),
             output_schema: self.output_schema.map(Arc::new),
             handler,
-            requirements: self.requirements,
-            source: self.source,
+            requirements: self.common.requirements,
+            source: self.common.source,
             cli: self.cli,
             nonportable_name: self.nonportable_name,
         })

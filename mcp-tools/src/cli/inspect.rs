@@ -1,6 +1,5 @@
 //! `tools list`, `tools show`, `tools check` and `tools matrix`.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -138,28 +137,7 @@ pub(crate) fn check(report: &ValidationReport, plan: &Plan) -> (String, bool) {
 
 /// `tools matrix`: which permission each tool needs.
 pub(crate) fn matrix(defs: &[Arc<ToolDef>]) -> String {
-    let permissions: Vec<String> = defs
-        .iter()
-        .flat_map(|d| {
-            d.permissions()
-                .names()
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let rows = defs
-        .iter()
-        .map(|d| {
-            let marks = permissions
-                .iter()
-                .map(|p| d.permissions().contains(p))
-                .collect();
-            (d.name().to_string(), marks)
-        })
-        .collect();
-    PermissionMatrix { permissions, rows }.to_string()
+    PermissionMatrix::of_defs(defs).to_string()
 }
 
 fn pretty<T: serde::Serialize + ?Sized>(value: &T) -> String {

@@ -5,7 +5,6 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
@@ -23,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::auth::bearer_token;
 use super::builder::HttpOptions;
 use super::handler::{CallerPermissions, McpHandler, Shared};
+use super::stream::accept_next;
 use super::{ServeError, TokenResolver};
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -95,17 +95,8 @@ async fn accept_loop<M: SessionManager>(
             },
             _ = shutdown.cancelled() => return Ok(()),
         };
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = shutdown.cancelled() => return Ok(()),
-        };
-        let (stream, peer) = match accepted {
-            Ok(pair) => pair,
-            Err(error) => {
-                tracing::warn!(%error, "accepting an HTTP connection failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
+        let Some((stream, peer)) = accept_next(&listener, &shutdown, "an HTTP").await else {
+            return Ok(());
         };
         let front = front.clone();
         let shutdown = shutdown.clone();

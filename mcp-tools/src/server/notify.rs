@@ -3,6 +3,8 @@
 //! their `subscriptions/listen` streams. Changes that land while a broadcast is running are
 //! coalesced into the next one (the notification says only "list again").
 
+use std::fmt;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -18,8 +20,7 @@ pub(crate) struct ListChanged {
     wake: Arc<Notify>,
     pump_started: AtomicBool,
     peers: Mutex<Vec<Peer<RoleServer>>>,
-    sinks: Mutex<Vec<(u64, SubscriptionSink)>>,
-    next_sink: AtomicU64,
+    sinks: Sinks,
 }
 
 impl ListChanged {
@@ -66,13 +67,8 @@ impl ListChanged {
     }
 
     /// Remember a `subscriptions/listen` stream until the returned guard is dropped.
-    pub(crate) fn subscribe(&self, sink: SubscriptionSink) -> Subscribed<'_> {
-        let key = self.next_sink.fetch_add(1, Ordering::Relaxed);
-        self.sinks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((key, sink));
-        Subscribed { owner: self, key }
+    pub(crate) fn subscribe(&self, sink: SubscriptionSink) -> SinkGuard<'_> {
+        self.sinks.add(sink)
     }
 
     async fn broadcast(&self) {
@@ -81,46 +77,108 @@ impl ListChanged {
             peers.retain(|p| !p.is_transport_closed());
             peers.clone()
         };
-        let sinks: Vec<SubscriptionSink> = self
-            .sinks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(|(_, s)| s.clone())
-            .collect();
+        let sinks: Vec<SubscriptionSink> = self.sinks.matching(|_| true);
         tracing::debug!(
             sessions = peers.len(),
             subscriptions = sinks.len(),
             "sending notifications/tools/list_changed"
         );
-        let to_peers = peers.iter().map(|peer| async move {
-            if let Err(error) = peer.notify_tool_list_changed().await {
-                tracing::debug!(%error, "could not send tools/list_changed to a session");
-            }
-        });
-        let to_sinks = sinks.iter().map(|sink| async move {
-            if let Err(error) = sink.notify_tool_list_changed().await {
-                tracing::debug!(%error, "could not send tools/list_changed to a subscription");
-            }
-        });
-        futures::future::join(
-            futures::future::join_all(to_peers),
-            futures::future::join_all(to_sinks),
+        fan_out(
+            &peers,
+            &sinks,
+            "tools/list_changed",
+            "subscription",
+            |peer| peer.notify_tool_list_changed(),
+            |sink| sink.notify_tool_list_changed(),
         )
         .await;
     }
 }
 
+/// Send one notification to every legacy session's peer and every `subscriptions/listen`
+/// stream at once. A failed send is only logged (debug): the session may have just gone.
+/// `what` names the notification and `stream` what a sink is called, for the log line.
+pub(super) async fn fan_out<'a, PF, PFut, PE, SF, SFut, SE>(
+    peers: &'a [Peer<RoleServer>],
+    sinks: &'a [SubscriptionSink],
+    what: &str,
+    stream: &str,
+    to_peer: PF,
+    to_sink: SF,
+) where
+    PF: Fn(&'a Peer<RoleServer>) -> PFut,
+    PFut: Future<Output = Result<(), PE>>,
+    PE: fmt::Display,
+    SF: Fn(&'a SubscriptionSink) -> SFut,
+    SFut: Future<Output = Result<(), SE>>,
+    SE: fmt::Display,
+{
+    let to_peers = peers.iter().map(|peer| {
+        let sent = to_peer(peer);
+        async move {
+            if let Err(error) = sent.await {
+                tracing::debug!(%error, "could not send {what} to a session");
+            }
+        }
+    });
+    let to_sinks = sinks.iter().map(|sink| {
+        let sent = to_sink(sink);
+        async move {
+            if let Err(error) = sent.await {
+                tracing::debug!(%error, "could not send {what} to a {stream}");
+            }
+        }
+    });
+    futures::future::join(
+        futures::future::join_all(to_peers),
+        futures::future::join_all(to_sinks),
+    )
+    .await;
+}
+
+/// The open `subscriptions/listen` streams, each kept under a key until its guard drops.
+#[derive(Default)]
+pub(super) struct Sinks {
+    open: Mutex<Vec<(u64, SubscriptionSink)>>,
+    next_key: AtomicU64,
+}
+
+impl Sinks {
+    /// Remember `sink` until the returned guard is dropped.
+    pub(super) fn add(&self, sink: SubscriptionSink) -> SinkGuard<'_> {
+        let key = self.next_key.fetch_add(1, Ordering::Relaxed);
+        self.open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((key, sink));
+        SinkGuard { sinks: self, key }
+    }
+
+    /// The open streams `keep` accepts, in the order they were added.
+    pub(super) fn matching(
+        &self,
+        keep: impl Fn(&SubscriptionSink) -> bool,
+    ) -> Vec<SubscriptionSink> {
+        self.open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, sink)| keep(sink))
+            .map(|(_, sink)| sink.clone())
+            .collect()
+    }
+}
+
 /// Keeps a `subscriptions/listen` stream registered while alive.
-pub(crate) struct Subscribed<'a> {
-    owner: &'a ListChanged,
+pub(crate) struct SinkGuard<'a> {
+    sinks: &'a Sinks,
     key: u64,
 }
 
-impl Drop for Subscribed<'_> {
+impl Drop for SinkGuard<'_> {
     fn drop(&mut self) {
-        self.owner
-            .sinks
+        self.sinks
+            .open
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|(k, _)| *k != self.key);

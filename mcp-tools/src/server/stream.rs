@@ -2,12 +2,13 @@
 //! connection). Each stream is our newline-delimited JSON-RPC codec (answers bad lines)
 //! behind the in-flight bound, in front of rmcp's service.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 use super::ServeError;
@@ -58,6 +59,29 @@ where
     }
 }
 
+/// The next connection `listener` accepts, or `None` once `shutdown` fires. A failed accept
+/// (out of descriptors and the like) is logged (`kind`: "a TCP", "an HTTP") and retried
+/// shortly: the listener is kept.
+pub(crate) async fn accept_next(
+    listener: &TcpListener,
+    shutdown: &CancellationToken,
+    kind: &str,
+) -> Option<(TcpStream, SocketAddr)> {
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.cancelled() => return None,
+        };
+        match accepted {
+            Ok(pair) => return Some(pair),
+            Err(error) => {
+                tracing::warn!(%error, "accepting {kind} connection failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
 /// Accept TCP connections until `shutdown` fires; each is served on its own task.
 pub(crate) async fn serve_tcp(
     shared: Arc<Shared>,
@@ -69,18 +93,8 @@ pub(crate) async fn serve_tcp(
         tracing::info!(%addr, "serving MCP over TCP");
     }
     loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = shutdown.cancelled() => return Ok(()),
-        };
-        let (stream, peer) = match accepted {
-            Ok(pair) => pair,
-            Err(error) => {
-                // Out of descriptors and the like: keep the listener, retry shortly.
-                tracing::warn!(%error, "accepting a TCP connection failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
+        let Some((stream, peer)) = accept_next(&listener, &shutdown, "a TCP").await else {
+            return Ok(());
         };
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY");

@@ -6,7 +6,7 @@
 //! that land while a broadcast runs are coalesced (the notification says only "read again").
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::ResourceUpdatedNotificationParam;
@@ -14,6 +14,8 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::Notify;
 
 use crate::registry::ToolRegistry;
+
+use super::notify::{SinkGuard, Sinks, fan_out};
 
 /// The URIs one session subscribed to.
 #[derive(Default)]
@@ -36,8 +38,7 @@ impl SessionSubscriptions {
 #[derive(Default)]
 pub(crate) struct Subscriptions {
     sessions: Mutex<Vec<(Weak<SessionSubscriptions>, Peer<RoleServer>)>>,
-    sinks: Mutex<Vec<(u64, SubscriptionSink)>>,
-    next_sink: AtomicU64,
+    sinks: Sinks,
     pending: Mutex<BTreeSet<String>>,
     wake: Arc<Notify>,
     pump_started: AtomicBool,
@@ -94,14 +95,10 @@ impl Subscriptions {
 
     /// Remember a `subscriptions/listen` stream (its accepted filter names the URIs) until
     /// the returned guard is dropped.
-    pub(crate) fn listen(self: &Arc<Self>, sink: SubscriptionSink) -> Listening<'_> {
-        let key = self.next_sink.fetch_add(1, Ordering::Relaxed);
-        self.sinks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((key, sink));
+    pub(crate) fn listen(self: &Arc<Self>, sink: SubscriptionSink) -> SinkGuard<'_> {
+        let guard = self.sinks.add(sink);
         self.start_pump();
-        Listening { owner: self, key }
+        guard
     }
 
     /// True when some live session or stream is subscribed to `uri`.
@@ -117,17 +114,12 @@ impl Subscriptions {
 
     fn sinks_for(&self, uri: &str) -> std::vec::IntoIter<SubscriptionSink> {
         self.sinks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|(_, sink)| {
+            .matching(|sink| {
                 sink.accepted()
                     .resource_subscriptions
                     .as_ref()
                     .is_some_and(|uris| uris.iter().any(|u| u == uri))
             })
-            .map(|(_, sink)| sink.clone())
-            .collect::<Vec<_>>()
             .into_iter()
     }
 
@@ -167,37 +159,14 @@ impl Subscriptions {
             streams = sinks.len(),
             "sending notifications/resources/updated"
         );
-        let to_peers = peers.iter().map(|peer| async move {
-            let param = ResourceUpdatedNotificationParam::new(uri);
-            if let Err(error) = peer.notify_resource_updated(param).await {
-                tracing::debug!(%error, "could not send resources/updated to a session");
-            }
-        });
-        let to_sinks = sinks.iter().map(|sink| async move {
-            if let Err(error) = sink.notify_resource_updated(uri).await {
-                tracing::debug!(%error, "could not send resources/updated to a stream");
-            }
-        });
-        futures::future::join(
-            futures::future::join_all(to_peers),
-            futures::future::join_all(to_sinks),
+        fan_out(
+            &peers,
+            &sinks,
+            "resources/updated",
+            "stream",
+            |peer| peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)),
+            |sink| sink.notify_resource_updated(uri),
         )
         .await;
-    }
-}
-
-/// Keeps a `subscriptions/listen` stream registered while alive.
-pub(crate) struct Listening<'a> {
-    owner: &'a Subscriptions,
-    key: u64,
-}
-
-impl Drop for Listening<'_> {
-    fn drop(&mut self) {
-        self.owner
-            .sinks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|(k, _)| *k != self.key);
     }
 }

@@ -1,0 +1,120 @@
+//! The metadata every definition shares (tools, resources, prompts): title, description,
+//! permissions, state requirements and source location. One builder-side struct with one
+//! description check, and macros that give each builder and definition the same methods.
+
+use std::borrow::Cow;
+
+use crate::context::StateRequirement;
+use crate::tool::SourceLocation;
+
+/// The shared metadata a definition builder collects before `build`.
+#[derive(Default)]
+pub(crate) struct DefCommon {
+    pub(crate) title: Option<Cow<'static, str>>,
+    pub(crate) description: Option<Cow<'static, str>>,
+    pub(crate) permissions: Vec<Cow<'static, str>>,
+    pub(crate) requirements: Vec<StateRequirement>,
+    pub(crate) source: Option<SourceLocation>,
+}
+
+impl DefCommon {
+    /// The description, or the problem to report when it is missing or blank.
+    pub(crate) fn checked_description(&self) -> Result<Cow<'static, str>, String> {
+        match &self.description {
+            Some(d) if !d.trim().is_empty() => Ok(d.clone()),
+            _ => Err("has no description; add a doc comment or `description = \"...\"`".into()),
+        }
+    }
+}
+
+/// The handler, or the problem to report when none was given.
+pub(crate) fn checked_handler<H>(handler: Option<H>) -> Result<H, String> {
+    handler.ok_or_else(|| "has no handler".to_string())
+}
+
+/// The builder methods that set a [`DefCommon`] kept in the builder's `common` field:
+/// `title`, `description`, `permissions`, `requires`, `source`. The three doc strings name
+/// who sees the description, what the permissions gate, and what is defined.
+macro_rules! def_common_builder_methods {
+    (
+        description: $description_doc:literal,
+        permissions: $permissions_doc:literal,
+        source: $source_doc:literal $(,)?
+    ) => {
+        /// Human-readable title.
+        pub fn title(mut self, title: impl Into<::std::borrow::Cow<'static, str>>) -> Self {
+            self.common.title = Some(title.into());
+            self
+        }
+
+        #[doc = $description_doc]
+        pub fn description(
+            mut self,
+            description: impl Into<::std::borrow::Cow<'static, str>>,
+        ) -> Self {
+            self.common.description = Some(description.into());
+            self
+        }
+
+        #[doc = $permissions_doc]
+        pub fn permissions<I, S>(mut self, permissions: I) -> Self
+        where
+            I: IntoIterator<Item = S>,
+            S: Into<::std::borrow::Cow<'static, str>>,
+        {
+            self.common.permissions = permissions.into_iter().map(Into::into).collect();
+            self
+        }
+
+        /// A state type the handler needs (checked at registry build).
+        pub fn requires(mut self, requirement: Option<$crate::context::StateRequirement>) -> Self {
+            if let Some(requirement) = requirement {
+                self.common.requirements.push(requirement);
+            }
+            self
+        }
+
+        #[doc = $source_doc]
+        pub fn source(mut self, file: &'static str, line: u32) -> Self {
+            self.common.source = Some($crate::tool::SourceLocation { file, line });
+            self
+        }
+    };
+}
+
+/// The read accessors of the shared metadata on a built definition, whose fields `title`,
+/// `description`, `permissions`, `requirements` and `source` hold it.
+macro_rules! def_common_accessors {
+    (
+        description: $description_doc:literal,
+        requirements: $requirements_doc:literal,
+        source: $source_doc:literal $(,)?
+    ) => {
+        /// The human-readable title, if any.
+        pub fn title(&self) -> Option<&str> {
+            self.title.as_deref()
+        }
+
+        #[doc = $description_doc]
+        pub fn description(&self) -> &str {
+            &self.description
+        }
+
+        /// The permissions a caller needs (empty: always available).
+        pub fn permissions(&self) -> &$crate::permissions::PermissionSet {
+            &self.permissions
+        }
+
+        #[doc = $requirements_doc]
+        pub fn requirements(&self) -> &[$crate::context::StateRequirement] {
+            &self.requirements
+        }
+
+        #[doc = $source_doc]
+        pub fn source(&self) -> Option<$crate::tool::SourceLocation> {
+            self.source
+        }
+    };
+}
+
+pub(crate) use {def_common_accessors, def_common_builder_methods};
