@@ -197,7 +197,8 @@ fn a_bad_permissions_file_is_a_usage_error() {
         2,
     );
     assert!(
-        out.stderr.contains("bad.permissions:2: invalid permission name"),
+        out.stderr
+            .contains("bad.permissions:2: invalid permission name"),
         "{}",
         out.stderr
     );
