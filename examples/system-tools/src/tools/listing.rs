@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::walk::{WalkOptions, WalkStats, walk};
+use super::walk::{WalkOptions, WalkStats, walk, walk_root};
 use super::{EntryKind, blocking, open_error};
 use crate::sandbox::{Sandbox, SandboxError};
 
@@ -54,23 +54,11 @@ fn list_blocking(
     recursive: bool,
     limit: Option<usize>,
 ) -> Result<DirectoryListing, SandboxError> {
-    let resolved = sandbox.check_path(path)?;
-    let what = resolved.describe();
-    if !resolved.exists() {
-        return Err(SandboxError::NotFound {
-            what,
-            action: "Check the path; list its parent directory to see what exists.".to_string(),
-        });
-    }
-    let meta =
-        std::fs::symlink_metadata(&resolved.existing).map_err(|e| open_error(what.clone(), e))?;
-    if !meta.is_dir() {
-        return Err(SandboxError::invalid(
-            what,
-            "it is not a directory",
-            "Use read_file for files, or list its parent directory.",
-        ));
-    }
+    let root = walk_root(
+        sandbox,
+        path,
+        "Use read_file for files, or list its parent directory.",
+    )?;
     let max_entries = effective_limit(sandbox.limits().max_list_entries, limit)?;
     let options = WalkOptions {
         recursive,
@@ -78,7 +66,7 @@ fn list_blocking(
         max_examined: max_entries,
     };
     let mut entries = Vec::new();
-    let stats = walk(sandbox, &resolved.existing, &options, &mut |e| {
+    let stats = walk(sandbox, &root.path, &options, &mut |e| {
         entries.push(DirEntryInfo {
             name: e
                 .rel
@@ -91,9 +79,9 @@ fn list_blocking(
         });
         true
     })
-    .map_err(|e| open_error(what.clone(), e))?;
+    .map_err(|e| open_error(root.what.clone(), e))?;
     Ok(DirectoryListing {
-        path: resolved.existing.display().to_string(),
+        path: root.path.display().to_string(),
         recursive,
         entries,
         truncated: stats.budget_exhausted || stats.depth_limited > 0,

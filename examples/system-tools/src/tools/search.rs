@@ -6,7 +6,7 @@ use glob::{MatchOptions, Pattern};
 use serde::Serialize;
 
 use super::listing::{effective_limit, walk_notice};
-use super::walk::{WalkOptions, walk};
+use super::walk::{WalkOptions, walk, walk_root};
 use super::{EntryKind, blocking, open_error};
 use crate::sandbox::{Sandbox, SandboxError};
 
@@ -100,23 +100,7 @@ fn search_blocking(
 ) -> Result<SearchResult, SandboxError> {
     let compiled = compile(pattern)?;
     let by_path = pattern.contains('/');
-    let resolved = sandbox.check_path(path)?;
-    let what = resolved.describe();
-    if !resolved.exists() {
-        return Err(SandboxError::NotFound {
-            what,
-            action: "Check the path; list its parent directory to see what exists.".to_string(),
-        });
-    }
-    let meta =
-        std::fs::symlink_metadata(&resolved.existing).map_err(|e| open_error(what.clone(), e))?;
-    if !meta.is_dir() {
-        return Err(SandboxError::invalid(
-            what,
-            "it is not a directory",
-            "Pass the directory to search in `path`.",
-        ));
-    }
+    let root = walk_root(sandbox, path, "Pass the directory to search in `path`.")?;
     let max_matches = effective_limit(sandbox.limits().max_list_entries, limit)?;
     let options = WalkOptions {
         recursive: true,
@@ -130,7 +114,7 @@ fn search_blocking(
     };
     let mut matches = Vec::new();
     let mut hit_match_limit = false;
-    let stats = walk(sandbox, &resolved.existing, &options, &mut |e| {
+    let stats = walk(sandbox, &root.path, &options, &mut |e| {
         let subject = if by_path {
             e.rel.to_string_lossy().into_owned()
         } else {
@@ -152,7 +136,7 @@ fn search_blocking(
         }
         true
     })
-    .map_err(|e| open_error(what.clone(), e))?;
+    .map_err(|e| open_error(root.what.clone(), e))?;
     let mut notice = walk_notice(
         &stats,
         sandbox.limits().max_scan_entries,
@@ -167,7 +151,7 @@ fn search_blocking(
         });
     }
     Ok(SearchResult {
-        root: resolved.existing.display().to_string(),
+        root: root.path.display().to_string(),
         pattern: pattern.to_string(),
         matches,
         examined: stats.examined,

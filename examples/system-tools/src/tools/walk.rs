@@ -11,12 +11,50 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, Dir, FileType, statat};
 
-use super::EntryKind;
-use crate::sandbox::Sandbox;
+use super::{EntryKind, open_error};
 use crate::sandbox::secure_fs::{open_child_dir_read, open_dir_read};
+use crate::sandbox::{Sandbox, SandboxError};
 
 /// One entry met by the walk.
 #[derive(Debug, Clone)]
+/// Where a walk starts: a sandboxed path that exists and is a directory.
+pub(crate) struct WalkRoot {
+    /// The resolved directory.
+    pub(crate) path: PathBuf,
+    /// How to name it in errors.
+    pub(crate) what: String,
+}
+
+/// Check `path` in the sandbox and require an existing directory; `not_a_directory` is the
+/// action suggested when it is a file.
+pub(crate) fn walk_root(
+    sandbox: &Sandbox,
+    path: &str,
+    not_a_directory: &str,
+) -> Result<WalkRoot, SandboxError> {
+    let resolved = sandbox.check_path(path)?;
+    let what = resolved.describe();
+    if !resolved.exists() {
+        return Err(SandboxError::NotFound {
+            what,
+            action: "Check the path; list its parent directory to see what exists.".to_string(),
+        });
+    }
+    let meta =
+        std::fs::symlink_metadata(&resolved.existing).map_err(|e| open_error(what.clone(), e))?;
+    if !meta.is_dir() {
+        return Err(SandboxError::invalid(
+            what,
+            "it is not a directory",
+            not_a_directory,
+        ));
+    }
+    Ok(WalkRoot {
+        path: resolved.existing,
+        what,
+    })
+}
+
 pub(crate) struct WalkEntry {
     /// Path relative to the walk's root.
     pub rel: PathBuf,
