@@ -68,6 +68,26 @@ fn tool_names(list: &Value) -> Vec<String> {
 }
 
 /// The address the server printed on stderr (`serving MCP over … at ADDR`).
+/// `cli-demo serve --tcp 127.0.0.1:0 EXTRA…`, connected and past the MCP handshake: the
+/// child, the stream to write requests to, and the server's reply lines.
+fn tcp_session(extra: &[&str]) -> (Child, TcpStream, mpsc::Receiver<String>) {
+    let mut child = cli()
+        .args(["serve", "--tcp", "127.0.0.1:0"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cli-demo serve --tcp");
+    let addr = announced(child.stderr.take().unwrap());
+    let mut stream = TcpStream::connect(&addr).expect("connect");
+    let lines = lines_of(stream.try_clone().unwrap());
+    writeln!(stream, "{}", initialize(1)).unwrap();
+    response(&lines, 1);
+    writeln!(stream, "{}", initialized()).unwrap();
+    (child, stream, lines)
+}
+
 fn announced(stderr: ChildStderr) -> String {
     let lines = lines_of(stderr);
     loop {
@@ -145,21 +165,8 @@ fn serve_over_stdio_with_a_permissions_file() {
 
 #[test]
 fn serve_over_tcp_until_sigterm() {
-    let mut child = cli()
-        .args(["serve", "--tcp", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn cli-demo serve --tcp");
-    let addr = announced(child.stderr.take().unwrap());
-    let stream = TcpStream::connect(&addr).expect("connect");
-    let lines = lines_of(stream.try_clone().unwrap());
-    let mut writer = stream;
+    let (child, mut writer, lines) = tcp_session(&[]);
     let mut send = |message: Value| writeln!(writer, "{message}").unwrap();
-    send(initialize(1));
-    response(&lines, 1);
-    send(initialized());
     send(request(
         2,
         "tools/call",
@@ -283,29 +290,8 @@ fn serve_stateless_http_hands_out_no_session() {
 
 #[test]
 fn serve_pages_tools_list_and_bounds_requests_in_flight() {
-    let mut child = cli()
-        .args([
-            "serve",
-            "--tcp",
-            "127.0.0.1:0",
-            "--page-size",
-            "2",
-            "--max-in-flight",
-            "1",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn cli-demo serve --tcp --page-size");
-    let addr = announced(child.stderr.take().unwrap());
-    let stream = TcpStream::connect(&addr).expect("connect");
-    let lines = lines_of(stream.try_clone().unwrap());
-    let mut writer = stream;
+    let (child, mut writer, lines) = tcp_session(&["--page-size", "2", "--max-in-flight", "1"]);
     let mut send = |message: Value| writeln!(writer, "{message}").unwrap();
-    send(initialize(1));
-    response(&lines, 1);
-    send(initialized());
 
     // Every page but the last has 2 tools and a cursor to the next.
     let mut names = Vec::new();
