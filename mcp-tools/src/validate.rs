@@ -61,17 +61,24 @@ impl ArgumentValidator {
 
 /// True when `value` nests deeper than `limit`; iterative, so any depth is safe.
 fn exceeds_depth(value: &Value, limit: usize) -> bool {
-    let mut stack = vec![(value, 0usize)];
+    let mut stack = if matches!(value, Value::Array(_) | Value::Object(_)) {
+        vec![(value, 0usize)]
+    } else {
+        Vec::new()
+    };
+    let nested = |v: &&Value| matches!(v, Value::Array(_) | Value::Object(_));
+    // Only arrays and objects are pushed; no allocation per node on the call path.
     while let Some((value, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
         if depth >= limit {
             return true;
         }
-        stack.extend(children.map(|child| (child, depth + 1)));
+        match value {
+            Value::Array(items) => {
+                stack.extend(items.iter().filter(nested).map(|c| (c, depth + 1)))
+            }
+            Value::Object(map) => stack.extend(map.values().filter(nested).map(|c| (c, depth + 1))),
+            _ => {}
+        }
     }
     false
 }
