@@ -153,6 +153,11 @@ impl CommandPolicy {
         None
     }
 
+    /// Canonical files of the allowed programs.
+    pub(crate) fn programs(&self) -> Vec<PathBuf> {
+        self.allowed.iter().map(|a| a.program.clone()).collect()
+    }
+
     pub(crate) fn allowed_count(&self) -> usize {
         self.allowed.len()
     }

@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::SandboxError;
+use super::kernel::{DEFAULT_COMMAND_READ_PATHS, KernelSandboxMode};
+use super::tree::ProcessContainment;
 
 /// Default timeout for one command, in seconds.
 pub const DEFAULT_COMMAND_TIMEOUT_SECS: f64 = 30.0;
@@ -90,7 +92,30 @@ pub struct SandboxConfig {
     /// `PATH` is always set from `command_search_path`).
     pub env_passthrough: Vec<String>,
     /// Best-effort check that command arguments which look like paths stay inside the sandbox.
+    /// A first line only: the kernel sandbox (`kernel_sandbox`) is what bounds a command.
     pub confine_path_arguments: bool,
+    /// Whether commands need the kernel (Landlock ABI 6) to enforce their ruleset
+    /// (`"required"`, the default: without it commands are refused) or run with what the
+    /// kernel supports (`"best_effort"`).
+    pub kernel_sandbox: KernelSandboxMode,
+    /// Paths commands may read (files) and list (directories), never write or execute.
+    /// Default: [`DEFAULT_COMMAND_READ_PATHS`] (`/usr`, `/bin`, `/lib*`, the few `/etc` files a
+    /// dynamic program reads).
+    pub command_read_paths: Option<Vec<PathBuf>>,
+    /// Paths whose programs commands may execute besides the allowed programs and their
+    /// interpreters (for programs that run helpers, such as `/usr/lib/git-core`). Default: none.
+    pub command_exec_paths: Vec<PathBuf>,
+    /// TCP ports commands may connect to. Default: none.
+    pub command_tcp_connect: Vec<u16>,
+    /// TCP ports commands may bind. Default: none.
+    pub command_tcp_bind: Vec<u16>,
+    /// How a command's process tree is made to die with its call: `"auto"` (a cgroup v2 when
+    /// one can be made, else a child subreaper), `"cgroup"` or `"subreaper"`.
+    pub process_containment: ProcessContainment,
+    /// Overrides the probed Landlock ABI (tests of the refusal path). Not read from the file.
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub landlock_abi: Option<i32>,
     /// Directory that relative entries are resolved against. Set by [`SandboxConfig::load`] to the
     /// config file's directory; the working directory when `None`. Not read from the file.
     #[serde(skip)]
@@ -122,6 +147,13 @@ impl Default for SandboxConfig {
                 .map(|s| s.to_string())
                 .collect(),
             confine_path_arguments: true,
+            kernel_sandbox: KernelSandboxMode::Required,
+            command_read_paths: None,
+            command_exec_paths: Vec::new(),
+            command_tcp_connect: Vec::new(),
+            command_tcp_bind: Vec::new(),
+            process_containment: ProcessContainment::Auto,
+            landlock_abi: None,
             relative_to: None,
             source: None,
         }
@@ -129,6 +161,17 @@ impl Default for SandboxConfig {
 }
 
 impl SandboxConfig {
+    /// `command_read_paths`, or its default.
+    pub fn effective_command_read_paths(&self) -> Vec<PathBuf> {
+        match &self.command_read_paths {
+            Some(list) => list.clone(),
+            None => DEFAULT_COMMAND_READ_PATHS
+                .iter()
+                .map(PathBuf::from)
+                .collect(),
+        }
+    }
+
     /// Parses a configuration from TOML text. Relative entries will be resolved against the
     /// working directory unless [`SandboxConfig::relative_to`] is set afterwards.
     pub fn from_toml_str(text: &str) -> Result<Self, SandboxError> {

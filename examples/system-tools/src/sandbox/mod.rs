@@ -9,9 +9,11 @@
 mod commands;
 mod config;
 mod error;
+pub(crate) mod kernel;
 mod paths;
 pub(crate) mod process;
 pub(crate) mod secure_fs;
+pub(crate) mod tree;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,9 +24,15 @@ use serde::Serialize;
 pub use commands::{CheckedCommand, MAX_ARGS, MAX_ARGS_BYTES, resolve_program};
 pub use config::*;
 pub use error::{ErrorKind, SandboxError};
+pub use kernel::{
+    DEFAULT_COMMAND_READ_PATHS, KernelSandboxMode, KernelSandboxReport, REQUIRED_ABI, kernel_abi,
+};
 pub use paths::{MAX_COMPONENT_BYTES, ResolvedPath};
+pub use tree::ProcessContainment;
 
 use commands::CommandPolicy;
+use kernel::{LandlockPolicy, PolicyInput};
+use tree::Containment;
 
 /// Highest accepted `max_walk_depth` (each level holds one open directory descriptor).
 pub const MAX_WALK_DEPTH_LIMIT: usize = 256;
@@ -75,6 +83,8 @@ struct Inner {
     env: Vec<(String, String)>,
     confine_path_arguments: bool,
     source: Option<PathBuf>,
+    kernel: LandlockPolicy,
+    containment: Containment,
 }
 
 impl Sandbox {
@@ -213,6 +223,31 @@ impl Sandbox {
             env.push(("PATH".to_string(), joined));
         }
 
+        let kernel = LandlockPolicy::new(PolicyInput {
+            mode: config.kernel_sandbox,
+            abi: config.landlock_abi.unwrap_or_else(kernel::kernel_abi),
+            allowed: &allowed_paths,
+            denied: &denied_paths,
+            programs: commands.programs(),
+            read_paths: config
+                .effective_command_read_paths()
+                .iter()
+                .map(|p| absolute(p))
+                .collect(),
+            exec_paths: config
+                .command_exec_paths
+                .iter()
+                .map(|p| absolute(p))
+                .collect(),
+            tcp_connect: config.command_tcp_connect.clone(),
+            tcp_bind: config.command_tcp_bind.clone(),
+        });
+        let containment = Containment::detect(config.process_containment).map_err(|reason| {
+            SandboxError::Config {
+                reason: format!("process_containment = \"cgroup\" cannot be honoured: {reason}"),
+            }
+        })?;
+
         let limits = Limits {
             command_timeout,
             max_output_bytes: config.max_output_bytes,
@@ -235,6 +270,8 @@ impl Sandbox {
                 env,
                 confine_path_arguments: config.confine_path_arguments,
                 source: config.source.clone(),
+                kernel,
+                containment,
             }),
         };
         tracing::info!(
@@ -243,6 +280,21 @@ impl Sandbox {
             commands = sandbox.inner.commands.allowed_count(),
             "sandbox ready"
         );
+        let report = sandbox.kernel_report();
+        match sandbox.inner.kernel.refusal() {
+            Some(reason) if sandbox.inner.commands.allowed_count() > 0 => tracing::error!(
+                %reason,
+                "commands are refused: the kernel cannot enforce their sandbox; set \
+                 kernel_sandbox = \"best_effort\" to run them anyway"
+            ),
+            _ => tracing::info!(
+                kernel_abi = report.kernel_abi,
+                status = %report.status,
+                rules = %sandbox.inner.kernel.log_summary(),
+                containment = ?sandbox.inner.containment.kind(),
+                "command sandbox (Landlock)"
+            ),
+        }
         Ok(sandbox)
     }
 
@@ -285,6 +337,24 @@ impl Sandbox {
         &self.inner.commands
     }
 
+    pub(crate) fn landlock(&self) -> &LandlockPolicy {
+        &self.inner.kernel
+    }
+
+    pub(crate) fn containment(&self) -> &Containment {
+        &self.inner.containment
+    }
+
+    /// What the kernel enforces on commands (Landlock ABI, status, one sentence per rule group).
+    pub fn kernel_report(&self) -> KernelSandboxReport {
+        self.inner.kernel.report()
+    }
+
+    /// How a command's process tree is made to die with its call.
+    pub fn process_containment(&self) -> ProcessContainment {
+        self.inner.containment.kind()
+    }
+
     /// A serializable summary of the effective sandbox (for `check-config` and logs).
     pub fn report(&self) -> SandboxReport {
         let policy = &self.inner.commands;
@@ -299,6 +369,9 @@ impl Sandbox {
             command_search_path: display_all(policy.search_path()),
             env_passthrough: self.inner.env.iter().map(|(k, _)| k.clone()).collect(),
             confine_path_arguments: self.inner.confine_path_arguments,
+            kernel_sandbox: self.kernel_report(),
+            kernel_sandbox_rules: self.inner.kernel.log_summary(),
+            process_containment: self.process_containment(),
             limits: self.limits().clone(),
         }
     }
@@ -331,6 +404,12 @@ pub struct SandboxReport {
     pub env_passthrough: Vec<String>,
     /// Whether path-like command arguments are checked.
     pub confine_path_arguments: bool,
+    /// What the kernel enforces on commands.
+    pub kernel_sandbox: KernelSandboxReport,
+    /// Every path the Landlock rules name.
+    pub kernel_sandbox_rules: String,
+    /// How a command's process tree dies with its call.
+    pub process_containment: ProcessContainment,
     /// Limits in force.
     pub limits: Limits,
 }

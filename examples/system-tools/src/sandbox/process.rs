@@ -1,11 +1,15 @@
-//! Running a checked program: no shell, cleared environment, own process group, timeout that
-//! kills the whole group, and output capped per stream.
+//! Running a checked program: no shell, cleared environment, own process group, confined by a
+//! Landlock ruleset and contained in a [`CallTree`] that kills every descendant when the call
+//! ends (exit, time-out, output cap, cancellation), and output capped per stream.
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::kernel::{PreparedRuleset, restrict_self};
+use super::tree::{CallTree, join_cgroup};
 
 /// Captured output of one stream.
 #[derive(Debug, Default)]
@@ -36,27 +40,12 @@ pub(crate) enum RunError {
     Timeout,
 }
 
-/// Sends SIGKILL to the process group led by `pid` (ignoring "no such process").
-fn kill_group(pid: Option<u32>) {
-    let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return;
-    };
-    if let Err(e) = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL)
-        && e != rustix::io::Errno::SRCH
-    {
-        tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "failed to kill process group");
-    }
-}
-
-/// Reads a stream keeping at most `cap` bytes. On overflow it kills the process group (so an
+/// Reads a stream keeping at most `cap` bytes. On overflow it kills the process tree (so an
 /// endless producer stops) and keeps draining until end of file, discarding the rest.
 async fn read_capped<R: AsyncRead + Unpin>(
     mut reader: R,
     cap: usize,
-    pgid: Option<u32>,
+    tree: &CallTree,
 ) -> std::io::Result<Captured> {
     let mut out = Captured::default();
     let mut buf = vec![0u8; 64 * 1024];
@@ -70,7 +59,7 @@ async fn read_capped<R: AsyncRead + Unpin>(
             out.bytes.extend_from_slice(&buf[..room]);
             if !out.truncated {
                 out.truncated = true;
-                kill_group(pgid);
+                tree.kill();
             }
         } else {
             out.bytes.extend_from_slice(&buf[..n]);
@@ -81,16 +70,19 @@ async fn read_capped<R: AsyncRead + Unpin>(
 /// Runs `program` with `args` (each passed as one argv entry; no shell is involved) in `cwd`,
 /// with exactly `env` as its environment and stdin closed.
 ///
-/// The child leads its own process group. When the main process exits, leftover members of the
-/// group are killed; on timeout the whole group is killed and [`RunError::Timeout`] returned.
+/// Between `fork` and `exec` the child joins `tree`'s cgroup (when it has one) and restricts
+/// itself with `ruleset`; neither step allocates. Whatever is left of the tree when the
+/// command exits, times out or this future is dropped is killed.
 pub(crate) async fn run(
     program: &Path,
     args: &[String],
     cwd: &Path,
     env: &[(String, String)],
-    timeout: Duration,
-    max_output_bytes: usize,
+    limits: (Duration, usize),
+    ruleset: &PreparedRuleset,
+    mut tree: CallTree,
 ) -> Result<RunOutcome, RunError> {
+    let (timeout, max_output_bytes) = limits;
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .current_dir(cwd)
@@ -101,29 +93,42 @@ pub(crate) async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    let ruleset_fd = ruleset.raw_fd();
+    let cgroup = tree.cgroup_procs().map(std::ffi::CStr::to_owned);
+    // SAFETY: the closure only makes system calls on values prepared before the fork
+    // (a C string, an integer); it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(procs) = &cgroup {
+                join_cgroup(procs)?;
+            }
+            restrict_self(ruleset_fd)
+        });
+    }
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
-    let pid = child.id();
+    let mut child = tree
+        .spawn(|| cmd.spawn(), tokio::process::Child::id)
+        .map_err(RunError::Spawn)?;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
 
     let work = async {
         let read_out = async {
             match stdout {
-                Some(s) => read_capped(s, max_output_bytes, pid).await,
+                Some(s) => read_capped(s, max_output_bytes, &tree).await,
                 None => Ok(Captured::default()),
             }
         };
         let read_err = async {
             match stderr {
-                Some(s) => read_capped(s, max_output_bytes, pid).await,
+                Some(s) => read_capped(s, max_output_bytes, &tree).await,
                 None => Ok(Captured::default()),
             }
         };
         let wait = async {
             let status = child.wait().await;
             // Background children left behind would otherwise keep the pipes open.
-            kill_group(pid);
+            tree.kill();
             status
         };
         let (out, err, status) = tokio::join!(read_out, read_err, wait);
@@ -139,11 +144,11 @@ pub(crate) async fn run(
             duration: started.elapsed(),
         }),
         Ok(Err(e)) => {
-            kill_group(pid);
+            tree.kill();
             Err(RunError::Io(e))
         }
         Err(_) => {
-            kill_group(pid);
+            tree.kill();
             // Reap the direct child (it was just sent SIGKILL, so this returns promptly).
             let _ = child.wait().await;
             Err(RunError::Timeout)

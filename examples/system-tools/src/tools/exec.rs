@@ -99,13 +99,23 @@ pub async fn execute_command(
     let what = || format!("command {command:?} ({})", checked.program.display());
     tracing::info!(program = %checked.program.display(), ?args, cwd = %cwd.display(), "running command");
     let cap = sandbox.limits().max_output_bytes;
+    let ruleset = {
+        let sandbox = sandbox.clone();
+        super::blocking(move || sandbox.landlock().prepare()).await?
+    };
+    tracing::debug!(path_rules = ruleset.path_rules, "Landlock ruleset ready");
+    let tree = sandbox
+        .containment()
+        .begin()
+        .map_err(|e| SandboxError::io(format!("preparing the process tree of {}", what()), e))?;
     let outcome = match run(
         &checked.program,
         args,
         &cwd,
         sandbox.command_env(),
-        timeout,
-        cap,
+        (timeout, cap),
+        &ruleset,
+        tree,
     )
     .await
     {
