@@ -339,3 +339,111 @@ fn a_permissions_file_hides_tools_from_the_client() {
         "hello notes\n"
     );
 }
+
+/// Starts the server over stdio with `sh`, `setsid` and `sleep` allowed, calls
+/// `execute_command` with a shell that leaves a `setsid` child behind and waits for it, and
+/// once that child runs, ends the server with `end`. The child must be gone afterwards.
+fn detached_child_dies_with_the_server(label: &str, end: impl FnOnce(&mut std::process::Child)) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let layout = Layout::new(label);
+    let config = layout.base.join("tree.toml");
+    std::fs::write(
+        &config,
+        "allowed_paths = [\"sandbox\"]\n\
+         denied_paths = [\"sandbox/secret\"]\n\
+         allowed_commands = [\"sh\", \"setsid\", \"sleep\"]\n\
+         command_timeout_secs = 120\n",
+    )
+    .unwrap();
+    let mut server = Command::new(system_tools_mcp())
+        .args(["--config", config.to_str().unwrap(), "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "tree-test", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"result\""), "{label}: {line}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_command",
+        "arguments": {"command": "sh",
+                      "args": ["-c", "setsid sleep 300 & echo $! > sub/pid; wait"]}}}),
+    );
+    let pid_file = layout.root.join("sub/pid");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{label}: the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let running = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
+            !matches!(state, Some("Z") | Some("X"))
+        })
+    };
+    assert!(
+        running(pid),
+        "{label}: the detached child runs during the call"
+    );
+    drop(send);
+    end(&mut server);
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "{label}: the server did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(pid) {
+        if Instant::now() >= deadline {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("{label}: the detached child {pid} outlived the server");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn closing_stdin_kills_the_command_tree() {
+    detached_child_dies_with_the_server("stdin-close", |_| {});
+}
+
+#[test]
+fn terminating_the_server_kills_the_command_tree() {
+    detached_child_dies_with_the_server("sigterm", |server| {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &server.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    });
+}
