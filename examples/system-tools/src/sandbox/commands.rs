@@ -41,6 +41,31 @@ struct AllowedCommand {
     entry: String,
     program: PathBuf,
     timeout: Duration,
+    /// The program file as it was at start-up.
+    identity: Option<FileIdentity>,
+}
+
+/// Device, inode, size and modification time of a file: a program whose identity changed
+/// since start-up was replaced or rewritten, and is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+}
+
+impl FileIdentity {
+    fn of(path: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(FileIdentity {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -128,6 +153,7 @@ impl CommandPolicy {
                 .unwrap_or(default_timeout);
             policy.allowed.push(AllowedCommand {
                 entry: entry.clone(),
+                identity: FileIdentity::of(&program),
                 program,
                 timeout,
             });
@@ -347,6 +373,13 @@ impl Sandbox {
             ));
         }
         match policy.allowed.iter().find(|a| a.program == resolved) {
+            Some(a) if a.identity.is_none() || FileIdentity::of(&resolved) != a.identity => {
+                Err(SandboxError::denied(
+                    what_resolved(),
+                    "the program file was replaced or modified since the server started",
+                    "Ask the operator to check the program and restart the server.",
+                ))
+            }
             Some(a) => Ok(CheckedCommand {
                 program: resolved,
                 entry: a.entry.clone(),

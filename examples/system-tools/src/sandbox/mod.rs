@@ -337,6 +337,11 @@ impl Sandbox {
         &self.inner.commands
     }
 
+    /// Whether a canonical path is the file of an allowed program (never written by the tools).
+    pub fn is_allowed_program(&self, location: &Path) -> bool {
+        self.inner.commands.programs().iter().any(|p| p == location)
+    }
+
     pub(crate) fn landlock(&self) -> &LandlockPolicy {
         &self.inner.kernel
     }

@@ -281,6 +281,16 @@ impl Sandbox {
         Ok(())
     }
 
+    /// The innermost allowed path holding a canonical location (the location itself when none
+    /// does), from which it is opened with `RESOLVE_BENEATH`.
+    pub(crate) fn anchor_for<'a>(&'a self, location: &'a Path) -> &'a Path {
+        self.allowed_paths()
+            .iter()
+            .filter(|r| location.starts_with(r))
+            .max_by_key(|r| r.as_os_str().len())
+            .map_or(location, PathBuf::as_path)
+    }
+
     /// Whether a canonical location is inside (or equal to) an allowed path.
     pub fn is_inside_allowed(&self, location: &Path) -> bool {
         self.allowed_paths().iter().any(|r| location.starts_with(r))

@@ -1,16 +1,18 @@
 //! Opening checked paths without following symlinks.
 //!
-//! A checked path is canonical, so it contains no symlink at check time. These helpers open it
-//! one component at a time with `O_NOFOLLOW`, starting from `/`: if any component has been
-//! replaced by a symlink since the check, the open fails (`ELOOP`/`ENOTDIR`) instead of following
-//! it out of the sandbox.
+//! A checked path is canonical, so it contains no symlink at check time. These helpers open the
+//! allowed path that holds it (the *anchor*) one component at a time with `O_NOFOLLOW`, then the
+//! rest with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS)` from the
+//! anchor's descriptor (one component at a time with `O_NOFOLLOW` where the kernel has no
+//! `openat2`): if any component has been replaced by a symlink since the check, or the path
+//! would leave the anchor, the open fails (`ELOOP`/`ENOTDIR`/`EXDEV`) instead of following it.
 
 use std::ffi::OsStr;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Component, Path};
 
-use rustix::fs::{CWD, Mode, OFlags, openat};
+use rustix::fs::{CWD, Mode, OFlags, ResolveFlags, openat, openat2};
 
 /// Flags for intermediate directories: search-only on Linux (needs only `x` permission).
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -56,9 +58,38 @@ pub(crate) fn open_dir_path(path: &Path) -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
-/// Opens a canonical directory for reading its entries, refusing symlinks anywhere.
-pub(crate) fn open_dir_read(path: &Path) -> io::Result<OwnedFd> {
-    let fd = open_dir_path(path)?;
+/// Opens the canonical directory `path` for traversal from the canonical directory `anchor`
+/// that holds it, refusing symlinks and anything that would leave `anchor`.
+pub(crate) fn open_dir_beneath(anchor: &Path, path: &Path) -> io::Result<OwnedFd> {
+    let Ok(rel) = path.strip_prefix(anchor) else {
+        return open_dir_path(path);
+    };
+    let root = open_dir_path(anchor)?;
+    if rel.as_os_str().is_empty() {
+        return Ok(root);
+    }
+    match openat2(
+        &root,
+        rel,
+        traverse_flags(),
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS | ResolveFlags::NO_SYMLINKS,
+    ) {
+        Err(rustix::io::Errno::NOSYS) => {
+            let mut fd = root;
+            for name in rel.iter() {
+                fd = openat(&fd, name, traverse_flags(), Mode::empty())?;
+            }
+            Ok(fd)
+        }
+        other => Ok(other?),
+    }
+}
+
+/// Opens a canonical directory inside `anchor` for reading its entries, refusing symlinks
+/// anywhere.
+pub(crate) fn open_dir_read(anchor: &Path, path: &Path) -> io::Result<OwnedFd> {
+    let fd = open_dir_beneath(anchor, path)?;
     Ok(openat(
         &fd,
         ".",
@@ -78,11 +109,12 @@ pub(crate) fn open_child_dir_read(dir: &OwnedFd, name: &OsStr) -> io::Result<Own
     )?)
 }
 
-/// Opens an existing canonical file read-only, refusing symlinks anywhere. `O_NONBLOCK` keeps a
-/// FIFO from blocking the open; callers check the file type on the returned descriptor.
-pub(crate) fn open_file_read(path: &Path) -> io::Result<std::fs::File> {
+/// Opens an existing canonical file inside `anchor` read-only, refusing symlinks anywhere.
+/// `O_NONBLOCK` keeps a FIFO from blocking the open; callers check the file type on the
+/// returned descriptor.
+pub(crate) fn open_file_read(anchor: &Path, path: &Path) -> io::Result<std::fs::File> {
     let (parent, name) = split_parent(path)?;
-    let dir = open_dir_path(parent)?;
+    let dir = open_dir_beneath(anchor, parent)?;
     let fd = openat(
         &dir,
         name,
@@ -109,6 +141,7 @@ pub(crate) struct OpenedForWrite {
 /// their parent's descriptor; otherwise more than one missing name is an error. The file is
 /// created if absent (`0o644` before umask) and is not truncated here.
 pub(crate) fn open_file_write(
+    anchor: &Path,
     existing: &Path,
     missing: &[std::ffi::OsString],
     create_dirs: bool,
@@ -117,7 +150,7 @@ pub(crate) fn open_file_write(
     let (dir, name) = match missing.split_last() {
         None => {
             let (parent, name) = split_parent(existing)?;
-            (open_dir_path(parent)?, name.to_os_string())
+            (open_dir_beneath(anchor, parent)?, name.to_os_string())
         }
         Some((last, dirs)) => {
             if !dirs.is_empty() && !create_dirs {
@@ -126,7 +159,7 @@ pub(crate) fn open_file_write(
                     "the parent directory does not exist",
                 ));
             }
-            let mut fd = open_dir_path(existing)?;
+            let mut fd = open_dir_beneath(anchor, existing)?;
             let mut location = existing.to_path_buf();
             for d in dirs {
                 location.push(d);
@@ -171,12 +204,14 @@ fn split_parent(path: &Path) -> io::Result<(&Path, &OsStr)> {
     }
 }
 
-/// True when an error means "a symlink was met where the checked path had none".
+/// True when an error means "a symlink was met where the checked path had none" (or the path
+/// would have left its anchor).
 pub(crate) fn is_symlink_refusal(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
         Some(c) if c == rustix::io::Errno::LOOP.raw_os_error()
             || c == rustix::io::Errno::NOTDIR.raw_os_error()
+            || c == rustix::io::Errno::XDEV.raw_os_error()
     )
 }
 
@@ -219,7 +254,7 @@ mod tests {
     #[test]
     fn reads_a_symlink_free_path() {
         let l = layout();
-        let mut f = open_file_read(&l.inside.join("sub/f.txt")).unwrap();
+        let mut f = open_file_read(&l.inside, &l.inside.join("sub/f.txt")).unwrap();
         let mut s = String::new();
         std::io::Read::read_to_string(&mut f, &mut s).unwrap();
         assert_eq!(s, "inside");
@@ -230,7 +265,7 @@ mod tests {
         let l = layout();
         let checked = l.inside.join("sub/f.txt");
         swap_sub_for_symlink(&l);
-        let e = open_file_read(&checked).unwrap_err();
+        let e = open_file_read(&l.inside, &checked).unwrap_err();
         assert!(is_symlink_refusal(&e), "{e}");
     }
 
@@ -240,7 +275,7 @@ mod tests {
         let checked = l.inside.join("sub/f.txt");
         std::fs::remove_file(&checked).unwrap();
         symlink(l.outside.join("f.txt"), &checked).unwrap();
-        let e = open_file_read(&checked).unwrap_err();
+        let e = open_file_read(&l.inside, &checked).unwrap_err();
         assert!(is_symlink_refusal(&e), "{e}");
     }
 
@@ -249,7 +284,7 @@ mod tests {
         let l = layout();
         let existing = l.inside.join("sub");
         swap_sub_for_symlink(&l);
-        let e = open_file_write(&existing, &["new.txt".into()], false)
+        let e = open_file_write(&l.inside, &existing, &["new.txt".into()], false)
             .err()
             .expect("must refuse");
         assert!(is_symlink_refusal(&e), "{e}");
@@ -261,7 +296,7 @@ mod tests {
         let l = layout();
         let existing = l.inside.join("sub");
         symlink(l.outside.join("made.txt"), existing.join("new.txt")).unwrap();
-        let e = open_file_write(&existing, &["new.txt".into()], false)
+        let e = open_file_write(&l.inside, &existing, &["new.txt".into()], false)
             .err()
             .expect("must refuse");
         assert!(is_symlink_refusal(&e), "{e}");
@@ -274,9 +309,14 @@ mod tests {
         // Checked: inside/sub exists, "a/b/new.txt" missing below it. Swap `sub` before creating.
         let existing = l.inside.join("sub");
         swap_sub_for_symlink(&l);
-        let e = open_file_write(&existing, &["a".into(), "b".into(), "new.txt".into()], true)
-            .err()
-            .expect("must refuse");
+        let e = open_file_write(
+            &l.inside,
+            &existing,
+            &["a".into(), "b".into(), "new.txt".into()],
+            true,
+        )
+        .err()
+        .expect("must refuse");
         assert!(is_symlink_refusal(&e), "{e}");
         assert!(!l.outside.join("a").exists());
     }
@@ -284,8 +324,13 @@ mod tests {
     #[test]
     fn create_dirs_creates_each_level() {
         let l = layout();
-        let opened =
-            open_file_write(&l.inside, &["x".into(), "y".into(), "f".into()], true).unwrap();
+        let opened = open_file_write(
+            &l.inside,
+            &l.inside,
+            &["x".into(), "y".into(), "f".into()],
+            true,
+        )
+        .unwrap();
         assert!(opened.created);
         assert_eq!(
             opened.created_dirs,
@@ -299,7 +344,7 @@ mod tests {
         let l = layout();
         let checked = l.inside.join("sub");
         swap_sub_for_symlink(&l);
-        let e = open_dir_read(&checked).unwrap_err();
+        let e = open_dir_read(&l.inside, &checked).unwrap_err();
         assert!(is_symlink_refusal(&e), "{e}");
     }
 

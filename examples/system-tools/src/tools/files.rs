@@ -50,11 +50,42 @@ pub async fn read_file(
     blocking(move || read_file_blocking(&sandbox, &path, encoding)).await
 }
 
+/// A file path must not end with `/` (the OS would resolve `notes.txt/` as a directory).
+fn reject_trailing_slash(path: &str) -> Result<(), SandboxError> {
+    if path.len() > 1 && path.ends_with('/') {
+        return Err(SandboxError::invalid(
+            format!("path {path:?}"),
+            "it ends with '/', which names a directory, not a file",
+            "Remove the trailing '/'; use list_directory for directories.",
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a file with more than one hard link: another name of it may be outside the sandbox
+/// (or in a denied path), which no path check can see.
+fn reject_hard_links(what: &str, meta: &std::fs::Metadata) -> Result<(), SandboxError> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.is_file() && meta.nlink() > 1 {
+        return Err(SandboxError::denied(
+            what,
+            format!(
+                "it has {} hard links, and another name of the same file may be outside the \
+                 sandbox",
+                meta.nlink()
+            ),
+            "Use a file with a single name; hard-linked files are never read or written.",
+        ));
+    }
+    Ok(())
+}
+
 fn read_file_blocking(
     sandbox: &Sandbox,
     path: &str,
     encoding: ContentEncoding,
 ) -> Result<ReadFileOutput, SandboxError> {
+    reject_trailing_slash(path)?;
     let resolved = sandbox.check_path(path)?;
     let what = resolved.describe();
     if !resolved.exists() {
@@ -63,7 +94,8 @@ fn read_file_blocking(
             action: "Check the path with list_directory or search_files.".to_string(),
         });
     }
-    let file = open_file_read(&resolved.existing).map_err(|e| open_error(what.clone(), e))?;
+    let file = open_file_read(sandbox.anchor_for(&resolved.existing), &resolved.existing)
+        .map_err(|e| open_error(what.clone(), e))?;
     let meta = file
         .metadata()
         .map_err(|e| SandboxError::io(format!("examining {what}"), e))?;
@@ -81,6 +113,7 @@ fn read_file_blocking(
             "Read a regular file.",
         ));
     }
+    reject_hard_links(&what, &meta)?;
     let limit = sandbox.limits().max_read_bytes;
     let too_large = |size: u64| SandboxError::TooLarge {
         what: what.clone(),
@@ -167,8 +200,16 @@ fn write_file_blocking(
     bytes: &[u8],
     create_dirs: bool,
 ) -> Result<WriteFileOutput, SandboxError> {
+    reject_trailing_slash(path)?;
     let resolved = sandbox.check_path(path)?;
     let what = resolved.describe();
+    if sandbox.is_allowed_program(&resolved.full()) {
+        return Err(SandboxError::denied(
+            what,
+            "it is a program execute_command may run, and rewriting it would change what runs",
+            "Write to another file; allowed programs can only be changed by the operator.",
+        ));
+    }
     let existing_meta =
         std::fs::symlink_metadata(&resolved.existing).map_err(|e| open_error(what.clone(), e))?;
     if resolved.exists() {
@@ -196,8 +237,13 @@ fn write_file_blocking(
             });
         }
     }
-    let opened = open_file_write(&resolved.existing, &resolved.missing, create_dirs)
-        .map_err(|e| open_error(what.clone(), e))?;
+    let opened = open_file_write(
+        sandbox.anchor_for(&resolved.existing),
+        &resolved.existing,
+        &resolved.missing,
+        create_dirs,
+    )
+    .map_err(|e| open_error(what.clone(), e))?;
     let mut file = opened.file;
     let meta = file
         .metadata()
@@ -209,6 +255,7 @@ fn write_file_blocking(
             "Write to a regular file.",
         ));
     }
+    reject_hard_links(&what, &meta)?;
     file.set_len(0)
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.flush())

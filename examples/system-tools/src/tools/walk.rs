@@ -96,7 +96,7 @@ pub(crate) fn walk(
     options: &WalkOptions,
     visit: &mut dyn FnMut(WalkEntry) -> bool,
 ) -> std::io::Result<WalkStats> {
-    let fd = open_dir_read(root)?;
+    let fd = open_dir_read(sandbox.anchor_for(root), root)?;
     let mut stats = WalkStats::default();
     walk_dir(
         sandbox,
