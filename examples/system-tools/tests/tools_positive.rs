@@ -28,7 +28,8 @@ async fn read_file_text_base64_and_inside_symlink() {
         .unwrap();
     assert_eq!(r.content, "hello notes\n");
     assert_eq!(r.size, 12);
-    assert_eq!(r.path, fx.root.join("notes.txt").display().to_string());
+    // Replies show paths relative to the base directory, never the host path.
+    assert_eq!(r.path, "notes.txt");
 
     let abs = fx.root.join("sub/inner.txt").display().to_string();
     assert_eq!(
@@ -44,7 +45,7 @@ async fn read_file_text_base64_and_inside_symlink() {
         .await
         .unwrap();
     assert_eq!(r.content, "hello notes\n");
-    assert!(r.path.ends_with("/notes.txt"));
+    assert_eq!(r.path, "notes.txt");
 
     std::fs::write(fx.root.join("bin.dat"), [0u8, 159, 146, 150, 255]).unwrap();
     let e = read_file(&sb, "bin.dat", ContentEncoding::Utf8)

@@ -165,8 +165,7 @@ impl CommandPolicy {
     fn denial_reason(&self, requested: &str, program: &Path) -> Option<String> {
         if let Some((entry, _)) = self.denied_programs.iter().find(|(_, p)| p == program) {
             return Some(format!(
-                "it resolves to {}, which is denied by the denied_commands entry {entry:?}",
-                program.display()
+                "it resolves to the program of the denied_commands entry {entry:?}"
             ));
         }
         let names = [Path::new(requested).file_name(), program.file_name()];
@@ -364,7 +363,14 @@ impl Sandbox {
                 ));
             }
         };
-        let what_resolved = || format!("command {program:?} ({})", resolved.display());
+        // The resolved program is named only when it lies inside the sandbox.
+        let what_resolved = || {
+            if self.is_inside_allowed(&resolved) {
+                format!("command {program:?} (resolves to {})", self.show(&resolved))
+            } else {
+                format!("command {program:?}")
+            }
+        };
         if let Some(reason) = policy.denial_reason(program, &resolved) {
             return Err(SandboxError::denied(
                 what_resolved(),

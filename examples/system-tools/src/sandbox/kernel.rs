@@ -430,13 +430,14 @@ impl LandlockPolicy {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| SandboxError::io(format!("listing {}", path.display()), e.into()))?;
+        .map_err(|e| SandboxError::io("listing a directory for the Landlock ruleset", e.into()))?;
         let mut names = Vec::new();
-        for entry in rustix::fs::Dir::read_from(&listing)
-            .map_err(|e| SandboxError::io(format!("listing {}", path.display()), e.into()))?
-        {
-            let entry = entry
-                .map_err(|e| SandboxError::io(format!("listing {}", path.display()), e.into()))?;
+        for entry in rustix::fs::Dir::read_from(&listing).map_err(|e| {
+            SandboxError::io("listing a directory for the Landlock ruleset", e.into())
+        })? {
+            let entry = entry.map_err(|e| {
+                SandboxError::io("listing a directory for the Landlock ruleset", e.into())
+            })?;
             let name = entry.file_name().to_bytes();
             if name != b"." && name != b".." {
                 names.push(OsStr::from_bytes(name).to_os_string());

@@ -83,6 +83,10 @@ struct Inner {
     env: Vec<(String, String)>,
     confine_path_arguments: bool,
     source: Option<PathBuf>,
+    /// The allowed paths as written in the configuration (parallel to `allowed_paths`).
+    roots_shown: Vec<String>,
+    /// The base directory as written in the configuration.
+    base_shown: String,
     kernel: LandlockPolicy,
     containment: Containment,
 }
@@ -127,6 +131,10 @@ impl Sandbox {
             }
         };
 
+        let allowed_as_configured: Vec<String> = match &config.allowed_paths {
+            Some(list) => list.iter().map(|p| p.display().to_string()).collect(),
+            None => vec![".".to_string()],
+        };
         let allowed_input = match &config.allowed_paths {
             Some(list) => list.iter().map(|p| absolute(p)).collect::<Vec<_>>(),
             None => {
@@ -143,12 +151,14 @@ impl Sandbox {
             }
         };
         let mut allowed_paths = Vec::new();
-        for p in &allowed_input {
+        let mut roots_shown = Vec::new();
+        for (p, shown) in allowed_input.iter().zip(&allowed_as_configured) {
             let canonical = std::fs::canonicalize(p).map_err(|e| SandboxError::Config {
                 reason: format!("allowed path {} cannot be resolved: {e}", p.display()),
             })?;
             if !allowed_paths.contains(&canonical) {
                 allowed_paths.push(canonical);
+                roots_shown.push(shown.clone());
             }
         }
 
@@ -157,9 +167,11 @@ impl Sandbox {
             let abs = absolute(p);
             let text = abs.to_string_lossy().into_owned();
             let (existing, missing) =
-                paths::resolve_absolute(&text, &abs).map_err(|e| SandboxError::Config {
-                    reason: format!("denied path {}: {e}", p.display()),
-                })?;
+                paths::resolve_absolute(&text, &abs, &|p: &Path| p.display().to_string()).map_err(
+                    |e| SandboxError::Config {
+                        reason: format!("denied path {}: {e}", p.display()),
+                    },
+                )?;
             let mut full = existing;
             full.extend(missing);
             if !denied_paths.contains(&full) {
@@ -167,6 +179,10 @@ impl Sandbox {
             }
         }
 
+        let base_shown = match &config.base_dir {
+            Some(b) => b.display().to_string(),
+            None => roots_shown.first().cloned().unwrap_or_default(),
+        };
         let base_dir = match &config.base_dir {
             Some(b) => std::fs::canonicalize(absolute(b)).map_err(|e| SandboxError::Config {
                 reason: format!("base_dir {} cannot be resolved: {e}", b.display()),
@@ -270,6 +286,8 @@ impl Sandbox {
                 env,
                 confine_path_arguments: config.confine_path_arguments,
                 source: config.source.clone(),
+                roots_shown,
+                base_shown,
                 kernel,
                 containment,
             }),
@@ -296,6 +314,46 @@ impl Sandbox {
             ),
         }
         Ok(sandbox)
+    }
+
+    /// How a location appears in replies, which never name a host path outside the sandbox:
+    /// relative to the base directory (`.` for the base itself), else below an allowed path as
+    /// written in the configuration, else `a location outside the sandbox`.
+    pub fn show(&self, location: &Path) -> String {
+        if let Ok(rel) = location.strip_prefix(self.base_dir()) {
+            return if rel.as_os_str().is_empty() {
+                ".".to_string()
+            } else {
+                rel.display().to_string()
+            };
+        }
+        let root = self
+            .allowed_paths()
+            .iter()
+            .zip(&self.inner.roots_shown)
+            .filter(|(r, _)| location.starts_with(r))
+            .max_by_key(|(r, _)| r.as_os_str().len());
+        match root {
+            Some((r, shown)) => {
+                let rel = location.strip_prefix(r).unwrap_or(Path::new(""));
+                if rel.as_os_str().is_empty() {
+                    shown.clone()
+                } else {
+                    Path::new(shown).join(rel).display().to_string()
+                }
+            }
+            None => "a location outside the sandbox".to_string(),
+        }
+    }
+
+    /// The allowed paths as written in the configuration, for messages.
+    pub(crate) fn allowed_shown(&self) -> String {
+        self.inner.roots_shown.join(", ")
+    }
+
+    /// The base directory as written in the configuration, for messages.
+    pub(crate) fn base_shown(&self) -> &str {
+        &self.inner.base_shown
     }
 
     /// Canonical allowed paths.

@@ -23,6 +23,8 @@ pub struct ResolvedPath {
     pub existing: PathBuf,
     /// Names below `existing` that do not exist yet; empty when the path exists.
     pub missing: Vec<OsString>,
+    /// The full location as replies show it ([`Sandbox::show`]).
+    pub shown: String,
 }
 
 impl ResolvedPath {
@@ -40,17 +42,17 @@ impl ResolvedPath {
         self.missing.is_empty()
     }
 
-    /// `path '<input>' (resolves to <full>)` for messages.
+    /// `path '<input>' (resolves to <shown>)` for messages.
     pub fn describe(&self) -> String {
-        describe(&self.input, Some(&self.full()))
+        describe(&self.input, Some(&self.shown))
     }
 }
 
-/// `path '<input>'`, plus `(resolves to ...)` when the resolved form differs.
-pub(crate) fn describe(input: &str, resolved: Option<&Path>) -> String {
-    match resolved {
-        Some(r) if r.as_os_str() != input => {
-            format!("path {input:?} (resolves to {})", r.display())
+/// `path '<input>'`, plus `(resolves to ...)` when the shown resolved form differs.
+pub(crate) fn describe(input: &str, shown: Option<&str>) -> String {
+    match shown {
+        Some(r) if r != input && Path::new(input) != Path::new(r) => {
+            format!("path {input:?} (resolves to {r})")
         }
         _ => format!("path {input:?}"),
     }
@@ -127,6 +129,7 @@ fn truncate_str(s: &str, max: usize) -> &str {
 pub(crate) fn resolve_absolute(
     input: &str,
     abs: &Path,
+    show: &dyn Fn(&Path) -> String,
 ) -> Result<(PathBuf, Vec<OsString>), SandboxError> {
     let components: Vec<Component<'_>> = abs.components().collect();
     for split in (1..=components.len()).rev() {
@@ -143,7 +146,7 @@ pub(crate) fn resolve_absolute(
                         describe(input, None),
                         format!(
                             "{} cannot be resolved ({why}), so where it points cannot be checked",
-                            prefix.display(),
+                            show(&prefix),
                         ),
                         "Use a path that does not go through a dangling or looping symlink.",
                     )
@@ -159,9 +162,7 @@ pub(crate) fn resolve_absolute(
                                 format!(
                                     "it uses '..' after {}, which does not exist, so the path \
                                      cannot be resolved safely",
-                                    canonical
-                                        .join(missing.iter().collect::<PathBuf>())
-                                        .display()
+                                    show(&canonical.join(missing.iter().collect::<PathBuf>()))
                                 ),
                                 "Remove the '..' components, or create the directories first.",
                             ));
@@ -176,7 +177,7 @@ pub(crate) fn resolve_absolute(
                     describe(input, None),
                     format!(
                         "{} cannot be examined ({}), so the path cannot be checked",
-                        prefix.display(),
+                        show(&prefix),
                         explain_io(&e)
                     ),
                     "Use a path inside the allowed paths that the server can read.",
@@ -237,12 +238,14 @@ impl Sandbox {
                 "Use a shorter path.",
             ));
         }
-        let (existing, missing) = resolve_absolute(input, &abs)?;
-        let resolved = ResolvedPath {
+        let (existing, missing) = resolve_absolute(input, &abs, &|p: &Path| self.show(p))?;
+        let mut resolved = ResolvedPath {
             input: input.to_string(),
             existing,
             missing,
+            shown: String::new(),
         };
+        resolved.shown = self.show(&resolved.full());
         self.check_location(&resolved.full(), || resolved.describe())?;
         Ok(resolved)
     }
@@ -255,26 +258,23 @@ impl Sandbox {
         what: impl FnOnce() -> String,
     ) -> Result<(), SandboxError> {
         if let Some(denied) = self.denied_entry_for(location) {
+            let denied = self.show(denied);
             return Err(SandboxError::denied(
                 what(),
-                format!("it is inside the denied path {}", denied.display()),
+                format!("it is inside the denied path {denied}"),
                 format!(
-                    "This location is off limits in the sandbox configuration; use a path outside {}.",
-                    denied.display()
+                    "This location is off limits in the sandbox configuration; use a path outside {denied}."
                 ),
             ));
         }
         if !self.is_inside_allowed(location) {
             return Err(SandboxError::denied(
                 what(),
-                format!(
-                    "it is outside the allowed paths ({})",
-                    join_paths(self.allowed_paths())
-                ),
+                format!("it is outside the allowed paths ({})", self.allowed_shown()),
                 format!(
                     "Use a path inside {}; relative paths are resolved against {}.",
-                    join_paths(self.allowed_paths()),
-                    self.base_dir().display()
+                    self.allowed_shown(),
+                    self.base_shown()
                 ),
             ));
         }

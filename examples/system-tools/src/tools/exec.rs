@@ -13,11 +13,11 @@ use crate::sandbox::{Sandbox, SandboxError};
 pub struct CommandOutput {
     /// The command as requested.
     pub command: String,
-    /// Canonical program file that ran.
+    /// The `allowed_commands` entry that ran, as configured.
     pub program: String,
     /// Arguments, each passed as-is (no shell: `;`, `|`, `$()` are plain characters).
     pub args: Vec<String>,
-    /// Working directory it ran in.
+    /// Working directory it ran in, relative to the sandbox's base directory.
     pub cwd: String,
     /// Exit code, when it exited normally.
     pub exit_code: Option<i32>,
@@ -96,7 +96,7 @@ pub async fn execute_command(
             ));
         }
     };
-    let what = || format!("command {command:?} ({})", checked.program.display());
+    let what = || format!("command {command:?}");
     tracing::info!(program = %checked.program.display(), ?args, cwd = %cwd.display(), "running command");
     let cap = sandbox.limits().max_output_bytes;
     let ruleset = {
@@ -140,9 +140,9 @@ pub async fn execute_command(
     }
     Ok(CommandOutput {
         command: command.to_string(),
-        program: checked.program.display().to_string(),
+        program: checked.entry.clone(),
         args: args.to_vec(),
-        cwd: cwd.display().to_string(),
+        cwd: sandbox.show(&cwd),
         exit_code: outcome.status.code(),
         signal: outcome.status.signal(),
         success: outcome.status.success(),

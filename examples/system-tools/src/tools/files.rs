@@ -15,7 +15,7 @@ const PREALLOCATE_MAX: u64 = 16 * 1024 * 1024;
 /// Result of [`read_file`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ReadFileOutput {
-    /// Canonical path of the file read.
+    /// The file read, relative to the sandbox's base directory.
     pub path: String,
     /// Size of the content in bytes.
     pub size: u64,
@@ -28,13 +28,13 @@ pub struct ReadFileOutput {
 /// Result of [`write_file`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct WriteFileOutput {
-    /// Canonical path of the file written.
+    /// The file written, relative to the sandbox's base directory.
     pub path: String,
     /// Bytes written.
     pub bytes_written: u64,
     /// Whether the file did not exist before.
     pub created: bool,
-    /// Directories created on the way (only with `create_dirs`).
+    /// Directories created on the way (only with `create_dirs`), relative like `path`.
     pub created_dirs: Vec<String>,
 }
 
@@ -150,7 +150,7 @@ fn read_file_blocking(
         ContentEncoding::Base64 => base64::engine::general_purpose::STANDARD.encode(&bytes),
     };
     Ok(ReadFileOutput {
-        path: resolved.existing.display().to_string(),
+        path: resolved.shown.clone(),
         size,
         encoding,
         content,
@@ -224,7 +224,7 @@ fn write_file_blocking(
         if !existing_meta.is_dir() {
             return Err(SandboxError::invalid(
                 what,
-                format!("{} is not a directory", resolved.existing.display()),
+                format!("{} is not a directory", sandbox.show(&resolved.existing)),
                 "Write to a path whose parent is a directory.",
             ));
         }
@@ -261,13 +261,13 @@ fn write_file_blocking(
         .and_then(|()| file.flush())
         .map_err(|e| SandboxError::io(format!("writing {what}"), e))?;
     Ok(WriteFileOutput {
-        path: resolved.full().display().to_string(),
+        path: resolved.shown.clone(),
         bytes_written: bytes.len() as u64,
         created: opened.created,
         created_dirs: opened
             .created_dirs
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|p| sandbox.show(p))
             .collect(),
     })
 }

@@ -23,7 +23,7 @@ pub struct DirEntryInfo {
 /// Result of [`list_directory`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DirectoryListing {
-    /// Canonical path of the listed directory.
+    /// The listed directory, relative to the sandbox's base directory.
     pub path: String,
     /// Whether subdirectories were listed too.
     pub recursive: bool,
@@ -81,7 +81,7 @@ fn list_blocking(
     })
     .map_err(|e| open_error(root.what.clone(), e))?;
     Ok(DirectoryListing {
-        path: root.path.display().to_string(),
+        path: sandbox.show(&root.path),
         recursive,
         entries,
         truncated: stats.budget_exhausted || stats.depth_limited > 0,

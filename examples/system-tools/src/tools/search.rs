@@ -28,7 +28,7 @@ pub struct SearchMatch {
 /// Result of [`search_files`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SearchResult {
-    /// Canonical path of the searched directory.
+    /// The searched directory, relative to the sandbox's base directory.
     pub root: String,
     /// The pattern as given.
     pub pattern: String,
@@ -151,7 +151,7 @@ fn search_blocking(
         });
     }
     Ok(SearchResult {
-        root: root.path.display().to_string(),
+        root: sandbox.show(&root.path),
         pattern: pattern.to_string(),
         matches,
         examined: stats.examined,
