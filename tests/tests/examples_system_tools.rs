@@ -193,11 +193,10 @@ fn check_session(report: &[Value], layout: &Layout, label: &str) {
     );
 
     assert_eq!(text(&report[2]), "Echo: hello", "{label}");
-    assert_eq!(
-        ok(&report[3], "read")["content"],
-        "hello notes\n",
-        "{label}"
-    );
+    // The content is the one text block; the structured result carries the metadata.
+    assert_eq!(text(&report[3]), "hello notes\n", "{label}");
+    assert_eq!(ok(&report[3], "read")["size"], 12, "{label}");
+    assert_eq!(ok(&report[3], "read")["path"], "notes.txt", "{label}");
     assert_eq!(ok(&report[4], "write")["bytes_written"], 11, "{label}");
     assert_eq!(
         std::fs::read_to_string(layout.root.join("made/by/client.txt")).unwrap(),
@@ -230,9 +229,19 @@ fn check_session(report: &[Value], layout: &Layout, label: &str) {
         !found.iter().any(|p| p.starts_with("secret")),
         "{label}: {found:?}"
     );
+    // stdout and stderr are the two text blocks (the client joins them with a newline).
     let ran = ok(&report[7], "exec");
-    assert_eq!(ran["stdout"], "a;b $(id) | `x`\n", "{label}: no shell ran");
+    assert_eq!(
+        text(&report[7]),
+        "a;b $(id) | `x`\n\n",
+        "{label}: no shell ran"
+    );
     assert_eq!(ran["exit_code"], 0);
+    assert_eq!(
+        ran["program"], "echo",
+        "{label}: the entry, not the host path"
+    );
+    assert!(ran.get("stdout").is_none(), "{label}: output sent once");
     assert!(ok(&report[8], "system_info")["cpu_count"].as_u64().unwrap() >= 1);
 
     for (i, what) in [
@@ -340,51 +349,93 @@ fn a_permissions_file_hides_tools_from_the_client() {
     );
 }
 
+/// A server over stdio driven with raw JSON-RPC lines (to see what crosses the wire).
+struct RawSession {
+    server: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl RawSession {
+    /// Starts `system-tools-mcp --config <layout.base>/<name> serve` with `config` as the file,
+    /// and initializes the session.
+    fn start(layout: &Layout, name: &str, config: &str) -> RawSession {
+        use std::process::{Command, Stdio};
+        let path = layout.base.join(name);
+        std::fs::write(&path, config).unwrap();
+        let mut server = Command::new(system_tools_mcp())
+            .args(["--config", path.to_str().unwrap(), "serve"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let stdin = server.stdin.take();
+        let stdout = std::io::BufReader::new(server.stdout.take().unwrap());
+        let mut session = RawSession {
+            server,
+            stdin,
+            stdout,
+        };
+        session.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}}),
+        );
+        let line = session.line();
+        assert!(line.contains("\"result\""), "{line}");
+        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line
+    }
+
+    /// Sends `tools/call` without waiting for the answer.
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+    }
+}
+
+impl Drop for RawSession {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
 /// Starts the server over stdio with `sh`, `setsid` and `sleep` allowed, calls
 /// `execute_command` with a shell that leaves a `setsid` child behind and waits for it, and
 /// once that child runs, ends the server with `end`. The child must be gone afterwards.
 fn detached_child_dies_with_the_server(label: &str, end: impl FnOnce(&mut std::process::Child)) {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     use std::time::{Duration, Instant};
 
     let layout = Layout::new(label);
-    let config = layout.base.join("tree.toml");
-    std::fs::write(
-        &config,
+    let mut session = RawSession::start(
+        &layout,
+        "tree.toml",
         "allowed_paths = [\"sandbox\"]\n\
          denied_paths = [\"sandbox/secret\"]\n\
          allowed_commands = [\"sh\", \"setsid\", \"sleep\"]\n\
          command_timeout_secs = 120\n",
-    )
-    .unwrap();
-    let mut server = Command::new(system_tools_mcp())
-        .args(["--config", config.to_str().unwrap(), "serve"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the server starts");
-    let mut stdin = server.stdin.take().unwrap();
-    let mut stdout = BufReader::new(server.stdout.take().unwrap());
-    let mut send = |message: Value| {
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "tree-test", "version": "0"}}}),
     );
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains("\"result\""), "{label}: {line}");
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "execute_command",
-        "arguments": {"command": "sh",
-                      "args": ["-c", "setsid sleep 300 & echo $! > sub/pid; wait"]}}}),
+    session.call(
+        2,
+        "execute_command",
+        json!({"command": "sh", "args": ["-c", "setsid sleep 300 & echo $! > sub/pid; wait"]}),
     );
     let pid_file = layout.root.join("sub/pid");
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -411,11 +462,10 @@ fn detached_child_dies_with_the_server(label: &str, end: impl FnOnce(&mut std::p
         running(pid),
         "{label}: the detached child runs during the call"
     );
-    drop(send);
-    end(&mut server);
-    drop(stdin);
+    end(&mut session.server);
+    session.stdin = None;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while server.try_wait().unwrap().is_none() {
+    while session.server.try_wait().unwrap().is_none() {
         assert!(
             Instant::now() < deadline,
             "{label}: the server did not exit"
@@ -446,4 +496,87 @@ fn terminating_the_server_kills_the_command_tree() {
             .unwrap();
         assert!(status.success());
     });
+}
+
+/// 1 MiB of output crosses the wire once, encoded compactly and within the cap: control
+/// characters (6 bytes each when JSON-escaped) go as base64, text as text, and the whole
+/// reply line stays near `max_output_bytes` (it was 13.6 MB: escaped twice, sent twice).
+#[test]
+fn command_output_is_sent_once_and_bounded_on_the_wire() {
+    let layout = Layout::new("wire");
+    let mib = 1024 * 1024;
+    std::fs::write(layout.root.join("sub/controls.bin"), vec![1u8; mib]).unwrap();
+    std::fs::write(
+        layout.root.join("sub/text.txt"),
+        "line \"q\"\n".repeat(mib / 10),
+    )
+    .unwrap();
+    let mut session = RawSession::start(
+        &layout,
+        "wire.toml",
+        "allowed_paths = [\"sandbox\"]\n\
+         denied_paths = [\"sandbox/secret\"]\n\
+         allowed_commands = [\"cat\"]\n\
+         max_output_bytes = 1048576\n",
+    );
+    for (id, file, encoding) in [
+        (2, "sub/controls.bin", "base64"),
+        (3, "sub/text.txt", "utf-8"),
+    ] {
+        session.call(
+            id,
+            "execute_command",
+            json!({"command": "cat", "args": [file]}),
+        );
+        let line = session.line();
+        assert!(
+            line.len() < mib + 16 * 1024,
+            "{file}: a reply of {} bytes for 1 MiB of output",
+            line.len()
+        );
+        let reply: Value = serde_json::from_str(&line).unwrap();
+        let result = &reply["result"];
+        assert_eq!(result["isError"], false, "{file}");
+        let structured = &result["structuredContent"];
+        assert_eq!(structured["stdout_encoding"], encoding, "{file}");
+        assert!(
+            structured.get("stdout").is_none(),
+            "{file}: output sent once"
+        );
+        let content = result["content"].as_array().unwrap();
+        assert_eq!(content.len(), 2, "{file}: stdout and stderr blocks");
+        let stdout = content[0]["text"].as_str().unwrap();
+        let wire = serde_json::to_string(stdout).unwrap().len() - 2;
+        assert!(wire <= mib, "{file}: {wire} bytes on the wire");
+        assert!(
+            wire > mib - 16,
+            "{file}: {wire} bytes on the wire, the cap is the limit"
+        );
+        assert_eq!(structured["stdout_truncated"], true, "{file}");
+    }
+}
+
+/// `write_file`'s own size limit answers for content the stdio line could still carry.
+#[test]
+fn write_file_limit_speaks_before_the_transport() {
+    let layout = Layout::new("write-limit");
+    let mut session = RawSession::start(&layout, "write.toml", "allowed_paths = [\"sandbox\"]\n");
+    let content = "x".repeat(3 * 1024 * 1024);
+    session.call(
+        2,
+        "write_file",
+        json!({"path": "big.txt", "content": content}),
+    );
+    let reply: Value = serde_json::from_str(&session.line()).unwrap();
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert!(
+        text.starts_with(
+            "Error (permission_denied): content is 3145728 bytes, over the limit of 2097152"
+        ),
+        "{text}"
+    );
+    assert!(!layout.root.join("big.txt").exists());
 }

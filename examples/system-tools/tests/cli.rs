@@ -60,8 +60,14 @@ fn tool_commands_use_the_default_sandbox() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Echo: hi\n");
 
-    let read = stdout_json(&run(&fx.root, &["file", "read", "--path", "notes.txt"]));
-    assert_eq!(read["content"], "hello notes\n");
+    // The content is the result's text block: printed as it is.
+    let read = run(&fx.root, &["file", "read", "--path", "notes.txt"]);
+    assert_eq!(String::from_utf8_lossy(&read.stdout), "hello notes\n");
+    let read = stdout_json(&run(
+        &fx.root,
+        &["file", "read", "--path", "notes.txt", "--json"],
+    ));
+    assert_eq!(read["structuredContent"]["size"], 12, "{read}");
 
     // By default no command may run.
     let out = run(
@@ -94,7 +100,8 @@ fn refusals_exit_1_and_leak_nothing() {
         );
         assert!(!stderr.contains(OUTSIDE_SECRET), "{stderr}");
     }
-    let ran = stdout_json(&run(
+    // stdout and stderr are the result's two text blocks, printed as they are.
+    let ran = run(
         &fx.root,
         &[
             "system",
@@ -108,8 +115,12 @@ fn refusals_exit_1_and_leak_nothing() {
             "--args",
             "$(id)",
         ],
-    ));
-    assert_eq!(ran["stdout"], "a;b $(id)\n");
+    );
+    assert!(ran.status.success());
+    assert!(
+        String::from_utf8_lossy(&ran.stdout).starts_with("a;b $(id)\n"),
+        "{ran:?}"
+    );
 }
 
 #[test]

@@ -31,8 +31,13 @@ pub const DEFAULT_COMMAND_TIMEOUT_SECS: f64 = 30.0;
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 /// Default cap on the size of a file `read_file` will return.
 pub const DEFAULT_MAX_READ_BYTES: u64 = 10 * 1024 * 1024;
-/// Default cap on the size of the content `write_file` accepts.
-pub const DEFAULT_MAX_WRITE_BYTES: u64 = 10 * 1024 * 1024;
+/// Default cap on the size of the content `write_file` accepts: small enough that a request
+/// carrying it (JSON-escaped or base64) fits in the stdio transport's 4 MiB line, so this
+/// limit answers before the transport's does.
+pub const DEFAULT_MAX_WRITE_BYTES: u64 = 2 * 1024 * 1024;
+/// Largest `max_write_bytes` whose content, base64-encoded, still fits in one 4 MiB request
+/// line; above it the transport refuses big writes before `write_file` sees them.
+pub const MAX_WRITE_BYTES_PER_LINE: u64 = 3 * 1024 * 1024 - 64 * 1024;
 /// Default cap on entries returned by `list_directory` and `search_files`.
 pub const DEFAULT_MAX_LIST_ENTRIES: usize = 10_000;
 /// Default cap on directory depth walked by recursive listing and search.
@@ -210,6 +215,13 @@ impl SandboxConfig {
         check_timeout("command_timeout_secs", self.command_timeout_secs)?;
         for (name, secs) in &self.command_timeouts {
             check_timeout(&format!("command_timeouts.{name}"), *secs)?;
+        }
+        if self.max_write_bytes > MAX_WRITE_BYTES_PER_LINE {
+            tracing::warn!(
+                max_write_bytes = self.max_write_bytes,
+                "max_write_bytes is over what one 4 MiB stdio request line can carry; bigger \
+                 writes will be refused by the transport before write_file's own limit answers"
+            );
         }
         let caps = [
             ("max_output_bytes", self.max_output_bytes as u64),

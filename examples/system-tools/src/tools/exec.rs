@@ -5,10 +5,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::ContentEncoding;
+use super::output::encode;
 use crate::sandbox::process::{RunError, run};
 use crate::sandbox::{Sandbox, SandboxError};
 
 /// Result of [`execute_command`] (a non-zero exit is a result, not an error).
+///
+/// Over MCP the two streams are not part of the structured content: each is sent once, as
+/// the text of its own content block (stdout first, stderr second), encoded as
+/// `stdout_encoding` / `stderr_encoding` say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CommandOutput {
     /// The command as requested.
@@ -25,10 +31,17 @@ pub struct CommandOutput {
     pub signal: Option<i32>,
     /// Whether it exited with code 0.
     pub success: bool,
-    /// Standard output (lossy UTF-8), at most `max_output_bytes` bytes.
+    /// Standard output, encoded as `stdout_encoding`; its JSON-escaped size is at most
+    /// `max_output_bytes`. Sent as the first content block, not in the structured content.
+    #[serde(skip)]
     pub stdout: String,
-    /// Standard error (lossy UTF-8), at most `max_output_bytes` bytes.
+    /// Standard error, like `stdout`; sent as the second content block.
+    #[serde(skip)]
     pub stderr: String,
+    /// `utf-8` text, or `base64` for output that is not text (or mostly control characters).
+    pub stdout_encoding: ContentEncoding,
+    /// Encoding of stderr, like `stdout_encoding`.
+    pub stderr_encoding: ContentEncoding,
     /// Whether stdout was cut at the cap.
     pub stdout_truncated: bool,
     /// Whether stderr was cut at the cap.
@@ -130,11 +143,20 @@ pub async fn execute_command(
         Err(RunError::Io(e)) => return Err(SandboxError::io(format!("running {}", what()), e)),
     };
     let mut notes = Vec::new();
-    for (name, captured) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
+    let stdout = encode(&outcome.stdout.bytes, cap);
+    let stderr = encode(&outcome.stderr.bytes, cap);
+    for (name, captured, encoded) in [
+        ("stdout", &outcome.stdout, &stdout),
+        ("stderr", &outcome.stderr, &stderr),
+    ] {
         if captured.truncated {
             notes.push(format!(
                 "{name} was truncated to {cap} bytes (max_output_bytes); the command was stopped \
                  when it exceeded the limit"
+            ));
+        } else if encoded.cut {
+            notes.push(format!(
+                "{name} was cut to fit {cap} bytes once encoded (max_output_bytes)"
             ));
         }
     }
@@ -146,11 +168,30 @@ pub async fn execute_command(
         exit_code: outcome.status.code(),
         signal: outcome.status.signal(),
         success: outcome.status.success(),
-        stdout: String::from_utf8_lossy(&outcome.stdout.bytes).into_owned(),
-        stderr: String::from_utf8_lossy(&outcome.stderr.bytes).into_owned(),
-        stdout_truncated: outcome.stdout.truncated,
-        stderr_truncated: outcome.stderr.truncated,
+        stdout_truncated: outcome.stdout.truncated || stdout.cut,
+        stderr_truncated: outcome.stderr.truncated || stderr.cut,
+        stdout: stdout.text,
+        stderr: stderr.text,
+        stdout_encoding: stdout.encoding,
+        stderr_encoding: stderr.encoding,
         notice: (!notes.is_empty()).then(|| notes.join("; ")),
         duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
     })
+}
+
+impl mcp_tools::IntoToolResult for CommandOutput {
+    /// The metadata as structured content, stdout and stderr as two text blocks, so the
+    /// output crosses the wire once and escaped once.
+    fn into_tool_result(self) -> Result<mcp_tools::ToolResult, mcp_tools::ToolError> {
+        let metadata = serde_json::to_value(&self).map_err(|e| {
+            mcp_tools::ToolError::internal(format!("cannot serialize the command result: {e}"))
+        })?;
+        Ok(mcp_tools::ToolResult::text(self.stdout)
+            .with(mcp_tools::ContentBlock::text(self.stderr))
+            .with_structured(metadata))
+    }
+
+    fn output_schema() -> Option<mcp_tools::JsonObject> {
+        Some(mcp_tools::schema::output_schema_for::<CommandOutput>())
+    }
 }

@@ -12,7 +12,8 @@ use crate::sandbox::{Sandbox, SandboxError};
 /// Largest buffer allocated up front for a read.
 const PREALLOCATE_MAX: u64 = 16 * 1024 * 1024;
 
-/// Result of [`read_file`].
+/// Result of [`read_file`]. Over MCP the content is not part of the structured content: it is
+/// sent once, as the text of the result's content block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ReadFileOutput {
     /// The file read, relative to the sandbox's base directory.
@@ -21,8 +22,23 @@ pub struct ReadFileOutput {
     pub size: u64,
     /// Encoding of `content`.
     pub encoding: ContentEncoding,
-    /// The file content.
+    /// The file content (the content block over MCP).
+    #[serde(skip)]
     pub content: String,
+}
+
+impl mcp_tools::IntoToolResult for ReadFileOutput {
+    /// The metadata as structured content, the file's content as the one text block.
+    fn into_tool_result(self) -> Result<mcp_tools::ToolResult, mcp_tools::ToolError> {
+        let metadata = serde_json::to_value(&self).map_err(|e| {
+            mcp_tools::ToolError::internal(format!("cannot serialize the read result: {e}"))
+        })?;
+        Ok(mcp_tools::ToolResult::text(self.content).with_structured(metadata))
+    }
+
+    fn output_schema() -> Option<mcp_tools::JsonObject> {
+        Some(mcp_tools::schema::output_schema_for::<ReadFileOutput>())
+    }
 }
 
 /// Result of [`write_file`].
@@ -167,6 +183,24 @@ pub async fn write_file(
     encoding: ContentEncoding,
     create_dirs: bool,
 ) -> Result<WriteFileOutput, SandboxError> {
+    let limit = sandbox.limits().max_write_bytes;
+    let too_large = |size: u64| SandboxError::TooLarge {
+        what: "content".to_string(),
+        size,
+        limit,
+        action: "Write less data at once, or ask the operator to raise max_write_bytes."
+            .to_string(),
+    };
+    // Refuse before decoding: base64 carries 3 bytes in 4 characters.
+    let at_least = match encoding {
+        ContentEncoding::Utf8 => content.len() as u64,
+        ContentEncoding::Base64 => (content.len() as u64 / 4)
+            .saturating_mul(3)
+            .saturating_sub(2),
+    };
+    if at_least > limit {
+        return Err(too_large(at_least));
+    }
     let bytes = match encoding {
         ContentEncoding::Utf8 => content.as_bytes().to_vec(),
         ContentEncoding::Base64 => base64::engine::general_purpose::STANDARD
@@ -179,15 +213,8 @@ pub async fn write_file(
                 )
             })?,
     };
-    let limit = sandbox.limits().max_write_bytes;
     if bytes.len() as u64 > limit {
-        return Err(SandboxError::TooLarge {
-            what: "content".to_string(),
-            size: bytes.len() as u64,
-            limit,
-            action: "Write less data at once, or ask the operator to raise max_write_bytes."
-                .to_string(),
-        });
+        return Err(too_large(bytes.len() as u64));
     }
     let sandbox = sandbox.clone();
     let path = path.to_string();

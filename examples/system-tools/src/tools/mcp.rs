@@ -39,7 +39,8 @@ pub async fn echo(#[arg(desc = "Message to echo", default = "")] message: String
 
 /// Read a file inside the sandbox.
 ///
-/// Text comes back as UTF-8; pass encoding "base64" for binary files. Paths are relative to
+/// The content is the result's text block (UTF-8; pass encoding "base64" for binary files),
+/// the structured result says what was read. Paths are relative to
 /// the sandbox's base directory unless absolute; files over the size limit and paths outside
 /// the sandbox are refused.
 #[mcp_tool(
@@ -60,8 +61,8 @@ pub async fn read_file(
         default = ContentEncoding::Utf8
     )]
     encoding: ContentEncoding,
-) -> Result<Json<ReadFileOutput>, ToolError> {
-    Ok(Json(super::read_file(&sandbox, &path, encoding).await?))
+) -> Result<ReadFileOutput, ToolError> {
+    Ok(super::read_file(&sandbox, &path, encoding).await?)
 }
 
 /// Write (create or replace) a file inside the sandbox.
@@ -171,8 +172,9 @@ pub async fn search_files(
 /// Run an allowed program with arguments, without a shell.
 ///
 /// Each argument is passed as-is, so pipes, redirections, `;` and `$(...)` do nothing. Only
-/// programs in the sandbox's allowed_commands run, with a cleared environment, a timeout and
-/// an output cap. A non-zero exit is a result (see exit_code and stderr), not an error.
+/// programs in the sandbox's allowed_commands run, confined by the kernel, with a cleared
+/// environment, a timeout and an output cap. The first content block is stdout, the second
+/// stderr (encodings in the structured result). A non-zero exit is a result, not an error.
 #[mcp_tool(
     name = "execute_command",
     cli_name = "exec",
@@ -195,10 +197,8 @@ pub async fn execute_command(
         maximum = 86400
     )]
     timeout_secs: Option<f64>,
-) -> Result<Json<CommandOutput>, ToolError> {
-    Ok(Json(
-        super::execute_command(&sandbox, &command, &args, cwd.as_deref(), timeout_secs).await?,
-    ))
+) -> Result<CommandOutput, ToolError> {
+    Ok(super::execute_command(&sandbox, &command, &args, cwd.as_deref(), timeout_secs).await?)
 }
 
 /// Report the operating system, kernel, CPU, memory and uptime of the server's machine.

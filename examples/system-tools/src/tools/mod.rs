@@ -11,6 +11,7 @@ mod exec;
 mod files;
 mod listing;
 pub mod mcp;
+mod output;
 mod search;
 mod system_info;
 mod walk;
