@@ -450,7 +450,10 @@ impl Sandbox {
                 if !looks_like_path(candidate, cwd) {
                     continue;
                 }
-                if let Err(e) = self.check_path_in(candidate, cwd) {
+                let checked = self
+                    .check_path_in(candidate, cwd)
+                    .and_then(|resolved| reject_hard_linked(&resolved.full(), candidate));
+                if let Err(e) = checked {
                     let reason = match &e {
                         SandboxError::Denied { reason, .. }
                         | SandboxError::InvalidInput { reason, .. } => reason.clone(),
@@ -474,14 +477,37 @@ impl Sandbox {
     }
 }
 
-/// The argument itself, the value after the first `=`, and for `-Xvalue` the attached value.
+/// Refuses a regular file with more than one hard link: another name of it may lie outside
+/// the sandbox, and no path check (nor Landlock, which grants by path) can tell.
+fn reject_hard_linked(location: &Path, input: &str) -> Result<(), SandboxError> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(location) {
+        Ok(m) if m.is_file() && m.nlink() > 1 => Err(SandboxError::denied(
+            format!("path {input:?}"),
+            format!(
+                "it is a file with {} hard links, and another name of it may be outside the sandbox",
+                m.nlink()
+            ),
+            "Use a file with a single name.",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// How many letters of a short-option cluster (`-rnfVALUE`) may precede an attached value.
+const MAX_CLUSTER_LETTERS: usize = 8;
+
+/// The argument itself, the value after the first `=`, and for a short-option cluster
+/// (`-fVALUE`, `-rnfVALUE`) every suffix that could be the attached value of one of its letters.
 fn path_candidates(arg: &str) -> Vec<&str> {
     let mut out = vec![arg];
     if let Some((_, value)) = arg.split_once('=') {
         out.push(value);
     }
-    if arg.starts_with('-') && !arg.starts_with("--") && arg.len() > 2 && arg.is_char_boundary(2) {
-        out.push(&arg[2..]);
+    if arg.starts_with('-') && !arg.starts_with("--") {
+        for (i, _) in arg.char_indices().skip(2).take(MAX_CLUSTER_LETTERS) {
+            out.push(&arg[i..]);
+        }
     }
     out.retain(|c| !c.is_empty() && *c != "-");
     out
