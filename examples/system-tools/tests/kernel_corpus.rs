@@ -241,8 +241,7 @@ async fn run_cases(beds: &Beds, cases: Vec<Case>) -> Vec<String> {
             reply
                 .all
                 .lines()
-                .filter(|l| !l.trim().is_empty())
-                .last()
+                .rfind(|l| !l.trim().is_empty())
                 .unwrap_or("")
                 .chars()
                 .take(100)

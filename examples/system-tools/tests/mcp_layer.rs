@@ -76,15 +76,17 @@ async fn every_tool_works_through_the_registry() {
     assert_eq!(empty.text_content(), "Echo: ");
 
     let read = call(&registry, "read_file", json!({"path": "notes.txt"})).await;
-    assert_eq!(ok(&read)["content"], "hello notes\n");
+    // The content is the text block, sent once; the structured result says what was read.
+    assert_eq!(read.text_content(), "hello notes\n");
     assert_eq!(ok(&read)["encoding"], "utf-8");
+    assert!(ok(&read).get("content").is_none());
     let b64 = call(
         &registry,
         "read_file",
         json!({"path": "notes.txt", "encoding": "base64"}),
     )
     .await;
-    assert_eq!(ok(&b64)["content"], "aGVsbG8gbm90ZXMK");
+    assert_eq!(b64.text_content(), "aGVsbG8gbm90ZXMK");
 
     let written = call(
         &registry,
@@ -127,7 +129,15 @@ async fn every_tool_works_through_the_registry() {
         json!({"command": "echo", "args": ["a;b", "$(id)", "|", "c"]}),
     )
     .await;
-    assert_eq!(ok(&run)["stdout"], "a;b $(id) | c\n");
+    // stdout then stderr, as two text blocks; the structured result has no copy of them.
+    assert_eq!(run.content().len(), 2);
+    assert_eq!(
+        run.text_content(),
+        "a;b $(id) | c\n\n",
+        "stdout, a newline, empty stderr"
+    );
+    assert!(ok(&run).get("stdout").is_none());
+    assert_eq!(ok(&run)["stdout_encoding"], "utf-8");
     assert_eq!(ok(&run)["exit_code"], 0);
 
     let info = call(&registry, "system_info", json!({})).await;
