@@ -242,7 +242,16 @@ fn check_session(report: &[Value], layout: &Layout, label: &str) {
         "{label}: the entry, not the host path"
     );
     assert!(ran.get("stdout").is_none(), "{label}: output sent once");
-    assert!(ok(&report[8], "system_info")["cpu_count"].as_u64().unwrap() >= 1);
+    let info = ok(&report[8], "system_info");
+    assert!(info["cpu_count"].as_u64().unwrap() >= 1);
+    assert_eq!(
+        info["kernel_sandbox"]["status"], "enforced",
+        "{label}: {info}"
+    );
+    assert!(
+        info["kernel_sandbox"]["kernel_abi"].as_i64().unwrap() >= 6,
+        "{label}: {info}"
+    );
 
     for (i, what) in [
         (9, "dot-dot escape"),

@@ -346,7 +346,14 @@ async fn execute_command_invalid_timeout() {
 
 #[tokio::test]
 async fn system_info_reports_this_machine() {
-    let info = system_info().await;
+    let fx = Fixture::new();
+    let info = system_info(&fx.sandbox()).await;
+    // What the kernel enforces on commands: this machine's Landlock ABI, all rules in force.
+    assert_eq!(
+        info.kernel_sandbox.kernel_abi,
+        system_tools_mcp::sandbox::kernel_abi()
+    );
+    assert_eq!(info.kernel_sandbox.status, "enforced", "{info:?}");
     assert_eq!(info.arch, std::env::consts::ARCH);
     assert_eq!(info.os, std::env::consts::OS);
     assert!(info.cpu_count >= 1);

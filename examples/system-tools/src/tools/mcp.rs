@@ -203,7 +203,8 @@ pub async fn execute_command(
 
 /// Report the operating system, kernel, CPU, memory and uptime of the server's machine.
 ///
-/// Also gives the architecture and host name; fields the platform cannot provide are null.
+/// Also gives the architecture and host name (fields the platform cannot provide are null),
+/// and what the kernel enforces on commands (Landlock ABI and rules, process containment).
 #[mcp_tool(
     name = "system_info",
     cli_name = "info",
@@ -213,8 +214,8 @@ pub async fn execute_command(
     read_only,
     idempotent
 )]
-pub async fn system_info() -> Json<SystemInfo> {
-    Json(super::system_info().await)
+pub async fn system_info(sandbox: State<Sandbox>) -> Json<SystemInfo> {
+    Json(super::system_info(&sandbox).await)
 }
 
 #[cfg(test)]

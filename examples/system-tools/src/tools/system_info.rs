@@ -1,6 +1,9 @@
-//! `system_info`: OS, architecture, hostname, CPU count and memory.
+//! `system_info`: OS, architecture, hostname, CPU count and memory, and what the kernel
+//! enforces on commands.
 
 use serde::Serialize;
+
+use crate::sandbox::{KernelSandboxReport, ProcessContainment, Sandbox};
 
 /// Result of [`system_info`]. Fields the platform cannot provide are `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -25,10 +28,15 @@ pub struct SystemInfo {
     pub memory_available_bytes: Option<u64>,
     /// Seconds since boot (`/proc/uptime`).
     pub uptime_secs: Option<f64>,
+    /// What the kernel enforces on `execute_command` (Landlock ABI, status, rules).
+    pub kernel_sandbox: KernelSandboxReport,
+    /// How a command's process tree is made to die with its call.
+    pub process_containment: ProcessContainment,
 }
 
-/// Gathers system information from `uname`, `/proc` and `/etc/os-release`.
-pub async fn system_info() -> SystemInfo {
+/// Gathers system information from `uname`, `/proc` and `/etc/os-release`, and the command
+/// sandbox's kernel report.
+pub async fn system_info(sandbox: &Sandbox) -> SystemInfo {
     let uname = rustix::system::uname();
     let text = |s: &std::ffi::CStr| s.to_string_lossy().into_owned();
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
@@ -50,6 +58,8 @@ pub async fn system_info() -> SystemInfo {
         uptime_secs: std::fs::read_to_string("/proc/uptime")
             .ok()
             .and_then(|t| t.split_whitespace().next()?.parse().ok()),
+        kernel_sandbox: sandbox.kernel_report(),
+        process_containment: sandbox.process_containment(),
     }
 }
 
