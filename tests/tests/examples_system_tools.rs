@@ -2,8 +2,10 @@
 //! process behind a sandbox configuration file, driven by the official MCP Python SDK
 //! (`tests/clients/ex6_steps.py`) over stdio and streamable HTTP: the seven tools listed,
 //! each called, refusals answered as `Error (permission_denied)` with an Action line and
-//! nothing outside the sandbox touched, and `--permissions-file` hiding tools.
-//! Needs `scripts/setup-python.sh`.
+//! nothing outside the sandbox touched, and `--permissions-file` hiding tools. Over raw stdio
+//! lines: a command's detached (`setsid`) child dies when stdin closes or the server gets
+//! SIGTERM, command output crosses the wire once and within the cap, and `write_file`'s limit
+//! answers before the transport's. Needs `scripts/setup-python.sh`.
 
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;

@@ -560,6 +560,7 @@ fn rw_dir_rights() -> BitFlags<AccessFs> {
         & !(AccessFs::Execute | AccessFs::IoctlDev | AccessFs::MakeChar | AccessFs::MakeBlock)
 }
 
+/// Canonical forms of the paths that exist, without those inside another one.
 fn canonical_existing(paths: Vec<PathBuf>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for p in paths {
@@ -569,6 +570,8 @@ fn canonical_existing(paths: Vec<PathBuf>) -> Vec<PathBuf> {
             out.push(c);
         }
     }
+    let all = out.clone();
+    out.retain(|p| !all.iter().any(|q| q != p && p.starts_with(q)));
     out
 }
 
