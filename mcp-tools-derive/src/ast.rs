@@ -1,9 +1,10 @@
 //! The parsed model of an annotated fn (`#[mcp_tool]`, `#[mcp_resource]`, `#[mcp_prompt]`):
 //! which parameters are arguments, which one is an `#[args]` struct, which are extractors.
 
-use syn::{FnArg, Ident, ItemFn, LitStr, Pat, Type};
+use syn::{FnArg, GenericArgument, Ident, ItemFn, LitStr, Pat, PathArguments, Type};
 
-use crate::attr::{ArgAttr, ItemAttr, Kind, ParamAttrs, join_doc};
+use crate::attr::{ArgAttr, ItemAttr, Kind, ParamAttrs, Shape, join_doc};
+use crate::ctxt::Ctxt;
 
 /// How one parameter is filled in.
 pub enum ParamKind {
@@ -30,6 +31,7 @@ pub struct AnnotatedFn {
     pub attr: ItemAttr,
     /// The fn with our attributes removed (emitted unchanged otherwise).
     pub item: ItemFn,
+    /// The parameters that parsed (a `self` or pattern parameter is only an error).
     pub params: Vec<Param>,
     pub doc: Option<Doc>,
 }
@@ -41,100 +43,137 @@ pub enum Doc {
     Exprs(Vec<syn::Expr>),
 }
 
-/// The parameter types matched as extractors without `#[extract]`.
-const EXTRACTOR_TYPES: [&str; 2] = ["State", "ToolContext"];
-
+/// The extractor rule: a type written `State<…>` (one type argument) or `ToolContext`,
+/// bare or as `mcp_tools::…` / `::mcp_tools::…`. A type of another path (`crate::State`),
+/// or a `State` without a type argument (a user's `enum State`), is an argument.
 fn is_extractor_type(ty: &Type) -> bool {
-    match ty {
-        Type::Path(path) => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| EXTRACTOR_TYPES.iter().any(|name| s.ident == name)),
-        _ => false,
+    let Type::Path(path) = ty else { return false };
+    if path.qself.is_some() {
+        return false;
     }
+    let segments: Vec<_> = path.path.segments.iter().collect();
+    let last = match segments.as_slice() {
+        [only] if path.path.leading_colon.is_none() => only,
+        [krate, last] if krate.ident == "mcp_tools" => last,
+        _ => return false,
+    };
+    if last.ident == "ToolContext" {
+        return last.arguments.is_none();
+    }
+    last.ident == "State" && single_type_argument(&last.arguments).is_some()
 }
 
-/// `T` when `ty` is written `Option<T>` (matched on the last path segment).
-pub fn option_inner(ty: &Type) -> Option<&Type> {
-    let Type::Path(path) = ty else { return None };
-    let last = path.path.segments.last()?;
-    if last.ident != "Option" {
-        return None;
-    }
-    match &last.arguments {
-        syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => match &args.args[0] {
-            syn::GenericArgument::Type(inner) => Some(inner),
+fn single_type_argument(arguments: &PathArguments) -> Option<&Type> {
+    match arguments {
+        PathArguments::AngleBracketed(args) if args.args.len() == 1 => match &args.args[0] {
+            GenericArgument::Type(inner) => Some(inner),
             _ => None,
         },
         _ => None,
     }
 }
 
+/// `T` when `ty` is written `<name><T>` (`Option<T>`, `Vec<T>`; matched on the last path
+/// segment).
+fn wrapped<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    single_type_argument(&last.arguments)
+}
+
+/// `T` when `ty` is written `Option<T>`.
+pub fn option_inner(ty: &Type) -> Option<&Type> {
+    wrapped(ty, "Option")
+}
+
+/// True for `Vec<T>`, the list type the optional-parameter rule defaults to `[]`.
+pub fn is_vec(ty: &Type) -> bool {
+    wrapped(ty, "Vec").is_some()
+}
+
+/// True for `bool`, the type the optional-parameter rule defaults to `false`.
+pub fn is_bool(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("bool"))
+}
+
+const NUMBERS: &[&str] = &[
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32",
+    "f64",
+];
+const TEXTS: &[&str] = &["String", "str", "char"];
+const LISTS: &[&str] = &[
+    "Vec",
+    "VecDeque",
+    "HashSet",
+    "BTreeSet",
+    "IndexSet",
+    "LinkedList",
+];
+
+/// The shape of an argument's type as written (`Option<T>` has `T`'s).
+pub fn shape(ty: &Type) -> Shape {
+    if let Some(inner) = option_inner(ty) {
+        return shape(inner);
+    }
+    match ty {
+        Type::Array(_) | Type::Slice(_) => Shape::List,
+        Type::Paren(inner) => shape(&inner.elem),
+        Type::Path(path) if path.qself.is_none() => {
+            let Some(last) = path.path.segments.last() else {
+                return Shape::Opaque;
+            };
+            let name = last.ident.to_string();
+            let bare = last.arguments.is_none();
+            if bare && NUMBERS.contains(&name.as_str()) {
+                Shape::Number
+            } else if bare && TEXTS.contains(&name.as_str()) {
+                Shape::Text
+            } else if bare && name == "bool" {
+                Shape::Bool
+            } else if !bare && LISTS.contains(&name.as_str()) {
+                Shape::List
+            } else {
+                Shape::Opaque
+            }
+        }
+        _ => Shape::Opaque,
+    }
+}
+
 impl AnnotatedFn {
-    /// Parse; every structural problem is a spanned error (collected by `valid.rs`).
-    pub fn parse(attr: ItemAttr, mut item: ItemFn) -> syn::Result<AnnotatedFn> {
+    /// Parse; every structural problem goes to `cx` and the parameter is left out.
+    pub fn parse(cx: &Ctxt, attr: ItemAttr, mut item: ItemFn) -> AnnotatedFn {
         let macro_name = attr.kind.attr();
-        let doc_exprs: Vec<syn::Expr> = item
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("doc"))
-            .filter_map(|a| match &a.meta {
-                syn::Meta::NameValue(nv) => Some(nv.value.clone()),
-                _ => None,
-            })
-            .collect();
-        let doc_lines: Option<Vec<LitStr>> = doc_exprs
-            .iter()
-            .map(|e| match e {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.clone()),
-                _ => None,
-            })
-            .collect();
-        let doc = match doc_lines {
-            Some(lines) => join_doc(&lines).map(Doc::Text),
-            None => Some(Doc::Exprs(doc_exprs)),
-        };
+        let doc = fn_doc(&item);
         let mut params = Vec::new();
-        let mut errors: Option<syn::Error> = None;
-        let mut push_error = |e: syn::Error| match &mut errors {
-            Some(all) => all.combine(e),
-            None => errors = Some(e),
-        };
         for input in item.sig.inputs.iter_mut() {
             let typed = match input {
                 FnArg::Receiver(receiver) => {
-                    push_error(syn::Error::new_spanned(
-                        receiver,
+                    cx.error_spanned_by(
+                        &*receiver,
                         format!(
                             "{macro_name} fns cannot take `self`; make it a free fn and pass shared data as `State<T>`"
                         ),
-                    ));
+                    );
                     continue;
                 }
                 FnArg::Typed(typed) => typed,
             };
-            let attrs = match ParamAttrs::take(&mut typed.attrs) {
-                Ok(attrs) => attrs,
-                Err(e) => {
-                    push_error(e);
-                    continue;
-                }
-            };
+            let attrs = ParamAttrs::take(cx, &mut typed.attrs);
             let ident = match &*typed.pat {
                 Pat::Ident(pat) if pat.subpat.is_none() && pat.by_ref.is_none() => {
                     pat.ident.clone()
                 }
                 other => {
-                    push_error(syn::Error::new_spanned(
+                    cx.error_spanned_by(
                         other,
                         format!(
                             "{macro_name} parameters must be plain names (`name: Type`); destructure inside the fn body"
                         ),
-                    ));
+                    );
                     continue;
                 }
             };
@@ -154,12 +193,12 @@ impl AnnotatedFn {
                     Kind::Resource => "a URI template variable",
                     Kind::Prompt => "a prompt argument",
                 };
-                push_error(syn::Error::new(
+                cx.error_at(
                     span,
                     format!(
                         "#[arg] describes {what}; it cannot go on an #[args] struct or an extractor"
                     ),
-                ));
+                );
             }
             params.push(Param {
                 ident,
@@ -169,15 +208,12 @@ impl AnnotatedFn {
         }
         let own = &macro_name[2..macro_name.len() - 1];
         item.attrs.retain(|a| !a.path().is_ident(own));
-        if let Some(errors) = errors {
-            return Err(errors);
-        }
-        Ok(AnnotatedFn {
+        AnnotatedFn {
             attr,
             item,
             params,
             doc,
-        })
+        }
     }
 
     /// The item's name: the `name` key or the fn's name.
@@ -187,6 +223,32 @@ impl AnnotatedFn {
             .as_ref()
             .map(LitStr::value)
             .unwrap_or_else(|| self.item.sig.ident.to_string())
+    }
+}
+
+fn fn_doc(item: &ItemFn) -> Option<Doc> {
+    let exprs: Vec<syn::Expr> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => Some(nv.value.clone()),
+            _ => None,
+        })
+        .collect();
+    let lines: Option<Vec<LitStr>> = exprs
+        .iter()
+        .map(|e| match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    match lines {
+        Some(lines) => join_doc(&lines).map(Doc::Text),
+        None => Some(Doc::Exprs(exprs)),
     }
 }
 
@@ -202,6 +264,20 @@ impl Param {
                 let name = self.ident.to_string();
                 name.strip_prefix("r#").map(str::to_string).unwrap_or(name)
             }
+        }
+    }
+
+    /// True when a client may leave this argument out: `Option<T>`, `#[arg(default)]`, and
+    /// (the defaulted types) `Vec<T>` and `bool`.
+    pub fn optional(&self) -> bool {
+        match &self.kind {
+            ParamKind::Arg { attr, .. } => {
+                attr.default.is_some()
+                    || option_inner(&self.ty).is_some()
+                    || is_vec(&self.ty)
+                    || is_bool(&self.ty)
+            }
+            _ => false,
         }
     }
 }

@@ -4,10 +4,10 @@
 //! absolute `::mcp_tools::…` path.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::ast::{AnnotatedFn, Doc, Param, ParamKind, option_inner};
+use crate::ast::{AnnotatedFn, Doc, Param, ParamKind, is_bool, is_vec, option_inner};
 use crate::attr::{Kind, join_doc};
 
 pub fn expand(item: &AnnotatedFn) -> TokenStream {
@@ -18,16 +18,88 @@ pub fn expand(item: &AnnotatedFn) -> TokenStream {
     }
 }
 
+/// What is emitted when `item` has errors: the fn and its name constant (so its uses
+/// resolve and the mistake is reported once), and the errors. Nothing is registered.
+pub fn fallback(item: &AnnotatedFn, errors: syn::Error) -> TokenStream {
+    let user_fn = user_fn(item);
+    let name_const = name_const(item);
+    let errors = errors.to_compile_error();
+    quote! {
+        #user_fn
+        #name_const
+        #errors
+    }
+}
+
+/// The user's fn, our attributes removed. A tool's parameters are its arguments, so a long
+/// list is its schema, not a smell: clippy's `too_many_arguments` is allowed on it (unless
+/// the fn says otherwise).
+fn user_fn(item: &AnnotatedFn) -> TokenStream {
+    let mut user_fn = item.item.clone();
+    let mentions_lint = user_fn.attrs.iter().any(|a| {
+        a.to_token_stream()
+            .to_string()
+            .contains("too_many_arguments")
+    });
+    if !mentions_lint {
+        user_fn
+            .attrs
+            .push(syn::parse_quote!(#[allow(clippy::too_many_arguments)]));
+    }
+    quote! { #user_fn }
+}
+
+/// `pub const <NAME>_TOOL` / `_PROMPT` (the name) or `<FN>_RESOURCE` (the URI or URI
+/// template), with a doc line.
+fn name_const(item: &AnnotatedFn) -> TokenStream {
+    let attr = &item.attr;
+    let name = item.name();
+    let (base, suffix, doc, value) = match attr.kind {
+        Kind::Tool | Kind::Prompt => {
+            let noun = attr.kind.noun();
+            let doc = format!("The name of the `{name}` {noun}.");
+            (name.clone(), noun.to_uppercase(), doc, name)
+        }
+        Kind::Resource => {
+            let fn_name = item.item.sig.ident.to_string();
+            let (what, address) = match (&attr.uri, &attr.uri_template) {
+                (Some(uri), _) => ("URI", uri.value()),
+                (None, Some(template)) => ("URI template", template.value()),
+                (None, None) => ("URI", String::new()),
+            };
+            let doc = format!("The {what} of the `{fn_name}` resource.");
+            (fn_name, "RESOURCE".to_string(), doc, address)
+        }
+    };
+    // Upper case, every other character `_`: the same ident for a valid name, and still an
+    // ident (for the fallback) when the name is invalid.
+    let mut ident: String = base
+        .trim_start_matches("r#")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !ident.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        ident.insert(0, '_');
+    }
+    let ident = format_ident!("{ident}_{suffix}");
+    quote! {
+        #[doc = #doc]
+        #[allow(dead_code)]
+        pub const #ident: &str = #value;
+    }
+}
+
 fn tool(tool: &AnnotatedFn) -> TokenStream {
-    let item = &tool.item;
-    let fn_ident = &item.sig.ident;
+    let item = user_fn(tool);
+    let fn_ident = &tool.item.sig.ident;
     let name = tool.name();
-    let name_const = name_const(
-        &name,
-        "TOOL",
-        &format!("The name of the `{name}` tool."),
-        &name,
-    );
+    let name_const = name_const(tool);
 
     let (args_struct, args_ty, field_values) = arguments(tool);
     let extractors = extractors(tool);
@@ -39,8 +111,9 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
             .map(|(_, value)| value.clone())
             .unwrap_or_default()
     });
-    let ret_ty = return_type(item);
+    let ret_ty = return_type(&tool.item);
     let metadata = metadata(tool);
+    let constraints = constraints(tool);
 
     quote! {
         #item
@@ -51,11 +124,10 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
             #args_struct
 
             fn __mcp_tool_def() -> ::core::result::Result<::mcp_tools::ToolDef, ::mcp_tools::ToolDefError> {
+                let __input_schema = ::mcp_tools::__private::input_schema::<#args_ty>(#name, &[#(#constraints),*])?;
                 ::mcp_tools::ToolDef::builder(#name)
                     #metadata
-                    .input_schema(::mcp_tools::__private::serde_json::Value::Object(
-                        ::mcp_tools::schema::input_schema_for::<#args_ty>(),
-                    ))
+                    .input_schema(::mcp_tools::__private::serde_json::Value::Object(__input_schema))
                     .output_schema(<#ret_ty as ::mcp_tools::IntoToolResult>::output_schema())
                     #(#requirements)*
                     .source(::core::file!(), ::core::line!())
@@ -68,30 +140,23 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
             }
 
             ::mcp_tools::__private::inventory::submit! {
-                ::mcp_tools::__private::ToolRegistration::new(__mcp_tool_def)
+                ::mcp_tools::__private::Registration::new(__mcp_tool_def)
             }
         };
     }
 }
 
 fn resource(resource: &AnnotatedFn) -> TokenStream {
-    let item = &resource.item;
-    let fn_ident = &item.sig.ident;
+    let item = user_fn(resource);
     let attr = &resource.attr;
     let (constructor, address) = match (&attr.uri, &attr.uri_template) {
         (Some(uri), _) => (quote! { fixed }, uri.value()),
         (None, Some(template)) => (quote! { template }, template.value()),
         (None, None) => (quote! { fixed }, String::new()),
     };
-    let what = if attr.uri.is_some() {
-        "URI"
-    } else {
-        "URI template"
-    };
-    let const_doc = format!("The {what} of the `{fn_ident}` resource.");
-    let name_const = name_const(&fn_ident.to_string(), "RESOURCE", &const_doc, &address);
+    let name_const = name_const(resource);
     let name = resource.name();
-    let ret_ty = return_type(item);
+    let ret_ty = return_type(&resource.item);
     let common = common_calls(resource);
     let mime_type = attr.mime_type.as_ref().map(|m| quote! { .mime_type(#m) });
     let StringFnParts { calls, body, call } = string_fn_parts(resource);
@@ -117,22 +182,17 @@ fn resource(resource: &AnnotatedFn) -> TokenStream {
             }
 
             ::mcp_tools::__private::inventory::submit! {
-                ::mcp_tools::__private::Registration::<::mcp_tools::ResourceDef>::new(__mcp_resource_def)
+                ::mcp_tools::__private::Registration::new(__mcp_resource_def)
             }
         };
     }
 }
 
 fn prompt(prompt: &AnnotatedFn) -> TokenStream {
-    let item = &prompt.item;
+    let item = user_fn(prompt);
     let name = prompt.name();
-    let name_const = name_const(
-        &name,
-        "PROMPT",
-        &format!("The name of the `{name}` prompt."),
-        &name,
-    );
-    let ret_ty = return_type(item);
+    let name_const = name_const(prompt);
+    let ret_ty = return_type(&prompt.item);
     let common = common_calls(prompt);
     let arguments = prompt.params.iter().filter_map(|param| {
         let ParamKind::Arg { attr, doc } = &param.kind else {
@@ -145,7 +205,7 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
             .map(syn::LitStr::value)
             .or_else(|| join_doc(doc))
             .map(|d| quote! { .with_description(#d) });
-        let required = option_inner(&param.ty).is_none() && attr.default.is_none();
+        let required = !param.optional();
         Some(quote! {
             .argument(::mcp_tools::PromptArgument::new(#wire) #description .with_required(#required))
         })
@@ -172,7 +232,7 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
             }
 
             ::mcp_tools::__private::inventory::submit! {
-                ::mcp_tools::__private::Registration::<::mcp_tools::PromptDef>::new(__mcp_prompt_def)
+                ::mcp_tools::__private::Registration::new(__mcp_prompt_def)
             }
         };
     }
@@ -221,31 +281,21 @@ fn return_type(item: &syn::ItemFn) -> TokenStream {
     }
 }
 
-/// `pub const <NAME>_<SUFFIX>: &str = value;` with a doc line.
-fn name_const(name: &str, suffix: &str, doc: &str, value: &str) -> TokenStream {
-    let ident = format_ident!(
-        "{}{}_{suffix}",
-        if name.starts_with(|c: char| c.is_ascii_digit()) {
-            "_"
-        } else {
-            ""
-        },
-        name.to_uppercase().replace(['-', '.'], "_")
-    );
-    quote! {
-        #[doc = #doc]
-        #[allow(dead_code)]
-        pub const #ident: &str = #value;
-    }
-}
-
 /// `let x = <T as FromContext>::from_context(&__ctx)?;` for every extractor.
 fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
     item.params
         .iter()
         .filter(|p| matches!(p.kind, ParamKind::Extractor))
         .map(|Param { ident, ty, .. }| {
-            quote! { let #ident = <#ty as ::mcp_tools::FromContext>::from_context(&__ctx)?; }
+            let check = quote_spanned! {ty.span()=>
+                const _: () = ::mcp_tools::__private::extractor::<#ty>();
+            };
+            quote! {
+                let #ident = {
+                    #check
+                    <#ty as ::mcp_tools::FromContext>::from_context(&__ctx)?
+                };
+            }
         })
         .collect()
 }
@@ -312,6 +362,9 @@ fn string_params(item: &AnnotatedFn) -> Vec<TokenStream> {
             let wire = param.wire_name();
             let value = match (option_inner(ty), &attr.default) {
                 (Some(inner), _) => quote! { __params.optional::<#inner>(#wire)? },
+                (None, None) if is_bool(ty) => {
+                    quote! { __params.optional::<bool>(#wire)?.unwrap_or(false) }
+                }
                 (None, Some(default)) => {
                     let default = default_value(default);
                     quote! {
@@ -369,9 +422,11 @@ fn arguments(tool: &AnnotatedFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, 
         .find(|p| matches!(p.kind, ParamKind::Args))
     {
         let ty = &param.ty;
-        return (TokenStream::new(), quote! { #ty }, Vec::new());
+        let check = argument_check(ty);
+        return (quote! { #check }, quote! { #ty }, Vec::new());
     }
     let mut fields = Vec::new();
+    let mut checks = Vec::new();
     let mut defaults = Vec::new();
     let mut values = Vec::new();
     for param in &tool.params {
@@ -398,6 +453,9 @@ fn arguments(tool: &AnnotatedFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, 
                 fn #default_fn() -> #ty { #value }
             });
             attrs.push(quote! { #[serde(default = #path)] });
+        } else if is_vec(ty) || is_bool(ty) {
+            // The optional-parameter rule: `[]` / `false` when absent, and the schema says so.
+            attrs.push(quote! { #[serde(default)] });
         }
         let bound = |key: &str, min: &Option<syn::Expr>, max: &Option<syn::Expr>| {
             let key = format_ident!("{}", key);
@@ -410,10 +468,12 @@ fn arguments(tool: &AnnotatedFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, 
         if let Some(pattern) = &attr.pattern {
             attrs.push(quote! { #[schemars(pattern(#pattern))] });
         }
+        checks.push(argument_check(ty));
         fields.push(quote! { #(#attrs)* #ident: #ty, });
         values.push((ident.clone(), quote! { __args.#ident }));
     }
     let definition = quote! {
+        #(#checks)*
         #[derive(::mcp_tools::__private::serde::Deserialize, ::mcp_tools::__private::schemars::JsonSchema)]
         #[serde(crate = "::mcp_tools::__private::serde", deny_unknown_fields)]
         #[schemars(crate = "::mcp_tools::__private::schemars")]
@@ -470,4 +530,32 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
         });
     }
     quote! { #(#calls)* }
+}
+
+/// `(argument, key, schema keywords)` for every constraint key of every argument: the
+/// build checks each reached the schema (for types the macro cannot see through).
+fn constraints(tool: &AnnotatedFn) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for param in &tool.params {
+        let ParamKind::Arg { attr, .. } = &param.kind else {
+            continue;
+        };
+        let wire = param.wire_name();
+        for (key, _) in attr
+            .given
+            .iter()
+            .filter(|(k, _)| !k.schema_keywords.is_empty())
+        {
+            let name = key.name;
+            let keywords = key.schema_keywords;
+            out.push(quote! { (#wire, #name, &[#(#keywords),*]) });
+        }
+    }
+    out
+}
+
+/// A type without `Deserialize` or `JsonSchema` is an error at the argument saying what to
+/// derive (before rustc's own errors from the derives).
+fn argument_check(ty: &syn::Type) -> TokenStream {
+    quote_spanned! {ty.span()=> const _: () = ::mcp_tools::__private::tool_argument::<#ty>(); }
 }

@@ -2,13 +2,17 @@
 //! `mcp-tools` crate, which re-exports them; generated code refers only to
 //! `::mcp_tools::…` paths.
 //!
-//! Layout: `attr.rs` parses attribute keys, `ast.rs` builds the parsed model of the fn,
-//! `valid.rs` checks it (errors point at the offending span; `template.rs` checks resource
-//! URIs and URI templates), `expand.rs` generates code. The three macros share all of it;
+//! Layout (thiserror-impl's): `attr.rs` parses attribute keys (one table row per key),
+//! `ast.rs` builds the parsed model of the fn, `valid.rs` checks it (errors point at the
+//! offending span; `template.rs` checks resource URIs and URI templates), `expand.rs`
+//! generates code. Every problem goes to one collector (`ctxt.rs`), so one compile reports
+//! all of them; on error the fn and its name constant are still emitted, so a mistake is
+//! reported once and not again at every use. The three macros share all of it;
 //! [`attr::Kind`] says which one is running.
 
 mod ast;
 mod attr;
+mod ctxt;
 mod expand;
 mod template;
 mod valid;
@@ -38,39 +42,13 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 
 fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
     let item = syn::parse_macro_input!(input as syn::ItemFn);
-    match expand_item(kind, args.into(), item.clone()) {
-        Ok(tokens) => tokens.into(),
-        Err(err) => {
-            // Keep the user's fn so its own errors and uses still resolve.
-            let mut item = item;
-            strip_param_attrs(&mut item);
-            let err = err.to_compile_error();
-            quote::quote! { #item #err }.into()
-        }
+    let cx = ctxt::Ctxt::new();
+    let attr = attr::ItemAttr::parse(&cx, kind, args.into());
+    let parsed = ast::AnnotatedFn::parse(&cx, attr, item);
+    valid::check(&cx, &parsed);
+    match cx.check() {
+        Ok(()) => expand::expand(&parsed),
+        Err(errors) => expand::fallback(&parsed, errors),
     }
-}
-
-fn expand_item(
-    kind: Kind,
-    args: proc_macro2::TokenStream,
-    item: syn::ItemFn,
-) -> syn::Result<proc_macro2::TokenStream> {
-    let attr = attr::ItemAttr::parse(kind, args)?;
-    let parsed = ast::AnnotatedFn::parse(attr, item)?;
-    valid::check(&parsed)?;
-    Ok(expand::expand(&parsed))
-}
-
-/// Remove our parameter attributes so the fallback fn compiles.
-fn strip_param_attrs(item: &mut syn::ItemFn) {
-    for input in item.sig.inputs.iter_mut() {
-        if let syn::FnArg::Typed(typed) = input {
-            typed.attrs.retain(|a| {
-                !(a.path().is_ident("arg")
-                    || a.path().is_ident("args")
-                    || a.path().is_ident("extract")
-                    || a.path().is_ident("doc"))
-            });
-        }
-    }
+    .into()
 }

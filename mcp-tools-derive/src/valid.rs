@@ -1,59 +1,47 @@
 //! Checks that point at the offending span with a message saying how to fix it.
 
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::spanned::Spanned;
 
-use crate::ast::{AnnotatedFn, ParamKind};
-use crate::attr::Kind;
+use crate::ast::{self, AnnotatedFn, Param, ParamKind};
+use crate::attr::{Kind, Shape};
+use crate::ctxt::Ctxt;
 use crate::template;
 
-/// Every problem of `item`, combined into one error.
-pub fn check(item: &AnnotatedFn) -> syn::Result<()> {
-    let mut errors: Vec<syn::Error> = Vec::new();
-    common(item, &mut errors);
+/// Report every problem of `item` to `cx`.
+pub fn check(cx: &Ctxt, item: &AnnotatedFn) {
+    common(cx, item);
     match item.attr.kind {
-        Kind::Tool => tool(item, &mut errors),
-        Kind::Resource => resource(item, &mut errors),
-        Kind::Prompt => prompt(item, &mut errors),
-    }
-    let mut errors = errors.into_iter();
-    match errors.next() {
-        None => Ok(()),
-        Some(mut first) => {
-            for e in errors {
-                first.combine(e);
-            }
-            Err(first)
-        }
+        Kind::Tool => tool(cx, item),
+        Kind::Resource => resource(cx, item),
+        Kind::Prompt => prompt(cx, item),
     }
 }
 
 /// The checks every macro shares: signature shape, name, description, parameters.
-fn common(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
+fn common(cx: &Ctxt, item: &AnnotatedFn) {
     let kind = item.attr.kind;
     let attr_name = kind.attr();
     let sig = &item.item.sig;
     if sig.asyncness.is_none() {
-        errors.push(syn::Error::new(
+        cx.error_at(
             sig.fn_token.span(),
             format!("{attr_name} requires an `async fn`; add `async` before `fn`"),
-        ));
+        );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         let why = match kind {
             Kind::Tool => "the schema must be known at compile time",
             Kind::Resource | Kind::Prompt => "its metadata must be known at compile time",
         };
-        errors.push(syn::Error::new_spanned(
+        cx.error_spanned_by(
             &sig.generics,
             format!("{attr_name} fns cannot be generic; {why} — use concrete types"),
-        ));
+        );
     }
     if let Some(variadic) = &sig.variadic {
-        errors.push(syn::Error::new_spanned(
-            variadic,
-            format!("{attr_name} fns cannot be variadic"),
-        ));
+        cx.error_spanned_by(variadic, format!("{attr_name} fns cannot be variadic"));
     }
     if let syn::ReturnType::Type(_, ty) = &sig.output
         && contains_impl_trait(ty)
@@ -63,10 +51,10 @@ fn common(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
             Kind::Resource => "String, Vec<u8>, Json<T>, ResourceContent or Result<T, E>",
             Kind::Prompt => "String, PromptMessage, Vec<PromptMessage> or Result<T, E>",
         };
-        errors.push(syn::Error::new_spanned(
+        cx.error_spanned_by(
             ty,
             format!("{attr_name} fns cannot return `impl Trait`; return a concrete type such as {examples}"),
-        ));
+        );
     }
     let name_span = item
         .attr
@@ -75,13 +63,13 @@ fn common(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
         .map(|n| n.span())
         .unwrap_or_else(|| sig.ident.span());
     if let Some(problem) = name_problem(kind, &item.name(), item.attr.nonportable_name.is_some()) {
-        errors.push(syn::Error::new(name_span, problem));
+        cx.error_at(name_span, problem);
     }
     if let (Some(d), Some(_)) = (&item.attr.description, &item.attr.description_file) {
-        errors.push(syn::Error::new(
+        cx.error_at(
             d.span(),
             "give either `description` or `description_file`, not both",
-        ));
+        );
     }
     let has_description = item
         .attr
@@ -91,26 +79,26 @@ fn common(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
         || item.attr.description_file.is_some()
         || item.doc.is_some();
     if !has_description {
-        errors.push(syn::Error::new(
+        cx.error_at(
             sig.ident.span(),
             format!(
                 "this {} has no description; add a `/// doc comment` to the fn, or `description = \"...\"` / `description_file = \"path.md\"` to {attr_name}",
                 kind.noun()
             ),
-        ));
+        );
     }
     for param in &item.params {
-        if let ParamKind::Arg { attr, .. } = &param.kind
-            && let Some(name) = &attr.rename
-            && name.value().is_empty()
-        {
-            errors.push(syn::Error::new(
-                name.span(),
-                "rename needs a non-empty name",
-            ));
+        owned(cx, kind, param);
+        if let ParamKind::Arg { attr, .. } = &param.kind {
+            if let Some(name) = &attr.rename
+                && name.value().is_empty()
+            {
+                cx.error_at(name.span(), "rename needs a non-empty name");
+            }
+            arg_keys(cx, kind, param, attr);
         }
         if matches!(param.kind, ParamKind::Args) && kind != Kind::Tool {
-            errors.push(syn::Error::new_spanned(
+            cx.error_spanned_by(
                 &param.ident,
                 format!(
                     "#[args] structs are for tools; give each {} as its own parameter",
@@ -119,12 +107,101 @@ fn common(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
                         _ => "URI template variable",
                     }
                 ),
-            ));
+            );
         }
     }
 }
 
-fn tool(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
+/// Arguments are deserialized, so they are owned: `&str` and `&T` cannot be filled.
+fn owned(cx: &Ctxt, kind: Kind, param: &Param) {
+    if matches!(param.kind, ParamKind::Extractor) {
+        return;
+    }
+    let syn::Type::Reference(reference) = &param.ty else {
+        return;
+    };
+    let elem = &reference.elem;
+    let owned = match &**elem {
+        syn::Type::Path(path) if path.path.is_ident("str") => "String".to_string(),
+        syn::Type::Slice(slice) => format!("Vec<{}>", tokens(&slice.elem)),
+        other => tokens(other),
+    };
+    cx.error_spanned_by(
+        &param.ty,
+        format!(
+            "{} arguments are parsed from the request into owned values; take `{owned}` instead of `{}`",
+            kind.attr(),
+            tokens(&param.ty)
+        ),
+    );
+}
+
+/// Each `#[arg]` key applies to this macro and fits the argument's type.
+fn arg_keys(cx: &Ctxt, kind: Kind, param: &Param, attr: &crate::attr::ArgAttr) {
+    let shape = ast::shape(&param.ty);
+    for (key, span) in &attr.given {
+        if !key.kinds.contains(&kind) {
+            let allowed: Vec<&str> = crate::attr::ARG_KEYS
+                .iter()
+                .filter(|k| k.kinds.contains(&kind))
+                .map(|k| k.name)
+                .collect();
+            let what = match kind {
+                Kind::Tool => "tool arguments",
+                Kind::Resource => "URI template variables",
+                Kind::Prompt => "prompt arguments",
+            };
+            cx.error_at(
+                *span,
+                format!(
+                    "`{}` does not apply to {what}; they accept only: {}",
+                    key.name,
+                    allowed.join(", ")
+                ),
+            );
+            continue;
+        }
+        if key.fits.admits(shape) {
+            continue;
+        }
+        let is = match shape {
+            Shape::Number => "a number",
+            Shape::Text => "a string",
+            Shape::List => "a list",
+            Shape::Bool => "a boolean",
+            Shape::Opaque => "opaque",
+        };
+        let instead = key
+            .counterpart
+            .and_then(|name| crate::attr::ARG_KEYS.iter().find(|k| k.name == name))
+            .filter(|other| other.fits.admits(shape))
+            .map(|other| format!("; use `{}` instead", other.name))
+            .unwrap_or_default();
+        cx.error_at(
+            *span,
+            format!(
+                "`{}` applies to {}, and `{}: {}` is {is}{instead}",
+                key.name,
+                key.fits.what(),
+                param.wire_name(),
+                tokens(&param.ty)
+            ),
+        );
+    }
+}
+
+fn tokens(ty: &syn::Type) -> String {
+    ty.to_token_stream()
+        .to_string()
+        .replace(" < ", "<")
+        .replace(" <", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace("& ", "&")
+        .replace(" :: ", "::")
+}
+
+fn tool(cx: &Ctxt, item: &AnnotatedFn) {
     let args_structs: Vec<_> = item
         .params
         .iter()
@@ -136,183 +213,117 @@ fn tool(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
         .filter(|p| matches!(p.kind, ParamKind::Arg { .. }))
         .count();
     if args_structs.len() > 1 {
-        errors.push(syn::Error::new_spanned(
+        cx.error_spanned_by(
             &args_structs[1].ident,
             "only one parameter can be #[args]; merge the structs",
-        ));
+        );
     }
     if !args_structs.is_empty() && plain_args > 0 {
-        errors.push(syn::Error::new_spanned(
+        cx.error_spanned_by(
             &args_structs[0].ident,
             "an #[args] struct is the whole input schema; move the other arguments into it as fields",
-        ));
-    }
-    if let Some(limit) = &item.attr.max_concurrency
-        && limit.base10_parse::<usize>().is_ok_and(|n| n == 0)
-    {
-        errors.push(syn::Error::new(
-            limit.span(),
-            "max_concurrency must be at least 1 (1 serializes the tool)",
-        ));
+        );
     }
 }
 
-fn resource(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
+fn resource(cx: &Ctxt, item: &AnnotatedFn) {
     let attr = &item.attr;
     let variables = match (&attr.uri, &attr.uri_template) {
         (None, None) => {
-            errors.push(syn::Error::new(
+            cx.error_at(
                 Span::call_site(),
                 "#[mcp_resource] needs `uri = \"scheme://path\"` (one resource) or `uri_template = \"scheme://path/{var}\"` (a family of resources)",
-            ));
+            );
             return;
         }
         (Some(uri), Some(_)) => {
-            errors.push(syn::Error::new(
-                uri.span(),
-                "give either `uri` or `uri_template`, not both",
-            ));
+            cx.error_at(uri.span(), "give either `uri` or `uri_template`, not both");
             return;
         }
-        (Some(uri), None) => {
-            if let Some(problem) = template::uri_problem(&uri.value()) {
-                errors.push(syn::Error::new(uri.span(), problem));
-            }
+        (Some(_), None) => {
             if let Some((arg, _)) = attr.complete.iter().flatten().next() {
-                errors.push(syn::Error::new_spanned(
+                cx.error_spanned_by(
                     arg,
                     "a resource with a fixed `uri` has no variables to complete; use `uri_template`",
-                ));
+                );
             }
             Vec::new()
         }
         (None, Some(template)) => match template::variables(&template.value()) {
             Ok(variables) => variables,
             Err(problem) => {
-                errors.push(syn::Error::new(template.span(), problem));
+                cx.error_at(template.span(), problem);
                 return;
             }
         },
     };
-    if let Some(mime) = &attr.mime_type
-        && !mime.value().contains('/')
-    {
-        errors.push(syn::Error::new(
-            mime.span(),
-            "mime_type must look like `type/subtype`, e.g. \"text/plain\" or \"image/png\"",
-        ));
-    }
     let mut bound = Vec::new();
     for param in &item.params {
-        let ParamKind::Arg { attr: arg, .. } = &param.kind else {
+        let ParamKind::Arg { .. } = &param.kind else {
             continue;
         };
-        allow_arg_keys(arg, &["rename"], "URI template variables", errors);
         let name = param.wire_name();
         if attr.uri.is_some() {
-            errors.push(syn::Error::new_spanned(
+            cx.error_spanned_by(
                 &param.ident,
                 format!(
                     "a resource with a fixed `uri` takes no arguments; use `uri_template = \"...{{{name}}}...\"` to take `{name}` from the URI, or make it an extractor (State<T>, ToolContext, #[extract])"
                 ),
-            ));
+            );
         } else if !variables.contains(&name) {
-            errors.push(syn::Error::new_spanned(
+            cx.error_spanned_by(
                 &param.ident,
                 format!(
                     "`{name}` is not a variable of the URI template (it has: {}); add `{{{name}}}` to the template, rename the parameter, or make it an extractor",
                     list(&variables)
                 ),
-            ));
+            );
         }
         bound.push(name);
     }
     if let Some(template) = &attr.uri_template {
         for variable in variables.iter().filter(|v| !bound.contains(v)) {
-            errors.push(syn::Error::new(
+            cx.error_at(
                 template.span(),
                 format!(
                     "the URI template variable `{variable}` has no parameter; add `{variable}: String` (or another `FromStr` type) to the fn"
                 ),
-            ));
+            );
         }
-        check_completions(item, &variables, "URI template variable", errors);
+        check_completions(cx, item, &variables, "URI template variable");
     }
 }
 
-fn prompt(item: &AnnotatedFn, errors: &mut Vec<syn::Error>) {
+fn prompt(cx: &Ctxt, item: &AnnotatedFn) {
     let mut arguments = Vec::new();
     for param in &item.params {
-        if let ParamKind::Arg { attr, .. } = &param.kind {
-            allow_arg_keys(
-                attr,
-                &["desc", "default", "rename"],
-                "prompt arguments",
-                errors,
-            );
+        if let ParamKind::Arg { .. } = &param.kind {
             let name = param.wire_name();
             if arguments.contains(&name) {
-                errors.push(syn::Error::new_spanned(
+                cx.error_spanned_by(
                     &param.ident,
                     format!("two parameters are both the prompt argument `{name}`; rename one"),
-                ));
+                );
             }
             arguments.push(name);
         }
     }
-    check_completions(item, &arguments, "prompt argument", errors);
+    check_completions(cx, item, &arguments, "prompt argument");
 }
 
 /// Every `complete(x = f)` key names an argument of the item.
-fn check_completions(
-    item: &AnnotatedFn,
-    names: &[String],
-    what: &str,
-    errors: &mut Vec<syn::Error>,
-) {
+fn check_completions(cx: &Ctxt, item: &AnnotatedFn, names: &[String], what: &str) {
     for (arg, _) in item.attr.complete.iter().flatten() {
         let key = arg.to_string();
         if !names.contains(&key) {
-            errors.push(syn::Error::new_spanned(
+            cx.error_spanned_by(
                 arg,
                 format!(
                     "`{key}` is not a {what} of this {} (it has: {}); complete one of those",
                     item.attr.kind.noun(),
                     list(names)
                 ),
-            ));
-        }
-    }
-}
-
-/// `#[arg]` keys other than `allowed` are errors at their value.
-fn allow_arg_keys(
-    arg: &crate::attr::ArgAttr,
-    allowed: &[&str],
-    what: &str,
-    errors: &mut Vec<syn::Error>,
-) {
-    let present: [(&str, Option<Span>); 8] = [
-        ("desc", arg.desc.as_ref().map(|v| v.span())),
-        ("default", arg.default.as_ref().map(|v| v.span())),
-        ("rename", arg.rename.as_ref().map(|v| v.span())),
-        ("minimum", arg.minimum.as_ref().map(|v| v.span())),
-        ("maximum", arg.maximum.as_ref().map(|v| v.span())),
-        ("min_length", arg.min_length.as_ref().map(|v| v.span())),
-        ("max_length", arg.max_length.as_ref().map(|v| v.span())),
-        ("pattern", arg.pattern.as_ref().map(|v| v.span())),
-    ];
-    for (key, span) in present {
-        if let Some(span) = span
-            && !allowed.contains(&key)
-        {
-            errors.push(syn::Error::new(
-                span,
-                format!(
-                    "`{key}` does not apply to {what}; they accept only: {}",
-                    allowed.join(", ")
-                ),
-            ));
+            );
         }
     }
 }
@@ -336,35 +347,17 @@ fn contains_impl_trait(ty: &syn::Type) -> bool {
             .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "impl"))
 }
 
-/// The spec's rule (1–128 of `[A-Za-z0-9_.-]`) for tool and prompt names, and the portable
-/// subset for tools; resource names are free text but not empty.
+/// The shared name rules (`mcp-tools-names`) for tools and prompts (prompt names may be
+/// non-portable); resource names are free text but not empty.
 fn name_problem(kind: Kind, name: &str, nonportable: bool) -> Option<String> {
-    let noun = kind.noun();
     if kind == Kind::Resource {
         return name
             .trim()
             .is_empty()
             .then(|| "resource name must not be empty".to_string());
     }
-    if name.is_empty() || name.len() > 128 {
-        return Some(format!(
-            "{noun} name must be 1 to 128 characters (this one has {})",
-            name.len()
-        ));
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return Some(format!(
-            "{noun} name {name:?} contains {bad:?}; use only ASCII letters, digits, '_', '-' and '.'"
-        ));
-    }
-    let portable = name.len() <= 64 && !name.contains('.');
-    if kind == Kind::Tool && !portable && !nonportable {
-        return Some(format!(
-            "tool name {name:?} has a '.' or is over 64 characters; Claude Desktop, Copilot CLI and OpenAI-style clients reject such names (and the whole tool list). Rename it, or add `nonportable_name` to opt in"
-        ));
-    }
-    None
+    let nonportable = nonportable || kind == Kind::Prompt;
+    mcp_tools_names::check(name, nonportable)
+        .err()
+        .map(|problem| format!("{} {problem}", kind.noun()))
 }

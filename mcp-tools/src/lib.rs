@@ -68,6 +68,7 @@ mod offerings;
 mod params;
 mod permissions;
 mod prompt;
+mod registration;
 mod registry;
 mod report;
 mod resource;
@@ -190,19 +191,95 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::offerings::Registration;
-    pub use crate::tool::ToolRegistration;
+    pub use crate::registration::Registration;
 
     use crate::error::ToolError;
+    use crate::tool::ToolDefError;
     use rmcp::model::JsonObject;
+    use serde_json::Value;
 
     /// Deserialize validated arguments into the tool's args type.
     pub fn parse_args<T: serde::de::DeserializeOwned>(
         tool: &str,
         arguments: JsonObject,
     ) -> Result<T, ToolError> {
-        serde_json::from_value(serde_json::Value::Object(arguments)).map_err(|err| {
+        serde_json::from_value(Value::Object(arguments)).map_err(|err| {
             ToolError::validation(format!("invalid arguments for tool '{tool}': {err}"))
         })
+    }
+
+    /// What a tool argument's type needs; bounded on by the generated code so a missing
+    /// derive is reported at the argument with what to write.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool argument: it needs `Deserialize` and `JsonSchema`",
+        label = "this argument's type",
+        note = "derive them on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (schemars 1.x)"
+    )]
+    pub trait ToolArgument {}
+
+    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+
+    /// Compiles only when `T` can be a tool argument.
+    pub const fn tool_argument<T: ToolArgument>() {}
+
+    /// What an extractor's type needs; bounded on by the generated code so a type taken
+    /// for an extractor by mistake is reported with the rule.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not an extractor: it does not implement `mcp_tools::FromContext`",
+        label = "taken as an extractor",
+        note = "a type written `State<…>` or `ToolContext` (bare or as `mcp_tools::…`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
+    )]
+    pub trait Extractor {}
+
+    impl<T: crate::FromContext> Extractor for T {}
+
+    /// Compiles only when `T` is an extractor.
+    pub const fn extractor<T: Extractor>() {}
+
+    /// One `#[arg]` constraint as written: argument, key, and the schema keywords it becomes.
+    pub type Constraint = (&'static str, &'static str, &'static [&'static str]);
+
+    /// The input schema of `T`, after checking that every constraint key the author wrote
+    /// reached it. schemars drops a constraint that does not fit the type's schema; the
+    /// macro refuses that at compile time for the types it can see, and this catches the
+    /// rest (aliases, user types) when the registry is built.
+    pub fn input_schema<T: schemars::JsonSchema>(
+        tool: &str,
+        constraints: &[Constraint],
+    ) -> Result<JsonObject, ToolDefError> {
+        let schema = crate::schema::input_schema_for::<T>();
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for (argument, key, keywords) in constraints {
+            let property = properties.and_then(|p| p.get(*argument));
+            if property.is_some_and(|p| has_keyword(p, keywords)) {
+                continue;
+            }
+            let shown = property.and_then(|p| p.get("type")).map_or_else(
+                || "not a number, string or array".to_string(),
+                Value::to_string,
+            );
+            return Err(ToolDefError {
+                name: tool.to_string(),
+                problem: format!(
+                    "argument `{argument}`: `#[arg({key})]` does not fit its type (schema type {shown}), so it would not be enforced; `minimum`/`maximum` apply to numbers, `min_length`/`max_length` to strings and arrays, `pattern` to strings"
+                ),
+            });
+        }
+        Ok(schema)
+    }
+
+    /// True when `schema` (or a branch of its `anyOf`/`oneOf`, as for `Option<T>`) holds
+    /// one of `keywords`.
+    fn has_keyword(schema: &Value, keywords: &[&str]) -> bool {
+        let Some(object) = schema.as_object() else {
+            return false;
+        };
+        keywords.iter().any(|k| object.contains_key(*k))
+            || ["anyOf", "oneOf"].iter().any(|union| {
+                object
+                    .get(*union)
+                    .and_then(Value::as_array)
+                    .is_some_and(|branches| branches.iter().any(|b| has_keyword(b, keywords)))
+            })
     }
 }

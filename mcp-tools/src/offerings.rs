@@ -51,23 +51,6 @@ impl DefError {
     }
 }
 
-/// A link-time registration of an `#[mcp_resource]` or `#[mcp_prompt]` fn, collected with
-/// `inventory`.
-#[doc(hidden)]
-pub struct Registration<T: 'static> {
-    define: fn() -> Result<T, DefError>,
-}
-
-impl<T> Registration<T> {
-    #[doc(hidden)]
-    pub const fn new(define: fn() -> Result<T, DefError>) -> Self {
-        Registration { define }
-    }
-}
-
-inventory::collect!(Registration<ResourceDef>);
-inventory::collect!(Registration<PromptDef>);
-
 /// Resources and prompts added on the builder.
 #[derive(Default)]
 pub(crate) struct OfferingsBuilder {
@@ -145,14 +128,14 @@ impl OfferingsBuilder {
         let mut resources = Vec::new();
         let mut prompts = Vec::new();
         if collect.include_linked {
-            for registration in inventory::iter::<Registration<ResourceDef>> {
-                match (registration.define)() {
+            for defined in crate::registration::linked::<ResourceDef, DefError>() {
+                match defined {
                     Ok(def) => resources.push(def),
                     Err(err) => problems.push(err.to_string()),
                 }
             }
-            for registration in inventory::iter::<Registration<PromptDef>> {
-                match (registration.define)() {
+            for defined in crate::registration::linked::<PromptDef, DefError>() {
+                match defined {
                     Ok(def) => prompts.push(def),
                     Err(err) => problems.push(err.to_string()),
                 }

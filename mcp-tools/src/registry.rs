@@ -15,9 +15,10 @@ use crate::error::ToolError;
 use crate::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
 use crate::offerings::{Collect, Offerings, OfferingsBuilder};
 use crate::permissions::{Mask, PermissionSet};
+use crate::registration;
 use crate::report::{Severity, ValidationReport};
 use crate::result::ToolResult;
-use crate::tool::{ToolDef, ToolRegistration};
+use crate::tool::{ToolDef, ToolDefError};
 use crate::validate::ArgumentValidator;
 
 /// The most distinct permission views whose lists are cached at once.
@@ -330,10 +331,10 @@ impl ToolRegistryBuilder {
     pub fn definitions(&self) -> Vec<Arc<ToolDef>> {
         let linked = self
             .include_linked
-            .then(|| inventory::iter::<ToolRegistration>.into_iter())
+            .then(registration::linked::<ToolDef, ToolDefError>)
             .into_iter()
             .flatten()
-            .filter_map(|registration| (registration.define)().ok());
+            .filter_map(Result::ok);
         let mut seen = BTreeSet::new();
         let mut defs: Vec<Arc<ToolDef>> = linked
             .chain(self.defs.iter().cloned())
@@ -353,8 +354,8 @@ impl ToolRegistryBuilder {
         let mut report = ValidationReport::default();
         let mut defs: Vec<ToolDef> = Vec::new();
         if self.include_linked {
-            for registration in inventory::iter::<ToolRegistration> {
-                match (registration.define)() {
+            for defined in registration::linked::<ToolDef, ToolDefError>() {
+                match defined {
                     Ok(def) => defs.push(def),
                     Err(err) => problems.push(err.to_string()),
                 }

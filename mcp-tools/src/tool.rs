@@ -399,18 +399,3 @@ impl ToolDefBuilder {
         })
     }
 }
-
-/// A link-time registration of a `#[mcp_tool]` fn, collected with `inventory`.
-#[doc(hidden)]
-pub struct ToolRegistration {
-    pub(crate) define: fn() -> Result<ToolDef, ToolDefError>,
-}
-
-impl ToolRegistration {
-    #[doc(hidden)]
-    pub const fn new(define: fn() -> Result<ToolDef, ToolDefError>) -> Self {
-        ToolRegistration { define }
-    }
-}
-
-inventory::collect!(ToolRegistration);

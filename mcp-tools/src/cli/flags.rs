@@ -56,11 +56,10 @@ pub(crate) struct Flag {
     choices: Option<Vec<Member>>,
     /// An array property: the flag repeats.
     many: bool,
-    /// Clap rejects the command without this flag.
+    /// Clap rejects the command without this flag: the schema requires the property. An
+    /// optional flag left out sends nothing (the tool applies its default), so the command
+    /// line and a client calling with the same arguments get the same result.
     required: bool,
-    /// What is sent when the flag is absent (`false` for a required boolean, `[]` for a
-    /// required array: what "no flag" means on a command line).
-    absent: Option<Value>,
     help: Option<String>,
 }
 
@@ -326,21 +325,13 @@ impl Flag {
             (None, Some(v)) => Some(format!("[default: {}]", show_value(v))),
             (d, None) => d,
         };
-        // "No flag" is false / the empty list on a command line; other required
-        // properties must be given.
-        let absent = match (required, many, scalar) {
-            (true, true, _) => Some(Value::Array(Vec::new())),
-            (true, false, Scalar::Boolean) if choices.is_none() => Some(Value::Bool(false)),
-            _ => None,
-        };
         Some(Flag {
             property: property.to_string(),
             long,
             scalar,
             choices,
             many,
-            required: required && absent.is_none(),
-            absent,
+            required,
             help,
         })
     }
@@ -390,15 +381,11 @@ impl Flag {
     fn value(&self, matches: &ArgMatches) -> Option<Value> {
         let id = self.id();
         if self.many {
-            match matches.get_many::<Value>(&id) {
-                Some(values) => Some(Value::Array(values.cloned().collect())),
-                None => self.absent.clone(),
-            }
-        } else {
             matches
-                .get_one::<Value>(&id)
-                .cloned()
-                .or_else(|| self.absent.clone())
+                .get_many::<Value>(&id)
+                .map(|values| Value::Array(values.cloned().collect()))
+        } else {
+            matches.get_one::<Value>(&id).cloned()
         }
     }
 }
@@ -498,13 +485,13 @@ mod tests {
                 "text": {"type": "string"},
                 "count": {"type": "integer"},
                 "ratio": {"type": "number"},
-                "loud": {"type": "boolean"},
-                "tags": {"type": "array", "items": {"type": "string"}},
+                "loud": {"type": "boolean", "default": false},
+                "tags": {"type": "array", "items": {"type": "string"}, "default": []},
                 "mode": {"type": "string", "enum": ["fast", "slow"]},
                 "level": {"enum": [1, 2, 3]},
                 "note": {"type": ["string", "null"]}
             },
-            "required": ["text", "loud"]
+            "required": ["text"]
         }));
         let flags = ToolFlags::of(&tool, &BTreeSet::new());
         assert!(flags.json_only.is_empty());
@@ -521,11 +508,37 @@ mod tests {
             json!({"text": "hi", "count": -3, "ratio": 0.5, "loud": true, "tags": ["a", "b"],
                    "mode": "slow", "level": 2, "note": "n"})
         );
-        // A required boolean left out is false; optional ones are left out.
+        // Optional flags left out send nothing: the tool applies the schema's default.
         let args = parse(&flags, &["--text", "x"]).unwrap();
-        assert_eq!(Value::Object(args), json!({"text": "x", "loud": false}));
+        assert_eq!(Value::Object(args), json!({"text": "x"}));
         let args = parse(&flags, &["--text", "x", "--loud=false"]).unwrap();
         assert_eq!(args["loud"], json!(false));
+    }
+
+    #[test]
+    fn the_command_line_follows_the_schema_and_fills_nothing() {
+        // A boolean and an array the schema requires are required flags, like any other:
+        // the command line never sends a value the schema does not state.
+        let tool = def(json!({
+            "type": "object",
+            "properties": {
+                "force": {"type": "boolean"},
+                "ids": {"type": "array", "items": {"type": "integer"}}
+            },
+            "required": ["force", "ids"]
+        }));
+        let flags = ToolFlags::of(&tool, &BTreeSet::new());
+        assert_eq!(
+            parse(&flags, &["--ids", "1"]).unwrap_err().kind(),
+            clap::error::ErrorKind::MissingRequiredArgument
+        );
+        let args = parse(&flags, &["--force", "--ids", "1", "--ids", "2"]).unwrap();
+        assert_eq!(Value::Object(args), json!({"force": true, "ids": [1, 2]}));
+        let help = clap::Command::new("t")
+            .args(flags.args())
+            .render_help()
+            .to_string();
+        assert!(help.contains("--force"), "{help}");
     }
 
     #[test]

@@ -1,0 +1,12 @@
+/// An argument type without `Deserialize`.
+#[derive(schemars::JsonSchema)]
+struct Filter {
+    text: String,
+}
+
+/// Search.
+#[mcp_tools::mcp_tool]
+async fn search(filter: Filter) -> String {
+    filter.text
+}
+fn main() {}

@@ -1,0 +1,35 @@
+//! Link-time registration: each `#[mcp_tool]`, `#[mcp_resource]` and `#[mcp_prompt]` fn
+//! submits one [`Registration`] with `inventory`; a registry builder collects them.
+
+use crate::offerings::DefError;
+use crate::prompt::PromptDef;
+use crate::resource::ResourceDef;
+use crate::tool::{ToolDef, ToolDefError};
+
+/// A link-time registration of an annotated fn: the fn that builds its definition `T` (or
+/// says why it cannot, `E`). Constructed only by the macros' generated code.
+#[doc(hidden)]
+pub struct Registration<T: 'static, E: 'static = DefError> {
+    define: fn() -> Result<T, E>,
+}
+
+impl<T, E> Registration<T, E> {
+    #[doc(hidden)]
+    pub const fn new(define: fn() -> Result<T, E>) -> Self {
+        Registration { define }
+    }
+}
+
+inventory::collect!(Registration<ToolDef, ToolDefError>);
+inventory::collect!(Registration<ResourceDef>);
+inventory::collect!(Registration<PromptDef>);
+
+/// Every linked definition of type `T`, each built (or why it could not be).
+pub(crate) fn linked<T, E>() -> impl Iterator<Item = Result<T, E>>
+where
+    Registration<T, E>: inventory::Collect,
+{
+    inventory::iter::<Registration<T, E>>
+        .into_iter()
+        .map(|registration| (registration.define)())
+}
