@@ -3,7 +3,7 @@
 //! the handler gets the default. Also: a user's `enum State` argument and an 8-argument tool
 //! (clippy's `too_many_arguments` stays quiet: `cargo clippy --all-targets` checks this file).
 
-use mcp_tools::{ToolContext, ToolRegistry, mcp_tool};
+use mcp_tools::{Params, ToolContext, ToolRegistry, mcp_prompt, mcp_tool};
 use serde_json::{Value, json};
 
 /// A ticket's state: the user's own type named `State`, an argument.
@@ -32,6 +32,12 @@ async fn demo_sum(a: u8, b: u8, c: u8, d: u8, e: u8, f: u8, g: u8, h: u8) -> Str
     (u32::from(a) + u32::from(b) + u32::from(c) + u32::from(d))
         .saturating_add(u32::from(e) + u32::from(f) + u32::from(g) + u32::from(h))
         .to_string()
+}
+
+/// Summarize a text.
+#[mcp_prompt]
+async fn summarize(text: String, brief: bool) -> String {
+    format!("{text} brief={brief}")
 }
 
 async fn call(registry: &ToolRegistry, name: &str, arguments: Value) -> String {
@@ -89,4 +95,23 @@ async fn a_long_parameter_list_is_a_tool() {
     let registry = ToolRegistry::builder().build().unwrap();
     let arguments = json!({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8});
     assert_eq!(call(&registry, DEMO_SUM_TOOL, arguments).await, "36");
+}
+
+#[tokio::test]
+async fn a_bool_prompt_argument_is_optional_and_false() {
+    let registry = ToolRegistry::builder().build().unwrap();
+    let prompts = registry.list_prompts();
+    let arguments = prompts[0].arguments.as_ref().unwrap();
+    let required: Vec<(&str, Option<bool>)> = arguments
+        .iter()
+        .map(|a| (a.name.as_str(), a.required))
+        .collect();
+    assert_eq!(required, [("text", Some(true)), ("brief", Some(false))]);
+    let args: Params = [("text", "t")].into_iter().collect();
+    let result = registry
+        .get_prompt(SUMMARIZE_PROMPT, args, ToolContext::default())
+        .await
+        .unwrap();
+    let message = serde_json::to_value(&result.messages[0]).unwrap();
+    assert_eq!(message["content"]["text"], "t brief=false");
 }

@@ -1,0 +1,6 @@
+/// A parameter attribute given twice.
+#[mcp_tools::mcp_tool]
+async fn ping(#[arg(desc = "a")] #[arg(rename = "b")] text: String) -> String {
+    text
+}
+fn main() {}
