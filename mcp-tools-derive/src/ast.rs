@@ -44,7 +44,7 @@ pub enum Doc {
 }
 
 /// The extractor rule: a type written `State<…>` (one type argument) or `ToolContext`,
-/// bare or as `mcp_tools::…` / `::mcp_tools::…`. A type of another path (`crate::State`),
+/// bare or under `mcp_tools::` / `::mcp_tools::`. A type of another path (`crate::State`),
 /// or a `State` without a type argument (a user's `enum State`), is an argument.
 fn is_extractor_type(ty: &Type) -> bool {
     let Type::Path(path) = ty else { return false };
@@ -54,7 +54,7 @@ fn is_extractor_type(ty: &Type) -> bool {
     let segments: Vec<_> = path.path.segments.iter().collect();
     let last = match segments.as_slice() {
         [only] if path.path.leading_colon.is_none() => only,
-        [krate, last] if krate.ident == "mcp_tools" => last,
+        [krate, .., last] if krate.ident == "mcp_tools" => last,
         _ => return false,
     };
     if last.ident == "ToolContext" {
@@ -278,6 +278,58 @@ impl Param {
                     || is_bool(&self.ty)
             }
             _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(text: &str) -> Type {
+        syn::parse_str(text).unwrap()
+    }
+
+    #[test]
+    fn extractors_are_recognised_by_how_they_are_written() {
+        for extractor in [
+            "State<Db>",
+            "mcp_tools::State<Db>",
+            "::mcp_tools::State<crate::Db>",
+            "mcp_tools::context::State<Db>",
+            "ToolContext",
+            "mcp_tools::ToolContext",
+        ] {
+            assert!(is_extractor_type(&ty(extractor)), "{extractor}");
+        }
+        for argument in [
+            "State",
+            "crate::State<u32>",
+            "model::State<u32>",
+            "State<A, B>",
+            "ToolContext<u8>",
+            "&ToolContext",
+            "Option<State<Db>>",
+            "String",
+        ] {
+            assert!(!is_extractor_type(&ty(argument)), "{argument}");
+        }
+    }
+
+    #[test]
+    fn shapes_see_through_option() {
+        assert_eq!(shape(&ty("u32")), Shape::Number);
+        assert_eq!(shape(&ty("Option<f64>")), Shape::Number);
+        assert_eq!(shape(&ty("String")), Shape::Text);
+        assert_eq!(shape(&ty("Option<Vec<u8>>")), Shape::List);
+        assert_eq!(
+            shape(&ty("std::collections::BTreeSet<String>")),
+            Shape::List
+        );
+        assert_eq!(shape(&ty("[u8; 4]")), Shape::List);
+        assert_eq!(shape(&ty("bool")), Shape::Bool);
+        for opaque in ["Count", "Point", "serde_json::Value", "Vec", "String<u8>"] {
+            assert_eq!(shape(&ty(opaque)), Shape::Opaque, "{opaque}");
         }
     }
 }

@@ -213,7 +213,8 @@ pub mod __private {
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot be a tool argument: it needs `Deserialize` and `JsonSchema`",
         label = "this argument's type",
-        note = "derive them on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (schemars 1.x)"
+        note = "derive them on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (schemars 1.x)",
+        note = "if it is an extractor imported under another name, mark the parameter `#[extract]`"
     )]
     pub trait ToolArgument {}
 
@@ -227,7 +228,7 @@ pub mod __private {
     #[diagnostic::on_unimplemented(
         message = "`{Self}` is not an extractor: it does not implement `mcp_tools::FromContext`",
         label = "taken as an extractor",
-        note = "a type written `State<…>` or `ToolContext` (bare or as `mcp_tools::…`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
+        note = "a type written `State<…>` or `ToolContext` (bare or under `mcp_tools::`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
     )]
     pub trait Extractor {}
 
