@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 use crate::ast::{AnnotatedFn, Doc, Param, ParamKind, is_bool, is_vec, option_inner};
 use crate::attr::{Kind, join_doc};
 
+/// The code of a fn without errors: the fn, its name constant and its registration.
 pub fn expand(item: &AnnotatedFn) -> TokenStream {
     match item.attr.kind {
         Kind::Tool => tool(item),
@@ -238,7 +239,6 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
     }
 }
 
-/// The fn's return type (`()` when none is written).
 /// The generated pieces resources and prompts share: both take their parameters from
 /// strings (template variables, prompt arguments) bound to `__params` in the handler.
 struct StringFnParts {
@@ -274,6 +274,7 @@ fn string_fn_parts(item: &AnnotatedFn) -> StringFnParts {
     }
 }
 
+/// The fn's return type (`()` when none is written).
 fn return_type(item: &syn::ItemFn) -> TokenStream {
     match &item.sig.output {
         syn::ReturnType::Default => quote! { () },
@@ -555,7 +556,7 @@ fn constraints(tool: &AnnotatedFn) -> Vec<TokenStream> {
 }
 
 /// A type without `Deserialize` or `JsonSchema` is an error at the argument saying what to
-/// derive (before rustc's own errors from the derives).
+/// derive (next to rustc's own errors from the derives, which do not say it).
 fn argument_check(ty: &syn::Type) -> TokenStream {
     quote_spanned! {ty.span()=> const _: () = ::mcp_tools::__private::tool_argument::<#ty>(); }
 }
