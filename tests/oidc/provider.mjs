@@ -1,0 +1,180 @@
+// A real OAuth 2.1 / OpenID provider for the auth tests: oidc-provider 9.13.3 (installed by
+// scripts/setup-node.sh into $MCP_TOOLS_CACHE/oidc) on loopback.
+//
+//   node tests/oidc/provider.mjs --resource URL [--port N]
+//
+// It issues JWT access tokens for one resource (RFC 8707 resource indicators) through the
+// client_credentials grant, to two confidential clients with different scopes:
+//   reader / reader-secret   scopes "notes:read"
+//   writer / writer-secret   scopes "notes:read notes:write admin"
+// Its first stdout line is `issuer=<URL>` once it listens (port 0 picks a free port).
+//
+// Signing keys rotate through admin endpoints of this script (not part of oidc-provider); the
+// provider is rebuilt behind the same listener with the new key set, so the issuer stays put:
+//   POST /admin/rotate   a new RS256 key signs from now on; the old one stays published
+//   POST /admin/retire   every key but the newest is removed from the JWKS
+// Bad tokens for the verifier's tests, forged here with `jose` (oidc-provider's own JOSE library):
+//   GET /admin/forge?case=NAME  -> the token as text/plain. NAME is one of: expired, not-yet-valid,
+//   wrong-audience, wrong-issuer, alg-none, hs256-public-key, unknown-kid, tampered, good
+//   (good = a well-formed token signed with the current key, the control case).
+import http from 'node:http';
+import path from 'node:path';
+import crypto from 'node:crypto';
+
+function arg(name, fallback) {
+    const i = process.argv.indexOf(`--${name}`);
+    return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+const resource = arg('resource');
+if (!resource) {
+    console.error('provider.mjs: --resource URL is required');
+    process.exit(2);
+}
+const port = Number(arg('port', '0'));
+const cache = process.env.MCP_TOOLS_CACHE;
+if (!cache) {
+    console.error('provider.mjs: MCP_TOOLS_CACHE is not set (source scripts/env.sh)');
+    process.exit(2);
+}
+const modules = path.join(cache, 'oidc', 'node_modules');
+const { default: Provider } = await import(path.join(modules, 'oidc-provider', 'lib', 'index.js'));
+const jose = await import(path.join(modules, 'jose', 'dist', 'webapi', 'index.js'));
+
+const SCOPES = 'notes:read notes:write admin';
+const TTL = 300;
+
+async function newKey() {
+    const { privateKey } = await jose.generateKeyPair('RS256', { extractable: true });
+    const jwk = await jose.exportJWK(privateKey);
+    jwk.kid = crypto.randomUUID();
+    jwk.alg = 'RS256';
+    jwk.use = 'sig';
+    return jwk;
+}
+
+// Newest first: oidc-provider signs with the first key that fits the algorithm.
+let keys = [await newKey()];
+let provider;
+let issuer;
+
+function build() {
+    const p = new Provider(issuer, {
+        clients: [
+            {
+                client_id: 'reader',
+                client_secret: 'reader-secret',
+                grant_types: ['client_credentials'],
+                redirect_uris: [],
+                response_types: [],
+                scope: 'notes:read',
+            },
+            {
+                client_id: 'writer',
+                client_secret: 'writer-secret',
+                grant_types: ['client_credentials'],
+                redirect_uris: [],
+                response_types: [],
+                scope: SCOPES,
+            },
+        ],
+        jwks: { keys },
+        scopes: SCOPES.split(' '),
+        features: {
+            devInteractions: { enabled: false },
+            clientCredentials: { enabled: true },
+            resourceIndicators: {
+                enabled: true,
+                defaultResource: () => resource,
+                useGrantedResource: () => true,
+                getResourceServerInfo: (_ctx, indicator) => {
+                    if (indicator !== resource) throw new Error(`unknown resource ${indicator}`);
+                    return {
+                        scope: SCOPES,
+                        audience: resource,
+                        accessTokenTTL: TTL,
+                        accessTokenFormat: 'jwt',
+                        jwt: { sign: { alg: 'RS256' } },
+                    };
+                },
+            },
+        },
+    });
+    p.proxy = false;
+    return p;
+}
+
+async function signWith(jwk, claims, header) {
+    const key = await jose.importJWK(jwk, 'RS256');
+    return new jose.SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: jwk.kid, typ: 'at+jwt', ...header }).sign(key);
+}
+
+const b64 = (obj) => Buffer.from(JSON.stringify(obj)).toString('base64url');
+
+async function forge(kind) {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { iss: issuer, aud: resource, sub: 'forged', client_id: 'writer', scope: SCOPES, iat: now, exp: now + TTL, jti: crypto.randomUUID() };
+    const current = keys[0];
+    switch (kind) {
+        case 'good':
+            return signWith(current, claims);
+        case 'expired':
+            return signWith(current, { ...claims, iat: now - 3600, exp: now - 1800 });
+        case 'not-yet-valid':
+            return signWith(current, { ...claims, nbf: now + 1800 });
+        case 'wrong-audience':
+            return signWith(current, { ...claims, aud: 'http://127.0.0.1:1/other-resource' });
+        case 'wrong-issuer':
+            return signWith(current, { ...claims, iss: 'http://127.0.0.1:1/other-issuer' });
+        case 'alg-none':
+            return `${b64({ alg: 'none', typ: 'at+jwt' })}.${b64(claims)}.`;
+        case 'hs256-public-key': {
+            // The classic confusion attack: HMAC keyed with the published RSA public key.
+            const pub = { kty: current.kty, n: current.n, e: current.e };
+            const secret = crypto.createPublicKey({ key: pub, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+            return new jose.SignJWT(claims)
+                .setProtectedHeader({ alg: 'HS256', kid: current.kid, typ: 'at+jwt' })
+                .sign(new Uint8Array(Buffer.from(secret)));
+        }
+        case 'unknown-kid':
+            return signWith(await newKey(), claims);
+        case 'tampered': {
+            const [h, , s] = (await signWith(current, { ...claims, scope: 'notes:read' })).split('.');
+            return `${h}.${b64(claims)}.${s}`;
+        }
+        default:
+            return null;
+    }
+}
+
+const server = http.createServer(async (req, res) => {
+    try {
+        const url = new URL(req.url, issuer);
+        if (url.pathname === '/admin/rotate' && req.method === 'POST') {
+            keys = [await newKey(), ...keys];
+            provider = build();
+            res.end(keys[0].kid);
+        } else if (url.pathname === '/admin/retire' && req.method === 'POST') {
+            keys = [keys[0]];
+            provider = build();
+            res.end(keys[0].kid);
+        } else if (url.pathname === '/admin/forge') {
+            const token = await forge(url.searchParams.get('case'));
+            res.statusCode = token ? 200 : 404;
+            res.end(token ?? 'unknown case');
+        } else {
+            provider.callback()(req, res);
+        }
+    } catch (err) {
+        console.error(err);
+        res.statusCode = 500;
+        res.end(String(err));
+    }
+});
+
+server.listen(port, '127.0.0.1', () => {
+    issuer = `http://127.0.0.1:${server.address().port}`;
+    provider = build();
+    console.log(`issuer=${issuer}`);
+});
+process.on('SIGTERM', () => process.exit(0));
