@@ -53,6 +53,8 @@ mod client_requests;
 mod codec;
 mod handler;
 mod http_transport;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod notify;
 mod offerings;
 mod paging;

@@ -1,0 +1,234 @@
+//! The issuer's metadata (RFC 8414, or OpenID discovery) and its signing keys (JWKS), fetched
+//! over HTTP with bounded size and time, cached, and refreshed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey};
+use serde::Deserialize;
+
+use super::OAuthError;
+
+/// The largest metadata or JWKS document accepted.
+const MAX_DOCUMENT: usize = 1 << 20;
+
+/// What the verifier uses from the issuer's metadata document.
+#[derive(Debug, Clone, Deserialize)]
+#[non_exhaustive]
+pub struct IssuerMetadata {
+    /// The issuer identifier; equals the configured issuer (checked, RFC 8414 §3.3).
+    pub issuer: String,
+    /// Where the signing keys are published.
+    pub jwks_uri: String,
+    /// The scopes the issuer supports, if it says.
+    #[serde(default)]
+    pub scopes_supported: Vec<String>,
+}
+
+/// One published key: the key and the algorithm its JWK pins, if any.
+struct Key {
+    key: DecodingKey,
+    alg: Option<Algorithm>,
+}
+
+/// The current key set and when it was fetched.
+struct KeySet {
+    keys: HashMap<String, Arc<Key>>,
+    fetched: Instant,
+}
+
+/// The keys of one issuer: a cached set swapped atomically; one refresh at a time.
+pub(super) struct KeyCache {
+    http: reqwest::Client,
+    jwks_uri: String,
+    current: ArcSwap<KeySet>,
+    refresh: tokio::sync::Mutex<Instant>,
+    min_refetch: Duration,
+}
+
+/// A shareable handle on one key.
+pub(super) struct KeyHandle(Arc<Key>);
+
+impl KeyHandle {
+    pub fn decoding_key(&self) -> &DecodingKey {
+        &self.0.key
+    }
+    pub fn pinned_alg(&self) -> Option<Algorithm> {
+        self.0.alg
+    }
+}
+
+pub(super) fn client(timeout: Duration) -> Result<reqwest::Client, OAuthError> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| OAuthError::Fetch {
+            url: String::new(),
+            problem: e.to_string(),
+        })
+}
+
+/// GET `url` and parse its JSON body, refusing bodies over [`MAX_DOCUMENT`].
+pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
+    http: &reqwest::Client,
+    url: &str,
+) -> Result<T, OAuthError> {
+    let fail = |problem: String| OAuthError::Fetch {
+        url: url.to_string(),
+        problem,
+    };
+    let mut response = http
+        .get(url)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    if !response.status().is_success() {
+        return Err(fail(format!("HTTP status {}", response.status())));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
+        if body.len() + chunk.len() > MAX_DOCUMENT {
+            return Err(fail(format!("the document is larger than {MAX_DOCUMENT} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&body).map_err(|e| fail(format!("not the expected JSON: {e}")))
+}
+
+/// Find the issuer's metadata: RFC 8414 first, then OpenID discovery. The document's `issuer`
+/// must equal `issuer` exactly.
+pub(super) async fn discover(
+    http: &reqwest::Client,
+    issuer: &str,
+) -> Result<IssuerMetadata, OAuthError> {
+    let trimmed = issuer.trim_end_matches('/');
+    // RFC 8414 §3.1: the well-known segment goes between the host and the issuer's path.
+    let (origin, path) = match trimmed.find("://").map(|i| i + 3) {
+        Some(start) => match trimmed[start..].find('/') {
+            Some(slash) => trimmed.split_at(start + slash),
+            None => (trimmed, ""),
+        },
+        None => (trimmed, ""),
+    };
+    let candidates = [
+        format!("{origin}/.well-known/oauth-authorization-server{path}"),
+        format!("{trimmed}/.well-known/openid-configuration"),
+    ];
+    let mut last = None;
+    for url in &candidates {
+        match get_json::<IssuerMetadata>(http, url).await {
+            Ok(metadata) if metadata.issuer == issuer => return Ok(metadata),
+            Ok(metadata) => {
+                return Err(OAuthError::IssuerMismatch {
+                    url: url.clone(),
+                    found: metadata.issuer,
+                });
+            }
+            Err(err) => last = Some(err),
+        }
+    }
+    Err(last.expect("two candidates were tried"))
+}
+
+impl KeyCache {
+    pub(super) async fn load(
+        http: reqwest::Client,
+        jwks_uri: String,
+        min_refetch: Duration,
+    ) -> Result<KeyCache, OAuthError> {
+        let set = fetch(&http, &jwks_uri).await?;
+        Ok(KeyCache {
+            http,
+            jwks_uri,
+            current: ArcSwap::from_pointee(set),
+            refresh: tokio::sync::Mutex::new(Instant::now()),
+            min_refetch,
+        })
+    }
+
+    /// The key named `kid` (or the only key, when the token names none), refetching the set
+    /// once if it is not there and the last fetch is older than the refetch floor.
+    pub(super) async fn find(&self, kid: Option<&str>) -> Result<Option<KeyHandle>, OAuthError> {
+        if let Some(found) = self.lookup(kid) {
+            return Ok(Some(found));
+        }
+        let seen = self.current.load().fetched;
+        let mut last = self.refresh.lock().await;
+        // Someone else refreshed while this call waited: use their set.
+        if self.current.load().fetched != seen {
+            return Ok(self.lookup(kid));
+        }
+        if last.elapsed() < self.min_refetch {
+            return Ok(None);
+        }
+        *last = Instant::now();
+        self.current.store(Arc::new(fetch(&self.http, &self.jwks_uri).await?));
+        Ok(self.lookup(kid))
+    }
+
+    /// Refetch when the set is older than `max_age` (one caller fetches; others keep using the
+    /// current set meanwhile).
+    pub(super) async fn refresh_if_older(&self, max_age: Duration) -> Result<(), OAuthError> {
+        if self.current.load().fetched.elapsed() < max_age {
+            return Ok(());
+        }
+        let Ok(mut last) = self.refresh.try_lock() else {
+            return Ok(());
+        };
+        if self.current.load().fetched.elapsed() < max_age {
+            return Ok(());
+        }
+        *last = Instant::now();
+        self.current.store(Arc::new(fetch(&self.http, &self.jwks_uri).await?));
+        Ok(())
+    }
+
+    fn lookup(&self, kid: Option<&str>) -> Option<KeyHandle> {
+        let set = self.current.load();
+        match kid {
+            Some(kid) => set.keys.get(kid).cloned().map(KeyHandle),
+            None if set.keys.len() == 1 => set.keys.values().next().cloned().map(KeyHandle),
+            None => None,
+        }
+    }
+}
+
+async fn fetch(http: &reqwest::Client, jwks_uri: &str) -> Result<KeySet, OAuthError> {
+    let set: JwkSet = get_json(http, jwks_uri).await?;
+    let mut keys = HashMap::new();
+    for (index, jwk) in set.keys.iter().enumerate() {
+        // Encryption keys, symmetric keys (never a public verification key) and key types this
+        // crate cannot verify with are skipped.
+        if matches!(
+            jwk.common.public_key_use,
+            Some(jsonwebtoken::jwk::PublicKeyUse::Encryption)
+        ) || matches!(jwk.algorithm, AlgorithmParameters::OctetKey(_))
+            || !jwk.is_supported()
+        {
+            continue;
+        }
+        let Ok(key) = DecodingKey::from_jwk(jwk) else {
+            continue;
+        };
+        let alg = jwk
+            .common
+            .key_algorithm
+            .and_then(|a| a.to_string().parse::<Algorithm>().ok());
+        let kid = jwk
+            .common
+            .key_id
+            .clone()
+            .unwrap_or_else(|| format!("#{index}"));
+        keys.insert(kid, Arc::new(Key { key, alg }));
+    }
+    tracing::debug!(jwks_uri, keys = keys.len(), "fetched the issuer's signing keys");
+    Ok(KeySet {
+        keys,
+        fetched: Instant::now(),
+    })
+}

@@ -1,0 +1,105 @@
+//! OAuth 2.1 resource server: who is calling, from a JWT access token.
+//!
+//! A [`JwtVerifier`] trusts one issuer for one resource. It finds the issuer's metadata
+//! (RFC 8414, else OpenID discovery) and signing keys (JWKS), checks each token's signature,
+//! algorithm, issuer, audience (this server's resource URL, RFC 8707) and lifetime, and hands
+//! back a [`Principal`] whose permissions come from the token's scopes through a [`ScopeMap`].
+//! See `docs/auth.md` for what is checked and how to set up an identity provider.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, ScopeMap};
+//! let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp")
+//!     .scope_map(ScopeMap::from_file("scopes.map")?);
+//! let verifier = JwtVerifier::discover(config).await?;
+//! match verifier.verify("eyJ...").await {
+//!     Ok(caller) => println!("{:?}: {:?}", caller.subject(), caller.permissions()),
+//!     Err(err) => println!("refused ({:?}): {err}", err.error_code()),
+//! }
+//! # Ok(()) }
+//! ```
+
+mod keys;
+mod principal;
+mod scope_map;
+mod verifier;
+
+pub use jsonwebtoken::Algorithm;
+pub use keys::IssuerMetadata;
+pub use principal::Principal;
+pub use scope_map::{ScopeMap, ScopeMapError};
+pub use verifier::{DEFAULT_ALGORITHMS, JwtVerifier, OAuthConfig};
+
+/// Why a token was refused. Every case is the caller's: RFC 6750 `invalid_token`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// Not a JWS in compact form (or its parts do not decode).
+    #[error("the token is not a well-formed JWT")]
+    Malformed,
+    /// The header names an algorithm outside the allow-list, or one its key does not pin.
+    #[error("the token's algorithm {0} is not accepted")]
+    Algorithm(String),
+    /// No published key has the token's `kid` (even after refetching the key set).
+    #[error("the token is signed with a key the issuer does not publish")]
+    UnknownKey,
+    /// The signature does not verify.
+    #[error("the token's signature does not verify")]
+    Signature,
+    /// `exp` has passed (beyond the leeway).
+    #[error("the token has expired")]
+    Expired,
+    /// `nbf` is still ahead (beyond the leeway).
+    #[error("the token is not valid yet")]
+    NotYetValid,
+    /// `aud` does not name this server's resource.
+    #[error("the token is not meant for this resource")]
+    Audience,
+    /// `iss` is not the trusted issuer.
+    #[error("the token comes from another issuer")]
+    Issuer,
+    /// A required claim (`exp`, `iss`, `aud`) is missing or of the wrong type.
+    #[error("the token's {0} claim is missing or malformed")]
+    MissingClaim(String),
+}
+
+/// What went wrong in the verifier: a refused token, or the issuer could not be reached.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum OAuthError {
+    /// The token was refused (answer 401 with `error="invalid_token"`).
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// A metadata or key document could not be fetched or parsed (the server's problem: 503).
+    #[error("cannot fetch {url}: {problem}")]
+    Fetch {
+        /// The document's URL.
+        url: String,
+        /// What failed.
+        problem: String,
+    },
+    /// The metadata names another issuer than the configured one (RFC 8414 §3.3).
+    #[error("{url} names the issuer {found:?}, not the configured one")]
+    IssuerMismatch {
+        /// The metadata document's URL.
+        url: String,
+        /// The issuer it names.
+        found: String,
+    },
+}
+
+impl OAuthError {
+    /// The RFC 6750 error code for a `WWW-Authenticate` answer: `invalid_token` for a refused
+    /// token; `None` when the server, not the caller, is at fault.
+    ///
+    /// ```
+    /// use mcp_tools::server::oauth::{OAuthError, TokenError};
+    /// assert_eq!(OAuthError::from(TokenError::Expired).error_code(), Some("invalid_token"));
+    /// ```
+    pub fn error_code(&self) -> Option<&'static str> {
+        match self {
+            OAuthError::Token(_) => Some("invalid_token"),
+            OAuthError::Fetch { .. } | OAuthError::IssuerMismatch { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! [`JwtVerifier`]: checks a JWT access token against the issuer's keys and claims and turns it
+//! into a [`Principal`].
+
+use std::time::Duration;
+
+use jsonwebtoken::{Algorithm, Validation};
+use serde_json::{Map, Value};
+
+use super::keys::{self, IssuerMetadata, KeyCache};
+use super::{OAuthError, Principal, ScopeMap, TokenError};
+
+/// The asymmetric algorithms accepted by default. `none` cannot be named at all, and HMAC is
+/// never accepted: a resource server holds no shared secret, and an HMAC keyed with the
+/// issuer's public key is the classic forgery.
+pub const DEFAULT_ALGORITHMS: &[Algorithm] = &[
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// What to trust and how: the issuer, this server's resource URL (the audience tokens must
+/// name), the accepted algorithms, the clock leeway, how the key cache refreshes, which
+/// claims to keep, and the [`ScopeMap`].
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_tools::server::oauth::{OAuthConfig, ScopeMap};
+/// let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp")
+///     .leeway(Duration::from_secs(10))
+///     .keep_claims(["email"])
+///     .scope_map(ScopeMap::identity());
+/// assert_eq!(config.resource(), "https://mcp.example.org/mcp");
+/// ```
+#[derive(Debug, Clone)]
+pub struct OAuthConfig {
+    issuer: String,
+    resource: String,
+    algorithms: Vec<Algorithm>,
+    leeway: Duration,
+    keys_max_age: Duration,
+    unknown_kid_refetch: Duration,
+    http_timeout: Duration,
+    keep_claims: Vec<String>,
+    scope_map: ScopeMap,
+}
+
+impl OAuthConfig {
+    /// Trust tokens from `issuer` (its identifier, exactly as its metadata states it) whose
+    /// audience is `resource` (this server's canonical URL, RFC 8707). Defaults: the
+    /// [`DEFAULT_ALGORITHMS`], 30 s leeway, keys refetched every 5 min and on an unknown `kid`
+    /// at most every 10 s, a 10 s fetch timeout, no extra claims kept, [`ScopeMap::identity`].
+    ///
+    /// ```
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
+    /// assert_eq!(c.issuer(), "https://idp");
+    /// ```
+    pub fn new(issuer: impl Into<String>, resource: impl Into<String>) -> OAuthConfig {
+        OAuthConfig {
+            issuer: issuer.into(),
+            resource: resource.into(),
+            algorithms: DEFAULT_ALGORITHMS.to_vec(),
+            leeway: Duration::from_secs(30),
+            keys_max_age: Duration::from_secs(300),
+            unknown_kid_refetch: Duration::from_secs(10),
+            http_timeout: Duration::from_secs(10),
+            keep_claims: Vec::new(),
+            scope_map: ScopeMap::identity(),
+        }
+    }
+
+    /// The trusted issuer.
+    ///
+    /// ```
+    /// # let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
+    /// assert_eq!(c.issuer(), "https://idp");
+    /// ```
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// This server's resource URL, the audience tokens must carry.
+    ///
+    /// ```
+    /// # let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
+    /// assert_eq!(c.resource(), "https://rs/mcp");
+    /// ```
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// Narrow the accepted algorithms. Anything outside [`DEFAULT_ALGORITHMS`] is dropped, so
+    /// HMAC cannot be switched on here.
+    ///
+    /// ```
+    /// use mcp_tools::server::oauth::{Algorithm, OAuthConfig};
+    /// let c = OAuthConfig::new("https://idp", "https://rs").algorithms([Algorithm::ES256, Algorithm::HS256]);
+    /// assert_eq!(c.allowed_algorithms(), [Algorithm::ES256]);
+    /// ```
+    pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> OAuthConfig {
+        self.algorithms = algorithms
+            .into_iter()
+            .filter(|a| DEFAULT_ALGORITHMS.contains(a))
+            .collect();
+        self
+    }
+
+    /// The accepted algorithms.
+    ///
+    /// ```
+    /// # let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs");
+    /// assert_eq!(c.allowed_algorithms().len(), 9);
+    /// ```
+    pub fn allowed_algorithms(&self) -> &[Algorithm] {
+        &self.algorithms
+    }
+
+    /// Clock skew tolerated on `exp` and `nbf`.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").leeway(Duration::ZERO);
+    /// # let _ = c;
+    /// ```
+    pub fn leeway(mut self, leeway: Duration) -> OAuthConfig {
+        self.leeway = leeway;
+        self
+    }
+
+    /// How old the cached key set may get before it is fetched again (rotation without an
+    /// unknown `kid`, e.g. a removed key).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").keys_max_age(Duration::from_secs(60));
+    /// # let _ = c;
+    /// ```
+    pub fn keys_max_age(mut self, max_age: Duration) -> OAuthConfig {
+        self.keys_max_age = max_age;
+        self
+    }
+
+    /// The least time between two fetches caused by tokens naming an unknown `kid` (so a flood
+    /// of such tokens costs the issuer at most one request per interval).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").unknown_kid_refetch(Duration::from_secs(1));
+    /// # let _ = c;
+    /// ```
+    pub fn unknown_kid_refetch(mut self, interval: Duration) -> OAuthConfig {
+        self.unknown_kid_refetch = interval;
+        self
+    }
+
+    /// Time limit of each metadata or key fetch.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").http_timeout(Duration::from_secs(3));
+    /// # let _ = c;
+    /// ```
+    pub fn http_timeout(mut self, timeout: Duration) -> OAuthConfig {
+        self.http_timeout = timeout;
+        self
+    }
+
+    /// Claims copied into the [`Principal`] (besides `sub`, `client_id` and `scope`, which
+    /// always are).
+    ///
+    /// ```
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").keep_claims(["email", "groups"]);
+    /// # let _ = c;
+    /// ```
+    pub fn keep_claims<I, S>(mut self, names: I) -> OAuthConfig
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.keep_claims = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How scopes become permissions.
+    ///
+    /// ```
+    /// use mcp_tools::server::oauth::{OAuthConfig, ScopeMap};
+    /// let c = OAuthConfig::new("https://idp", "https://rs").scope_map(ScopeMap::parse("s P\n").unwrap());
+    /// # let _ = c;
+    /// ```
+    pub fn scope_map(mut self, map: ScopeMap) -> OAuthConfig {
+        self.scope_map = map;
+        self
+    }
+}
+
+/// Verifies JWT access tokens of one issuer for one resource.
+///
+/// Built once with [`discover`](Self::discover) (fetches the issuer's metadata and keys), then
+/// shared: [`verify`](Self::verify) takes `&self` and is cheap while the key cache is fresh.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig};
+/// let verifier = JwtVerifier::discover(OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp")).await?;
+/// let caller = verifier.verify("eyJ...").await?;
+/// println!("{:?} may use {:?}", caller.subject(), caller.permissions());
+/// # Ok(()) }
+/// ```
+pub struct JwtVerifier {
+    config: OAuthConfig,
+    metadata: IssuerMetadata,
+    keys: KeyCache,
+    validation: Validation,
+}
+
+impl std::fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtVerifier")
+            .field("config", &self.config)
+            .field("metadata", &self.metadata)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JwtVerifier {
+    /// Fetch the issuer's metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else
+    /// OpenID discovery; its `issuer` must equal the configured one) and its keys.
+    ///
+    /// ```no_run
+    /// # async fn demo() {
+    /// use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig};
+    /// let err = JwtVerifier::discover(OAuthConfig::new("http://127.0.0.1:9", "http://127.0.0.1/mcp")).await.unwrap_err();
+    /// println!("{err}");
+    /// # }
+    /// ```
+    pub async fn discover(config: OAuthConfig) -> Result<JwtVerifier, OAuthError> {
+        let http = keys::client(config.http_timeout)?;
+        let metadata = keys::discover(&http, &config.issuer).await?;
+        let keys = KeyCache::load(
+            http,
+            metadata.jwks_uri.clone(),
+            config.unknown_kid_refetch,
+        )
+        .await?;
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.algorithms = config.algorithms.clone();
+        validation.leeway = config.leeway.as_secs();
+        validation.validate_exp = true;
+        validation.validate_nbf = true;
+        validation.validate_aud = true;
+        validation.set_issuer(&[&config.issuer]);
+        validation.set_audience(&[&config.resource]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        Ok(JwtVerifier {
+            config,
+            metadata,
+            keys,
+            validation,
+        })
+    }
+
+    /// The issuer's metadata as discovered.
+    ///
+    /// ```no_run
+    /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
+    /// println!("keys at {}", v.metadata().jwks_uri);
+    /// # }
+    /// ```
+    pub fn metadata(&self) -> &IssuerMetadata {
+        &self.metadata
+    }
+
+    /// The configuration this verifier runs with.
+    ///
+    /// ```no_run
+    /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
+    /// assert!(!v.config().resource().is_empty());
+    /// # }
+    /// ```
+    pub fn config(&self) -> &OAuthConfig {
+        &self.config
+    }
+
+    /// Check `token` (the bearer credentials, without `Bearer `) and say who presents it.
+    ///
+    /// Checked, in order: a JWS in compact form whose `alg` is allowed; a published key named
+    /// by `kid` (the key set is refetched, rate-limited, when the `kid` is unknown, and when it
+    /// is older than [`OAuthConfig::keys_max_age`]) whose own `alg`, if its JWK pins one,
+    /// matches; the signature; `iss`, `aud`, `exp` and `nbf` (with the leeway). Failures are
+    /// [`OAuthError::Token`]; a key set that cannot be fetched is [`OAuthError::Fetch`].
+    ///
+    /// ```no_run
+    /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
+    /// use mcp_tools::server::oauth::{OAuthError, TokenError};
+    /// assert!(matches!(v.verify("garbage").await, Err(OAuthError::Token(TokenError::Malformed))));
+    /// # }
+    /// ```
+    pub async fn verify(&self, token: &str) -> Result<Principal, OAuthError> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
+        if !self.config.algorithms.contains(&header.alg) {
+            return Err(TokenError::Algorithm(format!("{:?}", header.alg)).into());
+        }
+        if let Err(err) = self.keys.refresh_if_older(self.config.keys_max_age).await {
+            tracing::warn!(%err, "could not refresh the issuer's keys; using the cached set");
+        }
+        let key = self
+            .keys
+            .find(header.kid.as_deref())
+            .await?
+            .ok_or(TokenError::UnknownKey)?;
+        if key.pinned_alg().is_some_and(|alg| alg != header.alg) {
+            return Err(TokenError::Algorithm(format!("{:?}", header.alg)).into());
+        }
+        let data = jsonwebtoken::decode::<Map<String, Value>>(
+            token,
+            key.decoding_key(),
+            &self.validation,
+        )
+        .map_err(token_error)?;
+        Ok(self.principal(data.claims))
+    }
+
+    fn principal(&self, claims: Map<String, Value>) -> Principal {
+        let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_string);
+        let scopes: Vec<String> = text("scope")
+            .map(|s| s.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+        let permissions = self.config.scope_map.permissions(&scopes, &claims);
+        let kept = self
+            .config
+            .keep_claims
+            .iter()
+            .filter_map(|name| Some((name.clone(), claims.get(name)?.clone())))
+            .collect();
+        Principal::new(text("sub"), text("client_id"), scopes, permissions, kept)
+    }
+}
+
+/// Why a header did not parse: an `alg` the JOSE crate does not know (`none`, say) is named as
+/// such; anything else is malformed.
+fn header_error(token: &str) -> TokenError {
+    use base64::Engine as _;
+    let alg = token
+        .split('.')
+        .next()
+        .and_then(|h| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(h).ok())
+        .and_then(|bytes| serde_json::from_slice::<Map<String, Value>>(&bytes).ok())
+        .and_then(|header| header.get("alg")?.as_str().map(str::to_string));
+    match alg {
+        Some(alg) => TokenError::Algorithm(alg),
+        None => TokenError::Malformed,
+    }
+}
+
+fn token_error(err: jsonwebtoken::errors::Error) -> OAuthError {
+    use jsonwebtoken::errors::ErrorKind as K;
+    let kind = match err.kind() {
+        K::InvalidSignature => TokenError::Signature,
+        K::ExpiredSignature => TokenError::Expired,
+        K::ImmatureSignature => TokenError::NotYetValid,
+        K::InvalidAudience => TokenError::Audience,
+        K::InvalidIssuer => TokenError::Issuer,
+        K::InvalidAlgorithm | K::MissingAlgorithm | K::UnsupportedAlgorithm => {
+            TokenError::Algorithm(String::from("not allowed for this key"))
+        }
+        K::MissingRequiredClaim(claim) => TokenError::MissingClaim(claim.clone()),
+        K::InvalidClaimFormat(claim) => TokenError::MissingClaim(claim.clone()),
+        _ => TokenError::Malformed,
+    };
+    kind.into()
+}
