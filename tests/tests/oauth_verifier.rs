@@ -76,7 +76,10 @@ impl Provider {
         let text = response.text().await.expect("token response");
         assert!(status.is_success(), "token endpoint said {status}: {text}");
         let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-        json["access_token"].as_str().expect("access_token").to_string()
+        json["access_token"]
+            .as_str()
+            .expect("access_token")
+            .to_string()
     }
 
     async fn forge(&self, case: &str) -> String {
@@ -131,19 +134,30 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
         .unknown_kid_refetch(Duration::from_millis(200));
     let verifier = JwtVerifier::discover(config).await.expect("discovery");
     assert_eq!(verifier.metadata().issuer, provider.issuer);
-    assert_eq!(verifier.metadata().jwks_uri, format!("{}/jwks", provider.issuer));
+    assert_eq!(
+        verifier.metadata().jwks_uri,
+        format!("{}/jwks", provider.issuer)
+    );
 
     // Good tokens for both clients, each with its own permissions.
     let reader_token = provider.token("reader", "notes:read").await;
-    let reader = verifier.verify(&reader_token).await.expect("reader's token");
+    let reader = verifier
+        .verify(&reader_token)
+        .await
+        .expect("reader's token");
     assert_eq!(reader.subject(), Some("reader"));
     assert_eq!(reader.client_id(), Some("reader"));
     assert_eq!(reader.scopes(), ["notes:read"]);
     assert_eq!(sorted(&reader), ["NOTE_VIEW"]);
     assert!(reader.claim("jti").is_some() && reader.claim("iss").is_none());
 
-    let writer_token = provider.token("writer", "notes:read notes:write admin").await;
-    let writer = verifier.verify(&writer_token).await.expect("writer's token");
+    let writer_token = provider
+        .token("writer", "notes:read notes:write admin")
+        .await;
+    let writer = verifier
+        .verify(&writer_token)
+        .await
+        .expect("writer's token");
     assert_eq!(writer.client_id(), Some("writer"));
     assert_eq!(sorted(&writer), ["NOTE_ADMIN", "NOTE_EDIT", "NOTE_VIEW"]);
 
@@ -151,7 +165,10 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
     let identity = JwtVerifier::discover(OAuthConfig::new(&provider.issuer, RESOURCE))
         .await
         .expect("discovery");
-    let writer = identity.verify(&writer_token).await.expect("writer's token");
+    let writer = identity
+        .verify(&writer_token)
+        .await
+        .expect("writer's token");
     assert_eq!(sorted(&writer), ["admin", "notes:read", "notes:write"]);
 
     // The control case: a token the script forges with the current key is accepted, so each
@@ -161,8 +178,14 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
 
     // Bad tokens and their answers.
     assert_eq!(refused(verifier.verify("").await), TokenError::Malformed);
-    assert_eq!(refused(verifier.verify("garbage").await), TokenError::Malformed);
-    assert_eq!(refused(verifier.verify("a.b.c").await), TokenError::Malformed);
+    assert_eq!(
+        refused(verifier.verify("garbage").await),
+        TokenError::Malformed
+    );
+    assert_eq!(
+        refused(verifier.verify("a.b.c").await),
+        TokenError::Malformed
+    );
     let cases = [
         ("expired", TokenError::Expired),
         ("not-yet-valid", TokenError::NotYetValid),
@@ -192,11 +215,20 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
         reader_token.split('.').next(),
         "the provider signs with the new key"
     );
-    assert_eq!(sorted(&verifier.verify(&rotated).await.expect("new key")), ["NOTE_VIEW"]);
-    assert!(verifier.verify(&reader_token).await.is_ok(), "old key still published");
+    assert_eq!(
+        sorted(&verifier.verify(&rotated).await.expect("new key")),
+        ["NOTE_VIEW"]
+    );
+    assert!(
+        verifier.verify(&reader_token).await.is_ok(),
+        "old key still published"
+    );
     provider.admin("retire").await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    assert_eq!(refused(verifier.verify(&reader_token).await), TokenError::UnknownKey);
+    assert_eq!(
+        refused(verifier.verify(&reader_token).await),
+        TokenError::UnknownKey
+    );
     assert!(verifier.verify(&rotated).await.is_ok());
 }
 

@@ -53,9 +53,9 @@ mod client_requests;
 mod codec;
 mod handler;
 mod http_transport;
+mod notify;
 #[cfg(feature = "oauth")]
 pub mod oauth;
-mod notify;
 mod offerings;
 mod paging;
 mod peer;

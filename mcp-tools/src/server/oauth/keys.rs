@@ -93,7 +93,9 @@ pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
         if body.len() + chunk.len() > MAX_DOCUMENT {
-            return Err(fail(format!("the document is larger than {MAX_DOCUMENT} bytes")));
+            return Err(fail(format!(
+                "the document is larger than {MAX_DOCUMENT} bytes"
+            )));
         }
         body.extend_from_slice(&chunk);
     }
@@ -167,7 +169,8 @@ impl KeyCache {
             return Ok(None);
         }
         *last = Instant::now();
-        self.current.store(Arc::new(fetch(&self.http, &self.jwks_uri).await?));
+        self.current
+            .store(Arc::new(fetch(&self.http, &self.jwks_uri).await?));
         Ok(self.lookup(kid))
     }
 
@@ -184,7 +187,8 @@ impl KeyCache {
             return Ok(());
         }
         *last = Instant::now();
-        self.current.store(Arc::new(fetch(&self.http, &self.jwks_uri).await?));
+        self.current
+            .store(Arc::new(fetch(&self.http, &self.jwks_uri).await?));
         Ok(())
     }
 
@@ -226,7 +230,11 @@ async fn fetch(http: &reqwest::Client, jwks_uri: &str) -> Result<KeySet, OAuthEr
             .unwrap_or_else(|| format!("#{index}"));
         keys.insert(kid, Arc::new(Key { key, alg }));
     }
-    tracing::debug!(jwks_uri, keys = keys.len(), "fetched the issuer's signing keys");
+    tracing::debug!(
+        jwks_uri,
+        keys = keys.len(),
+        "fetched the issuer's signing keys"
+    );
     Ok(KeySet {
         keys,
         fetched: Instant::now(),

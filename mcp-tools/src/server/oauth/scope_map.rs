@@ -49,7 +49,10 @@ impl fmt::Debug for ScopeMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.rule {
             Rule::Identity => f.write_str("ScopeMap::identity"),
-            Rule::Table(table) => f.debug_struct("ScopeMap").field("scopes", &table.len()).finish(),
+            Rule::Table(table) => f
+                .debug_struct("ScopeMap")
+                .field("scopes", &table.len())
+                .finish(),
             Rule::Function(_) => f.write_str("ScopeMap::from_fn"),
         }
     }
@@ -199,7 +202,9 @@ fn parse(text: &str, path: Option<&Path>) -> Result<ScopeMap, ScopeMapError> {
         if table.insert(scope.to_string(), names).is_some() {
             return Err(syntax(
                 line,
-                format!("scope {scope:?} is already listed on an earlier line; give each scope one line"),
+                format!(
+                    "scope {scope:?} is already listed on an earlier line; give each scope one line"
+                ),
             ));
         }
     }
@@ -219,7 +224,10 @@ mod tests {
     #[test]
     fn table_grants_only_listed_scopes_and_unions_them() {
         let map = ScopeMap::parse("a X Y # comment\n\n  b Y Z\nempty\n").unwrap();
-        let got = map.permissions(&["a".into(), "b".into(), "c".into(), "empty".into()], &none());
+        let got = map.permissions(
+            &["a".into(), "b".into(), "c".into(), "empty".into()],
+            &none(),
+        );
         let mut names: Vec<_> = got.names().collect();
         names.sort();
         assert_eq!(names, ["X", "Y", "Z"]);

@@ -244,12 +244,8 @@ impl JwtVerifier {
     pub async fn discover(config: OAuthConfig) -> Result<JwtVerifier, OAuthError> {
         let http = keys::client(config.http_timeout)?;
         let metadata = keys::discover(&http, &config.issuer).await?;
-        let keys = KeyCache::load(
-            http,
-            metadata.jwks_uri.clone(),
-            config.unknown_kid_refetch,
-        )
-        .await?;
+        let keys =
+            KeyCache::load(http, metadata.jwks_uri.clone(), config.unknown_kid_refetch).await?;
         let validations = config
             .algorithms
             .iter()
@@ -326,12 +322,9 @@ impl JwtVerifier {
         if key.pinned_alg().is_some_and(|alg| alg != header.alg) {
             return Err(TokenError::Algorithm(format!("{:?}", header.alg)).into());
         }
-        let data = jsonwebtoken::decode::<Map<String, Value>>(
-            token,
-            key.decoding_key(),
-            validation,
-        )
-        .map_err(token_error)?;
+        let data =
+            jsonwebtoken::decode::<Map<String, Value>>(token, key.decoding_key(), validation)
+                .map_err(token_error)?;
         Ok(self.principal(data.claims))
     }
 
@@ -358,7 +351,11 @@ fn header_error(token: &str) -> TokenError {
     let alg = token
         .split('.')
         .next()
-        .and_then(|h| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(h).ok())
+        .and_then(|h| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(h)
+                .ok()
+        })
         .and_then(|bytes| serde_json::from_slice::<Map<String, Value>>(&bytes).ok())
         .and_then(|header| header.get("alg")?.as_str().map(str::to_string));
     match alg {
