@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use mcp_tools::server::oauth::{
-    JwtVerifier, OAuthConfig, OAuthError, Principal, ScopeMap, TokenError,
+    JwtVerifier, OAuthConfig, OAuthError, Principal, ProtectedResource, ScopeMap, TokenError,
 };
 use mcp_tools_tests::{cache_dir, workspace_root};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -175,6 +175,35 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
     // refusal below is due to the one thing that case changes.
     let good = provider.forge("good").await;
     assert!(verifier.verify(&good).await.is_ok());
+
+    // Through the request-level entry point: the header value, then the challenge to send.
+    let resource = ProtectedResource::new(
+        verifier.config(),
+        ScopeMap::parse(SCOPE_MAP).unwrap().listed_scopes(),
+    );
+    let bearer = format!("Bearer {reader_token}");
+    assert!(verifier.authenticate(Some(&bearer)).await.is_ok());
+    let refusal = verifier.authenticate(None).await.unwrap_err();
+    assert_eq!(
+        resource.challenge(&refusal),
+        (401, r#"Bearer resource_metadata="http://127.0.0.1:7/.well-known/oauth-protected-resource/mcp""#.to_string())
+    );
+    let refusal = verifier
+        .authenticate(Some("Bearer garbage"))
+        .await
+        .unwrap_err();
+    let (status, header) = resource.challenge(&refusal);
+    assert_eq!(status, 401);
+    assert!(
+        header.ends_with(
+            r#"error="invalid_token", error_description="the token is not a well-formed JWT""#
+        ),
+        "{header}"
+    );
+    assert_eq!(
+        resource.metadata()["scopes_supported"],
+        serde_json::json!(["admin", "notes:read", "notes:write"])
+    );
 
     // Bad tokens and their answers.
     assert_eq!(refused(verifier.verify("").await), TokenError::Malformed);

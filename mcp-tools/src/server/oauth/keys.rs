@@ -102,14 +102,10 @@ pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
     serde_json::from_slice(&body).map_err(|e| fail(format!("not the expected JSON: {e}")))
 }
 
-/// Find the issuer's metadata: RFC 8414 first, then OpenID discovery. The document's `issuer`
-/// must equal `issuer` exactly.
-pub(super) async fn discover(
-    http: &reqwest::Client,
-    issuer: &str,
-) -> Result<IssuerMetadata, OAuthError> {
-    let trimmed = issuer.trim_end_matches('/');
-    // RFC 8414 §3.1: the well-known segment goes between the host and the issuer's path.
+/// The well-known URL `name` of `url` (RFC 8414 §3.1, RFC 9728 §3.1): the well-known segment
+/// goes between the host and the URL's path, e.g. `https://h/p` → `https://h/.well-known/NAME/p`.
+pub(super) fn well_known(url: &str, name: &str) -> String {
+    let trimmed = url.trim_end_matches('/');
     let (origin, path) = match trimmed.find("://").map(|i| i + 3) {
         Some(start) => match trimmed[start..].find('/') {
             Some(slash) => trimmed.split_at(start + slash),
@@ -117,9 +113,21 @@ pub(super) async fn discover(
         },
         None => (trimmed, ""),
     };
+    format!("{origin}/.well-known/{name}{path}")
+}
+
+/// Find the issuer's metadata: RFC 8414 first, then OpenID discovery. The document's `issuer`
+/// must equal `issuer` exactly.
+pub(super) async fn discover(
+    http: &reqwest::Client,
+    issuer: &str,
+) -> Result<IssuerMetadata, OAuthError> {
     let candidates = [
-        format!("{origin}/.well-known/oauth-authorization-server{path}"),
-        format!("{trimmed}/.well-known/openid-configuration"),
+        well_known(issuer, "oauth-authorization-server"),
+        format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        ),
     ];
     let mut last = None;
     for url in &candidates {

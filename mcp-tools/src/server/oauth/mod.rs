@@ -19,11 +19,13 @@
 //! # Ok(()) }
 //! ```
 
+mod challenge;
 mod keys;
 mod principal;
 mod scope_map;
 mod verifier;
 
+pub use challenge::{ProtectedResource, Refusal};
 pub use jsonwebtoken::Algorithm;
 pub use keys::IssuerMetadata;
 pub use principal::Principal;

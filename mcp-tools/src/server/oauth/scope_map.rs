@@ -141,6 +141,22 @@ impl ScopeMap {
         }
     }
 
+    /// The scopes a mapping file lists, sorted (for `scopes_supported`); empty for
+    /// [`identity`](Self::identity) and [`from_fn`](Self::from_fn), which take any scope.
+    ///
+    /// ```
+    /// let map = mcp_tools::server::oauth::ScopeMap::parse("b P\na Q\n").unwrap();
+    /// assert_eq!(map.listed_scopes(), ["a", "b"]);
+    /// ```
+    pub fn listed_scopes(&self) -> Vec<String> {
+        let mut scopes: Vec<String> = match &self.rule {
+            Rule::Table(table) => table.keys().cloned().collect(),
+            Rule::Identity | Rule::Function(_) => Vec::new(),
+        };
+        scopes.sort();
+        scopes
+    }
+
     /// The permissions granted by `scopes` (the token's `scope` claim, split on spaces) and the
     /// token's `claims`.
     ///

@@ -7,7 +7,8 @@ use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
 use super::keys::{self, IssuerMetadata, KeyCache};
-use super::{OAuthError, Principal, ScopeMap, TokenError};
+use super::{OAuthError, Principal, Refusal, ScopeMap, TokenError};
+use crate::server::auth::bearer_token;
 
 /// The asymmetric algorithms accepted by default. `none` cannot be named at all, and HMAC is
 /// never accepted: a resource server holds no shared secret, and an HMAC keyed with the
@@ -326,6 +327,25 @@ impl JwtVerifier {
             jsonwebtoken::decode::<Map<String, Value>>(token, key.decoding_key(), validation)
                 .map_err(token_error)?;
         Ok(self.principal(data.claims))
+    }
+
+    /// Check a request's `Authorization` header value (`None` when it has none): the caller,
+    /// or the [`Refusal`] to answer with
+    /// ([`ProtectedResource::challenge`](super::ProtectedResource::challenge) turns it into the
+    /// status and `WWW-Authenticate` header).
+    ///
+    /// ```no_run
+    /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
+    /// use mcp_tools::server::oauth::Refusal;
+    /// assert!(matches!(v.authenticate(None).await, Err(Refusal::Missing)));
+    /// assert!(matches!(v.authenticate(Some("Basic dXNlcjpwYXNz")).await, Err(Refusal::Missing)));
+    /// # }
+    /// ```
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, Refusal> {
+        let token = authorization
+            .and_then(bearer_token)
+            .ok_or(Refusal::Missing)?;
+        self.verify(token).await.map_err(Refusal::Token)
     }
 
     fn principal(&self, claims: Map<String, Value>) -> Principal {
