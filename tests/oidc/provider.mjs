@@ -7,6 +7,10 @@
 // client_credentials grant, to two confidential clients with different scopes:
 //   reader / reader-secret   scopes "notes:read"
 //   writer / writer-secret   scopes "notes:read notes:write admin"
+// and opaque access tokens (checked by RFC 7662 introspection) to a third:
+//   legacy / legacy-secret   scopes "notes:read notes:write"
+// The resource server introspects as mcp-server / mcp-server-secret (the only client allowed
+// to); tokens are revoked at /token/revocation (RFC 7009) by the client they were issued to.
 // Its first stdout line is `issuer=<URL>` once it listens (port 0 picks a free port).
 //
 // Signing keys rotate through admin endpoints of this script (not part of oidc-provider); the
@@ -37,6 +41,9 @@ if (!cache) {
     console.error('provider.mjs: MCP_TOOLS_CACHE is not set (source scripts/env.sh)');
     process.exit(2);
 }
+// stdout carries only the issuer line: oidc-provider's notices (console.info) go to stderr.
+console.info = console.error;
+console.warn = console.error;
 const modules = path.join(cache, 'oidc', 'node_modules');
 const { default: Provider } = await import(path.join(modules, 'oidc-provider', 'lib', 'index.js'));
 const jose = await import(path.join(modules, 'jose', 'dist', 'webapi', 'index.js'));
@@ -77,23 +84,43 @@ function build() {
                 response_types: [],
                 scope: SCOPES,
             },
+            {
+                client_id: 'legacy',
+                client_secret: 'legacy-secret',
+                grant_types: ['client_credentials'],
+                redirect_uris: [],
+                response_types: [],
+                scope: 'notes:read notes:write',
+            },
+            {
+                client_id: 'mcp-server',
+                client_secret: 'mcp-server-secret',
+                grant_types: [],
+                redirect_uris: [],
+                response_types: [],
+            },
         ],
         jwks: { keys },
         scopes: SCOPES.split(' '),
         features: {
             devInteractions: { enabled: false },
             clientCredentials: { enabled: true },
+            introspection: {
+                enabled: true,
+                allowedPolicy: (ctx) => ctx.oidc.client.clientId === 'mcp-server',
+            },
+            revocation: { enabled: true },
             resourceIndicators: {
                 enabled: true,
                 defaultResource: () => resource,
                 useGrantedResource: () => true,
-                getResourceServerInfo: (_ctx, indicator) => {
+                getResourceServerInfo: (_ctx, indicator, client) => {
                     if (indicator !== resource) throw new Error(`unknown resource ${indicator}`);
                     return {
                         scope: SCOPES,
                         audience: resource,
                         accessTokenTTL: TTL,
-                        accessTokenFormat: 'jwt',
+                        accessTokenFormat: client.clientId === 'legacy' ? 'opaque' : 'jwt',
                         jwt: { sign: { alg: 'RS256' } },
                     };
                 },

@@ -49,6 +49,8 @@ impl Provider {
             .strip_prefix("issuer=")
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_string();
+        // Keep reading, so that the provider never writes into a closed pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Provider {
             _child: child,
             issuer,
@@ -80,6 +82,20 @@ impl Provider {
             .as_str()
             .expect("access_token")
             .to_string()
+    }
+
+    /// Revoke `token` (RFC 7009) as the client it was issued to.
+    async fn revoke(&self, client: &str, token: &str) {
+        let response = self
+            .http
+            .post(format!("{}/token/revocation", self.issuer))
+            .basic_auth(client, Some(format!("{client}-secret")))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("token={token}"))
+            .send()
+            .await
+            .expect("revocation request");
+        assert!(response.status().is_success(), "revocation refused");
     }
 
     async fn forge(&self, case: &str) -> String {
@@ -259,6 +275,55 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
         TokenError::UnknownKey
     );
     assert!(verifier.verify(&rotated).await.is_ok());
+}
+
+#[tokio::test]
+async fn opaque_tokens_are_introspected_and_a_revocation_counts_once_the_cache_expires() {
+    let provider = Provider::start().await;
+    let config = OAuthConfig::new(&provider.issuer, RESOURCE)
+        .scope_map(ScopeMap::parse(SCOPE_MAP).unwrap())
+        .introspection("mcp-server", "mcp-server-secret")
+        .introspection_cache(Duration::from_millis(500));
+    let verifier = JwtVerifier::discover(config).await.expect("discovery");
+
+    let opaque = provider.token("legacy", "notes:read notes:write").await;
+    assert_ne!(
+        opaque.matches('.').count(),
+        2,
+        "the legacy client gets opaque tokens"
+    );
+    let legacy = verifier.verify(&opaque).await.expect("introspected");
+    assert_eq!(legacy.client_id(), Some("legacy"));
+    assert_eq!(sorted(&legacy), ["NOTE_EDIT", "NOTE_VIEW"]);
+    // JWTs are still checked locally by the same verifier.
+    let jwt = provider.token("reader", "notes:read").await;
+    assert_eq!(sorted(&verifier.verify(&jwt).await.unwrap()), ["NOTE_VIEW"]);
+
+    assert_eq!(
+        refused(verifier.verify("not-a-token-the-issuer-knows").await),
+        TokenError::Inactive
+    );
+    assert_eq!(refused(verifier.verify("").await), TokenError::Malformed);
+
+    // A resource server the issuer does not let introspect learns nothing.
+    let stranger = JwtVerifier::discover(
+        OAuthConfig::new(&provider.issuer, RESOURCE).introspection("writer", "writer-secret"),
+    )
+    .await
+    .expect("discovery");
+    assert_eq!(
+        refused(stranger.verify(&opaque).await),
+        TokenError::Inactive
+    );
+
+    // Revoked: still accepted from the cache, refused once the cached answer is older than 500 ms.
+    provider.revoke("legacy", &opaque).await;
+    assert!(verifier.verify(&opaque).await.is_ok(), "cached answer");
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        refused(verifier.verify(&opaque).await),
+        TokenError::Inactive
+    );
 }
 
 #[tokio::test]

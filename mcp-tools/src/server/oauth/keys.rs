@@ -23,6 +23,9 @@ pub struct IssuerMetadata {
     pub issuer: String,
     /// Where the signing keys are published.
     pub jwks_uri: String,
+    /// Where opaque tokens are introspected (RFC 7662), if the issuer offers it.
+    #[serde(default)]
+    pub introspection_endpoint: Option<String>,
     /// The scopes the issuer supports, if it says.
     #[serde(default)]
     pub scopes_supported: Vec<String>,
@@ -68,8 +71,20 @@ pub(super) fn client(timeout: Duration) -> Result<reqwest::Client, OAuthError> {
         .build()
         .map_err(|e| OAuthError::Fetch {
             url: String::new(),
-            problem: e.to_string(),
+            problem: chain(&e),
         })
+}
+
+/// An error and its sources, `: `-joined (reqwest's own message omits the cause).
+pub(super) fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// GET `url` and parse its JSON body, refusing bodies over [`MAX_DOCUMENT`].
@@ -81,17 +96,29 @@ pub(super) async fn get_json<T: serde::de::DeserializeOwned>(
         url: url.to_string(),
         problem,
     };
-    let mut response = http
+    let response = http
         .get(url)
         .header("accept", "application/json")
         .send()
         .await
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|e| fail(chain(&e)))?;
     if !response.status().is_success() {
         return Err(fail(format!("HTTP status {}", response.status())));
     }
+    read_json(response, url).await
+}
+
+/// Parse a response's JSON body, refusing bodies over [`MAX_DOCUMENT`].
+pub(super) async fn read_json<T: serde::de::DeserializeOwned>(
+    mut response: reqwest::Response,
+    url: &str,
+) -> Result<T, OAuthError> {
+    let fail = |problem: String| OAuthError::Fetch {
+        url: url.to_string(),
+        problem,
+    };
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| fail(chain(&e)))? {
         if body.len() + chunk.len() > MAX_DOCUMENT {
             return Err(fail(format!(
                 "the document is larger than {MAX_DOCUMENT} bytes"

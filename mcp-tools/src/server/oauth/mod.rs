@@ -20,6 +20,7 @@
 //! ```
 
 mod challenge;
+mod introspection;
 mod keys;
 mod principal;
 mod scope_map;
@@ -60,6 +61,9 @@ pub enum TokenError {
     /// `iss` is not the trusted issuer.
     #[error("the token comes from another issuer")]
     Issuer,
+    /// The introspection endpoint says the token is not active (unknown, revoked or expired).
+    #[error("the token is not active")]
+    Inactive,
     /// A required claim (`exp`, `iss`, `aud`) is missing or of the wrong type.
     #[error("the token's {0} claim is missing or malformed")]
     MissingClaim(String),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 
+use super::introspection::{Expect, IntrospectionClient, Introspector};
 use super::keys::{self, IssuerMetadata, KeyCache};
 use super::{OAuthError, Principal, Refusal, ScopeMap, TokenError};
 use crate::server::auth::bearer_token;
@@ -49,6 +50,7 @@ pub struct OAuthConfig {
     http_timeout: Duration,
     keep_claims: Vec<String>,
     scope_map: ScopeMap,
+    introspection: Option<IntrospectionClient>,
 }
 
 impl OAuthConfig {
@@ -72,6 +74,7 @@ impl OAuthConfig {
             http_timeout: Duration::from_secs(10),
             keep_claims: Vec::new(),
             scope_map: ScopeMap::identity(),
+            introspection: None,
         }
     }
 
@@ -187,6 +190,47 @@ impl OAuthConfig {
         self
     }
 
+    /// Check tokens that are not JWTs (opaque tokens) at the issuer's RFC 7662 introspection
+    /// endpoint, authenticating as `client_id` / `client_secret` (HTTP Basic). Answers are
+    /// cached for 30 s (or until the token expires, if sooner); the answer must say
+    /// `active: true`, name the issuer if it names one, name this resource in `aud`, and be
+    /// within `exp`/`nbf`.
+    ///
+    /// ```
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs")
+    ///     .introspection("mcp-server", "its-secret");
+    /// # let _ = c;
+    /// ```
+    pub fn introspection(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> OAuthConfig {
+        self.introspection = Some(IntrospectionClient {
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+            cache_for: Duration::from_secs(30),
+        });
+        self
+    }
+
+    /// How long an introspection answer is reused (a revoked token is accepted at most this
+    /// long after its revocation). No effect without [`introspection`](Self::introspection).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs")
+    ///     .introspection("mcp-server", "its-secret")
+    ///     .introspection_cache(Duration::from_secs(5));
+    /// # let _ = c;
+    /// ```
+    pub fn introspection_cache(mut self, cache_for: Duration) -> OAuthConfig {
+        if let Some(client) = &mut self.introspection {
+            client.cache_for = cache_for;
+        }
+        self
+    }
+
     /// How scopes become permissions.
     ///
     /// ```
@@ -217,6 +261,7 @@ pub struct JwtVerifier {
     config: OAuthConfig,
     metadata: IssuerMetadata,
     keys: KeyCache,
+    introspector: Option<Introspector>,
     /// One validation per allowed algorithm: the JOSE crate wants every algorithm of a
     /// validation to be of the key's family, so each token is checked with exactly its own.
     validations: Vec<(Algorithm, Validation)>,
@@ -233,7 +278,8 @@ impl std::fmt::Debug for JwtVerifier {
 
 impl JwtVerifier {
     /// Fetch the issuer's metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else
-    /// OpenID discovery; its `issuer` must equal the configured one) and its keys.
+    /// OpenID discovery; its `issuer` must equal the configured one) and its keys; with
+    /// [`OAuthConfig::introspection`], the metadata must name an `introspection_endpoint`.
     ///
     /// ```no_run
     /// # async fn demo() {
@@ -245,6 +291,19 @@ impl JwtVerifier {
     pub async fn discover(config: OAuthConfig) -> Result<JwtVerifier, OAuthError> {
         let http = keys::client(config.http_timeout)?;
         let metadata = keys::discover(&http, &config.issuer).await?;
+        let introspector =
+            match &config.introspection {
+                None => None,
+                Some(client) => {
+                    let endpoint = metadata.introspection_endpoint.clone().ok_or_else(|| {
+                        OAuthError::Fetch {
+                            url: config.issuer.clone(),
+                            problem: "the issuer's metadata names no introspection_endpoint".into(),
+                        }
+                    })?;
+                    Some(Introspector::new(http.clone(), endpoint, client.clone()))
+                }
+            };
         let keys =
             KeyCache::load(http, metadata.jwks_uri.clone(), config.unknown_kid_refetch).await?;
         let validations = config
@@ -266,6 +325,7 @@ impl JwtVerifier {
             config,
             metadata,
             keys,
+            introspector,
             validations,
         })
     }
@@ -297,7 +357,8 @@ impl JwtVerifier {
     /// Checked, in order: a JWS in compact form whose `alg` is allowed; a published key named
     /// by `kid` (the key set is refetched, rate-limited, when the `kid` is unknown, and when it
     /// is older than [`OAuthConfig::keys_max_age`]) whose own `alg`, if its JWK pins one,
-    /// matches; the signature; `iss`, `aud`, `exp` and `nbf` (with the leeway). Failures are
+    /// matches; the signature; `iss`, `aud`, `exp` and `nbf` (with the leeway). A token that is
+    /// not a JWT goes to introspection instead when it is configured. Failures are
     /// [`OAuthError::Token`]; a key set that cannot be fetched is [`OAuthError::Fetch`].
     ///
     /// ```no_run
@@ -307,6 +368,17 @@ impl JwtVerifier {
     /// # }
     /// ```
     pub async fn verify(&self, token: &str) -> Result<Principal, OAuthError> {
+        if let Some(introspector) = &self.introspector
+            && token.bytes().filter(|&b| b == b'.').count() != 2
+        {
+            let expect = Expect {
+                issuer: &self.config.issuer,
+                resource: &self.config.resource,
+                leeway: self.config.leeway,
+            };
+            let claims = introspector.introspect(token, &expect).await?;
+            return Ok(self.principal(claims));
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
         let Some((_, validation)) = self.validations.iter().find(|(alg, _)| *alg == header.alg)
         else {
