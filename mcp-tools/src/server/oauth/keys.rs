@@ -210,7 +210,7 @@ impl KeyCache {
     }
 
     /// Refetch when the set is older than `max_age` (one caller fetches; others keep using the
-    /// current set meanwhile).
+    /// current set meanwhile; a failed fetch keeps the current set).
     pub(super) async fn refresh_if_older(&self, max_age: Duration) -> Result<(), OAuthError> {
         if self.current.load().fetched.elapsed() < max_age {
             return Ok(());
@@ -218,7 +218,9 @@ impl KeyCache {
         let Ok(mut last) = self.refresh.try_lock() else {
             return Ok(());
         };
-        if self.current.load().fetched.elapsed() < max_age {
+        // A fetch that failed is not retried before the refetch floor has passed either, so
+        // an unreachable issuer delays at most one request per interval.
+        if self.current.load().fetched.elapsed() < max_age || last.elapsed() < self.min_refetch {
             return Ok(());
         }
         *last = Instant::now();
