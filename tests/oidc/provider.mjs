@@ -18,6 +18,7 @@
 //   POST /admin/rotate   a new RS256 key signs from now on; the old one stays published
 //   POST /admin/retire   every key but the newest is removed from the JWKS
 // Bad tokens for the verifier's tests, forged here with `jose` (oidc-provider's own JOSE library):
+//   GET /admin/jwks-fetches   how many times the JWKS was fetched (for the rate-limit test)
 //   GET /admin/forge?case=NAME  -> the token as text/plain. NAME is one of: expired, not-yet-valid,
 //   wrong-audience, wrong-issuer, alg-none, hs256-public-key, unknown-kid, tampered, good
 //   (good = a well-formed token signed with the current key, the control case).
@@ -64,6 +65,7 @@ async function newKey() {
 let keys = [await newKey()];
 let provider;
 let issuer;
+let jwksFetches = 0;
 
 function build() {
     const p = new Provider(issuer, {
@@ -185,11 +187,14 @@ const server = http.createServer(async (req, res) => {
             keys = [keys[0]];
             provider = build();
             res.end(keys[0].kid);
+        } else if (url.pathname === '/admin/jwks-fetches') {
+            res.end(String(jwksFetches));
         } else if (url.pathname === '/admin/forge') {
             const token = await forge(url.searchParams.get('case'));
             res.statusCode = token ? 200 : 404;
             res.end(token ?? 'unknown case');
         } else {
+            if (url.pathname === '/jwks') jwksFetches += 1;
             provider.callback()(req, res);
         }
     } catch (err) {

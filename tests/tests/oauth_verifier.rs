@@ -109,6 +109,21 @@ impl Provider {
         response.text().await.expect("forged token")
     }
 
+    async fn jwks_fetches(&self) -> u64 {
+        let response = self
+            .http
+            .get(format!("{}/admin/jwks-fetches", self.issuer))
+            .send()
+            .await
+            .expect("stats request");
+        response
+            .text()
+            .await
+            .expect("count")
+            .parse()
+            .expect("a number")
+    }
+
     async fn admin(&self, action: &str) {
         let response = self
             .http
@@ -324,6 +339,47 @@ async fn opaque_tokens_are_introspected_and_a_revocation_counts_once_the_cache_e
         refused(verifier.verify(&opaque).await),
         TokenError::Inactive
     );
+}
+
+#[tokio::test]
+async fn a_flood_of_unknown_kids_costs_the_issuer_at_most_one_key_fetch_per_interval() {
+    let provider = Provider::start().await;
+    // The defaults: unknown-kid refetches at most every 10 s.
+    let verifier = std::sync::Arc::new(
+        JwtVerifier::discover(OAuthConfig::new(&provider.issuer, RESOURCE))
+            .await
+            .expect("discovery"),
+    );
+    let before = provider.jwks_fetches().await;
+    assert_eq!(before, 1, "discovery fetched the keys once");
+    let mut tokens = Vec::new();
+    for _ in 0..20 {
+        tokens.push(provider.forge("unknown-kid").await);
+    }
+    for token in &tokens {
+        assert_eq!(
+            refused(verifier.verify(token).await),
+            TokenError::UnknownKey
+        );
+    }
+    // Concurrently too.
+    let mut calls = tokio::task::JoinSet::new();
+    for token in tokens.clone() {
+        let verifier = verifier.clone();
+        calls.spawn(async move { refused(verifier.verify(&token).await) });
+    }
+    while let Some(err) = calls.join_next().await {
+        assert_eq!(err.expect("no panic"), TokenError::UnknownKey);
+    }
+    let after = provider.jwks_fetches().await;
+    assert!(
+        after - before <= 1,
+        "{} fetches for 40 unknown kids",
+        after - before
+    );
+    // The good tokens keep working meanwhile.
+    let good = provider.token("reader", "notes:read").await;
+    assert!(verifier.verify(&good).await.is_ok());
 }
 
 #[tokio::test]
