@@ -1,10 +1,13 @@
 //! `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F] [--stateless]
-//! [--page-size N] [--max-in-flight N]`: the registry over MCP through
-//! [`crate::server::Server`].
+//! [--page-size N] [--max-in-flight N] [HTTP limits]`: the registry over MCP through
+//! [`crate::server::Server`]. The HTTP limits are the [`HttpOptions`] ones:
+//! `--max-connections`, `--header-timeout`, `--idle-timeout`, `--max-body`,
+//! `--max-sessions`, `--session-timeout`, `--disconnect-grace`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
@@ -68,8 +71,116 @@ pub(crate) fn command() -> Command {
                 .long("max-in-flight")
                 .value_name("N")
                 .value_parser(positive)
-                .help("Requests in flight per connection (default 256)"),
+                .help(
+                    "Requests handled at once: per connection on stdio and TCP, over all \
+                     connections on HTTP; more wait their turn (default 256)",
+                ),
         )
+        .args(http_limits())
+}
+
+/// The flags of [`HttpOptions`]' limits (HTTP only).
+fn http_limits() -> [Arg; 7] {
+    let count = |id: &'static str, long: &'static str, help: &'static str| {
+        Arg::new(id)
+            .long(long)
+            .value_name("N")
+            .value_parser(positive)
+            .requires("http")
+            .help(help)
+    };
+    let time = |id: &'static str, long: &'static str, help: &'static str| {
+        Arg::new(id)
+            .long(long)
+            .value_name("TIME")
+            .value_parser(duration)
+            .requires("http")
+            .help(help)
+    };
+    [
+        count(
+            "max_connections",
+            "max-connections",
+            "HTTP: open connections at most; past it the connection idle longest is closed, \
+             or the new one gets 503 when all are busy (default 1024)",
+        ),
+        time(
+            "header_timeout",
+            "header-timeout",
+            "HTTP: time a client has to send a request's headers (default 10s)",
+        ),
+        time(
+            "idle_timeout",
+            "idle-timeout",
+            "HTTP: a connection with no request in progress is closed after TIME (default 60s)",
+        ),
+        count(
+            "max_body",
+            "max-body",
+            "HTTP: bytes in one request body; a longer one gets 413 (default 4194304)",
+        ),
+        count(
+            "max_sessions",
+            "max-sessions",
+            "HTTP: live sessions at most; past it a new session's initialize gets 503 \
+             (default 1024)",
+        ),
+        time(
+            "session_timeout",
+            "session-timeout",
+            "HTTP: a session with no request for TIME ends (default 5m)",
+        ),
+        time(
+            "disconnect_grace",
+            "disconnect-grace",
+            "HTTP: a call whose client closed its side of the connection is cancelled \
+             after TIME (default 10s)",
+        ),
+    ]
+}
+
+/// A time: a whole number with a unit `ms`, `s` or `m` (a bare number is seconds).
+fn duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or((text, ""), |at| text.split_at(at));
+    let value = number.parse::<u64>().ok();
+    match (value, unit) {
+        (Some(n), "ms") => Ok(Duration::from_millis(n)),
+        (Some(n), "s" | "") => Ok(Duration::from_secs(n)),
+        (Some(n), "m") => Ok(Duration::from_secs(n.saturating_mul(60))),
+        _ => Err(format!(
+            "expected a time such as 500ms, 10s or 5m, not '{text}'"
+        )),
+    }
+}
+
+/// `options` with the limits given on the command line.
+fn with_limits(mut options: HttpOptions, matches: &ArgMatches) -> HttpOptions {
+    let count = |id: &str| matches.get_one::<usize>(id).copied();
+    let time = |id: &str| matches.get_one::<Duration>(id).copied();
+    if let Some(n) = count("max_connections") {
+        options = options.max_connections(n);
+    }
+    if let Some(t) = time("header_timeout") {
+        options = options.header_timeout(t);
+    }
+    if let Some(t) = time("idle_timeout") {
+        options = options.idle_timeout(t);
+    }
+    if let Some(n) = count("max_body") {
+        options = options.max_body_bytes(n);
+    }
+    if let Some(n) = count("max_sessions") {
+        options = options.max_sessions(n);
+    }
+    if let Some(t) = time("session_timeout") {
+        options = options.session_idle_timeout(t);
+    }
+    if let Some(t) = time("disconnect_grace") {
+        options = options.disconnect_grace(t);
+    }
+    options
 }
 
 /// A whole number of at least 1, for `--page-size` and `--max-in-flight`.
@@ -100,7 +211,10 @@ pub(crate) async fn run(
         server = server.max_in_flight(*limit);
     }
     let served = if let Some(addr) = matches.get_one::<SocketAddr>("http") {
-        let mut options = HttpOptions::default().stateful(!matches.get_flag("stateless"));
+        let mut options = with_limits(
+            HttpOptions::default().stateful(!matches.get_flag("stateless")),
+            matches,
+        );
         if let Some(path) = matches.get_one::<PathBuf>("tokens_file") {
             options = match options.tokens_file(path) {
                 Ok(options) => options,
@@ -165,4 +279,21 @@ async fn stop_on_signal(stop: CancellationToken) {
     let _ = tokio::signal::ctrl_c().await;
     tracing::info!("stopping the server");
     stop.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+    use std::time::Duration;
+
+    #[test]
+    fn times_take_a_unit_and_default_to_seconds() {
+        assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(duration("7"), Ok(Duration::from_secs(7)));
+        assert_eq!(duration("5m"), Ok(Duration::from_secs(300)));
+        for bad in ["", "s", "1h", "-1s", "1.5s", "10 s"] {
+            assert!(duration(bad).is_err(), "{bad:?}");
+        }
+    }
 }

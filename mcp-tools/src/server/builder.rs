@@ -1,8 +1,7 @@
 //! The public face of the server: [`Server`] (builder and `serve_*`), [`ServerInfo`],
-//! [`HttpOptions`], the bound listeners [`HttpServer`] / [`TcpServer`], and [`ServeError`].
+//! the bound listeners [`HttpServer`] / [`TcpServer`], and [`ServeError`].
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -13,13 +12,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::auth::{TokenResolver, TokenTable, TokensFileError};
 use super::codec::DEFAULT_MAX_LINE_LENGTH;
 use super::handler::{McpHandler, Shared};
+use super::http::{self, HttpOptions};
 use super::notify::ListChanged;
+use super::stream;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
-use super::{http_transport, stream};
 use crate::registry::ToolRegistry;
 
 /// The default bound on requests in flight per connection.
@@ -108,121 +107,6 @@ pub enum ServeError {
     /// Another I/O failure of the listener.
     #[error("I/O error while serving: {0}")]
     Io(#[from] std::io::Error),
-}
-
-/// Options of the streamable HTTP transport.
-///
-/// Defaults: stateful sessions (`Mcp-Session-Id`), endpoint `/mcp`, `Host` must be a
-/// loopback name (`localhost`, `127.0.0.1`, `::1`) or the literal address bound, a present
-/// `Origin` must be a loopback origin (any port), no bearer tokens. A request with a
-/// foreign `Host` or `Origin` gets `403`.
-///
-/// ```
-/// use mcp_tools::{PermissionSet, server::{HttpOptions, TokenTable}};
-/// let options = HttpOptions::default()
-///     .stateless()
-///     .allow_host("mcp.example.com")
-///     .allow_origin("https://app.example.com")
-///     .tokens(TokenTable::new([("t0k3n", PermissionSet::new(["WIKI_VIEW"]))]));
-/// assert!(!options.is_stateful());
-/// ```
-#[derive(Clone)]
-pub struct HttpOptions {
-    pub(crate) stateful: bool,
-    pub(crate) allowed_hosts: Vec<String>,
-    pub(crate) allowed_origins: Vec<String>,
-    pub(crate) tokens: Option<Arc<dyn TokenResolver>>,
-    pub(crate) path: String,
-}
-
-impl Default for HttpOptions {
-    fn default() -> HttpOptions {
-        let loopback = ["localhost", "127.0.0.1", "[::1]"];
-        HttpOptions {
-            stateful: true,
-            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            allowed_origins: ["http", "https"]
-                .iter()
-                .flat_map(|scheme| loopback.iter().map(move |h| format!("{scheme}://{h}:*")))
-                .collect(),
-            tokens: None,
-            path: "/mcp".into(),
-        }
-    }
-}
-
-impl std::fmt::Debug for HttpOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpOptions")
-            .field("stateful", &self.stateful)
-            .field("allowed_hosts", &self.allowed_hosts)
-            .field("allowed_origins", &self.allowed_origins)
-            .field("tokens", &self.tokens.is_some())
-            .field("path", &self.path)
-            .finish()
-    }
-}
-
-impl HttpOptions {
-    /// Stateless mode: no sessions; every POST is served on its own (2026-07-28 clients
-    /// are always served this way).
-    pub fn stateless(mut self) -> HttpOptions {
-        self.stateful = false;
-        self
-    }
-
-    /// Stateful (`true`, the default) or stateless mode.
-    pub fn stateful(mut self, stateful: bool) -> HttpOptions {
-        self.stateful = stateful;
-        self
-    }
-
-    /// True in stateful mode.
-    pub fn is_stateful(&self) -> bool {
-        self.stateful
-    }
-
-    /// Also accept requests whose `Host` is `host` (a name, or `name:port`).
-    pub fn allow_host(mut self, host: impl Into<String>) -> HttpOptions {
-        self.allowed_hosts.push(host.into());
-        self
-    }
-
-    /// Also accept requests whose `Origin` is `origin` (`scheme://host[:port|:*]`).
-    pub fn allow_origin(mut self, origin: impl Into<String>) -> HttpOptions {
-        self.allowed_origins.push(origin.into());
-        self
-    }
-
-    /// Require a bearer token on every request and filter each caller's tools by the
-    /// permissions `resolver` maps its token to. A missing or unknown token gets `401`.
-    pub fn tokens(mut self, resolver: impl TokenResolver) -> HttpOptions {
-        self.tokens = Some(Arc::new(resolver));
-        self
-    }
-
-    /// [`tokens`](Self::tokens) from a tokens file (format: [`TokenTable`]).
-    ///
-    /// ```
-    /// let path = std::env::temp_dir().join(format!("http-tokens-doc-{}", std::process::id()));
-    /// std::fs::write(&path, "reader WIKI_VIEW\n").unwrap();
-    /// let options = mcp_tools::server::HttpOptions::default().tokens_file(&path).unwrap();
-    /// # std::fs::remove_file(&path).unwrap();
-    /// ```
-    pub fn tokens_file(self, path: impl AsRef<Path>) -> Result<HttpOptions, TokensFileError> {
-        Ok(self.tokens(TokenTable::from_file(path)?))
-    }
-
-    /// The endpoint path (default `/mcp`); other paths get `404`.
-    pub fn path(mut self, path: impl Into<String>) -> HttpOptions {
-        let path = path.into();
-        self.path = if path.starts_with('/') {
-            path
-        } else {
-            format!("/{path}")
-        };
-        self
-    }
 }
 
 /// Serves a [`ToolRegistry`] over MCP. Build it, then call one `serve_*` method.
@@ -330,8 +214,10 @@ impl Server {
         self
     }
 
-    /// At most `limit` requests in flight per connection (default 256; at least 1). Over
-    /// HTTP it bounds the connections served at once.
+    /// At most `limit` requests in flight per connection on stdio and TCP (default 256;
+    /// at least 1). Over HTTP it bounds the requests (POSTs) handled at once over all
+    /// connections; the open connections are bounded by
+    /// [`HttpOptions::max_connections`].
     pub fn max_in_flight(mut self, limit: usize) -> Server {
         self.built = OnceLock::new();
         self.max_in_flight = limit.max(1);
@@ -544,7 +430,7 @@ impl HttpServer {
     pub async fn serve(self) -> Result<(), ServeError> {
         let shared = self.server.shared();
         shared.list_changed.start_pump();
-        http_transport::serve(
+        http::serve(
             shared,
             self.listener,
             self.options,

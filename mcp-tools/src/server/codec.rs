@@ -14,6 +14,8 @@
 //!   integer, non-object `params`, or no shape rmcp knows) is answered `-32600 Invalid
 //!   Request`, echoing the `id` when one can be read, `null` otherwise;
 //! - blank lines are skipped without a reply (they carry no message);
+//! - the same checks answer HTTP request bodies ([`decode_document`]; a blank body is a
+//!   parse error there);
 //! - everything else is handed to rmcp as parsed.
 //!
 //! Replies and error lines are written by one writer task fed through a bounded channel,
@@ -40,9 +42,9 @@ pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;
 pub(crate) const MAX_NESTING: usize = 100;
 
 /// JSON-RPC "Parse error".
-const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC "Invalid Request".
-const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 
 /// Lines queued for the writer before `send` and error replies wait.
 const WRITE_QUEUE: usize = 64;
@@ -312,6 +314,20 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
     }
 }
 
+/// Classify one whole document, e.g. an HTTP request body: [`decode`], except that an
+/// empty or blank document is a parse error (it holds no message) rather than skipped.
+pub(crate) fn decode_document(document: &[u8]) -> Result<ClientJsonRpcMessage, Value> {
+    match decode(document) {
+        Decoded::Message(message) => Ok(*message),
+        Decoded::Reply(reply) => Err(reply),
+        Decoded::Skip => Err(error_reply(
+            Value::Null,
+            PARSE_ERROR,
+            "Parse error: the body holds no JSON".into(),
+        )),
+    }
+}
+
 /// The message's `id` when it is a valid JSON-RPC id (a string or an integer).
 fn readable_id(object: &Map<String, Value>) -> Option<Value> {
     match object.get("id")? {
@@ -410,7 +426,8 @@ fn nesting_exceeds(line: &[u8], limit: usize) -> bool {
     false
 }
 
-fn error_reply(id: Value, code: i64, message: String) -> Value {
+/// A JSON-RPC error object answering request `id`.
+pub(crate) fn error_reply(id: Value, code: i64, message: String) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 

@@ -52,7 +52,7 @@ mod builder;
 mod client_requests;
 mod codec;
 mod handler;
-mod http_transport;
+mod http;
 mod notify;
 #[cfg(feature = "oauth")]
 pub mod oauth;
@@ -69,8 +69,9 @@ mod tests_offerings;
 use std::net::SocketAddr;
 
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
-pub use builder::{HttpOptions, HttpServer, ServeError, Server, ServerInfo, TcpServer};
+pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
+pub use http::HttpOptions;
 
 use crate::registry::ToolRegistry;
 

@@ -1,0 +1,294 @@
+//! The front door in front of rmcp's `StreamableHttpService`: the endpoint path, bearer
+//! tokens, the body read and checked by our codec (every bad body gets a JSON-RPC error
+//! with `400`), sessions (the cap, their owners, no second `initialize`), the bound on
+//! requests in flight, and the disconnect policy.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Either, Full, Limited};
+use hyper::body::Incoming;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use super::connections::Connection;
+use super::options::HttpLimits;
+use super::reply::{
+    Abandoned, Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, orphaned, plain,
+    respond, settle_stream,
+};
+use super::sessions::{Principal, Sessions};
+use crate::server::TokenResolver;
+use crate::server::auth::bearer_token;
+use crate::server::codec::{INVALID_REQUEST, PARSE_ERROR, decode_document};
+use crate::server::handler::{CallerPermissions, McpHandler};
+
+/// JSON-RPC code of a server that cannot take more work now.
+const SERVER_BUSY: i64 = -32000;
+/// JSON-RPC code the MCP SDKs use for an unknown session.
+const SESSION_NOT_FOUND: i64 = -32001;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Everything between hyper and rmcp's service.
+pub(super) struct Front<M> {
+    pub(super) service: StreamableHttpService<McpHandler, M>,
+    pub(super) path: String,
+    pub(super) tokens: Option<Arc<dyn TokenResolver>>,
+    /// Stateful mode's sessions (`None` when stateless).
+    pub(super) sessions: Option<Arc<Sessions>>,
+    pub(super) in_flight: Arc<Semaphore>,
+    pub(super) limits: HttpLimits,
+}
+
+impl<M: SessionManager> Front<M> {
+    /// Answer one request on `connection`; `Err` ends the connection without a reply (the
+    /// client left and its call was given up).
+    pub(super) async fn handle(
+        &self,
+        mut request: Request<Incoming>,
+        connection: &Arc<Connection>,
+    ) -> Result<Response<Reply>, Abandoned> {
+        let busy = connection.busy();
+        if request.uri().path() != self.path {
+            return Ok(plain(
+                StatusCode::NOT_FOUND,
+                &format!("Not Found: the MCP endpoint is {}", self.path),
+            ));
+        }
+        let principal = match self.authorize(&mut request) {
+            Ok(principal) => principal,
+            Err(response) => return Ok(response),
+        };
+        let session = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(Arc::<str>::from);
+        if let (Some(sessions), Some(id)) = (&self.sessions, &session)
+            && !sessions.usable(id, principal).await
+        {
+            // An unknown session and another caller's session look the same.
+            return Ok(json_error(
+                StatusCode::NOT_FOUND,
+                Value::Null,
+                SESSION_NOT_FOUND,
+                "Session not found".into(),
+            ));
+        }
+        let holds_permit = request.method() == Method::POST;
+        // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
+        let (message, request) = if holds_permit && is_json(&request) {
+            match self.read_body(request).await {
+                Ok((message, request)) => (Some(message), request.map(Either::Left)),
+                Err(response) => return Ok(*response),
+            }
+        } else {
+            (None, request.map(Either::Right))
+        };
+        let (id, initialize) = match &message {
+            Some(ClientJsonRpcMessage::Request(r)) => (
+                serde_json::to_value(&r.id).unwrap_or(Value::Null),
+                matches!(r.request, ClientRequest::InitializeRequest(_)),
+            ),
+            _ => (Value::Null, false),
+        };
+        if initialize && session.is_some() {
+            return Ok(json_error(
+                StatusCode::BAD_REQUEST,
+                id,
+                INVALID_REQUEST,
+                "Invalid Request: this session is already initialized".into(),
+            ));
+        }
+        let permit = if holds_permit {
+            self.in_flight.clone().acquire_owned().await.ok()
+        } else {
+            None
+        };
+        let holds = Holds {
+            _busy: Some(busy),
+            _permit: permit,
+        };
+        let opens_session = initialize && self.sessions.is_some();
+        let _opening = match (&self.sessions, opens_session) {
+            (Some(sessions), true) => {
+                let guard = sessions.opening.lock().await;
+                if sessions.full().await {
+                    tracing::warn!(
+                        max = sessions.max(),
+                        "refused a session: the cap is reached"
+                    );
+                    return Ok(json_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        id,
+                        SERVER_BUSY,
+                        format!(
+                            "Server busy: {} sessions are open, the most this server allows; \
+                             retry later",
+                            sessions.max()
+                        ),
+                    ));
+                }
+                Some(guard)
+            }
+            _ => None,
+        };
+        let grace = self.limits.disconnect_grace;
+        let response = tokio::select! {
+            response = self.service.handle(request) => response,
+            _ = orphaned(connection.client_closed.clone(), grace) => return Err(Abandoned),
+        };
+        if opens_session
+            && let (Some(sessions), Some(created)) = (
+                &self.sessions,
+                response
+                    .headers()
+                    .get(SESSION_HEADER)
+                    .and_then(|v| v.to_str().ok()),
+            )
+        {
+            sessions.opened(created, principal).await;
+        }
+        drop(_opening);
+        if !(holds_permit && is_event_stream(&response)) {
+            return Ok(from_rmcp(response, holds));
+        }
+        let call = match (&self.sessions, session, &message) {
+            (Some(sessions), Some(session), Some(ClientJsonRpcMessage::Request(_))) => {
+                Some(SessionCall {
+                    sessions: sessions.clone(),
+                    session,
+                    request_id: id,
+                })
+            }
+            _ => None,
+        };
+        settle_stream(response, holds, call, &connection.client_closed, grace).await
+    }
+
+    /// Check the bearer token (when tokens are in use) and attach the caller's
+    /// permissions to the request.
+    fn authorize(&self, request: &mut Request<Incoming>) -> Result<Principal, Response<Reply>> {
+        let Some(resolver) = &self.tokens else {
+            return Ok(None);
+        };
+        let token = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(bearer_token);
+        let Some(token) = token else {
+            return Err(unauthorized(
+                None,
+                "this server needs an 'Authorization: Bearer <token>' header",
+            ));
+        };
+        let Some(permissions) = resolver.resolve(token) else {
+            tracing::warn!("rejected an HTTP request with an unknown bearer token");
+            return Err(unauthorized(
+                Some("invalid_token"),
+                "the bearer token is not valid",
+            ));
+        };
+        let principal = self.sessions.as_ref().map(|s| s.principal(token));
+        request
+            .extensions_mut()
+            .insert(CallerPermissions(permissions));
+        Ok(principal)
+    }
+
+    /// Read the whole body (up to the cap) and check it with the codec: the message, and
+    /// the request with the body bytes for rmcp; or the error reply.
+    async fn read_body(
+        &self,
+        request: Request<Incoming>,
+    ) -> Result<(ClientJsonRpcMessage, Request<Full<Bytes>>), Box<Response<Reply>>> {
+        let max = self.limits.max_body_bytes;
+        let too_large = || {
+            let mut response = json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Value::Null,
+                INVALID_REQUEST,
+                format!("Invalid Request: the body is longer than {max} bytes"),
+            );
+            // The rest of the body is not read: the connection cannot be reused.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Box::new(response)
+        };
+        let announced = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if announced.is_some_and(|length| length > max as u64) {
+            return Err(too_large());
+        }
+        let (parts, body) = request.into_parts();
+        let bytes = match Limited::new(body, max).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+                return Err(too_large());
+            }
+            Err(error) => {
+                tracing::debug!(%error, "an HTTP request body ended early");
+                let mut response = json_error(
+                    StatusCode::BAD_REQUEST,
+                    Value::Null,
+                    PARSE_ERROR,
+                    format!("Parse error: the body could not be read whole ({error})"),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                return Err(Box::new(response));
+            }
+        };
+        match decode_document(&bytes) {
+            Ok(message) => Ok((message, Request::from_parts(parts, Full::new(bytes)))),
+            Err(reply) => {
+                tracing::debug!(%reply, "answering a bad HTTP body");
+                Err(Box::new(respond(
+                    StatusCode::BAD_REQUEST,
+                    "application/json",
+                    Bytes::from(reply.to_string()),
+                )))
+            }
+        }
+    }
+}
+
+/// True when the request says its body is JSON.
+fn is_json<B>(request: &Request<B>) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
+}
+
+fn unauthorized(error: Option<&str>, message: &str) -> Response<Reply> {
+    let mut response = plain(
+        StatusCode::UNAUTHORIZED,
+        &format!("Unauthorized: {message}"),
+    );
+    let challenge = match error {
+        Some(code) => format!("Bearer realm=\"mcp\", error=\"{code}\""),
+        None => "Bearer realm=\"mcp\"".to_string(),
+    };
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}

@@ -1,0 +1,220 @@
+//! Streamable HTTP: rmcp's `StreamableHttpService` (sessions, SSE, Host/Origin checks)
+//! behind our own edge, served with hyper (HTTP/1.1).
+//!
+//! The edge owns what rmcp leaves open, as the line codec does for stdio and TCP:
+//! - sockets get `TCP_NODELAY`, and a reply that is just the result is sent as one JSON
+//!   body with a length (headers and body in one write) instead of an event stream;
+//! - [`connections`]: a cap on open connections, separate from the bound on requests in
+//!   flight; at the cap the connection idle longest is closed, or the new one gets `503`;
+//!   a header-read time-out and an idle time-out;
+//! - [`front`]: the path, tokens, the body cap (`413`), every body checked by the codec
+//!   before rmcp sees it (`400` with a JSON-RPC error), sessions capped and bound to the
+//!   token that opened them, a second `initialize` refused;
+//! - the disconnect policy: a client that closed its side keeps its call for
+//!   [`HttpOptions::disconnect_grace`]; then the call is cancelled (as if the client had
+//!   sent `notifications/cancelled`) and the connection closed.
+
+mod connections;
+mod front;
+mod options;
+mod reply;
+mod sessions;
+
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::ServeError;
+use super::handler::{McpHandler, Shared};
+use super::stream::accept_next;
+use connections::{Connections, Socket};
+use front::Front;
+pub use options::HttpOptions;
+use sessions::Sessions;
+
+/// Serve streamable HTTP on `listener` until `shutdown` fires; at most `max_in_flight`
+/// requests are handled at once.
+pub(crate) async fn serve(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    options: HttpOptions,
+    max_in_flight: usize,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    let bound = listener.local_addr()?;
+    let config = rmcp_config(&options, bound, shutdown.child_token());
+    let factory = move || Ok(McpHandler::new_session(shared.clone()));
+    tracing::info!(
+        url = %format!("http://{bound}{}", options.path),
+        stateful = options.stateful,
+        tokens = options.tokens.is_some(),
+        limits = ?options.limits,
+        "serving MCP over streamable HTTP"
+    );
+    if options.stateful {
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(options.limits.session_idle_timeout);
+        // No event store: a stream cannot be resumed, so no priming events.
+        manager.session_config.sse_retry = None;
+        let manager = Arc::new(manager);
+        let sessions = Sessions::new(manager.clone(), options.limits.max_sessions);
+        let service = StreamableHttpService::new(factory, manager, config);
+        accept_loop(
+            listener,
+            service,
+            Some(sessions),
+            options,
+            max_in_flight,
+            shutdown,
+        )
+        .await
+    } else {
+        let service =
+            StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config);
+        accept_loop(listener, service, None, options, max_in_flight, shutdown).await
+    }
+}
+
+fn rmcp_config(
+    options: &HttpOptions,
+    bound: SocketAddr,
+    cancel: CancellationToken,
+) -> StreamableHttpServerConfig {
+    let mut hosts = options.allowed_hosts.clone();
+    // The literal address bound is never a DNS-rebinding vector; accept it.
+    if !bound.ip().is_unspecified() {
+        hosts.push(bound.ip().to_string());
+    }
+    StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(options.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_legacy_session_mode(options.stateful)
+        // A stateless result alone goes out as JSON (rmcp streams when there is more).
+        .with_json_response(true)
+        .with_sse_retry(None)
+        .with_max_request_body_bytes(options.limits.max_body_bytes)
+        .with_cancellation_token(cancel)
+}
+
+async fn accept_loop<M: SessionManager>(
+    listener: TcpListener,
+    service: StreamableHttpService<McpHandler, M>,
+    sessions: Option<Sessions>,
+    options: HttpOptions,
+    max_in_flight: usize,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    let limits = options.limits;
+    let front = Arc::new(Front {
+        service,
+        path: options.path,
+        tokens: options.tokens,
+        sessions: sessions.map(Arc::new),
+        in_flight: Arc::new(Semaphore::new(max_in_flight.max(1))),
+        limits,
+    });
+    let connections = Arc::new(Connections::new(limits.max_connections));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        // A client may close its sending side once its request is out and still read
+        // the reply (the disconnect grace bounds how long its call goes on).
+        .half_close(true);
+    let http = Arc::new(http);
+    loop {
+        let Some((stream, peer)) = accept_next(&listener, &shutdown, "an HTTP").await else {
+            return Ok(());
+        };
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+        let Some(admitted) = connections.admit() else {
+            tracing::warn!(%peer, "refused an HTTP connection: every connection is busy");
+            tokio::spawn(refuse(stream));
+            continue;
+        };
+        let front = front.clone();
+        let http = http.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let connection = admitted.connection.clone();
+            let handler = hyper::service::service_fn(move |request| {
+                let front = front.clone();
+                let connection = connection.clone();
+                async move { front.handle(request, &connection).await }
+            });
+            let socket = TokioIo::new(Socket::new(stream, &admitted.connection));
+            let mut served = pin!(http.serve_connection(socket, handler));
+            let closing = admitted.connection.closing(limits.idle_timeout);
+            tokio::select! {
+                outcome = served.as_mut() => {
+                    if let Err(error) = outcome {
+                        tracing::debug!(%peer, %error, "HTTP connection ended with an error");
+                    }
+                    return;
+                }
+                why = closing => {
+                    tracing::debug!(%peer, ?why, "closing an HTTP connection");
+                    served.as_mut().graceful_shutdown();
+                }
+                _ = shutdown.cancelled() => return,
+            }
+            tokio::select! {
+                _ = served => {}
+                _ = shutdown.cancelled() => {}
+            }
+        });
+    }
+}
+
+/// The reply to a connection past the cap when no connection is idle.
+const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
+Content-Type: application/json\r\n\
+Retry-After: 1\r\n\
+Connection: close\r\n\
+Content-Length: 122\r\n\r\n\
+{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"Server busy: every connection is in use; retry in a moment\"}}";
+
+/// Answer `503` and close, reading (for at most a second) what the client sent so the
+/// close does not reset the connection before it reads the reply.
+async fn refuse(mut stream: TcpStream) {
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(REFUSED).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        let mut left: usize = 64 * 1024;
+        while left > 0 {
+            let n = stream.read(&mut sink).await?;
+            if n == 0 {
+                break;
+            }
+            left = left.saturating_sub(n);
+        }
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_refusal_has_the_length_it_announces() {
+        let text = std::str::from_utf8(super::REFUSED).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(head.contains(&format!("Content-Length: {}", body.len())));
+        let error: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(error["error"]["code"], -32000);
+    }
+}

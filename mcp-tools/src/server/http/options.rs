@@ -1,0 +1,222 @@
+//! [`HttpOptions`]: what the streamable HTTP transport accepts and every limit it keeps.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::server::auth::{TokenResolver, TokenTable, TokensFileError};
+
+/// Options of the streamable HTTP transport.
+///
+/// Defaults: stateful sessions (`Mcp-Session-Id`), endpoint `/mcp`, `Host` must be a
+/// loopback name (`localhost`, `127.0.0.1`, `::1`) or the literal address bound, a present
+/// `Origin` must be a loopback origin (any port), no bearer tokens. A request with a
+/// foreign `Host` or `Origin` gets `403`.
+///
+/// The limits, each bounding one resource:
+///
+/// | limit | default | what happens at the limit |
+/// |---|---|---|
+/// | [`max_connections`](Self::max_connections) | 1024 | the connection idle longest is closed to make room; with none idle the new one gets `503` |
+/// | [`header_timeout`](Self::header_timeout) | 10 s | a request whose headers take longer is dropped with its connection |
+/// | [`idle_timeout`](Self::idle_timeout) | 60 s | a connection with no request in progress for that long is closed |
+/// | [`max_body_bytes`](Self::max_body_bytes) | 4 MiB | a longer body gets `413` |
+/// | [`max_sessions`](Self::max_sessions) | 1024 | a new session's `initialize` gets `503` |
+/// | [`session_idle_timeout`](Self::session_idle_timeout) | 5 min | the session ends; its id then gets `404` |
+/// | [`disconnect_grace`](Self::disconnect_grace) | 10 s | a call whose client closed its side is cancelled |
+///
+/// Requests in flight at once (over all connections) are bounded by
+/// [`Server::max_in_flight`](crate::server::Server::max_in_flight); past it, requests wait.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_tools::{PermissionSet, server::{HttpOptions, TokenTable}};
+/// let options = HttpOptions::default()
+///     .stateless()
+///     .allow_host("mcp.example.com")
+///     .allow_origin("https://app.example.com")
+///     .max_connections(4096)
+///     .idle_timeout(Duration::from_secs(30))
+///     .tokens(TokenTable::new([("t0k3n", PermissionSet::new(["WIKI_VIEW"]))]));
+/// assert!(!options.is_stateful());
+/// ```
+#[derive(Clone)]
+pub struct HttpOptions {
+    pub(crate) stateful: bool,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) tokens: Option<Arc<dyn TokenResolver>>,
+    pub(crate) path: String,
+    pub(crate) limits: HttpLimits,
+}
+
+/// The numeric limits of [`HttpOptions`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HttpLimits {
+    pub(crate) max_connections: usize,
+    pub(crate) header_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) session_idle_timeout: Duration,
+    pub(crate) disconnect_grace: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> HttpLimits {
+        HttpLimits {
+            max_connections: 1024,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_body_bytes: 4 * 1024 * 1024,
+            max_sessions: 1024,
+            session_idle_timeout: Duration::from_secs(300),
+            disconnect_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Default for HttpOptions {
+    fn default() -> HttpOptions {
+        let loopback = ["localhost", "127.0.0.1", "[::1]"];
+        HttpOptions {
+            stateful: true,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: ["http", "https"]
+                .iter()
+                .flat_map(|scheme| loopback.iter().map(move |h| format!("{scheme}://{h}:*")))
+                .collect(),
+            tokens: None,
+            path: "/mcp".into(),
+            limits: HttpLimits::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("stateful", &self.stateful)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("tokens", &self.tokens.is_some())
+            .field("path", &self.path)
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl HttpOptions {
+    /// Stateless mode: no sessions; every POST is served on its own (2026-07-28 clients
+    /// are always served this way).
+    pub fn stateless(mut self) -> HttpOptions {
+        self.stateful = false;
+        self
+    }
+
+    /// Stateful (`true`, the default) or stateless mode.
+    pub fn stateful(mut self, stateful: bool) -> HttpOptions {
+        self.stateful = stateful;
+        self
+    }
+
+    /// True in stateful mode.
+    pub fn is_stateful(&self) -> bool {
+        self.stateful
+    }
+
+    /// Also accept requests whose `Host` is `host` (a name, or `name:port`).
+    pub fn allow_host(mut self, host: impl Into<String>) -> HttpOptions {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// Also accept requests whose `Origin` is `origin` (`scheme://host[:port|:*]`).
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> HttpOptions {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// Require a bearer token on every request and filter each caller's tools by the
+    /// permissions `resolver` maps its token to. A missing or unknown token gets `401`.
+    /// A session belongs to the token that created it: any other token presenting its
+    /// id gets the `404` of an unknown session.
+    pub fn tokens(mut self, resolver: impl TokenResolver) -> HttpOptions {
+        self.tokens = Some(Arc::new(resolver));
+        self
+    }
+
+    /// [`tokens`](Self::tokens) from a tokens file (format: [`TokenTable`]).
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("http-tokens-doc-{}", std::process::id()));
+    /// std::fs::write(&path, "reader WIKI_VIEW\n").unwrap();
+    /// let options = mcp_tools::server::HttpOptions::default().tokens_file(&path).unwrap();
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
+    pub fn tokens_file(self, path: impl AsRef<Path>) -> Result<HttpOptions, TokensFileError> {
+        Ok(self.tokens(TokenTable::from_file(path)?))
+    }
+
+    /// The endpoint path (default `/mcp`); other paths get `404`.
+    pub fn path(mut self, path: impl Into<String>) -> HttpOptions {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+
+    /// At most `limit` open connections (default 1024; at least 1). A new connection
+    /// past the limit closes the connection that has been idle (no request in progress)
+    /// longest; when every connection is busy it is answered `503` and closed.
+    pub fn max_connections(mut self, limit: usize) -> HttpOptions {
+        self.limits.max_connections = limit.max(1);
+        self
+    }
+
+    /// How long a client may take to send a request's headers (default 10 s).
+    pub fn header_timeout(mut self, timeout: Duration) -> HttpOptions {
+        self.limits.header_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a connection may stay open with no request in progress (default 60 s),
+    /// from its opening or from the end of its last response.
+    pub fn idle_timeout(mut self, timeout: Duration) -> HttpOptions {
+        self.limits.idle_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The largest request body accepted, in bytes (default 4 MiB; at least 1); a longer
+    /// one gets `413` with a JSON-RPC error.
+    pub fn max_body_bytes(mut self, bytes: usize) -> HttpOptions {
+        self.limits.max_body_bytes = bytes.max(1);
+        self
+    }
+
+    /// At most `limit` live stateful sessions (default 1024; at least 1). Past it, an
+    /// `initialize` that would open a new session gets `503` with a JSON-RPC error until
+    /// a session ends (`DELETE`, or [`session_idle_timeout`](Self::session_idle_timeout)).
+    pub fn max_sessions(mut self, limit: usize) -> HttpOptions {
+        self.limits.max_sessions = limit.max(1);
+        self
+    }
+
+    /// How long a stateful session lives without any request (default 5 minutes).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> HttpOptions {
+        self.limits.session_idle_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a call goes on after its client closed its side of the connection
+    /// before it is cancelled (default 10 s). A client that half-closes after sending
+    /// its request still gets the reply if it is ready within this time; work nobody can
+    /// receive is bounded by it.
+    pub fn disconnect_grace(mut self, grace: Duration) -> HttpOptions {
+        self.limits.disconnect_grace = grace;
+        self
+    }
+}

@@ -1,0 +1,327 @@
+//! Response bodies: one type for every reply the front door sends, which keeps the
+//! connection marked busy and the in-flight permit held until the reply ends, gives up a
+//! streamed reply whose client left, and turns a reply stream that holds nothing but the
+//! result into a plain JSON body written in one go.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use http_body_util::BodyExt;
+use http_body_util::combinators::BoxBody;
+use hyper::body::{Body, Frame, SizeHint};
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio_util::sync::CancellationToken;
+
+use super::connections::Busy;
+use super::sessions::Sessions;
+use crate::server::codec::error_reply;
+
+/// The client's half of a call that was abandoned (its client left); ends the connection.
+#[derive(Debug, thiserror::Error)]
+#[error("the client closed the connection before the reply was ready")]
+pub(super) struct Abandoned;
+
+/// A call streamed from a stateful session, cancelled if its stream ends before the result.
+pub(super) struct SessionCall {
+    pub(super) sessions: Arc<Sessions>,
+    pub(super) session: Arc<str>,
+    pub(super) request_id: Value,
+}
+
+impl SessionCall {
+    pub(super) fn cancel(self) {
+        let SessionCall {
+            sessions,
+            session,
+            request_id,
+        } = self;
+        sessions.cancel(session, request_id);
+    }
+}
+
+/// What a reply holds until it ends (released by dropping).
+#[derive(Default)]
+pub(super) struct Holds {
+    pub(super) _busy: Option<Busy>,
+    pub(super) _permit: Option<OwnedSemaphorePermit>,
+}
+
+/// Every response body the front door sends.
+pub(super) struct Reply {
+    inner: BoxBody<Bytes, Infallible>,
+    /// An event already read from `inner`, sent first.
+    first: Option<Bytes>,
+    holds: Holds,
+    /// A streamed session call still waiting for its result.
+    call: Option<SessionCall>,
+    /// Completes when the client has been gone for the grace period.
+    orphaned: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+}
+
+impl Reply {
+    fn new(inner: BoxBody<Bytes, Infallible>) -> Reply {
+        Reply {
+            inner,
+            first: None,
+            holds: Holds::default(),
+            call: None,
+            orphaned: None,
+        }
+    }
+
+    /// Release what the reply held (it ended).
+    fn finish(&mut self) {
+        self.holds = Holds::default();
+        self.call = None;
+        self.orphaned = None;
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if let Some(call) = self.call.take() {
+            call.cancel();
+        }
+    }
+}
+
+impl Body for Reply {
+    type Data = Bytes;
+    type Error = Abandoned;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Abandoned>>> {
+        let this = self.get_mut();
+        if let Some(first) = this.first.take() {
+            return Poll::Ready(Some(Ok(Frame::data(first))));
+        }
+        if let Some(orphaned) = &mut this.orphaned
+            && orphaned.as_mut().poll(cx).is_ready()
+        {
+            tracing::debug!("giving up a streamed reply: its client left");
+            this.holds = Holds::default();
+            return Poll::Ready(Some(Err(Abandoned)));
+        }
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if this.call.is_some()
+                    && let Some(data) = frame.data_ref()
+                    && sse_data(data).is_some_and(|message| is_final(&message))
+                {
+                    this.call = None;
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(None) => {
+                this.finish();
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.first.is_none() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let mut hint = self.inner.size_hint();
+        if let Some(first) = &self.first {
+            let extra = first.len() as u64;
+            hint.set_lower(hint.lower() + extra);
+            if let Some(upper) = hint.upper() {
+                hint.set_upper(upper + extra);
+            }
+        }
+        hint
+    }
+}
+
+/// A response with `body` and `content_type`.
+pub(super) fn respond(
+    status: StatusCode,
+    content_type: &'static str,
+    body: Bytes,
+) -> Response<Reply> {
+    let mut response = Response::new(Reply::new(
+        http_body_util::Full::new(body)
+            .map_err(|e| match e {})
+            .boxed(),
+    ));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// A JSON-RPC error object as the whole response.
+pub(super) fn json_error(
+    status: StatusCode,
+    id: Value,
+    code: i64,
+    message: String,
+) -> Response<Reply> {
+    let body = error_reply(id, code, message).to_string();
+    respond(status, "application/json", Bytes::from(body))
+}
+
+/// A plain-text response.
+pub(super) fn plain(status: StatusCode, message: &str) -> Response<Reply> {
+    respond(
+        status,
+        "text/plain; charset=utf-8",
+        Bytes::from(message.to_string()),
+    )
+}
+
+/// rmcp's response as ours: a 4xx without a `Content-Type` gets `text/plain` (all of
+/// rmcp's bare replies are text).
+pub(super) fn from_rmcp(
+    response: Response<BoxBody<Bytes, Infallible>>,
+    holds: Holds,
+) -> Response<Reply> {
+    let (mut parts, body) = response.into_parts();
+    if parts.status.is_client_error() && !parts.headers.contains_key(header::CONTENT_TYPE) {
+        parts.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+    }
+    let mut reply = Reply::new(body);
+    reply.holds = holds;
+    Response::from_parts(parts, reply)
+}
+
+/// True for a reply stream (`text/event-stream`).
+pub(super) fn is_event_stream(response: &Response<BoxBody<Bytes, Infallible>>) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"))
+}
+
+/// Read a reply stream up to its first message, then answer with that message as JSON
+/// when it is the result, or stream on (the first event included) when it is a
+/// notification or request sent before the result. While waiting, a client gone for
+/// `grace` abandons the call.
+pub(super) async fn settle_stream(
+    response: Response<BoxBody<Bytes, Infallible>>,
+    holds: Holds,
+    call: Option<SessionCall>,
+    client_closed: &CancellationToken,
+    grace: Duration,
+) -> Result<Response<Reply>, Abandoned> {
+    let (mut parts, mut body) = response.into_parts();
+    let first = tokio::select! {
+        first = first_event(&mut body) => first,
+        _ = orphaned(client_closed.clone(), grace) => {
+            if let Some(call) = call {
+                call.cancel();
+            }
+            return Err(Abandoned);
+        }
+    };
+    let mut reply = Reply::new(body);
+    reply.holds = holds;
+    match first {
+        Some((_, message)) if is_final(&message) => {
+            // The result alone: one JSON body with a length, written in one go.
+            parts.headers.remove(header::CACHE_CONTROL);
+            parts.headers.remove("x-accel-buffering");
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            reply.inner = http_body_util::Full::new(Bytes::from(message))
+                .map_err(|e| match e {})
+                .boxed();
+        }
+        Some((event, _)) => {
+            reply.first = Some(event);
+            reply.call = call;
+            reply.orphaned = Some(Box::pin(orphaned(client_closed.clone(), grace)));
+        }
+        None => {}
+    }
+    Ok(Response::from_parts(parts, reply))
+}
+
+/// Completes `grace` after the client closed its side.
+pub(super) async fn orphaned(client_closed: CancellationToken, grace: Duration) {
+    client_closed.cancelled_owned().await;
+    tokio::time::sleep(grace).await;
+}
+
+/// The first event of a reply stream that carries a message, and the message.
+async fn first_event(body: &mut BoxBody<Bytes, Infallible>) -> Option<(Bytes, Vec<u8>)> {
+    loop {
+        let frame = body.frame().await?.ok()?;
+        if let Ok(event) = frame.into_data()
+            && let Some(message) = sse_data(&event)
+        {
+            return Some((event, message));
+        }
+    }
+}
+
+/// The `data` of one server-sent event, `None` when it has none (a priming event or a
+/// keep-alive comment).
+fn sse_data(event: &[u8]) -> Option<Vec<u8>> {
+    let mut data: Option<Vec<u8>> = None;
+    for line in event.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(value) = line.strip_prefix(b"data:") {
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            let data = data.get_or_insert_with(Vec::new);
+            if !data.is_empty() {
+                data.push(b'\n');
+            }
+            data.extend_from_slice(value);
+        }
+    }
+    data.filter(|d| !d.is_empty())
+}
+
+/// True when `message` is a response or an error (the last message of a call's stream).
+fn is_final(message: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        method: Option<IgnoredAny>,
+        result: Option<IgnoredAny>,
+        error: Option<IgnoredAny>,
+    }
+    serde_json::from_slice::<Probe>(message)
+        .is_ok_and(|p| p.method.is_none() && (p.result.is_some() || p.error.is_some()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_read_and_results_told_from_notifications() {
+        let event = b"id: 3\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+        let data = sse_data(event).unwrap();
+        assert!(is_final(&data));
+        assert_eq!(sse_data(b"id: 0\nretry: 3000\ndata:\n\n"), None);
+        assert_eq!(sse_data(b": keep-alive\n\n"), None);
+        let progress = sse_data(
+            b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n",
+        )
+        .unwrap();
+        assert!(!is_final(&progress));
+        let error = br#"{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"x"}}"#;
+        assert!(is_final(error));
+    }
+}
