@@ -4,15 +4,22 @@
 
 use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+
+/// How long a new connection may take to send its first request before it counts as
+/// idle (and may be closed to make room for another).
+pub(super) const FIRST_REQUEST: Duration = Duration::from_millis(100);
+
+/// How long a connection asked to close may take to finish the request it is serving.
+pub(super) const CLOSING_GRACE: Duration = Duration::from_secs(1);
 
 /// Every open connection, up to a cap.
 pub(super) struct Connections {
@@ -25,12 +32,17 @@ pub(super) struct Connections {
 pub(super) struct Connection {
     /// Requests whose response is not finished yet.
     busy: AtomicUsize,
+    opened: Instant,
+    /// Chosen to make room; closing.
+    evicted: AtomicBool,
     /// When `busy` last dropped to 0 (or the connection opened).
     idle_since: Mutex<Instant>,
     /// Asks the connection's task to close it (it was chosen to make room).
     evict: Notify,
     /// Fired when the client closes its side (end of input).
     pub(super) client_closed: CancellationToken,
+    /// hyper's read, parked on an end of input held back while a request is in progress.
+    parked_read: Mutex<Option<Waker>>,
 }
 
 /// A place among the open connections; frees it when dropped.
@@ -53,24 +65,37 @@ impl Connections {
     }
 
     /// Make room for a new connection: at the cap, the connection idle longest is asked
-    /// to close and gives up its place at once. `None` when every connection is busy.
+    /// to close (it counts until it has). A connection gets [`FIRST_REQUEST`] to send its
+    /// first request before it counts as idle. `None` when no connection can give way.
     pub(super) fn admit(self: &Arc<Self>) -> Option<Admitted> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        if open.len() >= self.max {
-            let (&victim, _) = open
-                .iter()
-                .filter(|(_, c)| c.busy.load(Ordering::Acquire) == 0)
-                .min_by_key(|(_, c)| c.idle_since())?;
-            if let Some(evicted) = open.remove(&victim) {
-                evicted.evict.notify_one();
-            }
+        let leaving = open
+            .values()
+            .filter(|c| c.evicted.load(Ordering::Acquire))
+            .count();
+        if open.len() - leaving >= self.max {
+            let now = Instant::now();
+            let victim = open
+                .values()
+                .filter(|c| {
+                    !c.evicted.load(Ordering::Acquire)
+                        && c.busy.load(Ordering::Acquire) == 0
+                        && now.duration_since(c.opened) >= FIRST_REQUEST
+                })
+                .min_by_key(|c| c.idle_since())?;
+            victim.evicted.store(true, Ordering::Release);
+            victim.evict.notify_one();
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let now = Instant::now();
         let connection = Arc::new(Connection {
             busy: AtomicUsize::new(0),
-            idle_since: Mutex::new(Instant::now()),
+            opened: now,
+            idle_since: Mutex::new(now),
+            evicted: AtomicBool::new(false),
             evict: Notify::new(),
             client_closed: CancellationToken::new(),
+            parked_read: Mutex::new(None),
         });
         open.insert(id, connection.clone());
         Some(Admitted {
@@ -135,22 +160,35 @@ impl Drop for Busy {
     fn drop(&mut self) {
         if self.0.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
             *self.0.idle_since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+            let parked = self
+                .0
+                .parked_read
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            if let Some(read) = parked {
+                read.wake();
+            }
         }
     }
 }
 
 /// The accepted socket, reporting the client's end of input to its [`Connection`].
+///
+/// hyper ends a connection (dropping the reply in progress) on an end of input in the
+/// middle of a request; its `half_close` mode instead stops reading then, so a client
+/// that left goes unnoticed. This socket does neither: it reports the end of input at
+/// once (the disconnect grace starts; a body still being read ends early) and shows it
+/// to hyper only once no request is in progress, so a half-closed client still gets its
+/// reply.
 pub(super) struct Socket {
     stream: TcpStream,
-    client_closed: CancellationToken,
+    connection: Arc<Connection>,
 }
 
 impl Socket {
-    pub(super) fn new(stream: TcpStream, connection: &Connection) -> Socket {
-        Socket {
-            stream,
-            client_closed: connection.client_closed.clone(),
-        }
+    pub(super) fn new(stream: TcpStream, connection: Arc<Connection>) -> Socket {
+        Socket { stream, connection }
     }
 }
 
@@ -166,7 +204,16 @@ impl AsyncRead for Socket {
             && buf.filled().len() == before
             && buf.remaining() > 0
         {
-            self.client_closed.cancel();
+            let connection = &self.connection;
+            connection.client_closed.cancel();
+            let mut parked = connection
+                .parked_read
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if connection.busy.load(Ordering::Acquire) > 0 {
+                *parked = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
         }
         polled
     }
@@ -207,20 +254,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_full_table_evicts_the_connection_idle_longest_and_refuses_when_all_are_busy() {
+    fn a_full_table_evicts_the_connection_idle_longest_and_refuses_when_none_can_go() {
         let connections = Arc::new(Connections::new(2));
         let first = connections.admit().expect("room");
-        std::thread::sleep(Duration::from_millis(2));
         let second = connections.admit().expect("room");
         let _working = second.connection.busy();
+        assert!(
+            connections.admit().is_none(),
+            "a connection younger than FIRST_REQUEST is not idle yet"
+        );
+        std::thread::sleep(FIRST_REQUEST);
         // Full: the idle one (first) gives way, the busy one stays.
         let third = connections.admit().expect("the idle connection gives way");
         assert!(
             first.connection.evict.notified().now_or_never_is_ready(),
             "the idle connection was told to close"
         );
-        let _busy_too = third.connection.busy();
-        assert!(connections.admit().is_none(), "every connection is busy");
+        assert!(
+            connections.admit().is_none(),
+            "the rest are busy or too young"
+        );
+        drop(first);
         drop(third);
         assert!(
             connections.admit().is_some(),

@@ -4,6 +4,7 @@
 //! requests in flight, and the disconnect policy.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
@@ -14,8 +15,9 @@ use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::Value;
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
-use super::connections::Connection;
+use super::connections::{Busy, Connection};
 use super::options::HttpLimits;
 use super::reply::{
     Abandoned, Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, orphaned, plain,
@@ -46,14 +48,15 @@ pub(super) struct Front<M> {
 }
 
 impl<M: SessionManager> Front<M> {
-    /// Answer one request on `connection`; `Err` ends the connection without a reply (the
-    /// client left and its call was given up).
+    /// Answer one request on `connection` (marked `busy` by the caller as the request
+    /// arrived); `Err` ends the connection without a reply (the client left and its call
+    /// was given up).
     pub(super) async fn handle(
         &self,
         mut request: Request<Incoming>,
         connection: &Arc<Connection>,
+        busy: Busy,
     ) -> Result<Response<Reply>, Abandoned> {
-        let busy = connection.busy();
         if request.uri().path() != self.path {
             return Ok(plain(
                 StatusCode::NOT_FOUND,
@@ -83,7 +86,7 @@ impl<M: SessionManager> Front<M> {
         let holds_permit = request.method() == Method::POST;
         // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
         let (message, request) = if holds_permit && is_json(&request) {
-            match self.read_body(request).await {
+            match self.read_body(request, &connection.client_closed).await {
                 Ok((message, request)) => (Some(message), request.map(Either::Left)),
                 Err(response) => return Ok(*response),
             }
@@ -207,6 +210,7 @@ impl<M: SessionManager> Front<M> {
     async fn read_body(
         &self,
         request: Request<Incoming>,
+        client_closed: &CancellationToken,
     ) -> Result<(ClientJsonRpcMessage, Request<Full<Bytes>>), Box<Response<Reply>>> {
         let max = self.limits.max_body_bytes;
         let too_large = || {
@@ -231,18 +235,33 @@ impl<M: SessionManager> Front<M> {
             return Err(too_large());
         }
         let (parts, body) = request.into_parts();
-        let bytes = match Limited::new(body, max).collect().await {
+        let mut collect = std::pin::pin!(Limited::new(body, max).collect());
+        let collected = tokio::select! {
+            biased;
+            collected = &mut collect => collected.map_err(Some),
+            // The client closed its side: what was sent is buffered already; the rest
+            // of a short body will never come.
+            _ = client_closed.cancelled() => {
+                match tokio::time::timeout(Duration::from_millis(100), collect).await {
+                    Ok(collected) => collected.map_err(Some),
+                    Err(_) => Err(None),
+                }
+            }
+        };
+        let bytes = match collected {
             Ok(collected) => collected.to_bytes(),
-            Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            Err(Some(error)) if error.is::<http_body_util::LengthLimitError>() => {
                 return Err(too_large());
             }
             Err(error) => {
-                tracing::debug!(%error, "an HTTP request body ended early");
+                let cause =
+                    error.map_or("the client closed the connection".into(), |e| e.to_string());
+                tracing::debug!(%cause, "an HTTP request body ended early");
                 let mut response = json_error(
                     StatusCode::BAD_REQUEST,
                     Value::Null,
                     PARSE_ERROR,
-                    format!("Parse error: the body could not be read whole ({error})"),
+                    format!("Parse error: the body ended before its end ({cause})"),
                 );
                 response
                     .headers_mut()

@@ -127,11 +127,9 @@ async fn accept_loop<M: SessionManager>(
     });
     let connections = Arc::new(Connections::new(limits.max_connections));
     let mut http = hyper::server::conn::http1::Builder::new();
+    // hyper's `half_close` stays off: `Socket` keeps a half-closed client's reply.
     http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
-        // A client may close its sending side once its request is out and still read
-        // the reply (the disconnect grace bounds how long its call goes on).
-        .half_close(true);
+        .header_read_timeout(limits.header_timeout);
     let http = Arc::new(http);
     loop {
         let Some((stream, peer)) = accept_next(&listener, &shutdown, "an HTTP").await else {
@@ -153,9 +151,11 @@ async fn accept_loop<M: SessionManager>(
             let handler = hyper::service::service_fn(move |request| {
                 let front = front.clone();
                 let connection = connection.clone();
-                async move { front.handle(request, &connection).await }
+                // Busy from the moment the request's head is read.
+                let busy = connection.busy();
+                async move { front.handle(request, &connection, busy).await }
             });
-            let socket = TokioIo::new(Socket::new(stream, &admitted.connection));
+            let socket = TokioIo::new(Socket::new(stream, admitted.connection.clone()));
             let mut served = pin!(http.serve_connection(socket, handler));
             let closing = admitted.connection.closing(limits.idle_timeout);
             tokio::select! {
@@ -171,8 +171,10 @@ async fn accept_loop<M: SessionManager>(
                 }
                 _ = shutdown.cancelled() => return,
             }
+            // An idle connection closes at once; one that took a request meanwhile
+            // gets a moment to finish it.
             tokio::select! {
-                _ = served => {}
+                _ = tokio::time::timeout(connections::CLOSING_GRACE, served) => {}
                 _ = shutdown.cancelled() => {}
             }
         });

@@ -1,0 +1,594 @@
+//! The streamable HTTP edge of a real server process, tried as an attacker and a careless
+//! client would, over raw sockets: every bad body gets a JSON-RPC error with `400`; the
+//! body cap; half-closed clients; a second `initialize`; `Content-Type` on rmcp's own
+//! 4xx replies; the connection cap (idle connections give way, busy ones get `503`); the
+//! header and idle time-outs; the session cap, expiry and owner; and the disconnect
+//! policy, with a tool that has no time-out.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mcp_tools_tests::{ServerProcess, quickstart, scratch_file};
+use serde_json::{Value, json};
+
+/// A server with the generated command line serving HTTP on a free port.
+fn serve(program: &Path, extra: &[&str]) -> ServerProcess {
+    let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    ServerProcess::start_cli_http(program, &args)
+}
+
+fn slow_tools(extra: &[&str]) -> ServerProcess {
+    serve(Path::new(env!("CARGO_BIN_EXE_slow-tools")), extra)
+}
+
+/// One HTTP response, read whole.
+struct Reply {
+    status: u16,
+    /// The header block, names lower-cased.
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            (key == name).then(|| value.trim())
+        })
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {} {}",
+                self.head,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// Status 400, `application/json`, and a JSON-RPC error with `code` and `id`.
+    fn assert_jsonrpc_error(&self, status: u16, code: i64, id: Value, what: &str) {
+        assert_eq!(self.status, status, "{what}: {}", self.text());
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/json"),
+            "{what}: {}",
+            self.head
+        );
+        let error = self.json();
+        assert_eq!(error["jsonrpc"], "2.0", "{what}");
+        assert_eq!(error["id"], id, "{what}: {error}");
+        assert_eq!(error["error"]["code"], code, "{what}: {error}");
+        assert!(error["error"]["message"].is_string(), "{what}: {error}");
+    }
+
+    fn text(&self) -> String {
+        format!("{}\n{}", self.head, String::from_utf8_lossy(&self.body))
+    }
+}
+
+/// Read one response from `stream` (the server closes after it: `Connection: close`).
+fn read_reply(stream: &mut TcpStream) -> Reply {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP response: {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..end]).to_string();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status: {head}"));
+    let mut lines = head.lines();
+    let first = lines.next().unwrap_or_default().to_string();
+    let head = std::iter::once(first)
+        .chain(lines.map(|line| match line.split_once(':') {
+            Some((key, value)) => format!("{}:{value}", key.to_ascii_lowercase()),
+            None => line.to_string(),
+        }))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut body = raw[end + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
+    Reply { status, head, body }
+}
+
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Some(at) = raw.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&raw[..at]).unwrap().trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        body.extend_from_slice(&raw[at + 2..at + 2 + size]);
+        raw = &raw[at + 4 + size..];
+    }
+    body
+}
+
+/// The bytes of a POST to `/mcp` with the headers MCP clients send, plus `extra`.
+fn post_request(authority: &str, extra: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in extra {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    let mut bytes = request.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+fn post(authority: &str, extra: &[(&str, &str)], body: &[u8]) -> Reply {
+    let mut stream = TcpStream::connect(authority).unwrap();
+    stream
+        .write_all(&post_request(authority, extra, body))
+        .unwrap();
+    read_reply(&mut stream)
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"edge","version":"1"}}}"#;
+
+/// Open a stateful session (initialize + initialized); its id.
+fn open_session(authority: &str, token: Option<&str>) -> String {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = Vec::new();
+    if let Some(bearer) = &bearer {
+        headers.push(("Authorization", bearer.as_str()));
+    }
+    let reply = post(authority, &headers, INITIALIZE.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["result"]["serverInfo"].is_object(), true);
+    let session = reply
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    headers.push(("Mcp-Session-Id", &session));
+    headers.push(("MCP-Protocol-Version", "2025-11-25"));
+    let reply = post(
+        authority,
+        &headers,
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(reply.status, 202, "{}", reply.text());
+    session
+}
+
+fn call_body(id: u64, tool: &str, arguments: Value) -> Vec<u8> {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":arguments}})
+        .to_string()
+        .into_bytes()
+}
+
+/// Call `tool` in `session` (or statelessly); the reply.
+fn call(authority: &str, session: Option<&str>, tool: &str, arguments: Value) -> Reply {
+    let mut headers = vec![("MCP-Protocol-Version", "2025-11-25")];
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    post(authority, &headers, &call_body(7, tool, arguments))
+}
+
+fn echo_works(authority: &str, session: Option<&str>) {
+    let reply = call(authority, session, "echo", json!({"message": "still here"}));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(
+        reply.header("content-type"),
+        Some("application/json"),
+        "a result alone is one JSON body"
+    );
+    assert!(reply.header("content-length").is_some(), "{}", reply.head);
+    assert_eq!(
+        reply.json()["result"]["content"][0]["text"],
+        "still here",
+        "{}",
+        reply.text()
+    );
+}
+
+/// Every hostile-body class and the JSON-RPC error code it gets.
+fn hostile_bodies() -> Vec<(&'static str, Vec<u8>, i64)> {
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let deep_arguments = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":{}"x"{}}}}}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    vec![
+        ("empty body", Vec::new(), -32700),
+        ("blank body", b" \r\n\t".to_vec(), -32700),
+        (
+            "truncated JSON",
+            br#"{"jsonrpc":"2.0","id":1,"meth"#.to_vec(),
+            -32700,
+        ),
+        (
+            "invalid UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"s\":\"\xff\xfe\"}}"
+                .to_vec(),
+            -32700,
+        ),
+        (
+            "lone surrogate escape",
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\ud800"}}"#.to_vec(),
+            -32700,
+        ),
+        ("not JSON", b"hello".to_vec(), -32700),
+        ("10,000-deep nesting", deep.into_bytes(), -32600),
+        ("10,000-deep argument", deep_arguments.into_bytes(), -32600),
+        (
+            "JSON-RPC batch",
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec(),
+            -32600,
+        ),
+        ("empty batch", b"[]".to_vec(), -32600),
+        ("a number", b"42".to_vec(), -32600),
+        (
+            "jsonrpc 1.0",
+            br#"{"jsonrpc":"1.0","method":"ping"}"#.to_vec(),
+            -32600,
+        ),
+        (
+            "method not a string",
+            br#"{"jsonrpc":"2.0","method":7}"#.to_vec(),
+            -32600,
+        ),
+        (
+            "params an array",
+            br#"{"jsonrpc":"2.0","method":"ping","params":[1]}"#.to_vec(),
+            -32600,
+        ),
+        ("no method, no id", br#"{"jsonrpc":"2.0"}"#.to_vec(), -32600),
+    ]
+}
+
+fn bad_bodies_get_jsonrpc_errors(extra: &[&str]) {
+    let server = serve(&quickstart(), extra);
+    let authority = server.authority();
+    for (what, body, code) in hostile_bodies() {
+        let reply = post(authority, &[], &body);
+        reply.assert_jsonrpc_error(400, code, Value::Null, what);
+    }
+    // An id that can be read is echoed.
+    let reply = post(
+        authority,
+        &[],
+        br#"{"jsonrpc":"2.0","id":"x-1","method":5}"#,
+    );
+    reply.assert_jsonrpc_error(400, -32600, json!("x-1"), "id echoed");
+    // Over the cap: 413 with a JSON-RPC error, before the body is read.
+    let mut stream = TcpStream::connect(authority).unwrap();
+    let mut request = post_request(authority, &[], &vec![b' '; 5 * 1024 * 1024]);
+    request.truncate(request.len() - 5 * 1024 * 1024 + 1024);
+    stream.write_all(&request).unwrap();
+    read_reply(&mut stream).assert_jsonrpc_error(413, -32600, Value::Null, "5 MiB body");
+    let session = extra.is_empty().then(|| open_session(authority, None));
+    echo_works(authority, session.as_deref());
+}
+
+#[test]
+fn every_bad_body_gets_a_jsonrpc_error_with_400_stateful() {
+    bad_bodies_get_jsonrpc_errors(&[]);
+}
+
+#[test]
+fn every_bad_body_gets_a_jsonrpc_error_with_400_stateless() {
+    bad_bodies_get_jsonrpc_errors(&["--stateless"]);
+}
+
+#[test]
+fn half_closed_clients_get_whole_replies_and_truncated_bodies_are_client_errors() {
+    let server = serve(&quickstart(), &["--stateless"]);
+    let authority = server.authority();
+    // A complete request, then the client closes its sending side: the reply arrives.
+    for round in 0..20 {
+        let mut stream = TcpStream::connect(authority).unwrap();
+        let body = call_body(round, "echo", json!({"message": format!("round {round}")}));
+        stream
+            .write_all(&post_request(
+                authority,
+                &[("MCP-Protocol-Version", "2025-11-25")],
+                &body,
+            ))
+            .unwrap();
+        stream.shutdown(Shutdown::Write).unwrap();
+        let reply = read_reply(&mut stream);
+        assert_eq!(reply.status, 200, "round {round}: {}", reply.text());
+        assert_eq!(
+            reply.json()["result"]["content"][0]["text"],
+            format!("round {round}")
+        );
+    }
+    // A body shorter than its Content-Length, then half-close: a client error, not 5xx.
+    let mut stream = TcpStream::connect(authority).unwrap();
+    let mut request = post_request(authority, &[], &[b'x'; 100]);
+    request.truncate(request.len() - 90);
+    stream.write_all(&request).unwrap();
+    stream.shutdown(Shutdown::Write).unwrap();
+    let reply = read_reply(&mut stream);
+    reply.assert_jsonrpc_error(400, -32700, Value::Null, "truncated body + half-close");
+}
+
+#[test]
+fn a_second_initialize_is_refused_and_rmcp_replies_carry_a_content_type() {
+    let server = serve(&quickstart(), &[]);
+    let authority = server.authority();
+    let session = open_session(authority, None);
+    let reply = post(
+        authority,
+        &[("Mcp-Session-Id", &session)],
+        INITIALIZE.as_bytes(),
+    );
+    reply.assert_jsonrpc_error(400, -32600, json!(1), "second initialize");
+    echo_works(authority, Some(&session));
+
+    // rmcp's own refusals: wrong Content-Type (415), wrong Accept (406), no session (400).
+    let mut stream = TcpStream::connect(authority).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         Content-Type: text/plain\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: 2\r\n\r\nhi"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 415, "{}", reply.text());
+    assert!(reply.header("content-type").is_some(), "{}", reply.head);
+
+    let mut stream = TcpStream::connect(authority).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: text/html\r\n\
+         Content-Length: {}\r\n\r\n{INITIALIZE}",
+        INITIALIZE.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 406, "{}", reply.text());
+    assert!(reply.header("content-type").is_some(), "{}", reply.head);
+
+    let reply = call(authority, None, "echo", json!({"message": "no session"}));
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert!(reply.header("content-type").is_some(), "{}", reply.head);
+}
+
+/// A connection that connected and sent nothing.
+fn idle_connections(authority: &str, count: usize) -> Vec<TcpStream> {
+    (0..count)
+        .map(|_| TcpStream::connect(authority).unwrap())
+        .collect()
+}
+
+#[test]
+fn idle_connections_give_way_and_a_full_busy_server_answers_503() {
+    let server = slow_tools(&["--stateless", "--max-connections", "8"]);
+    let authority = server.authority();
+    // Far more idle (and slowloris) connections than the cap: a new client is served.
+    let mut idle = idle_connections(authority, 40);
+    for stream in idle.iter_mut().take(20) {
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: loc")
+            .unwrap();
+    }
+    // A connection gets 100 ms to send its first request before it counts as idle.
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    echo_works(authority, None);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a new client waited {:?} behind idle connections",
+        started.elapsed()
+    );
+    drop(idle);
+
+    // Eight calls in progress fill the server: the ninth connection gets 503 at once.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut busy = Vec::new();
+    for id in 0..8 {
+        let mut stream = TcpStream::connect(authority).unwrap();
+        stream
+            .write_all(&post_request(
+                authority,
+                &[("MCP-Protocol-Version", "2025-11-25")],
+                &call_body(id, "wait", json!({})),
+            ))
+            .unwrap();
+        busy.push(stream);
+        // Until its call runs, a connection could be taken for idle.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let started = Instant::now();
+    let refused = call(authority, None, "wait_runs", json!({}));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    refused.assert_jsonrpc_error(503, -32000, Value::Null, "connection cap");
+    drop(busy);
+}
+
+#[test]
+fn header_and_idle_time_outs_close_connections() {
+    let server = serve(
+        &quickstart(),
+        &[
+            "--stateless",
+            "--header-timeout",
+            "300ms",
+            "--idle-timeout",
+            "500ms",
+        ],
+    );
+    let authority = server.authority();
+    let closed_within = |stream: &mut TcpStream| {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let started = Instant::now();
+        let mut buf = [0u8; 1024];
+        loop {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => return started.elapsed(),
+                Ok(_) => {}
+            }
+        }
+    };
+    let mut slow = TcpStream::connect(authority).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    assert!(closed_within(&mut slow) < Duration::from_secs(5));
+    let mut silent = TcpStream::connect(authority).unwrap();
+    assert!(closed_within(&mut silent) < Duration::from_secs(5));
+    // A keep-alive connection is closed once idle after its reply.
+    let mut kept = TcpStream::connect(authority).unwrap();
+    let body = call_body(1, "echo", json!({"message": "x"}));
+    let request = String::from_utf8(post_request(
+        authority,
+        &[("MCP-Protocol-Version", "2025-11-25")],
+        &body,
+    ))
+    .unwrap()
+    .replace("Connection: close\r\n", "");
+    kept.write_all(request.as_bytes()).unwrap();
+    assert!(closed_within(&mut kept) < Duration::from_secs(5));
+}
+
+#[test]
+fn sessions_are_capped_expire_and_belong_to_their_token() {
+    let tokens = scratch_file("edge.tokens", "alice-1\nbob-2\n");
+    let server = serve(
+        &quickstart(),
+        &[
+            "--tokens-file",
+            tokens.to_str().unwrap(),
+            "--max-sessions",
+            "2",
+            "--session-timeout",
+            "1s",
+        ],
+    );
+    let authority = server.authority();
+    let alice = open_session(authority, Some("alice-1"));
+    let _second = open_session(authority, Some("alice-1"));
+    let reply = post(
+        authority,
+        &[("Authorization", "Bearer bob-2")],
+        INITIALIZE.as_bytes(),
+    );
+    reply.assert_jsonrpc_error(503, -32000, json!(1), "third session");
+
+    // Bob presenting Alice's session id gets what an unknown id gets.
+    let as_bob = |session: &str| {
+        post(
+            authority,
+            &[
+                ("Authorization", "Bearer bob-2"),
+                ("Mcp-Session-Id", session),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
+            &call_body(1, "echo", json!({"message": "mine now"})),
+        )
+    };
+    let stolen = as_bob(&alice);
+    let unknown = as_bob("00000000-0000-0000-0000-000000000000");
+    stolen.assert_jsonrpc_error(404, -32001, Value::Null, "another token's session");
+    assert_eq!(stolen.body, unknown.body);
+    let own = post(
+        authority,
+        &[
+            ("Authorization", "Bearer alice-1"),
+            ("Mcp-Session-Id", &alice),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &call_body(1, "echo", json!({"message": "mine"})),
+    );
+    assert_eq!(own.status, 200, "{}", own.text());
+
+    // Idle sessions end after --session-timeout; then there is room again.
+    std::thread::sleep(Duration::from_millis(2500));
+    let expired = post(
+        authority,
+        &[
+            ("Authorization", "Bearer alice-1"),
+            ("Mcp-Session-Id", &alice),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &call_body(1, "echo", json!({"message": "late"})),
+    );
+    expired.assert_jsonrpc_error(404, -32001, Value::Null, "expired session");
+    open_session(authority, Some("bob-2"));
+}
+
+/// `wait_runs` until `cancelled` reaches `expected` (or a deadline).
+fn wait_for_cancelled(authority: &str, session: Option<&str>, expected: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let runs = call(authority, session, "wait_runs", json!({})).json();
+        let counts = runs["result"]["structuredContent"].clone();
+        if counts["cancelled"] == expected || Instant::now() > deadline {
+            return counts;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn disconnected_calls_are_cancelled_after_the_grace(stateful: bool) {
+    let mut args = vec!["--disconnect-grace", "300ms"];
+    if !stateful {
+        args.push("--stateless");
+    }
+    let server = slow_tools(&args);
+    let authority = server.authority();
+    let session = stateful.then(|| open_session(authority, None));
+    let mut headers = vec![("MCP-Protocol-Version", "2025-11-25")];
+    if let Some(session) = &session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    for (round, half) in [(1, false), (2, true)] {
+        let mut stream = TcpStream::connect(authority).unwrap();
+        stream
+            .write_all(&post_request(
+                authority,
+                &headers,
+                &call_body(round, "wait", json!({})),
+            ))
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let closed = Instant::now();
+        if half {
+            // Half-closed: the client could still read, but the call is bounded all the same.
+            stream.shutdown(Shutdown::Write).unwrap();
+        } else {
+            drop(stream);
+        }
+        let counts = wait_for_cancelled(authority, session.as_deref(), round);
+        assert_eq!(
+            counts,
+            json!({"started": round, "cancelled": round}),
+            "stateful {stateful}, half-close {half}"
+        );
+        assert!(closed.elapsed() < Duration::from_secs(5));
+    }
+}
+
+#[test]
+fn a_call_whose_client_left_is_cancelled_stateful() {
+    disconnected_calls_are_cancelled_after_the_grace(true);
+}
+
+#[test]
+fn a_call_whose_client_left_is_cancelled_stateless() {
+    disconnected_calls_are_cancelled_after_the_grace(false);
+}
