@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub mod checks;
+pub mod fuzz;
 
 /// The repository root (the workspace).
 pub fn workspace_root() -> PathBuf {

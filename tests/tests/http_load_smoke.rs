@@ -44,7 +44,10 @@ fn http_load_smoke_runs_against_ours_and_the_rmcp_peer() {
     for run in &runs {
         let run = &run["run"];
         assert_eq!(run["idle_connections"]["served"], true, "{run}");
-        assert!(run["idle_sessions"]["kb_per_session"].as_f64().is_some(), "{run}");
+        assert!(
+            run["idle_sessions"]["kb_per_session"].as_f64().is_some(),
+            "{run}"
+        );
         assert_eq!(run["idle_sessions"]["opened"], 50, "{run}");
     }
 }

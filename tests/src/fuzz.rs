@@ -1,0 +1,149 @@
+//! Fuzz target bodies for every parser that sees untrusted bytes, shared by the
+//! coverage-guided targets in `fuzz/` (`cargo +nightly fuzz run NAME`) and the bounded
+//! stable smoke run in `tests/tests/fuzz_smoke.rs`. Each takes arbitrary bytes, must not
+//! panic or hang, and checks what its parser promises.
+//!
+//! - [`line_codec`]: a whole MCP session over the stdio/TCP line codec (the same check
+//!   that answers HTTP bodies): every reply is one JSON-RPC message per line;
+//! - [`tool_arguments`]: argument validation and deserialization of real tools;
+//! - [`uri_template`]: RFC 6570 template parsing and matching;
+//! - [`permissions_file`], [`tokens_file`]: the two files an operator writes.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use mcp_tools::server::{Server, TokenResolver, TokenTable};
+use mcp_tools::{PermissionSet, ToolContext, ToolDef, ToolRegistry, UriTemplate};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The fuzz targets by name, for the smoke run.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("line_codec", line_codec),
+    ("tool_arguments", tool_arguments),
+    ("uri_template", uri_template),
+    ("permissions_file", permissions_file),
+    ("tokens_file", tokens_file),
+];
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a tokio runtime")
+    })
+}
+
+/// The cli-demo fixture's tools (strings, numbers, arrays, enums, objects, defaults).
+fn registry() -> &'static ToolRegistry {
+    static REGISTRY: OnceLock<ToolRegistry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        // Every cli-demo tool but `greet`, whose state only the demo's own flags build.
+        let linked = ToolRegistry::builder().definitions();
+        linked
+            .iter()
+            .filter(|def| def.name() != "greet")
+            .fold(
+                ToolRegistry::builder().include_linked(false),
+                |builder, def| builder.tool(ToolDef::clone(def)),
+            )
+            .state(cli_demo::Notes::seeded())
+            .build()
+            .expect("the fixture's registry builds")
+    })
+}
+
+/// `data` as the client's side of one session (a first line is prefixed so most inputs
+/// get past the handshake); every line the server writes back must be a JSON-RPC object.
+pub fn line_codec(data: &[u8]) {
+    let output = runtime().block_on(async {
+        let (mut client, server) = tokio::io::duplex(64 * 1024);
+        let (read, write) = tokio::io::split(server);
+        let serving = tokio::spawn(
+            Server::new(registry().clone())
+                .max_line_length(64 * 1024)
+                .serve_io(read, write),
+        );
+        let mut input = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}"#.to_vec();
+        input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        input.extend_from_slice(data);
+        input.push(b'\n');
+        let reading = async {
+            let mut output = Vec::new();
+            let _ = client.write_all(&input).await;
+            let _ = client.shutdown().await;
+            let _ = client.read_to_end(&mut output).await;
+            output
+        };
+        let output = tokio::time::timeout(Duration::from_secs(10), reading)
+            .await
+            .expect("the session ends once the client's input does");
+        let _ = tokio::time::timeout(Duration::from_secs(10), serving).await;
+        output
+    });
+    for line in output.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let message: Value = serde_json::from_slice(line).expect("every reply line is JSON");
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+    }
+}
+
+/// `data` as JSON arguments for every fixture tool: a result or an `isError` result,
+/// never a panic.
+pub fn tool_arguments(data: &[u8]) {
+    let Ok(arguments) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    runtime().block_on(async {
+        for def in registry().definitions().iter() {
+            let called = tokio::time::timeout(
+                Duration::from_secs(10),
+                registry().call_tool(def.name(), arguments.clone(), ToolContext::default()),
+            )
+            .await
+            .expect("a fixture tool answers");
+            assert!(called.is_ok(), "{} is registered", def.name());
+        }
+    });
+}
+
+/// The first line of `data` as a URI template, the rest as a URI to match.
+pub fn uri_template(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (template, uri) = text.split_once('\n').unwrap_or((&text, ""));
+    if let Ok(parsed) = UriTemplate::parse(template) {
+        assert_eq!(parsed.as_str(), template);
+        let _ = parsed.variables().count();
+        let _ = parsed.matches(uri);
+    }
+}
+
+/// `data` as a permissions file; what parses round-trips through its names.
+pub fn permissions_file(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(set) = PermissionSet::parse(&text) {
+        let names: Vec<&str> = set.names().collect();
+        let again = PermissionSet::parse(&names.join("\n")).expect("parsed names parse again");
+        assert_eq!(again.len(), set.len());
+        assert!(set.allows(&again));
+    }
+}
+
+/// `data` as a tokens file; every token in a table that parses resolves.
+pub fn tokens_file(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(table) = TokenTable::parse(&text) {
+        for line in text.lines() {
+            let token = line
+                .split('#')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next();
+            if let Some(token) = token {
+                assert!(table.resolve(token).is_some(), "{token:?} was parsed");
+            }
+        }
+    }
+}
