@@ -17,8 +17,11 @@ use mcp_tools::{PermissionSet, ToolContext, ToolDef, ToolRegistry, UriTemplate};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// A fuzz target: arbitrary bytes in, a panic on a broken promise.
+pub type Target = fn(&[u8]);
+
 /// The fuzz targets by name, for the smoke run.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("line_codec", line_codec),
     ("tool_arguments", tool_arguments),
     ("uri_template", uri_template),

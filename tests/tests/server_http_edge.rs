@@ -154,7 +154,7 @@ fn open_session(authority: &str, token: Option<&str>) -> String {
     }
     let reply = post(authority, &headers, INITIALIZE.as_bytes());
     assert_eq!(reply.status, 200, "{}", reply.text());
-    assert_eq!(reply.json()["result"]["serverInfo"].is_object(), true);
+    assert!(reply.json()["result"]["serverInfo"].is_object());
     let session = reply
         .header("mcp-session-id")
         .expect("a session id")

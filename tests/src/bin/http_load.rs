@@ -361,7 +361,7 @@ fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
 fn median(runs: &[Value], path: &[&str]) -> String {
     let mut values: Vec<f64> = runs
         .iter()
-        .filter_map(|run| path.iter().fold(Some(run), |v, key| v?.get(key))?.as_f64())
+        .filter_map(|run| path.iter().try_fold(run, |v, key| v.get(key))?.as_f64())
         .collect();
     if values.is_empty() {
         return "–".into();

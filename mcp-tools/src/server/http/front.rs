@@ -65,7 +65,7 @@ impl<M: SessionManager> Front<M> {
         }
         let principal = match self.authorize(&mut request) {
             Ok(principal) => principal,
-            Err(response) => return Ok(response),
+            Err(response) => return Ok(*response),
         };
         let session = request
             .headers()
@@ -176,7 +176,10 @@ impl<M: SessionManager> Front<M> {
 
     /// Check the bearer token (when tokens are in use) and attach the caller's
     /// permissions to the request.
-    fn authorize(&self, request: &mut Request<Incoming>) -> Result<Principal, Response<Reply>> {
+    fn authorize(
+        &self,
+        request: &mut Request<Incoming>,
+    ) -> Result<Principal, Box<Response<Reply>>> {
         let Some(resolver) = &self.tokens else {
             return Ok(None);
         };
@@ -186,17 +189,17 @@ impl<M: SessionManager> Front<M> {
             .and_then(|value| value.to_str().ok())
             .and_then(bearer_token);
         let Some(token) = token else {
-            return Err(unauthorized(
+            return Err(Box::new(unauthorized(
                 None,
                 "this server needs an 'Authorization: Bearer <token>' header",
-            ));
+            )));
         };
         let Some(permissions) = resolver.resolve(token) else {
             tracing::warn!("rejected an HTTP request with an unknown bearer token");
-            return Err(unauthorized(
+            return Err(Box::new(unauthorized(
                 Some("invalid_token"),
                 "the bearer token is not valid",
-            ));
+            )));
         };
         let principal = self.sessions.as_ref().map(|s| s.principal(token));
         request
