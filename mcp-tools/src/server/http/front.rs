@@ -84,6 +84,7 @@ impl<M: SessionManager> Front<M> {
             ));
         }
         let holds_permit = request.method() == Method::POST;
+        let json = prefers_json(request.headers());
         // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
         let (message, request) = if holds_permit && is_json(&request) {
             match self.read_body(request, &connection.client_closed).await {
@@ -171,7 +172,15 @@ impl<M: SessionManager> Front<M> {
             }
             _ => None,
         };
-        settle_stream(response, holds, call, &connection.client_closed, grace).await
+        settle_stream(
+            response,
+            json,
+            holds,
+            call,
+            &connection.client_closed,
+            grace,
+        )
+        .await
     }
 
     /// Check the bearer token (when tokens are in use) and attach the caller's
@@ -313,4 +322,56 @@ fn unauthorized(error: Option<&str>, message: &str) -> Response<Reply> {
             .insert(header::WWW_AUTHENTICATE, value);
     }
     response
+}
+
+/// True when the client's `Accept` ranks `application/json` above `text/event-stream`
+/// (by weight, then by order).
+fn prefers_json(headers: &http::HeaderMap) -> bool {
+    let mut json = None;
+    let mut stream = None;
+    let ranges = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','));
+    for (position, range) in ranges.enumerate() {
+        let mut pieces = range.split(';');
+        let essence = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+        let weight = pieces
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        let rank = Some((weight, std::cmp::Reverse(position)));
+        match essence.as_str() {
+            "application/json" if json.is_none() => json = rank,
+            "text/event-stream" if stream.is_none() => stream = rank,
+            _ => {}
+        }
+    }
+    match (json, stream) {
+        (Some(json), Some(stream)) => json.partial_cmp(&stream).is_some_and(|o| o.is_gt()),
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefers_json;
+
+    fn accept(value: &str) -> bool {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::ACCEPT, value.parse().unwrap());
+        prefers_json(&headers)
+    }
+
+    #[test]
+    fn the_clients_order_and_weights_choose_json_or_a_stream() {
+        assert!(accept("application/json, text/event-stream"));
+        assert!(!accept("text/event-stream, application/json"));
+        assert!(accept("text/event-stream;q=0.5, application/json"));
+        assert!(!accept("application/json;q=0.1, text/event-stream"));
+        assert!(accept("application/json"));
+        assert!(!accept("text/event-stream"));
+    }
 }

@@ -3,7 +3,8 @@
 //!
 //! The edge owns what rmcp leaves open, as the line codec does for stdio and TCP:
 //! - sockets get `TCP_NODELAY`, and a reply that is just the result is sent as one JSON
-//!   body with a length (headers and body in one write) instead of an event stream;
+//!   body with a length (headers and body in one write) instead of an event stream when
+//!   the client's `Accept` prefers `application/json` (the SDK clients list it first);
 //! - [`connections`]: a cap on open connections, separate from the bound on requests in
 //!   flight; at the cap the connection idle longest is closed, or the new one gets `503`;
 //!   a header-read time-out and an idle time-out;
@@ -65,8 +66,6 @@ pub(crate) async fn serve(
     if options.stateful {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(options.limits.session_idle_timeout);
-        // No event store: a stream cannot be resumed, so no priming events.
-        manager.session_config.sse_retry = None;
         let manager = Arc::new(manager);
         let sessions = Sessions::new(manager.clone(), options.limits.max_sessions);
         let service = StreamableHttpService::new(factory, manager, config);
@@ -103,7 +102,6 @@ fn rmcp_config(
         .with_legacy_session_mode(options.stateful)
         // A stateless result alone goes out as JSON (rmcp streams when there is more).
         .with_json_response(true)
-        .with_sse_retry(None)
         .with_max_request_body_bytes(options.limits.max_body_bytes)
         .with_cancellation_token(cancel)
 }

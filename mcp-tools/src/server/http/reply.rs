@@ -212,11 +212,12 @@ pub(super) fn is_event_stream(response: &Response<BoxBody<Bytes, Infallible>>) -
 }
 
 /// Read a reply stream up to its first message, then answer with that message as JSON
-/// when it is the result, or stream on (the first event included) when it is a
-/// notification or request sent before the result. While waiting, a client gone for
-/// `grace` abandons the call.
+/// when it is the result and `json` allows (the client prefers JSON), or stream on (what
+/// was read included) otherwise. While waiting, a client gone for `grace` abandons the
+/// call.
 pub(super) async fn settle_stream(
     response: Response<BoxBody<Bytes, Infallible>>,
+    json: bool,
     holds: Holds,
     call: Option<SessionCall>,
     client_closed: &CancellationToken,
@@ -235,7 +236,7 @@ pub(super) async fn settle_stream(
     let mut reply = Reply::new(body);
     reply.holds = holds;
     match first {
-        Some((_, message)) if is_final(&message) => {
+        (_, Some(message)) if json && is_final(&message) => {
             // The result alone: one JSON body with a length, written in one go.
             parts.headers.remove(header::CACHE_CONTROL);
             parts.headers.remove("x-accel-buffering");
@@ -247,12 +248,14 @@ pub(super) async fn settle_stream(
                 .map_err(|e| match e {})
                 .boxed();
         }
-        Some((event, _)) => {
-            reply.first = Some(event);
-            reply.call = call;
+        (read, message) => {
+            let finished = message.as_deref().is_some_and(is_final);
+            reply.first = (!read.is_empty()).then_some(read);
+            if !finished {
+                reply.call = call;
+            }
             reply.orphaned = Some(Box::pin(orphaned(client_closed.clone(), grace)));
         }
-        None => {}
     }
     Ok(Response::from_parts(parts, reply))
 }
@@ -263,16 +266,19 @@ pub(super) async fn orphaned(client_closed: CancellationToken, grace: Duration) 
     tokio::time::sleep(grace).await;
 }
 
-/// The first event of a reply stream that carries a message, and the message.
-async fn first_event(body: &mut BoxBody<Bytes, Infallible>) -> Option<(Bytes, Vec<u8>)> {
-    loop {
-        let frame = body.frame().await?.ok()?;
-        if let Ok(event) = frame.into_data()
-            && let Some(message) = sse_data(&event)
-        {
-            return Some((event, message));
+/// Everything a reply stream sent up to and including its first event with a message
+/// (priming events included), and that message (`None`: the stream ended first).
+async fn first_event(body: &mut BoxBody<Bytes, Infallible>) -> (Bytes, Option<Vec<u8>>) {
+    let mut read = bytes::BytesMut::new();
+    while let Some(Ok(frame)) = body.frame().await {
+        if let Ok(event) = frame.into_data() {
+            read.extend_from_slice(&event);
+            if let Some(message) = sse_data(&event) {
+                return (read.freeze(), Some(message));
+            }
         }
     }
+    (read.freeze(), None)
 }
 
 /// The `data` of one server-sent event, `None` when it has none (a priming event or a
