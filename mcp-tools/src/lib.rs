@@ -59,6 +59,7 @@ mod blocking;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod completion;
+mod content;
 mod context;
 mod def_common;
 mod error;
@@ -90,7 +91,9 @@ pub use registry::{
 };
 pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
 pub use result::{IntoToolResult, Json, ToolResult};
-pub use tool::{CliOptions, SourceLocation, ToolDef, ToolDefBuilder, ToolDefError, ToolHandler};
+pub use tool::{
+    CliOptions, SourceLocation, ToolAnnotations, ToolDef, ToolDefBuilder, ToolDefError, ToolHandler,
+};
 
 pub use completion::{
     Completion, CompletionHandler, CompletionRef, CompletionRequest, IntoCompletion,
@@ -98,7 +101,10 @@ pub use completion::{
 };
 pub use offerings::DefError;
 pub use params::Params;
-pub use prompt::{IntoPromptResult, PromptDef, PromptDefBuilder, PromptHandler};
+pub use prompt::{
+    IntoPromptResult, PromptArgument, PromptDef, PromptDefBuilder, PromptHandler, PromptMessage,
+    PromptResult, Role,
+};
 pub use resource::{
     IntoResourceContents, ResourceAddress, ResourceContent, ResourceDef, ResourceDefBuilder,
     ResourceHandler, ResourceRequest,
@@ -110,14 +116,8 @@ pub use uri_template::{UriTemplate, UriTemplateError};
 /// See the crate docs and `docs/macro.md` for every key.
 pub use mcp_tools_derive::mcp_tool;
 
-/// Protocol model types from `rmcp` used in this crate's API.
-pub use rmcp::model::{ContentBlock, JsonObject, Tool, ToolAnnotations};
-
-/// Protocol model types from `rmcp` used by resources and prompts.
-pub use rmcp::model::{
-    GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
-    ResourceTemplate, Role,
-};
+pub use content::ContentBlock;
+pub use schema::JsonObject;
 
 /// `#[mcp_resource(uri = "...")]` or `#[mcp_resource(uri_template = "...")]`: turn an
 /// `async fn` into a registered MCP resource (or resource template).
@@ -135,9 +135,9 @@ pub use rmcp::model::{
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let registry = ToolRegistry::builder().build().unwrap();
-/// assert_eq!(registry.list_resource_templates()[0].uri_template, ITEM_RESOURCE);
+/// assert_eq!(registry.list_resource_templates()[0].address().to_string(), ITEM_RESOURCE);
 /// let contents = registry.read_resource("demo://items/7", ToolContext::default()).await.unwrap();
-/// assert_eq!(serde_json::to_value(&contents[0]).unwrap()["text"], "{\"id\":7}");
+/// assert_eq!(contents[0].as_text(), Some("{\"id\":7}"));
 /// # });
 /// ```
 pub use mcp_tools_derive::mcp_resource;
@@ -164,10 +164,10 @@ pub use mcp_tools_derive::mcp_resource;
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let registry = ToolRegistry::builder().build().unwrap();
 /// let listed = &registry.list_prompts()[0];
-/// assert_eq!(listed.arguments.as_ref().unwrap()[0].required, Some(true));
+/// assert!(listed.arguments()[0].required());
 /// let args: Params = [("code", "fn main() {}")].into_iter().collect();
 /// let result = registry.get_prompt(REVIEW_PROMPT, args, ToolContext::default()).await.unwrap();
-/// assert_eq!(result.messages.len(), 1);
+/// assert_eq!(result.messages().len(), 1);
 /// # });
 /// ```
 pub use mcp_tools_derive::mcp_prompt;
@@ -193,9 +193,9 @@ pub mod __private {
 
     pub use crate::registration::Registration;
 
+    use crate::JsonObject;
     use crate::error::ToolError;
     use crate::tool::ToolDefError;
-    use rmcp::model::JsonObject;
     use serde_json::Value;
 
     /// Deserialize validated arguments into the tool's args type.

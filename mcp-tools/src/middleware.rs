@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use rmcp::model::{ContentBlock, JsonObject};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use crate::JsonObject;
 use crate::context::ToolContext;
 use crate::error::{ErrorKind, ToolError};
 use crate::result::ToolResult;
@@ -259,26 +259,26 @@ fn limit_size(result: &mut ToolResult, limit: usize) {
     let total: usize = result
         .content()
         .iter()
-        .filter_map(|b| b.as_text().map(|t| t.text.len()))
+        .filter_map(|b| b.as_text().map(str::len))
         .sum();
     if total <= limit {
         return;
     }
     let mut budget = limit;
     for block in result.content_mut().iter_mut() {
-        if let ContentBlock::Text(text) = block {
-            if text.text.len() > budget {
+        if let Some(text) = block.text_mut() {
+            if text.len() > budget {
                 let mut cut = budget;
-                while !text.text.is_char_boundary(cut) {
+                while !text.is_char_boundary(cut) {
                     cut -= 1;
                 }
-                text.text.truncate(cut);
-                text.text.push_str(&format!(
+                text.truncate(cut);
+                text.push_str(&format!(
                     "\n\n[truncated: the response was {total} bytes of text, over the {limit}-byte limit]"
                 ));
                 budget = 0;
             } else {
-                budget -= text.text.len();
+                budget -= text.len();
             }
         }
     }

@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use rmcp::model::{GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate};
 use tracing::Instrument;
 
 use crate::completion::{Completion, CompletionRef, CompletionRequest};
@@ -18,9 +17,9 @@ use crate::error::ToolError;
 use crate::middleware;
 use crate::params::Params;
 use crate::permissions::{Mask, PermissionSet};
-use crate::prompt::PromptDef;
+use crate::prompt::{PromptDef, PromptResult};
 use crate::registry::{ToolRegistry, ToolRegistryBuilder, ToolView};
-use crate::resource::{ResourceAddress, ResourceDef, ResourceRequest};
+use crate::resource::{ResourceAddress, ResourceContent, ResourceDef, ResourceRequest};
 use crate::tool::SourceLocation;
 
 /// The most distinct permission views whose lists are cached at once.
@@ -70,7 +69,7 @@ impl ToolRegistryBuilder {
     ///     .build()
     ///     .unwrap();
     /// let registry = ToolRegistry::builder().include_linked(false).resource(motd).build().unwrap();
-    /// assert_eq!(registry.list_resources()[0].uri, "demo://motd");
+    /// assert_eq!(registry.list_resources()[0].address().to_string(), "demo://motd");
     /// ```
     pub fn resource(mut self, def: ResourceDef) -> Self {
         self.offerings.resources.push(def);
@@ -101,9 +100,9 @@ type UpdateListener = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The cached lists of one permission view.
 struct Lists {
-    resources: Arc<[Resource]>,
-    templates: Arc<[ResourceTemplate]>,
-    prompts: Arc<[Prompt]>,
+    resources: Arc<[Arc<ResourceDef>]>,
+    templates: Arc<[Arc<ResourceDef>]>,
+    prompts: Arc<[Arc<PromptDef>]>,
 }
 
 /// What collecting resources and prompts needs from the registry builder.
@@ -246,13 +245,19 @@ impl Offerings {
         let allows = |required: &PermissionSet| caller.is_none_or(|c| c.allows(required));
         let visible = || self.resources.iter().filter(|d| allows(d.permissions()));
         let lists = Arc::new(Lists {
-            resources: visible().filter_map(|d| d.to_resource()).collect(),
-            templates: visible().filter_map(|d| d.to_resource_template()).collect(),
+            resources: visible()
+                .filter(|d| matches!(d.address(), ResourceAddress::Fixed(_)))
+                .cloned()
+                .collect(),
+            templates: visible()
+                .filter(|d| matches!(d.address(), ResourceAddress::Template(_)))
+                .cloned()
+                .collect(),
             prompts: self
                 .prompts
                 .iter()
                 .filter(|d| allows(d.permissions()))
-                .map(|d| d.to_prompt())
+                .cloned()
                 .collect(),
         });
         if views.len() < MAX_CACHED_VIEWS {
@@ -319,17 +324,17 @@ impl ToolView {
     }
 
     /// The fixed-URI resources this caller may read, sorted by URI.
-    pub fn list_resources(&self) -> Arc<[Resource]> {
+    pub fn list_resources(&self) -> Arc<[Arc<ResourceDef>]> {
         self.offerings().lists(self.permissions()).resources.clone()
     }
 
     /// The resource templates this caller may read, sorted by template.
-    pub fn list_resource_templates(&self) -> Arc<[ResourceTemplate]> {
+    pub fn list_resource_templates(&self) -> Arc<[Arc<ResourceDef>]> {
         self.offerings().lists(self.permissions()).templates.clone()
     }
 
     /// The prompts this caller may get, sorted by name.
-    pub fn list_prompts(&self) -> Arc<[Prompt]> {
+    pub fn list_prompts(&self) -> Arc<[Arc<PromptDef>]> {
         self.offerings().lists(self.permissions()).prompts.clone()
     }
 
@@ -351,7 +356,7 @@ impl ToolView {
         &self,
         uri: &str,
         ctx: ToolContext,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContent>, ToolError> {
         let (def, params) = self
             .offerings()
             .resolve(uri, self.permissions())
@@ -374,7 +379,7 @@ impl ToolView {
         let mime = def.mime_type();
         Ok(contents
             .into_iter()
-            .map(|piece| piece.into_protocol(uri, mime))
+            .map(|piece| piece.resolved(uri, mime))
             .collect())
     }
 
@@ -385,7 +390,7 @@ impl ToolView {
         name: &str,
         arguments: Params,
         ctx: ToolContext,
-    ) -> Result<GetPromptResult, ToolError> {
+    ) -> Result<PromptResult, ToolError> {
         let def = self
             .offerings()
             .prompt(name, self.permissions())
@@ -421,7 +426,7 @@ impl ToolView {
                 let def = offerings
                     .prompt(name, caller)
                     .ok_or_else(|| unknown_prompt(name))?;
-                if !def.arguments().iter().any(|a| a.name == request.argument) {
+                if !def.arguments().iter().any(|a| a.name() == request.argument) {
                     return Err(ToolError::validation(format!(
                         "prompt '{name}' has no argument `{}`",
                         request.argument
@@ -478,29 +483,18 @@ impl ToolView {
 
 impl ToolRegistry {
     /// The fixed-URI resources (`resources/list`), sorted by URI.
-    pub fn list_resources(&self) -> Arc<[Resource]> {
+    pub fn list_resources(&self) -> Arc<[Arc<ResourceDef>]> {
         self.unfiltered().list_resources()
     }
 
     /// The resource templates (`resources/templates/list`), sorted by template.
-    pub fn list_resource_templates(&self) -> Arc<[ResourceTemplate]> {
+    pub fn list_resource_templates(&self) -> Arc<[Arc<ResourceDef>]> {
         self.unfiltered().list_resource_templates()
     }
 
     /// The prompts (`prompts/list`), sorted by name.
-    pub fn list_prompts(&self) -> Arc<[Prompt]> {
+    pub fn list_prompts(&self) -> Arc<[Arc<PromptDef>]> {
         self.unfiltered().list_prompts()
-    }
-
-    /// The definition of every served resource and template: fixed URIs (sorted), then
-    /// templates (sorted).
-    pub fn resource_definitions(&self) -> Vec<Arc<ResourceDef>> {
-        self.shared.offerings.resources.clone()
-    }
-
-    /// The definition of every served prompt, sorted by name.
-    pub fn prompt_definitions(&self) -> Vec<Arc<PromptDef>> {
-        self.shared.offerings.prompts.clone()
     }
 
     /// Read the resource `uri`: a fixed URI, or the first template (in template order) it
@@ -525,7 +519,7 @@ impl ToolRegistry {
     ///     .unwrap();
     /// let registry = ToolRegistry::builder().include_linked(false).resource(def).build().unwrap();
     /// let contents = registry.read_resource("demo://square/12", ToolContext::default()).await.unwrap();
-    /// assert_eq!(serde_json::to_value(&contents[0]).unwrap()["text"], "144");
+    /// assert_eq!(contents[0].as_text(), Some("144"));
     /// assert!(registry.read_resource("demo://square/x", ToolContext::default()).await.is_err());
     /// # });
     /// ```
@@ -533,7 +527,7 @@ impl ToolRegistry {
         &self,
         uri: &str,
         ctx: ToolContext,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContent>, ToolError> {
         self.unfiltered().read_resource(uri, ctx).await
     }
 
@@ -547,7 +541,7 @@ impl ToolRegistry {
         name: &str,
         arguments: Params,
         ctx: ToolContext,
-    ) -> Result<GetPromptResult, ToolError> {
+    ) -> Result<PromptResult, ToolError> {
         self.unfiltered().get_prompt(name, arguments, ctx).await
     }
 

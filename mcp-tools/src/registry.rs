@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use rmcp::model::{JsonObject, Tool};
 use serde_json::Value;
 
+use crate::JsonObject;
 use crate::context::{StateMap, ToolContext};
 use crate::error::ToolError;
 use crate::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
@@ -87,11 +87,9 @@ impl Filter {
     }
 }
 
-/// One tool as the registry holds it: definition, compiled validator, MCP description,
-/// counters and limits.
+/// One tool as the registry holds it: definition, compiled validator, counters and limits.
 struct Entry {
     def: Arc<ToolDef>,
-    tool: Tool,
     validator: ArgumentValidator,
     runtime: ToolRuntime,
 }
@@ -111,8 +109,7 @@ struct Catalog {
 
 /// The cached lists of one permission view.
 struct ViewLists {
-    tools: Arc<[Tool]>,
-    defs: Arc<[Arc<ToolDef>]>,
+    tools: Arc<[Arc<ToolDef>]>,
 }
 
 impl Catalog {
@@ -151,8 +148,7 @@ impl Catalog {
             })
             .collect();
         let lists = Arc::new(ViewLists {
-            tools: visible.iter().map(|s| s.entry.tool.clone()).collect(),
-            defs: visible.iter().map(|s| s.entry.def.clone()).collect(),
+            tools: visible.iter().map(|s| s.entry.def.clone()).collect(),
         });
         if views.len() < MAX_CACHED_VIEWS {
             views.insert(key, lists.clone());
@@ -206,7 +202,7 @@ pub struct BuildError {
 ///     .default_timeout(std::time::Duration::from_secs(30))
 ///     .build()
 ///     .unwrap();
-/// assert!(registry.list_tools().iter().all(|t| t.name != "ticket_delete"));
+/// assert!(registry.list_tools().iter().all(|t| t.name() != "ticket_delete"));
 /// ```
 #[must_use]
 pub struct ToolRegistryBuilder {
@@ -460,7 +456,6 @@ fn entry(def: Arc<ToolDef>) -> Result<Entry, String> {
     let validator = ArgumentValidator::compile(def.input_schema())
         .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name()))?;
     Ok(Entry {
-        tool: def.to_tool(),
         runtime: ToolRuntime::new(&def),
         validator,
         def,
@@ -490,15 +485,10 @@ impl ToolRegistry {
         }
     }
 
-    /// The MCP descriptions of every served, enabled tool, sorted by name; computed once
-    /// per change.
-    pub fn list_tools(&self) -> Arc<[Tool]> {
+    /// The definitions of every served, enabled tool, sorted by name; computed once per
+    /// change. Each serializes to its `tools/list` entry.
+    pub fn list_tools(&self) -> Arc<[Arc<ToolDef>]> {
         self.unfiltered().list_tools()
-    }
-
-    /// The definitions of every served, enabled tool, sorted by name.
-    pub fn definitions(&self) -> Arc<[Arc<ToolDef>]> {
-        self.unfiltered().definitions()
     }
 
     /// The definition of `name`, if served and enabled.
@@ -508,7 +498,7 @@ impl ToolRegistry {
 
     /// The served, enabled tools of one category.
     pub fn tools_in_category(&self, category: &str) -> Vec<Arc<ToolDef>> {
-        self.definitions()
+        self.list_tools()
             .iter()
             .filter(|d| d.category() == Some(category))
             .cloned()
@@ -518,7 +508,7 @@ impl ToolRegistry {
     /// The categories of the served, enabled tools, sorted.
     pub fn categories(&self) -> Vec<String> {
         let set: BTreeSet<String> = self
-            .definitions()
+            .list_tools()
             .iter()
             .filter_map(|d| d.category().map(str::to_string))
             .collect();
@@ -695,25 +685,14 @@ impl ToolView {
         &self.registry
     }
 
-    /// The MCP descriptions of the tools this caller may use, sorted by name.
-    pub fn list_tools(&self) -> Arc<[Tool]> {
+    /// The definitions of the tools this caller may use, sorted by name.
+    pub fn list_tools(&self) -> Arc<[Arc<ToolDef>]> {
         self.registry
             .shared
             .catalog
             .load()
             .lists(self.caller.as_ref())
             .tools
-            .clone()
-    }
-
-    /// The definitions of the tools this caller may use, sorted by name.
-    pub fn definitions(&self) -> Arc<[Arc<ToolDef>]> {
-        self.registry
-            .shared
-            .catalog
-            .load()
-            .lists(self.caller.as_ref())
-            .defs
             .clone()
     }
 

@@ -229,7 +229,7 @@ pub struct PermissionMatrix {
 impl PermissionMatrix {
     /// The matrix of every tool the registry serves.
     pub fn of(registry: &ToolRegistry) -> PermissionMatrix {
-        PermissionMatrix::of_defs(&registry.definitions())
+        PermissionMatrix::of_defs(&registry.list_tools())
     }
 
     /// The matrix of these tool definitions, in their order.

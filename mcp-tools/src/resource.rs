@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use base64::Engine;
 use futures::future::BoxFuture;
-use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
 use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::{StateRequirement, ToolContext};
@@ -171,20 +171,58 @@ impl ResourceContent {
         self.mime_type.as_deref()
     }
 
-    /// The protocol form, with the defaults filled in.
-    pub(crate) fn into_protocol(self, uri: &str, mime_type: Option<&str>) -> ResourceContents {
-        let uri = self.uri.unwrap_or_else(|| uri.to_string());
-        let mime = self
-            .mime_type
-            .or_else(|| mime_type.map(str::to_string))
-            .unwrap_or_else(|| self.fallback_mime.to_string());
-        match self.body {
-            Body::Text(text) => ResourceContents::text(text, uri).with_mime_type(mime),
-            Body::Blob(bytes) => {
-                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
-                    .with_mime_type(mime)
-            }
+    /// The URI set on this piece, if any (always set on contents a registry read).
+    pub fn uri(&self) -> Option<&str> {
+        self.uri.as_deref()
+    }
+
+    /// This piece as read from `uri`: its URI and MIME type filled in (the resource's
+    /// `mime_type`, else the kind's default).
+    pub(crate) fn resolved(mut self, uri: &str, mime_type: Option<&str>) -> ResourceContent {
+        if self.uri.is_none() {
+            self.uri = Some(uri.to_string());
         }
+        if self.mime_type.is_none() {
+            self.mime_type = Some(mime_type.unwrap_or(self.fallback_mime).to_string());
+        }
+        self
+    }
+
+    /// This piece with its MIME type defaulted by kind (`text/plain`, `application/json`,
+    /// `application/octet-stream`) when none was set.
+    pub(crate) fn with_default_mime(self) -> ResourceContent {
+        let uri = self.uri.clone().unwrap_or_default();
+        self.resolved(&uri, None)
+    }
+
+    /// The bytes of binary contents as base64 (how the protocol carries them).
+    pub(crate) fn blob_base64(&self) -> Option<String> {
+        self.as_bytes()
+            .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+}
+
+/// Contents serialize to the protocol's form: `uri`, `mimeType`, and `text` or a base64
+/// `blob`.
+///
+/// ```
+/// let piece = mcp_tools::ResourceContent::blob(vec![1, 2, 3]).with_uri("demo://bytes");
+/// let wire = serde_json::to_value(&piece).unwrap();
+/// assert_eq!(wire["blob"], "AQID");
+/// assert_eq!(wire["uri"], "demo://bytes");
+/// ```
+impl Serialize for ResourceContent {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("uri", self.uri.as_deref().unwrap_or_default())?;
+        if let Some(mime_type) = &self.mime_type {
+            map.serialize_entry("mimeType", mime_type)?;
+        }
+        match &self.body {
+            Body::Text(text) => map.serialize_entry("text", text)?,
+            Body::Blob(_) => map.serialize_entry("blob", &self.blob_base64())?,
+        }
+        map.end()
     }
 }
 
@@ -360,30 +398,6 @@ impl ResourceDef {
         }
     }
 
-    /// The `resources/list` entry, for a fixed URI.
-    pub fn to_resource(&self) -> Option<Resource> {
-        let ResourceAddress::Fixed(uri) = &self.address else {
-            return None;
-        };
-        let mut resource = Resource::new(uri.clone(), self.name.clone())
-            .with_description(self.description.clone());
-        resource.title = self.title.as_ref().map(|t| t.to_string());
-        resource.mime_type = self.mime_type.as_ref().map(|m| m.to_string());
-        Some(resource)
-    }
-
-    /// The `resources/templates/list` entry, for a template.
-    pub fn to_resource_template(&self) -> Option<ResourceTemplate> {
-        let ResourceAddress::Template(template) = &self.address else {
-            return None;
-        };
-        let mut entry = ResourceTemplate::new(template.as_str(), self.name.clone())
-            .with_description(self.description.clone());
-        entry.title = self.title.as_ref().map(|t| t.to_string());
-        entry.mime_type = self.mime_type.as_ref().map(|m| m.to_string());
-        Some(entry)
-    }
-
     /// Run the handler directly (no permission check, no middleware): mostly for tests.
     pub fn read_unchecked(
         &self,
@@ -391,6 +405,40 @@ impl ResourceDef {
         ctx: ToolContext,
     ) -> BoxFuture<'static, Result<Vec<ResourceContent>, ToolError>> {
         self.handler.read(request, ctx)
+    }
+}
+
+/// A definition serializes to its `resources/list` entry (a fixed URI: `uri`) or its
+/// `resources/templates/list` entry (a template: `uriTemplate`).
+///
+/// ```
+/// use mcp_tools::{ResourceContent, ResourceDef};
+/// let def = ResourceDef::fixed("demo://motd")
+///     .name("motd")
+///     .description("Message of the day")
+///     .handler(|_request, _ctx| async { Ok(vec![ResourceContent::text("Hello")]) })
+///     .build()
+///     .unwrap();
+/// assert_eq!(serde_json::to_value(&def).unwrap()["uri"], "demo://motd");
+/// ```
+impl Serialize for ResourceDef {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        match &self.address {
+            ResourceAddress::Fixed(uri) => map.serialize_entry("uri", uri)?,
+            ResourceAddress::Template(template) => {
+                map.serialize_entry("uriTemplate", template.as_str())?
+            }
+        }
+        map.serialize_entry("name", &self.name)?;
+        if let Some(title) = &self.title {
+            map.serialize_entry("title", title)?;
+        }
+        map.serialize_entry("description", &self.description)?;
+        if let Some(mime_type) = &self.mime_type {
+            map.serialize_entry("mimeType", mime_type)?;
+        }
+        map.end()
     }
 }
 

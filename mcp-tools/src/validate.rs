@@ -1,8 +1,8 @@
 //! Argument validation against a tool's input schema, before any deserialization.
 //! Every problem is reported with its JSON pointer, what was expected and what came.
 
+use crate::JsonObject;
 use jsonschema::Validator;
-use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use crate::error::ToolError;

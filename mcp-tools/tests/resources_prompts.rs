@@ -172,7 +172,7 @@ fn lists_are_collected_sorted_and_split() {
     let uris: Vec<String> = registry
         .list_resources()
         .iter()
-        .map(|r| r.uri.clone())
+        .map(|r| r.address().to_string())
         .collect();
     assert_eq!(
         uris,
@@ -187,29 +187,26 @@ fn lists_are_collected_sorted_and_split() {
     let templates: Vec<String> = registry
         .list_resource_templates()
         .iter()
-        .map(|t| t.uri_template.clone())
+        .map(|t| t.address().to_string())
         .collect();
     assert_eq!(
         templates,
         ["test://template/{id}/data", "trac://wiki/{+name}"]
     );
     let text = &registry.list_resources()[4];
-    assert_eq!(text.name, "static-text");
-    assert_eq!(text.title.as_deref(), Some("Static text"));
-    assert_eq!(
-        text.description.as_deref(),
-        Some("The static text resource.")
-    );
+    assert_eq!(text.name(), "static-text");
+    assert_eq!(text.title(), Some("Static text"));
+    assert_eq!(text.description(), "The static text resource.");
     let wiki = &registry.list_resource_templates()[1];
-    assert_eq!(wiki.name, "wiki_page");
-    assert_eq!(wiki.mime_type.as_deref(), Some("text/x-trac-wiki"));
+    assert_eq!(wiki.name(), "wiki_page");
+    assert_eq!(wiki.mime_type(), Some("text/x-trac-wiki"));
     assert_eq!(WIKI_PAGE_RESOURCE, "trac://wiki/{+name}");
     assert_eq!(STATIC_TEXT_RESOURCE, "test://static-text");
 
     let prompts: Vec<String> = registry
         .list_prompts()
         .iter()
-        .map(|p| p.name.clone())
+        .map(|p| p.name().to_string())
         .collect();
     assert_eq!(prompts, ["always_fails", "purge_notes", "trip_plan"]);
     let trip = to_json(&registry.list_prompts()[2]);
@@ -233,15 +230,20 @@ fn views_filter_resources_and_prompts_like_tools() {
         guest
             .list_resource_templates()
             .iter()
-            .all(|t| !t.uri_template.starts_with("trac://"))
+            .all(|t| !t.address().to_string().starts_with("trac://"))
     );
-    assert!(guest.list_prompts().iter().all(|p| p.name != "purge_notes"));
+    assert!(
+        guest
+            .list_prompts()
+            .iter()
+            .all(|p| p.name() != "purge_notes")
+    );
     let reader = registry.view(&PermissionSet::new(["WIKI_VIEW"]));
     assert!(
         reader
             .list_resource_templates()
             .iter()
-            .any(|t| t.uri_template.starts_with("trac://"))
+            .any(|t| t.address().to_string().starts_with("trac://"))
     );
 
     // The registry's own filter drops them entirely.
@@ -254,9 +256,9 @@ fn views_filter_resources_and_prompts_like_tools() {
         limited
             .list_prompts()
             .iter()
-            .all(|p| p.name != "purge_notes")
+            .all(|p| p.name() != "purge_notes")
     );
-    assert!(limited.resource_definitions().len() == 7);
+    assert!(limited.list_resources().len() + limited.list_resource_templates().len() == 7);
 }
 
 #[tokio::test]
@@ -526,7 +528,7 @@ fn build_fails_on_missing_state_and_duplicates() {
         .lenient(true)
         .build()
         .unwrap();
-    assert_eq!(lenient.resource_definitions()[4].name(), "static-text");
+    assert_eq!(lenient.list_resources()[4].name(), "static-text");
 }
 
 #[test]

@@ -190,7 +190,7 @@ async fn disable_enable_register_unregister_notify_listeners() {
     });
     registry.disable("echo").unwrap();
     assert!(registry.get("echo").is_none());
-    assert!(registry.list_tools().iter().all(|t| t.name != "echo"));
+    assert!(registry.list_tools().iter().all(|t| t.name() != "echo"));
     assert!(
         registry
             .call_tool("echo", json!({"text": "x"}), ToolContext::default())

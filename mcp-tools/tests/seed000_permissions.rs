@@ -105,7 +105,7 @@ async fn read_only_file_keeps_14_and_hides_13() {
     let mut listed: Vec<String> = registry
         .list_tools()
         .iter()
-        .map(|t| t.name.to_string())
+        .map(|t| t.name().to_string())
         .collect();
     let mut included: Vec<String> = INCLUDED.iter().map(|s| s.to_string()).collect();
     listed.sort();
@@ -152,7 +152,7 @@ async fn per_caller_views_apply_the_same_rule() {
     let names: Vec<String> = admin
         .list_tools()
         .iter()
-        .map(|t| t.name.to_string())
+        .map(|t| t.name().to_string())
         .collect();
     assert!(names.contains(&"ticket_batch_delete".into()));
     assert!(!names.contains(&"ticket_batch_create".into()));

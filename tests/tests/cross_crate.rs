@@ -13,7 +13,7 @@ async fn tools_from_a_library_crate_are_collected_and_callable() {
     let names: Vec<String> = registry
         .list_tools()
         .iter()
-        .map(|t| t.name.to_string())
+        .map(|t| t.name().to_string())
         .collect();
     assert!(names.contains(&"text_reverse".to_string()), "{names:?}");
     assert!(names.contains(&"text_word_count".to_string()), "{names:?}");

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mcp_tools::{
-    ContentBlock, LogLevel, ResourceContents, State, ToolContext, ToolDef, ToolDefError, ToolError,
+    ContentBlock, LogLevel, ResourceContent, State, ToolContext, ToolDef, ToolDefError, ToolError,
     ToolResult, mcp_tool,
 };
 use serde_json::{Value, json};
@@ -31,7 +31,11 @@ async fn audio_content() -> ContentBlock {
 }
 
 fn embedded(uri: &str, mime_type: &str, text: &str) -> ContentBlock {
-    ContentBlock::resource(ResourceContents::text(text, uri).with_mime_type(mime_type))
+    ContentBlock::resource(
+        ResourceContent::text(text)
+            .with_uri(uri)
+            .with_mime_type(mime_type),
+    )
 }
 
 /// Returns an embedded text resource.

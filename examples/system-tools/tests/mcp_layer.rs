@@ -37,7 +37,7 @@ async fn permissions_decide_which_tools_a_caller_sees() {
             .view(set)
             .list_tools()
             .iter()
-            .map(|t| t.name.to_string())
+            .map(|t| t.name().to_string())
             .collect()
     };
     assert_eq!(names(&PermissionSet::empty()), ["echo"]);

@@ -23,8 +23,7 @@ pub(crate) fn list(
         .filter(|d| category.is_none_or(|c| d.category() == Some(c)))
         .collect();
     if json {
-        let tools: Vec<_> = selected.iter().map(|d| d.to_tool()).collect();
-        return pretty(&tools);
+        return pretty(&selected);
     }
     let rows: Vec<[String; 3]> = selected
         .iter()
@@ -52,7 +51,7 @@ pub(crate) fn list(
 /// `tools show NAME`: everything about one tool, or its MCP description as JSON.
 pub(crate) fn show(def: &ToolDef, plan: &Plan, program: &str, json: bool) -> String {
     if json {
-        return pretty(&def.to_tool());
+        return pretty(def);
     }
     let mut out = String::new();
     match def.title() {

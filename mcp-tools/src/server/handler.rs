@@ -11,16 +11,17 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 
+use super::convert;
 use super::notify::ListChanged;
 use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
@@ -83,7 +84,7 @@ pub(crate) struct CallerPermissions(pub(crate) PermissionSet);
 /// rmcp's `ServiceExt::serve`.
 ///
 /// ```
-/// use rmcp::ServerHandler;
+/// use mcp_tools::server::rmcp::ServerHandler;
 /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// let handler = mcp_tools::server::Server::new(registry).info("demo", "1.0.0").handler();
 /// let info = handler.get_info();
@@ -185,7 +186,9 @@ impl ServerHandler for McpHandler {
         };
         let start = paging::page_start(cursor.as_deref(), generation)?;
         let (start, end, next) = paging::page_bounds(tools.len(), start, self.shared.page_size)?;
-        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        let mut result = ListToolsResult::with_all_items(
+            tools[start..end].iter().map(|d| convert::tool(d)).collect(),
+        );
         result.next_cursor = next.map(|offset| paging::cursor(generation, offset));
         if is_modern(&context) {
             result.ttl_ms = Some(
@@ -221,7 +224,7 @@ impl ServerHandler for McpHandler {
             None => registry.call_tool(&request.name, arguments, ctx).await,
         };
         match outcome {
-            Ok(result) => Ok(CallToolResult::from(result).into()),
+            Ok(result) => Ok(convert::call_result(result).into()),
             Err(not_found) => Err(McpError::invalid_params(not_found.to_string(), None)),
         }
     }

@@ -51,6 +51,7 @@ mod bounded;
 mod builder;
 mod client_requests;
 mod codec;
+mod convert;
 mod handler;
 mod http_transport;
 mod notify;
@@ -67,6 +68,18 @@ mod tests;
 mod tests_offerings;
 
 use std::net::SocketAddr;
+
+/// The `rmcp` this server layer is built on (the version `docs/versioning.md` names), for
+/// serving a registry over a transport of your own with [`McpHandler`]. Use this path
+/// rather than a dependency of your own so both always agree.
+///
+/// ```
+/// use mcp_tools::server::rmcp::ServerHandler;
+/// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let handler = mcp_tools::server::Server::new(registry).handler();
+/// assert!(handler.get_info().capabilities.tools.is_some());
+/// ```
+pub use rmcp;
 
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
 pub use builder::{HttpOptions, HttpServer, ServeError, Server, ServerInfo, TcpServer};

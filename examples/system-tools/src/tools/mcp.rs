@@ -234,7 +234,7 @@ mod tests {
             .state(Sandbox::with_defaults().expect("default sandbox"))
             .build()
             .expect("registry");
-        let definitions = registry.definitions();
+        let definitions = registry.list_tools();
         let names: BTreeSet<&str> = definitions.iter().map(|d| d.name()).collect();
         let expected: BTreeSet<&str> = TOOLS.iter().map(|t| t.name).collect();
         assert_eq!(names, expected);

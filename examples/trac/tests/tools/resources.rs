@@ -30,9 +30,9 @@ async fn wiki_pages_read_as_resources_including_names_with_slashes() {
     let registry = registry(None);
     let templates = registry.list_resource_templates();
     assert_eq!(templates.len(), 1);
-    assert_eq!(templates[0].uri_template, "trac://wiki/{+name}");
+    assert_eq!(templates[0].address().to_string(), "trac://wiki/{+name}");
     assert_eq!(WIKI_PAGE_RESOURCE, "trac://wiki/{+name}");
-    assert_eq!(templates[0].mime_type.as_deref(), Some("text/x-trac-wiki"));
+    assert_eq!(templates[0].mime_type(), Some("text/x-trac-wiki"));
 
     let uri = format!("trac://wiki/{name}");
     let contents = registry

@@ -83,7 +83,7 @@ fn read_only_file() -> PermissionSet {
 #[test]
 fn all_27_tools_carry_exactly_the_seed_permissions() {
     let registry = registry(None);
-    let defs = registry.definitions();
+    let defs = registry.list_tools();
     let names: BTreeSet<&str> = defs.iter().map(|d| d.name()).collect();
     let expected: BTreeSet<&str> = TABLE.iter().map(|(name, _)| *name).collect();
     assert_eq!(names, expected);
@@ -107,7 +107,7 @@ async fn the_read_only_file_keeps_14_tools_and_hides_the_13_others() {
     let listed: Vec<String> = registry
         .list_tools()
         .iter()
-        .map(|t| t.name.to_string())
+        .map(|t| t.name().to_string())
         .collect();
     let mut want: Vec<&str> = READ_ONLY.to_vec();
     want.sort();
