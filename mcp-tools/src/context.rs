@@ -144,7 +144,7 @@ pub struct ToolContext {
     pub(crate) states: Arc<StateMap>,
     peer: Option<Arc<dyn ClientPeer>>,
     /// The registry serving the call (set by the registry), for `resource_updated`.
-    pub(crate) registry: Option<crate::registry::ToolRegistry>,
+    pub(crate) registry: Option<crate::registry::Registry>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -275,13 +275,13 @@ impl ToolContext {
         }
     }
 
-    /// Shared state of type `T` registered with `ToolRegistryBuilder::state`.
+    /// Shared state of type `T` registered with `RegistryBuilder::state`.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.states.get::<T>().map(State)
     }
 }
 
-/// A state type a tool needs; checked by `ToolRegistryBuilder::build`.
+/// A state type a tool needs; checked by `RegistryBuilder::build`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateRequirement {
     /// The state's type id.
@@ -321,7 +321,7 @@ impl FromContext for ToolContext {
     }
 }
 
-/// Shared state of type `T`, registered once with `ToolRegistryBuilder::state` and handed
+/// Shared state of type `T`, registered once with `RegistryBuilder::state` and handed
 /// to every tool that takes a `State<T>` parameter. Derefs to `T`.
 ///
 /// ```
@@ -374,7 +374,7 @@ impl<T: Send + Sync + 'static> FromContext for State<T> {
                 "state {} is not registered on the registry",
                 type_name::<T>()
             ))
-            .with_action("Register it with ToolRegistry::builder().state(value).")
+            .with_action("Register it with Registry::builder().state(value).")
         })
     }
 

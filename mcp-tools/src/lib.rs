@@ -4,12 +4,12 @@
 //!
 //! `#[mcp_tool]` on an `async fn` generates the tool's JSON input schema, its metadata and
 //! its registration; every annotated fn linked into the binary is collected at link time.
-//! A [`ToolRegistry`] filters tools by permission, validates arguments against the schema
+//! A [`Registry`] filters tools by permission, validates arguments against the schema
 //! before the fn runs, dispatches through timeouts, concurrency limits and panic capture,
 //! and turns every failure into a clear `Error (kind): …` result.
 //!
 //! ```rust,standalone_crate
-//! use mcp_tools::{mcp_tool, Json, State, ToolContext, ToolError, ToolRegistry};
+//! use mcp_tools::{mcp_tool, Json, State, ToolContext, ToolError, Registry};
 //!
 //! struct Greeter { greeting: String }
 //!
@@ -31,7 +31,7 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let registry = ToolRegistry::builder()
+//! let registry = Registry::builder()
 //!     .state(Greeter { greeting: "Hello".into() })
 //!     .build()
 //!     .unwrap();
@@ -86,9 +86,7 @@ pub use context::{ClientPeer, FromContext, LogLevel, State, StateRequirement, To
 pub use error::{ErrorKind, ToolError};
 pub use middleware::{Around, Next, ToolStats};
 pub use permissions::{PermissionFileError, PermissionSet};
-pub use registry::{
-    BuildError, RegistryChange, ToolNotFound, ToolRegistry, ToolRegistryBuilder, ToolView,
-};
+pub use registry::{BuildError, Registry, RegistryBuilder, RegistryChange, ToolNotFound, ToolView};
 pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
 pub use result::{IntoToolResult, Json, ToolResult};
 pub use tool::{
@@ -125,7 +123,7 @@ pub use schema::JsonObject;
 /// See `docs/resources-and-prompts.md` for every key.
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_resource, Json, ToolContext, ToolRegistry};
+/// use mcp_tools::{mcp_resource, Json, ToolContext, Registry};
 ///
 /// /// Data for one id.
 /// #[mcp_resource(uri_template = "demo://items/{id}", mime_type = "application/json")]
@@ -134,7 +132,7 @@ pub use schema::JsonObject;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = ToolRegistry::builder().build().unwrap();
+/// let registry = Registry::builder().build().unwrap();
 /// assert_eq!(registry.list_resource_templates()[0].address().to_string(), ITEM_RESOURCE);
 /// let contents = registry.read_resource("demo://items/7", ToolContext::default()).await.unwrap();
 /// assert_eq!(contents[0].as_text(), Some("{\"id\":7}"));
@@ -148,7 +146,7 @@ pub use mcp_tools_derive::mcp_resource;
 /// See `docs/resources-and-prompts.md` for every key.
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_prompt, Params, ToolContext, ToolRegistry};
+/// use mcp_tools::{mcp_prompt, Params, ToolContext, Registry};
 ///
 /// /// Ask for a code review.
 /// #[mcp_prompt(name = "review")]
@@ -162,7 +160,7 @@ pub use mcp_tools_derive::mcp_resource;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = ToolRegistry::builder().build().unwrap();
+/// let registry = Registry::builder().build().unwrap();
 /// let listed = &registry.list_prompts()[0];
 /// assert!(listed.arguments()[0].required());
 /// let args: Params = [("code", "fn main() {}")].into_iter().collect();

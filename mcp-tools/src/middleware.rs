@@ -44,7 +44,7 @@ pub type Next =
 ///         })
 ///     }
 /// }
-/// let _registry = mcp_tools::ToolRegistry::builder().around(Audit);
+/// let _registry = mcp_tools::Registry::builder().around(Audit);
 /// ```
 pub trait Around: Send + Sync + 'static {
     /// Run `next` (or not) around the call of `tool`.
@@ -68,7 +68,7 @@ pub(crate) struct CallCounters {
 /// A snapshot of one tool's call statistics.
 ///
 /// ```
-/// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
 /// assert!(registry.stats().is_empty());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

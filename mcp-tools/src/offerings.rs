@@ -1,10 +1,10 @@
-//! Resources and prompts in the [`ToolRegistry`]: collected with the tools (linked
+//! Resources and prompts in the [`Registry`]: collected with the tools (linked
 //! `#[mcp_resource]` / `#[mcp_prompt]` fns and builder additions), filtered by the same
 //! permission rule and views, and run under the same guard (registry time budget, client
 //! cancellation, panic capture).
 //!
 //! Resources and prompts are fixed once the registry is built; a server learns that a
-//! resource's contents changed through [`ToolRegistry::resource_updated`].
+//! resource's contents changed through [`Registry::resource_updated`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -18,7 +18,7 @@ use crate::middleware;
 use crate::params::Params;
 use crate::permissions::{Mask, PermissionSet};
 use crate::prompt::{PromptDef, PromptResult};
-use crate::registry::{ToolRegistry, ToolRegistryBuilder, ToolView};
+use crate::registry::{Registry, RegistryBuilder, ToolView};
 use crate::resource::{ResourceAddress, ResourceContent, ResourceDef, ResourceRequest};
 use crate::tool::SourceLocation;
 
@@ -57,18 +57,18 @@ pub(crate) struct OfferingsBuilder {
     prompts: Vec<PromptDef>,
 }
 
-impl ToolRegistryBuilder {
+impl RegistryBuilder {
     /// Add a resource (or resource template) built at runtime (without the macro).
     ///
     /// ```
-    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, ToolRegistry};
+    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, Registry};
     /// let motd = ResourceDef::fixed("demo://motd")
     ///     .name("motd")
     ///     .description("Message of the day")
     ///     .handler(|_request, _ctx| async { Ok(vec![ResourceContent::text("Hello")]) })
     ///     .build()
     ///     .unwrap();
-    /// let registry = ToolRegistry::builder().include_linked(false).resource(motd).build().unwrap();
+    /// let registry = Registry::builder().include_linked(false).resource(motd).build().unwrap();
     /// assert_eq!(registry.list_resources()[0].address().to_string(), "demo://motd");
     /// ```
     pub fn resource(mut self, def: ResourceDef) -> Self {
@@ -95,7 +95,7 @@ pub(crate) struct Offerings {
     updated: RwLock<Vec<UpdateListener>>,
 }
 
-/// A listener of [`ToolRegistry::resource_updated`].
+/// A listener of [`Registry::resource_updated`].
 type UpdateListener = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The cached lists of one permission view.
@@ -351,7 +351,7 @@ impl ToolView {
         self.offerings().prompt(name, self.permissions())
     }
 
-    /// Read `uri` as this caller; see [`ToolRegistry::read_resource`].
+    /// Read `uri` as this caller; see [`Registry::read_resource`].
     pub async fn read_resource(
         &self,
         uri: &str,
@@ -384,7 +384,7 @@ impl ToolView {
     }
 
     /// Render prompt `name` with `arguments` as this caller; see
-    /// [`ToolRegistry::get_prompt`].
+    /// [`Registry::get_prompt`].
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -412,7 +412,7 @@ impl ToolView {
     }
 
     /// Complete an argument of a prompt or resource template as this caller; see
-    /// [`ToolRegistry::complete`].
+    /// [`Registry::complete`].
     pub async fn complete(
         &self,
         reference: &CompletionRef,
@@ -481,7 +481,7 @@ impl ToolView {
     }
 }
 
-impl ToolRegistry {
+impl Registry {
     /// The fixed-URI resources (`resources/list`), sorted by URI.
     pub fn list_resources(&self) -> Arc<[Arc<ResourceDef>]> {
         self.unfiltered().list_resources()
@@ -506,7 +506,7 @@ impl ToolRegistry {
     /// time-out, a cancellation or a captured panic (-32603).
     ///
     /// ```
-    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, ToolRegistry};
+    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, Registry};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let def = ResourceDef::template("demo://square/{n}")
     ///     .name("square")
@@ -517,7 +517,7 @@ impl ToolRegistry {
     ///     })
     ///     .build()
     ///     .unwrap();
-    /// let registry = ToolRegistry::builder().include_linked(false).resource(def).build().unwrap();
+    /// let registry = Registry::builder().include_linked(false).resource(def).build().unwrap();
     /// let contents = registry.read_resource("demo://square/12", ToolContext::default()).await.unwrap();
     /// assert_eq!(contents[0].as_text(), Some("144"));
     /// assert!(registry.read_resource("demo://square/x", ToolContext::default()).await.is_err());
@@ -561,7 +561,7 @@ impl ToolRegistry {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let sink = seen.clone();
     /// registry.on_resource_updated(move |uri| sink.lock().unwrap().push(uri.to_string()));

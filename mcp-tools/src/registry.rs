@@ -27,7 +27,7 @@ const MAX_CACHED_VIEWS: usize = 256;
 /// The registry of tools a server serves. Cheap to clone (shared inside).
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_tool, ToolRegistry, ToolContext};
+/// use mcp_tools::{mcp_tool, Registry, ToolContext};
 ///
 /// /// Add two numbers.
 /// #[mcp_tool(name = "add")]
@@ -36,7 +36,7 @@ const MAX_CACHED_VIEWS: usize = 256;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = ToolRegistry::builder().build().unwrap();
+/// let registry = Registry::builder().build().unwrap();
 /// let result = registry
 ///     .call_tool("add", serde_json::json!({"a": 2, "b": 3}), ToolContext::default())
 ///     .await
@@ -45,7 +45,7 @@ const MAX_CACHED_VIEWS: usize = 256;
 /// # });
 /// ```
 #[derive(Clone)]
-pub struct ToolRegistry {
+pub struct Registry {
     pub(crate) shared: Arc<Shared>,
 }
 
@@ -193,11 +193,11 @@ pub struct BuildError {
     pub problems: Vec<String>,
 }
 
-/// Configures and builds a [`ToolRegistry`].
+/// Configures and builds a [`Registry`].
 ///
 /// ```
-/// use mcp_tools::{PermissionSet, ToolRegistry};
-/// let registry = ToolRegistry::builder()
+/// use mcp_tools::{PermissionSet, Registry};
+/// let registry = Registry::builder()
 ///     .allowed_permissions(PermissionSet::new(["TICKET_VIEW"]))
 ///     .default_timeout(std::time::Duration::from_secs(30))
 ///     .build()
@@ -205,7 +205,7 @@ pub struct BuildError {
 /// assert!(registry.list_tools().iter().all(|t| t.name() != "ticket_delete"));
 /// ```
 #[must_use]
-pub struct ToolRegistryBuilder {
+pub struct RegistryBuilder {
     states: StateMap,
     filter: Filter,
     defs: Vec<ToolDef>,
@@ -215,10 +215,10 @@ pub struct ToolRegistryBuilder {
     pub(crate) offerings: OfferingsBuilder,
 }
 
-impl ToolRegistry {
+impl Registry {
     /// Start configuring a registry.
-    pub fn builder() -> ToolRegistryBuilder {
-        ToolRegistryBuilder {
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder {
             states: StateMap::default(),
             filter: Filter::default(),
             defs: Vec::new(),
@@ -230,7 +230,7 @@ impl ToolRegistry {
     }
 }
 
-impl ToolRegistryBuilder {
+impl RegistryBuilder {
     /// Register shared state handed to tools taking `State<T>`; one value per type.
     pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
         self.state_arc(Arc::new(value))
@@ -280,7 +280,7 @@ impl ToolRegistryBuilder {
         self
     }
 
-    /// Report duplicate names and invalid tools in [`ToolRegistry::validation_report`]
+    /// Report duplicate names and invalid tools in [`Registry::validation_report`]
     /// instead of failing (the first definition of a name wins; invalid ones are left out).
     /// Missing state types still fail.
     pub fn lenient(mut self, lenient: bool) -> Self {
@@ -313,13 +313,13 @@ impl ToolRegistryBuilder {
     /// command line can list tools before the state they need exists.
     ///
     /// ```
-    /// use mcp_tools::{ToolDef, ToolRegistry, ToolResult};
+    /// use mcp_tools::{ToolDef, Registry, ToolResult};
     /// let def = ToolDef::builder("demo_ping")
     ///     .description("Answer pong.")
     ///     .handler(|_args, _ctx| async { Ok(ToolResult::text("pong")) })
     ///     .build()
     ///     .unwrap();
-    /// let builder = ToolRegistry::builder().include_linked(false).tool(def);
+    /// let builder = Registry::builder().include_linked(false).tool(def);
     /// let names: Vec<String> = builder.definitions().iter().map(|d| d.name().to_string()).collect();
     /// assert_eq!(names, ["demo_ping"]);
     /// assert!(builder.build().is_ok());
@@ -345,7 +345,7 @@ impl ToolRegistryBuilder {
     /// Collect, check and index every tool. Fails, naming every problem, on duplicate
     /// names (with both source locations), invalid definitions or schemas, and tools
     /// needing a state type that was never registered.
-    pub fn build(self) -> Result<ToolRegistry, BuildError> {
+    pub fn build(self) -> Result<Registry, BuildError> {
         let mut problems = Vec::new();
         let mut report = ValidationReport::default();
         let mut defs: Vec<ToolDef> = Vec::new();
@@ -411,7 +411,7 @@ impl ToolRegistryBuilder {
         for slot in &catalog.slots {
             report.check_tool(&slot.entry.def);
         }
-        Ok(ToolRegistry {
+        Ok(Registry {
             shared: Arc::new(Shared {
                 catalog: ArcSwap::from_pointee(catalog),
                 states: Arc::new(self.states),
@@ -462,12 +462,12 @@ fn entry(def: Arc<ToolDef>) -> Result<Entry, String> {
     })
 }
 
-impl ToolRegistry {
+impl Registry {
     /// A view of the registry for a caller holding `permissions`: same tools, same rules,
     /// filtered further by the caller's set, with its own cached list. Cheap.
     ///
     /// ```
-    /// # let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// # let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let view = registry.view(&mcp_tools::PermissionSet::new(["WIKI_VIEW"]));
     /// assert!(view.list_tools().is_empty());
     /// ```
@@ -654,10 +654,10 @@ impl ToolRegistry {
     }
 }
 
-impl std::fmt::Debug for ToolRegistry {
+impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let catalog = self.shared.catalog.load();
-        f.debug_struct("ToolRegistry")
+        f.debug_struct("Registry")
             .field("tools", &catalog.slots.len())
             .field(
                 "enabled",
@@ -667,10 +667,10 @@ impl std::fmt::Debug for ToolRegistry {
     }
 }
 
-/// The registry as seen by one caller (see [`ToolRegistry::view`]).
+/// The registry as seen by one caller (see [`Registry::view`]).
 #[derive(Clone, Debug)]
 pub struct ToolView {
-    registry: ToolRegistry,
+    registry: Registry,
     caller: Option<PermissionSet>,
 }
 
@@ -681,7 +681,7 @@ impl ToolView {
     }
 
     /// The registry behind this view.
-    pub fn registry(&self) -> &ToolRegistry {
+    pub fn registry(&self) -> &Registry {
         &self.registry
     }
 
@@ -704,7 +704,7 @@ impl ToolView {
             .map(|slot| slot.entry.def.clone())
     }
 
-    /// Call `name` as this caller; see [`ToolRegistry::call_tool`].
+    /// Call `name` as this caller; see [`Registry::call_tool`].
     pub async fn call_tool(
         &self,
         name: &str,

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use mcp_tools::{
     Completion, CompletionRef, CompletionRequest, ErrorKind, Json, Params, PermissionSet,
-    PromptArgument, PromptDef, PromptMessage, ResourceContent, ResourceDef, Role, State,
-    ToolContext, ToolError, ToolRegistry, mcp_prompt, mcp_resource,
+    PromptArgument, PromptDef, PromptMessage, Registry, ResourceContent, ResourceDef, Role, State,
+    ToolContext, ToolError, mcp_prompt, mcp_resource,
 };
 use serde_json::{Value, json};
 
@@ -150,8 +150,8 @@ async fn always_fails() -> Result<String, ToolError> {
     Err(ToolError::upstream("the template store is down"))
 }
 
-fn registry() -> ToolRegistry {
-    ToolRegistry::builder()
+fn registry() -> Registry {
+    Registry::builder()
         .state(Wiki::new())
         .default_timeout(Duration::from_millis(100))
         .build()
@@ -247,7 +247,7 @@ fn views_filter_resources_and_prompts_like_tools() {
     );
 
     // The registry's own filter drops them entirely.
-    let limited = ToolRegistry::builder()
+    let limited = Registry::builder()
         .state(Wiki::new())
         .allowed_permissions(PermissionSet::new(["WIKI_VIEW"]))
         .build()
@@ -485,7 +485,7 @@ async fn completion_fns_answer_for_prompts_and_templates() {
 
 #[test]
 fn build_fails_on_missing_state_and_duplicates() {
-    let missing = ToolRegistry::builder().build().unwrap_err();
+    let missing = Registry::builder().build().unwrap_err();
     assert_eq!(missing.problems.len(), 1);
     assert!(
         missing.problems[0].starts_with("resource \"trac://wiki/{+name}\" needs state"),
@@ -505,7 +505,7 @@ fn build_fails_on_missing_state_and_duplicates() {
         .handler(|_a, _c| async { mcp_tools::IntoPromptResult::into_prompt_result("x") })
         .build()
         .unwrap();
-    let err = ToolRegistry::builder()
+    let err = Registry::builder()
         .state(Wiki::new())
         .resource(again.clone())
         .prompt(prompt_again.clone())
@@ -521,7 +521,7 @@ fn build_fails_on_missing_state_and_duplicates() {
             .any(|p| p.starts_with("duplicate prompt name \"trip_plan\""))
     );
     // Lenient: the first definition wins.
-    let lenient = ToolRegistry::builder()
+    let lenient = Registry::builder()
         .state(Wiki::new())
         .resource(again)
         .prompt(prompt_again)

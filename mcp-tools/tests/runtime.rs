@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_tools::{
-    Around, ErrorKind, Next, RegistryChange, State, ToolContext, ToolDef, ToolError, ToolRegistry,
+    Around, ErrorKind, Next, Registry, RegistryChange, State, ToolContext, ToolDef, ToolError,
     ToolResult, mcp_tool,
 };
 use serde_json::json;
@@ -63,8 +63,8 @@ async fn big() -> String {
     "é".repeat(10_000)
 }
 
-fn registry() -> ToolRegistry {
-    ToolRegistry::builder()
+fn registry() -> Registry {
+    Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -73,7 +73,7 @@ fn registry() -> ToolRegistry {
         .unwrap()
 }
 
-async fn call(registry: &ToolRegistry, name: &str, args: serde_json::Value) -> ToolResult {
+async fn call(registry: &Registry, name: &str, args: serde_json::Value) -> ToolResult {
     registry
         .call_tool(name, args, ToolContext::default())
         .await
@@ -111,7 +111,7 @@ async fn a_hanging_tool_times_out() {
 
 #[tokio::test]
 async fn the_registry_default_timeout_applies_to_tools_without_their_own() {
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -144,7 +144,7 @@ async fn max_concurrency_one_serializes_a_tool() {
         running: AtomicUsize::new(0),
         peak: AtomicUsize::new(0),
     });
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state_arc(gauge.clone())
         .build()
         .unwrap();
@@ -162,7 +162,7 @@ async fn max_concurrency_one_serializes_a_tool() {
 
 #[tokio::test]
 async fn oversized_text_is_truncated_with_a_notice() {
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -239,7 +239,7 @@ async fn disable_enable_register_unregister_notify_listeners() {
 
 #[test]
 fn missing_state_fails_build_naming_tool_and_type() {
-    let err = ToolRegistry::builder().build().unwrap_err().to_string();
+    let err = Registry::builder().build().unwrap_err().to_string();
     assert!(
         err.contains("tool \"serial_step\" needs state runtime::Gauge"),
         "{err}"
@@ -256,7 +256,7 @@ fn duplicate_names_fail_build_naming_both_places() {
             .build()
             .unwrap()
     };
-    let err = ToolRegistry::builder()
+    let err = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -272,7 +272,7 @@ fn duplicate_names_fail_build_naming_both_places() {
     );
     assert!(err.contains("a runtime definition"), "{err}");
 
-    let lenient = ToolRegistry::builder()
+    let lenient = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -342,7 +342,7 @@ impl Around for Recorder {
 #[tokio::test]
 async fn around_hooks_run_in_order_first_outermost() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),

@@ -1,7 +1,7 @@
 //! Seed 000's permission table: 27 tools with exactly its permission sets; a read-only
 //! permissions file keeps exactly its 14 tools, and each of the 13 others answers as unknown.
 
-use mcp_tools::{PermissionMatrix, PermissionSet, ToolContext, ToolRegistry, mcp_tool};
+use mcp_tools::{PermissionMatrix, PermissionSet, Registry, ToolContext, mcp_tool};
 use serde_json::json;
 
 macro_rules! tools {
@@ -78,7 +78,7 @@ fn read_only_file() -> PermissionSet {
 
 #[test]
 fn all_27_tools_carry_the_table_permissions() {
-    let registry = ToolRegistry::builder().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     assert_eq!(registry.list_tools().len(), 27);
     assert_eq!(TABLE.len(), 27);
     for (name, permissions) in TABLE {
@@ -98,7 +98,7 @@ fn all_27_tools_carry_the_table_permissions() {
 
 #[tokio::test]
 async fn read_only_file_keeps_14_and_hides_13() {
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .allowed_permissions(read_only_file())
         .build()
         .unwrap();
@@ -145,7 +145,7 @@ async fn read_only_file_keeps_14_and_hides_13() {
 
 #[tokio::test]
 async fn per_caller_views_apply_the_same_rule() {
-    let registry = ToolRegistry::builder().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let view = registry.view(&read_only_file());
     assert_eq!(view.list_tools().len(), 14);
     let admin = registry.view(&PermissionSet::new(["TICKET_ADMIN", "TICKET_BATCH_MODIFY"]));

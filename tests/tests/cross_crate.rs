@@ -1,7 +1,7 @@
 //! Tools defined in another crate of the workspace (`tests/fixtures/tool-lib`) are
 //! collected by this test binary, which links that crate, with no central list.
 
-use mcp_tools::{PermissionSet, ToolContext, ToolRegistry};
+use mcp_tools::{PermissionSet, Registry, ToolContext};
 use serde_json::json;
 
 // Referencing an item keeps the library linked (the `inventory` linker caveat).
@@ -9,7 +9,7 @@ use tool_lib::TEXT_REVERSE_TOOL;
 
 #[tokio::test]
 async fn tools_from_a_library_crate_are_collected_and_callable() {
-    let registry = ToolRegistry::builder().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let names: Vec<String> = registry
         .list_tools()
         .iter()
@@ -35,7 +35,7 @@ async fn tools_from_a_library_crate_are_collected_and_callable() {
 
 #[tokio::test]
 async fn permissions_of_library_tools_apply_in_the_binary() {
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .allowed_permissions(PermissionSet::empty())
         .build()
         .unwrap();

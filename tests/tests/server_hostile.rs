@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_tools::server::Server;
-use mcp_tools::{ToolDef, ToolRegistry, ToolResult};
+use mcp_tools::{Registry, ToolDef, ToolResult};
 use mcp_tools_tests::quickstart;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -282,7 +282,7 @@ fn echo_tool() -> ToolDef {
 #[test]
 fn hostile_lines_over_tcp_in_process() {
     let gate = Arc::new(Semaphore::new(0));
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .include_linked(false)
         .tool(echo_tool())
         .tool(gated(gate.clone()))

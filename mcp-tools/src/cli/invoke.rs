@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::content::{Content, ContentBlock};
 use crate::context::{ClientPeer, LogLevel, ToolContext};
 use crate::permissions::PermissionSet;
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 use crate::result::ToolResult;
 
 /// Exit status of an error result, a failed check or a failed setup.
@@ -44,7 +44,7 @@ fn line(text: &str) -> String {
 /// form) on stdout.
 /// The first Ctrl-C cancels the call; a second one ends the process.
 pub(crate) async fn call(
-    registry: &ToolRegistry,
+    registry: &Registry,
     tool: &str,
     arguments: Map<String, Value>,
     permissions: Option<PermissionSet>,

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 use crate::server::{HttpOptions, ServeError, Server};
 
 use super::invoke::{FAILURE, USAGE, print_err};
@@ -85,7 +85,7 @@ fn positive(text: &str) -> Result<usize, String> {
 /// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
 /// process gets Ctrl-C / SIGTERM (HTTP, TCP).
 pub(crate) async fn run(
-    registry: ToolRegistry,
+    registry: Registry,
     name: &str,
     version: &str,
     matches: &ArgMatches,

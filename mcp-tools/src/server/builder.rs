@@ -20,7 +20,7 @@ use super::notify::ListChanged;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
 use super::{http_transport, stream};
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 
 /// The default bound on requests in flight per connection.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 256;
@@ -225,12 +225,12 @@ impl HttpOptions {
     }
 }
 
-/// Serves a [`ToolRegistry`] over MCP. Build it, then call one `serve_*` method.
+/// Serves a [`Registry`] over MCP. Build it, then call one `serve_*` method.
 ///
 /// ```no_run
 /// use mcp_tools::server::{HttpOptions, Server};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// let registry = mcp_tools::Registry::builder().build()?;
 /// Server::new(registry)
 ///     .server_info(mcp_tools::server_info!())
 ///     .page_size(50)
@@ -242,7 +242,7 @@ impl HttpOptions {
 /// ```
 #[must_use]
 pub struct Server {
-    registry: ToolRegistry,
+    registry: Registry,
     info: ServerInfo,
     instructions: Option<String>,
     page_size: Option<usize>,
@@ -258,7 +258,7 @@ pub struct Server {
 impl Server {
     /// A server for `registry` with the defaults: [`ServerInfo::default`], one
     /// `tools/list` page, no list TTL, 256 requests in flight per connection.
-    pub fn new(registry: ToolRegistry) -> Server {
+    pub fn new(registry: Registry) -> Server {
         Server {
             registry,
             info: ServerInfo::default(),
@@ -312,7 +312,7 @@ impl Server {
     /// time-out error (default 5 minutes).
     ///
     /// ```
-    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let _server = mcp_tools::server::Server::new(registry)
     ///     .client_request_timeout(std::time::Duration::from_secs(30));
     /// ```
@@ -343,7 +343,7 @@ impl Server {
     /// being held in memory, and answered with a `-32600` error (`"id": null`).
     ///
     /// ```
-    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let _server = mcp_tools::server::Server::new(registry).max_line_length(64 * 1024);
     /// ```
     pub fn max_line_length(mut self, bytes: usize) -> Server {
@@ -362,7 +362,7 @@ impl Server {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let stop = tokio_util::sync::CancellationToken::new();
     /// let server = mcp_tools::server::Server::new(registry)
     ///     .shutdown_on(stop.clone())
@@ -478,7 +478,7 @@ impl Server {
 
 /// Advertise `resources` (with `subscribe`), `prompts` and `completions` when the registry
 /// serves resources or prompts.
-fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &ToolRegistry) {
+fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &Registry) {
     if registry.has_resources() {
         let mut resources = ResourcesCapability::default();
         resources.subscribe = Some(true);

@@ -1,4 +1,4 @@
-//! The protocol bridge: rmcp's `ServerHandler` over a [`ToolRegistry`]. Everything a
+//! The protocol bridge: rmcp's `ServerHandler` over a [`Registry`]. Everything a
 //! request needs is built once (the registry caches each permission view's tool list);
 //! a request only picks the caller's view, a page, or a tool.
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
@@ -28,7 +28,7 @@ use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::context::{LogLevel, ToolContext};
 use crate::permissions::PermissionSet;
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 
 /// Methods this server implements: a custom request naming one had unusable params.
 const KNOWN_METHODS: &[&str] = &[
@@ -51,7 +51,7 @@ const KNOWN_METHODS: &[&str] = &[
 
 /// What every connection of one server shares.
 pub(crate) struct Shared {
-    pub(crate) registry: ToolRegistry,
+    pub(crate) registry: Registry,
     pub(crate) config: ServerConfig,
     pub(crate) page_size: Option<usize>,
     pub(crate) list_ttl: Option<Duration>,
@@ -77,7 +77,7 @@ pub(super) struct Session {
 #[derive(Clone, Debug)]
 pub(crate) struct CallerPermissions(pub(crate) PermissionSet);
 
-/// rmcp's [`ServerHandler`] over a [`ToolRegistry`], one per MCP session.
+/// rmcp's [`ServerHandler`] over a [`Registry`], one per MCP session.
 ///
 /// [`Server`](super::Server) creates these for its transports; get one from
 /// [`Server::handler`](super::Server::handler) to serve over a transport of your own with
@@ -85,7 +85,7 @@ pub(crate) struct CallerPermissions(pub(crate) PermissionSet);
 ///
 /// ```
 /// use mcp_tools::server::rmcp::ServerHandler;
-/// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
 /// let handler = mcp_tools::server::Server::new(registry).info("demo", "1.0.0").handler();
 /// let info = handler.get_info();
 /// assert_eq!(info.server_info.name, "demo");

@@ -1,13 +1,13 @@
-//! Serving a [`ToolRegistry`] over MCP: stdio, streamable HTTP and TCP, through `rmcp`.
+//! Serving a [`Registry`] over MCP: stdio, streamable HTTP and TCP, through `rmcp`.
 //!
 //! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`http`] and
 //! [`tcp`] are one-line shortcuts with the defaults.
 //!
 //! ```no_run
-//! use mcp_tools::{server::Server, ToolRegistry};
+//! use mcp_tools::{server::Server, Registry};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let registry = ToolRegistry::builder().build()?;
+//! let registry = Registry::builder().build()?;
 //! Server::new(registry)
 //!     .info(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
 //!     .serve_stdio()
@@ -34,7 +34,7 @@
 //!   `prompts/get` and `completion/complete` answer from the caller's view of the registry's
 //!   resources and prompts (see `docs/resources-and-prompts.md`); `resources/subscribe`
 //!   registers the session for `notifications/resources/updated`, sent when the
-//!   application calls [`ToolRegistry::resource_updated`];
+//!   application calls [`Registry::resource_updated`];
 //! - a tool's sampling and elicitation requests reach the client when it declared the
 //!   capability, bounded by [`Server::client_request_timeout`];
 //! - unknown methods answer `-32601`;
@@ -75,7 +75,7 @@ use std::net::SocketAddr;
 ///
 /// ```
 /// use mcp_tools::server::rmcp::ServerHandler;
-/// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
 /// let handler = mcp_tools::server::Server::new(registry).handler();
 /// assert!(handler.get_info().capabilities.tools.is_some());
 /// ```
@@ -85,7 +85,7 @@ pub use auth::{TokenResolver, TokenTable, TokensFileError};
 pub use builder::{HttpOptions, HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
 
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 
 /// The server's name and version as the calling crate declares them in its `Cargo.toml`
 /// (`CARGO_PKG_NAME`, `CARGO_PKG_VERSION`, read where the macro is written), for
@@ -111,12 +111,12 @@ macro_rules! server_info {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// let registry = mcp_tools::Registry::builder().build()?;
 /// mcp_tools::server::stdio(registry).await?;
 /// # Ok(())
 /// # }
 /// ```
-pub async fn stdio(registry: ToolRegistry) -> Result<(), ServeError> {
+pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
     Server::new(registry).serve_stdio().await
 }
 
@@ -126,12 +126,12 @@ pub async fn stdio(registry: ToolRegistry) -> Result<(), ServeError> {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// let registry = mcp_tools::Registry::builder().build()?;
 /// mcp_tools::server::http(registry, "127.0.0.1:8080".parse()?).await?;
 /// # Ok(())
 /// # }
 /// ```
-pub async fn http(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeError> {
+pub async fn http(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
     Server::new(registry)
         .serve_http(addr, HttpOptions::default())
         .await
@@ -142,11 +142,11 @@ pub async fn http(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeE
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// let registry = mcp_tools::Registry::builder().build()?;
 /// mcp_tools::server::tcp(registry, "127.0.0.1:9000".parse()?).await?;
 /// # Ok(())
 /// # }
 /// ```
-pub async fn tcp(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeError> {
+pub async fn tcp(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
     Server::new(registry).serve_tcp(addr).await
 }

@@ -11,7 +11,7 @@ use tokio::io::{
 use tokio::sync::Semaphore;
 
 use super::Server;
-use crate::{ToolDef, ToolRegistry, ToolResult};
+use crate::{Registry, ToolDef, ToolResult};
 
 /// A line-oriented JSON-RPC client; notifications seen while waiting are kept.
 pub(super) struct RawClient {
@@ -120,11 +120,9 @@ impl Drop for Decrement {
     }
 }
 
-fn registry(defs: impl IntoIterator<Item = ToolDef>) -> ToolRegistry {
+fn registry(defs: impl IntoIterator<Item = ToolDef>) -> Registry {
     defs.into_iter()
-        .fold(ToolRegistry::builder().include_linked(false), |b, d| {
-            b.tool(d)
-        })
+        .fold(Registry::builder().include_linked(false), |b, d| b.tool(d))
         .build()
         .unwrap()
 }

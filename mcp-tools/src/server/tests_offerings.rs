@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::Server;
 use super::tests::RawClient;
 use crate::{
-    Completion, PromptArgument, PromptDef, ResourceContent, ResourceDef, ToolDef, ToolRegistry,
+    Completion, PromptArgument, PromptDef, Registry, ResourceContent, ResourceDef, ToolDef,
     ToolResult,
 };
 
@@ -21,7 +21,7 @@ fn text_resource(uri: &'static str, text: &'static str) -> ResourceDef {
         .unwrap()
 }
 
-fn registry() -> ToolRegistry {
+fn registry() -> Registry {
     let square = ResourceDef::template("demo://square/{n}")
         .name("square")
         .description("The square of n")
@@ -72,7 +72,7 @@ fn registry() -> ToolRegistry {
         })
         .build()
         .unwrap();
-    ToolRegistry::builder()
+    Registry::builder()
         .include_linked(false)
         .resource(text_resource("demo://a", "alpha"))
         .resource(text_resource("demo://b", "beta"))

@@ -1,7 +1,7 @@
 //! Wiki pages as `trac://wiki/{+name}` resources, with page-name completion.
 
 use mcp_tools::{
-    CompletionRef, CompletionRequest, ErrorKind, PermissionSet, ToolContext, ToolRegistry,
+    CompletionRef, CompletionRequest, ErrorKind, PermissionSet, Registry, ToolContext,
 };
 use serde_json::json;
 use trac_mcp::resources::WIKI_PAGE_RESOURCE;
@@ -9,8 +9,8 @@ use trac_mcp::resources::WIKI_PAGE_RESOURCE;
 use crate::Tools;
 use crate::common::{servers, unique};
 
-fn registry(allowed: Option<PermissionSet>) -> ToolRegistry {
-    ToolRegistry::builder()
+fn registry(allowed: Option<PermissionSet>) -> Registry {
+    Registry::builder()
         .state(servers().anon_client())
         .allowed_permissions_opt(allowed)
         .build()
