@@ -63,6 +63,7 @@ mod content;
 mod context;
 mod def_common;
 mod error;
+mod lines;
 mod middleware;
 mod names;
 mod offerings;
@@ -86,18 +87,16 @@ pub use context::{ClientPeer, FromContext, LogLevel, State, StateRequirement, To
 pub use error::{ErrorKind, ToolError};
 pub use middleware::{Around, Next, ToolStats};
 pub use permissions::{PermissionFileError, PermissionSet};
-pub use registry::{BuildError, Registry, RegistryBuilder, RegistryChange, ToolNotFound, ToolView};
+pub use registry::{BuildError, Registry, RegistryBuilder, RegistryChange, ToolNotFound};
 pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
 pub use result::{IntoToolResult, Json, ToolResult};
-pub use tool::{
-    CliOptions, SourceLocation, ToolAnnotations, ToolDef, ToolDefBuilder, ToolDefError, ToolHandler,
-};
+pub use tool::{CliOptions, ToolAnnotations, ToolDef, ToolDefBuilder, ToolHandler};
 
 pub use completion::{
     Completion, CompletionHandler, CompletionRef, CompletionRequest, IntoCompletion,
     MAX_COMPLETION_VALUES,
 };
-pub use offerings::DefError;
+pub use def_common::{DefError, SourceLocation};
 pub use params::Params;
 pub use prompt::{
     IntoPromptResult, PromptArgument, PromptDef, PromptDefBuilder, PromptHandler, PromptMessage,
@@ -180,6 +179,16 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../docs/resources-and-prompts.md")]
 pub struct ResourcesAndPromptsDoctests;
 
+/// The names of [`Registry`] and [`RegistryBuilder`] before 0.2, kept for one release so
+/// code written against them still builds.
+#[doc(hidden)]
+pub type ToolRegistry = Registry;
+#[doc(hidden)]
+pub type ToolRegistryBuilder = RegistryBuilder;
+/// The tool-only name of [`DefError`] before 0.2 (generated code still names it).
+#[doc(hidden)]
+pub type ToolDefError = DefError;
+
 /// Items the macros' generated code refers to. Not public API.
 #[doc(hidden)]
 pub mod __private {
@@ -193,7 +202,7 @@ pub mod __private {
 
     use crate::JsonObject;
     use crate::error::ToolError;
-    use crate::tool::ToolDefError;
+    use crate::ToolDefError;
     use serde_json::Value;
 
     /// Deserialize validated arguments into the tool's args type.
@@ -257,12 +266,13 @@ pub mod __private {
                 || "not a number, string or array".to_string(),
                 Value::to_string,
             );
-            return Err(ToolDefError {
-                name: tool.to_string(),
-                problem: format!(
+            return Err(ToolDefError::new(
+                "tool",
+                tool,
+                format!(
                     "argument `{argument}`: `#[arg({key})]` does not fit its type (schema type {shown}), so it would not be enforced; `minimum`/`maximum` apply to numbers, `min_length`/`max_length` to strings and arrays, `pattern` to strings"
                 ),
-            });
+            ));
         }
         Ok(schema)
     }

@@ -13,42 +13,17 @@ use tracing::Instrument;
 
 use crate::completion::{Completion, CompletionRef, CompletionRequest};
 use crate::context::{StateMap, ToolContext};
+use crate::def_common::{DefError, SourceLocation};
 use crate::error::ToolError;
 use crate::middleware;
 use crate::params::Params;
 use crate::permissions::{Mask, PermissionSet};
 use crate::prompt::{PromptDef, PromptResult};
-use crate::registry::{Registry, RegistryBuilder, ToolView};
+use crate::registry::{Registry, RegistryBuilder};
 use crate::resource::{ResourceAddress, ResourceContent, ResourceDef, ResourceRequest};
-use crate::tool::SourceLocation;
 
 /// The most distinct permission views whose lists are cached at once.
 const MAX_CACHED_VIEWS: usize = 256;
-
-/// Why a resource or prompt definition could not be built.
-///
-/// ```
-/// let err = mcp_tools::ResourceDef::fixed("no-scheme").name("x").description("d")
-///     .handler(|_r, _c| async { Ok(vec![]) }).build().unwrap_err();
-/// assert!(err.to_string().starts_with("resource \"no-scheme\": "));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{item}: {problem}")]
-pub struct DefError {
-    /// What was being defined, e.g. `prompt "summarize"`.
-    pub item: String,
-    /// What is wrong and how to fix it.
-    pub problem: String,
-}
-
-impl DefError {
-    pub(crate) fn new(kind: &str, name: &str, problem: String) -> DefError {
-        DefError {
-            item: format!("{kind} {name:?}"),
-            problem,
-        }
-    }
-}
 
 /// Resources and prompts added on the builder.
 #[derive(Default)]
@@ -307,51 +282,85 @@ fn unknown_prompt(name: &str) -> ToolError {
         .with_action("List prompts (prompts/list) to find one that exists.")
 }
 
-impl ToolView {
+impl Registry {
     fn offerings(&self) -> &Offerings {
-        &self.registry().shared.offerings
+        &self.shared.offerings
     }
 
     /// The context a handler gets: the registry's state and this view's permissions.
     fn prepare(&self, ctx: ToolContext) -> ToolContext {
         let mut ctx = ctx;
-        ctx.states = self.registry().shared.states.clone();
-        ctx.registry = Some(self.registry().clone());
-        match (ctx.permissions(), self.permissions()) {
+        ctx.states = self.shared.states.clone();
+        ctx.registry = Some(self.clone());
+        match (ctx.permissions(), self.view_permissions()) {
             (None, Some(caller)) => ctx.with_permissions(caller.clone()),
             _ => ctx,
         }
     }
 
-    /// The fixed-URI resources this caller may read, sorted by URI.
+    /// The fixed-URI resources (`resources/list`), sorted by URI.
     pub fn list_resources(&self) -> Arc<[Arc<ResourceDef>]> {
-        self.offerings().lists(self.permissions()).resources.clone()
+        self.offerings()
+            .lists(self.view_permissions())
+            .resources
+            .clone()
     }
 
-    /// The resource templates this caller may read, sorted by template.
+    /// The resource templates (`resources/templates/list`), sorted by template.
     pub fn list_resource_templates(&self) -> Arc<[Arc<ResourceDef>]> {
-        self.offerings().lists(self.permissions()).templates.clone()
+        self.offerings()
+            .lists(self.view_permissions())
+            .templates
+            .clone()
     }
 
-    /// The prompts this caller may get, sorted by name.
+    /// The prompts (`prompts/list`), sorted by name.
     pub fn list_prompts(&self) -> Arc<[Arc<PromptDef>]> {
-        self.offerings().lists(self.permissions()).prompts.clone()
+        self.offerings()
+            .lists(self.view_permissions())
+            .prompts
+            .clone()
     }
 
     /// The definition of the resource (or template) `uri` resolves to, if this caller may
     /// read it.
     pub fn resource_for(&self, uri: &str) -> Option<Arc<ResourceDef>> {
         self.offerings()
-            .resolve(uri, self.permissions())
+            .resolve(uri, self.view_permissions())
             .map(|(def, _)| def)
     }
 
     /// The definition of prompt `name`, if this caller may get it.
     pub fn prompt_def(&self, name: &str) -> Option<Arc<PromptDef>> {
-        self.offerings().prompt(name, self.permissions())
+        self.offerings().prompt(name, self.view_permissions())
     }
 
-    /// Read `uri` as this caller; see [`Registry::read_resource`].
+    /// Read the resource `uri`: a fixed URI, or the first template (in template order) it
+    /// matches, whose variables become the fn's parameters.
+    ///
+    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when no served resource
+    /// has this URI (servers answer JSON-RPC -32002); `Validation` when a variable does not
+    /// convert to its parameter's type (-32602); otherwise the handler's own error, a
+    /// time-out, a cancellation or a captured panic (-32603).
+    ///
+    /// ```
+    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, Registry};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let def = ResourceDef::template("demo://square/{n}")
+    ///     .name("square")
+    ///     .description("The square of n")
+    ///     .handler(|request, _ctx| async move {
+    ///         let n: i64 = request.params().required("n")?;
+    ///         Ok(vec![ResourceContent::text((n * n).to_string())])
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let registry = Registry::builder().include_linked(false).resource(def).build().unwrap();
+    /// let contents = registry.read_resource("demo://square/12", ToolContext::default()).await.unwrap();
+    /// assert_eq!(contents[0].as_text(), Some("144"));
+    /// assert!(registry.read_resource("demo://square/x", ToolContext::default()).await.is_err());
+    /// # });
+    /// ```
     pub async fn read_resource(
         &self,
         uri: &str,
@@ -359,7 +368,7 @@ impl ToolView {
     ) -> Result<Vec<ResourceContent>, ToolError> {
         let (def, params) = self
             .offerings()
-            .resolve(uri, self.permissions())
+            .resolve(uri, self.view_permissions())
             .ok_or_else(|| unknown_resource(uri))?;
         let ctx = self.prepare(ctx);
         let span = tracing::info_span!(
@@ -383,8 +392,11 @@ impl ToolView {
             .collect())
     }
 
-    /// Render prompt `name` with `arguments` as this caller; see
-    /// [`Registry::get_prompt`].
+    /// Render the prompt `name` with `arguments` (each converted to its parameter's type).
+    ///
+    /// Errors: `NotFound` for an unknown prompt (servers answer -32602); `Validation` for a
+    /// missing required argument, an unknown one, or one that does not convert (-32602);
+    /// otherwise the handler's error (-32603).
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -393,7 +405,7 @@ impl ToolView {
     ) -> Result<PromptResult, ToolError> {
         let def = self
             .offerings()
-            .prompt(name, self.permissions())
+            .prompt(name, self.view_permissions())
             .ok_or_else(|| unknown_prompt(name))?;
         def.check_arguments(&arguments)?;
         let ctx = self.prepare(ctx);
@@ -411,8 +423,8 @@ impl ToolView {
         .await
     }
 
-    /// Complete an argument of a prompt or resource template as this caller; see
-    /// [`Registry::complete`].
+    /// Suggest values for an argument of a prompt or a resource template variable, with the
+    /// completion fn named in its attribute; no fn means no suggestions.
     pub async fn complete(
         &self,
         reference: &CompletionRef,
@@ -420,7 +432,7 @@ impl ToolView {
         ctx: ToolContext,
     ) -> Result<Completion, ToolError> {
         let offerings = self.offerings();
-        let caller = self.permissions();
+        let caller = self.view_permissions();
         let handler = match reference {
             CompletionRef::Prompt(name) => {
                 let def = offerings
@@ -476,86 +488,12 @@ impl ToolView {
         ctx: &ToolContext,
         work: futures::future::BoxFuture<'static, Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let budget = self.registry().shared.middleware.default_timeout;
+        let budget = self.shared.middleware.default_timeout;
         middleware::guard(label, budget, ctx.cancellation().clone(), work).await
     }
 }
 
 impl Registry {
-    /// The fixed-URI resources (`resources/list`), sorted by URI.
-    pub fn list_resources(&self) -> Arc<[Arc<ResourceDef>]> {
-        self.unfiltered().list_resources()
-    }
-
-    /// The resource templates (`resources/templates/list`), sorted by template.
-    pub fn list_resource_templates(&self) -> Arc<[Arc<ResourceDef>]> {
-        self.unfiltered().list_resource_templates()
-    }
-
-    /// The prompts (`prompts/list`), sorted by name.
-    pub fn list_prompts(&self) -> Arc<[Arc<PromptDef>]> {
-        self.unfiltered().list_prompts()
-    }
-
-    /// Read the resource `uri`: a fixed URI, or the first template (in template order) it
-    /// matches, whose variables become the fn's parameters.
-    ///
-    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when no served resource
-    /// has this URI (servers answer JSON-RPC -32002); `Validation` when a variable does not
-    /// convert to its parameter's type (-32602); otherwise the handler's own error, a
-    /// time-out, a cancellation or a captured panic (-32603).
-    ///
-    /// ```
-    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, Registry};
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let def = ResourceDef::template("demo://square/{n}")
-    ///     .name("square")
-    ///     .description("The square of n")
-    ///     .handler(|request, _ctx| async move {
-    ///         let n: i64 = request.params().required("n")?;
-    ///         Ok(vec![ResourceContent::text((n * n).to_string())])
-    ///     })
-    ///     .build()
-    ///     .unwrap();
-    /// let registry = Registry::builder().include_linked(false).resource(def).build().unwrap();
-    /// let contents = registry.read_resource("demo://square/12", ToolContext::default()).await.unwrap();
-    /// assert_eq!(contents[0].as_text(), Some("144"));
-    /// assert!(registry.read_resource("demo://square/x", ToolContext::default()).await.is_err());
-    /// # });
-    /// ```
-    pub async fn read_resource(
-        &self,
-        uri: &str,
-        ctx: ToolContext,
-    ) -> Result<Vec<ResourceContent>, ToolError> {
-        self.unfiltered().read_resource(uri, ctx).await
-    }
-
-    /// Render the prompt `name` with `arguments` (each converted to its parameter's type).
-    ///
-    /// Errors: `NotFound` for an unknown prompt (servers answer -32602); `Validation` for a
-    /// missing required argument, an unknown one, or one that does not convert (-32602);
-    /// otherwise the handler's error (-32603).
-    pub async fn get_prompt(
-        &self,
-        name: &str,
-        arguments: Params,
-        ctx: ToolContext,
-    ) -> Result<PromptResult, ToolError> {
-        self.unfiltered().get_prompt(name, arguments, ctx).await
-    }
-
-    /// Suggest values for an argument of a prompt or a resource template variable, with the
-    /// completion fn named in its attribute; no fn means no suggestions.
-    pub async fn complete(
-        &self,
-        reference: &CompletionRef,
-        request: CompletionRequest,
-        ctx: ToolContext,
-    ) -> Result<Completion, ToolError> {
-        self.unfiltered().complete(reference, request, ctx).await
-    }
-
     /// Announce that the contents of the resource `uri` changed: servers send
     /// `notifications/resources/updated` to every session subscribed to it.
     ///

@@ -14,13 +14,12 @@ use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::content::ContentBlock;
 use crate::context::{StateRequirement, ToolContext};
 use crate::def_common::{
-    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+    DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
+    def_common_builder_methods,
 };
 use crate::error::ToolError;
-use crate::offerings::DefError;
 use crate::params::Params;
 use crate::permissions::PermissionSet;
-use crate::tool::SourceLocation;
 
 /// Who speaks a [`PromptMessage`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

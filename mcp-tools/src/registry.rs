@@ -18,13 +18,16 @@ use crate::permissions::{Mask, PermissionSet};
 use crate::registration;
 use crate::report::{Severity, ValidationReport};
 use crate::result::ToolResult;
-use crate::tool::{ToolDef, ToolDefError};
+use crate::def_common::DefError;
+use crate::tool::ToolDef;
 use crate::validate::ArgumentValidator;
 
 /// The most distinct permission views whose lists are cached at once.
 const MAX_CACHED_VIEWS: usize = 256;
 
-/// The registry of tools a server serves. Cheap to clone (shared inside).
+/// The tools, resources and prompts a server serves, with their state and middleware —
+/// or one caller's view of them ([`Registry::view`]): the same type, so listing and
+/// calling are written once. Cheap to clone (shared inside).
 ///
 /// ```rust,standalone_crate
 /// use mcp_tools::{mcp_tool, Registry, ToolContext};
@@ -47,6 +50,8 @@ const MAX_CACHED_VIEWS: usize = 256;
 #[derive(Clone)]
 pub struct Registry {
     pub(crate) shared: Arc<Shared>,
+    /// The caller this view is for; `None`: every served tool.
+    caller: Option<PermissionSet>,
 }
 
 pub(crate) struct Shared {
@@ -175,22 +180,41 @@ pub enum RegistryChange {
 /// all alike, so hidden tools cannot be probed. Servers answer it with JSON-RPC -32602.
 ///
 /// ```
-/// let err = mcp_tools::ToolNotFound { name: "nope".into() };
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let err = registry
+///     .call_tool("nope", serde_json::Value::Null, mcp_tools::ToolContext::default())
+///     .await
+///     .unwrap_err();
 /// assert_eq!(err.to_string(), "unknown tool: nope");
+/// assert_eq!(err.name(), "nope");
+/// # });
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown tool: {name}")]
 pub struct ToolNotFound {
+    name: String,
+}
+
+impl ToolNotFound {
     /// The requested name.
-    pub name: String,
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 /// Why a registry could not be built; lists every problem at once.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot build the tool registry:\n{}", problems.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n"))]
 pub struct BuildError {
+    problems: Vec<String>,
+}
+
+impl BuildError {
     /// One line per problem, each naming the tool and how to fix it.
-    pub problems: Vec<String>,
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
 }
 
 /// Configures and builds a [`Registry`].
@@ -242,17 +266,18 @@ impl RegistryBuilder {
         self
     }
 
-    /// Serve only tools whose permissions are empty or a subset of `allowed`.
-    /// Without this call every tool is served.
-    pub fn allowed_permissions(mut self, allowed: PermissionSet) -> Self {
-        self.filter.allowed = Some(allowed);
-        self
-    }
-
-    /// Like [`allowed_permissions`](Self::allowed_permissions), with `None` meaning all
-    /// tools (handy with an optional `--permissions-file`).
-    pub fn allowed_permissions_opt(mut self, allowed: Option<PermissionSet>) -> Self {
-        self.filter.allowed = allowed;
+    /// Serve only tools whose permissions are empty or a subset of `allowed`; `None` (the
+    /// default) serves every tool, so an optional `--permissions-file` passes straight in.
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, Registry};
+    /// let some = Registry::builder().allowed_permissions(PermissionSet::new(["WIKI_VIEW"]));
+    /// let from_flag: Option<PermissionSet> = None;
+    /// let all = Registry::builder().allowed_permissions(from_flag);
+    /// # let _ = (some, all);
+    /// ```
+    pub fn allowed_permissions(mut self, allowed: impl Into<Option<PermissionSet>>) -> Self {
+        self.filter.allowed = allowed.into();
         self
     }
 
@@ -327,7 +352,7 @@ impl RegistryBuilder {
     pub fn definitions(&self) -> Vec<Arc<ToolDef>> {
         let linked = self
             .include_linked
-            .then(registration::linked::<ToolDef, ToolDefError>)
+            .then(registration::linked::<ToolDef, DefError>)
             .into_iter()
             .flatten()
             .filter_map(Result::ok);
@@ -350,7 +375,7 @@ impl RegistryBuilder {
         let mut report = ValidationReport::default();
         let mut defs: Vec<ToolDef> = Vec::new();
         if self.include_linked {
-            for defined in registration::linked::<ToolDef, ToolDefError>() {
+            for defined in registration::linked::<ToolDef, DefError>() {
                 match defined {
                     Ok(def) => defs.push(def),
                     Err(err) => problems.push(err.to_string()),
@@ -422,6 +447,7 @@ impl RegistryBuilder {
                 writer: Mutex::new(()),
                 report,
             }),
+            caller: None,
         })
     }
 }
@@ -471,29 +497,45 @@ impl Registry {
     /// let view = registry.view(&mcp_tools::PermissionSet::new(["WIKI_VIEW"]));
     /// assert!(view.list_tools().is_empty());
     /// ```
-    pub fn view(&self, permissions: &PermissionSet) -> ToolView {
-        ToolView {
-            registry: self.clone(),
+    pub fn view(&self, permissions: &PermissionSet) -> Registry {
+        Registry {
+            shared: self.shared.clone(),
             caller: Some(permissions.clone()),
         }
     }
 
-    pub(crate) fn unfiltered(&self) -> ToolView {
-        ToolView {
-            registry: self.clone(),
-            caller: None,
-        }
+    /// The permissions of the caller this view is for (`None`: not a view, every served
+    /// tool is visible).
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, Registry};
+    /// let registry = Registry::builder().include_linked(false).build().unwrap();
+    /// assert!(registry.view_permissions().is_none());
+    /// let view = registry.view(&PermissionSet::new(["WIKI_VIEW"]));
+    /// assert!(view.view_permissions().unwrap().contains("WIKI_VIEW"));
+    /// ```
+    pub fn view_permissions(&self) -> Option<&PermissionSet> {
+        self.caller.as_ref()
     }
 
-    /// The definitions of every served, enabled tool, sorted by name; computed once per
-    /// change. Each serializes to its `tools/list` entry.
+    /// The definitions of the tools this registry (or view) serves, enabled ones only,
+    /// sorted by name; computed once per change and per caller. Each serializes to its
+    /// `tools/list` entry.
     pub fn list_tools(&self) -> Arc<[Arc<ToolDef>]> {
-        self.unfiltered().list_tools()
+        self.shared
+            .catalog
+            .load()
+            .lists(self.caller.as_ref())
+            .tools
+            .clone()
     }
 
-    /// The definition of `name`, if served and enabled.
+    /// The definition of `name`, if served, enabled and visible to this view's caller.
     pub fn get(&self, name: &str) -> Option<Arc<ToolDef>> {
-        self.unfiltered().get(name)
+        let catalog = self.shared.catalog.load();
+        catalog
+            .visible(name, self.caller.as_ref())
+            .map(|slot| slot.entry.def.clone())
     }
 
     /// The served, enabled tools of one category.
@@ -515,9 +557,11 @@ impl Registry {
         set.into_iter().collect()
     }
 
-    /// Call `name` with `arguments` (a JSON object, or null for none).
+    /// Call `name` with `arguments` (a JSON object, or null for none), as this view's
+    /// caller: the context gets the caller's permissions unless it already has some.
     ///
-    /// Returns `Err(ToolNotFound)` only when the tool is unknown, filtered out or disabled;
+    /// Returns `Err(ToolNotFound)` only when the tool is unknown, filtered out, disabled or
+    /// hidden from this view's caller;
     /// every other failure — bad arguments, handler errors, panics, time-outs — is an
     /// `isError` [`ToolResult`].
     pub async fn call_tool(
@@ -526,7 +570,38 @@ impl Registry {
         arguments: Value,
         ctx: ToolContext,
     ) -> Result<ToolResult, ToolNotFound> {
-        self.unfiltered().call_tool(name, arguments, ctx).await
+        let entry = {
+            let catalog = self.shared.catalog.load();
+            match catalog.visible(name, self.caller.as_ref()) {
+                Some(slot) => slot.entry.clone(),
+                None => return Err(ToolNotFound { name: name.into() }),
+            }
+        };
+        let def = &entry.def;
+        let arguments = if arguments.is_null() {
+            Value::Object(JsonObject::new())
+        } else {
+            arguments
+        };
+        if let Err(error) = entry.validator.check(def.name(), &arguments) {
+            return Ok(ToolResult::error(&error, def.category()));
+        }
+        let Value::Object(arguments) = arguments else {
+            let error = ToolError::validation(format!(
+                "arguments for tool '{}' must be a JSON object",
+                def.name()
+            ));
+            return Ok(ToolResult::error(&error, def.category()));
+        };
+        let mut ctx = ctx;
+        ctx.states = self.shared.states.clone();
+        ctx.registry = Some(self.clone());
+        if ctx.permissions().is_none()
+            && let Some(caller) = &self.caller
+        {
+            ctx = ctx.with_permissions(caller.clone());
+        }
+        Ok(middleware::run(def, &entry.runtime, &self.shared.middleware, arguments, ctx).await)
     }
 
     /// Enable a disabled tool again. Notifies change listeners.
@@ -664,91 +739,5 @@ impl std::fmt::Debug for Registry {
                 &catalog.slots.iter().filter(|s| s.enabled).count(),
             )
             .finish_non_exhaustive()
-    }
-}
-
-/// The registry as seen by one caller (see [`Registry::view`]).
-#[derive(Clone, Debug)]
-pub struct ToolView {
-    registry: Registry,
-    caller: Option<PermissionSet>,
-}
-
-impl ToolView {
-    /// The caller's permission set (`None`: unfiltered).
-    pub fn permissions(&self) -> Option<&PermissionSet> {
-        self.caller.as_ref()
-    }
-
-    /// The registry behind this view.
-    pub fn registry(&self) -> &Registry {
-        &self.registry
-    }
-
-    /// The definitions of the tools this caller may use, sorted by name.
-    pub fn list_tools(&self) -> Arc<[Arc<ToolDef>]> {
-        self.registry
-            .shared
-            .catalog
-            .load()
-            .lists(self.caller.as_ref())
-            .tools
-            .clone()
-    }
-
-    /// The definition of `name`, if this caller may use it.
-    pub fn get(&self, name: &str) -> Option<Arc<ToolDef>> {
-        let catalog = self.registry.shared.catalog.load();
-        catalog
-            .visible(name, self.caller.as_ref())
-            .map(|slot| slot.entry.def.clone())
-    }
-
-    /// Call `name` as this caller; see [`Registry::call_tool`].
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-        ctx: ToolContext,
-    ) -> Result<ToolResult, ToolNotFound> {
-        let entry = {
-            let catalog = self.registry.shared.catalog.load();
-            match catalog.visible(name, self.caller.as_ref()) {
-                Some(slot) => slot.entry.clone(),
-                None => return Err(ToolNotFound { name: name.into() }),
-            }
-        };
-        let def = &entry.def;
-        let arguments = if arguments.is_null() {
-            Value::Object(JsonObject::new())
-        } else {
-            arguments
-        };
-        if let Err(error) = entry.validator.check(def.name(), &arguments) {
-            return Ok(ToolResult::error(&error, def.category()));
-        }
-        let Value::Object(arguments) = arguments else {
-            let error = ToolError::validation(format!(
-                "arguments for tool '{}' must be a JSON object",
-                def.name()
-            ));
-            return Ok(ToolResult::error(&error, def.category()));
-        };
-        let mut ctx = ctx;
-        ctx.states = self.registry.shared.states.clone();
-        ctx.registry = Some(self.registry.clone());
-        if ctx.permissions().is_none()
-            && let Some(caller) = &self.caller
-        {
-            ctx = ctx.with_permissions(caller.clone());
-        }
-        Ok(middleware::run(
-            def,
-            &entry.runtime,
-            &self.registry.shared.middleware,
-            arguments,
-            ctx,
-        )
-        .await)
     }
 }

@@ -15,14 +15,13 @@ use serde::ser::{SerializeMap, Serializer};
 use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::{StateRequirement, ToolContext};
 use crate::def_common::{
-    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+    DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
+    def_common_builder_methods,
 };
 use crate::error::ToolError;
-use crate::offerings::DefError;
 use crate::params::Params;
 use crate::permissions::PermissionSet;
 use crate::result::Json;
-use crate::tool::SourceLocation;
 use crate::uri_template::{UriTemplate, has_scheme};
 
 /// One read of a resource: the URI asked for and, for a template, its variables.
@@ -531,7 +530,7 @@ impl ResourceDefBuilder {
                 ResourceAddress::Fixed(uri.into_owned())
             }
             Address::Template(template) => ResourceAddress::Template(
-                UriTemplate::parse(&template).map_err(|e| fail(e.problem))?,
+                UriTemplate::parse(&template).map_err(|e| fail(e.problem().to_string()))?,
             ),
         };
         let name = match self.name {

@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::JsonObject;
 use crate::context::{StateRequirement, ToolContext};
 use crate::def_common::{
-    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+    DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
+    def_common_builder_methods,
 };
 use crate::error::ToolError;
 use crate::permissions::PermissionSet;
@@ -45,21 +46,6 @@ where
         ctx: ToolContext,
     ) -> BoxFuture<'static, Result<ToolResult, ToolError>> {
         Box::pin(self(arguments, ctx))
-    }
-}
-
-/// Where a tool was defined (for duplicate-name errors and reports).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SourceLocation {
-    /// Source file, as `file!()` gives it.
-    pub file: &'static str,
-    /// Line of the `#[mcp_tool]` fn.
-    pub line: u32,
-}
-
-impl fmt::Display for SourceLocation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
     }
 }
 
@@ -290,16 +276,6 @@ pub struct ToolDefBuilder {
     nonportable_name: bool,
 }
 
-/// Why a [`ToolDefBuilder`] could not build.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("tool {name:?}: {problem}")]
-pub struct ToolDefError {
-    /// The tool's name.
-    pub name: String,
-    /// What is wrong and how to fix it.
-    pub problem: String,
-}
-
 impl ToolDefBuilder {
     def_common_builder_methods!(
         description: "The description shown to models (required, non-empty).",
@@ -396,11 +372,8 @@ impl ToolDefBuilder {
 
     /// Check and build. Fails on an invalid name, a missing or empty description, a
     /// missing handler, or an input schema whose root is not an object.
-    pub fn build(self) -> Result<ToolDef, ToolDefError> {
-        let fail = |problem: String| ToolDefError {
-            name: self.name.to_string(),
-            problem,
-        };
+    pub fn build(self) -> Result<ToolDef, DefError> {
+        let fail = |problem: String| DefError::new("tool", &self.name, problem);
         if let Some(problem) = crate::names::check_name(&self.name, self.nonportable_name) {
             return Err(fail(problem));
         }

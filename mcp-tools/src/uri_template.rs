@@ -40,10 +40,20 @@ pub struct UriTemplate {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid URI template {template:?}: {problem}")]
 pub struct UriTemplateError {
+    template: String,
+    problem: String,
+}
+
+impl UriTemplateError {
     /// The template as given.
-    pub template: String,
+    pub fn template(&self) -> &str {
+        &self.template
+    }
+
     /// What is wrong and how to fix it.
-    pub problem: String,
+    pub fn problem(&self) -> &str {
+        &self.problem
+    }
 }
 
 impl UriTemplate {

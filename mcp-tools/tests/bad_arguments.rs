@@ -100,7 +100,7 @@ async fn hostile_arguments_are_rejected_clearly() {
             "'unknown_key' was unexpected",
         ),
         (with("summary\u{0}", json!(1)), "was unexpected"),
-        (with("labels", deep(2_000)), "deeper than 128 levels"),
+        (with("labels", deep(2_000)), "deeper than 100 levels"),
         (with("urgent", deep(50)), "/urgent"),
     ];
     let count = cases.len();

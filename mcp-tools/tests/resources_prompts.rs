@@ -486,11 +486,11 @@ async fn completion_fns_answer_for_prompts_and_templates() {
 #[test]
 fn build_fails_on_missing_state_and_duplicates() {
     let missing = Registry::builder().build().unwrap_err();
-    assert_eq!(missing.problems.len(), 1);
+    assert_eq!(missing.problems().len(), 1);
     assert!(
-        missing.problems[0].starts_with("resource \"trac://wiki/{+name}\" needs state"),
+        missing.problems()[0].starts_with("resource \"trac://wiki/{+name}\" needs state"),
         "{:?}",
-        missing.problems
+        missing.problems()
     );
 
     let again = ResourceDef::fixed("test://static-text")
@@ -511,12 +511,12 @@ fn build_fails_on_missing_state_and_duplicates() {
         .prompt(prompt_again.clone())
         .build()
         .unwrap_err();
-    assert_eq!(err.problems.len(), 2, "{:?}", err.problems);
-    assert!(err.problems.iter().any(|p| p.starts_with(
+    assert_eq!(err.problems().len(), 2, "{:?}", err.problems());
+    assert!(err.problems().iter().any(|p| p.starts_with(
         "duplicate resource \"test://static-text\": defined at mcp-tools/tests/resources_prompts.rs:"
     ) && p.ends_with("and at a runtime definition; change one of them")));
     assert!(
-        err.problems
+        err.problems()
             .iter()
             .any(|p| p.starts_with("duplicate prompt name \"trip_plan\""))
     );
@@ -547,13 +547,13 @@ fn runtime_definitions_are_checked() {
         .handler(|_r, _c| async { Ok(vec![]) })
         .build()
         .unwrap_err();
-    assert!(bad_completion.problem.contains("`b`"));
+    assert!(bad_completion.problem().contains("`b`"));
     let bad_name = PromptDef::builder("has space")
         .description("d")
         .handler(|_a, _c| async { mcp_tools::IntoPromptResult::into_prompt_result("x") })
         .build()
         .unwrap_err();
-    assert_eq!(bad_name.item, "prompt \"has space\"");
+    assert_eq!(bad_name.item(), "prompt \"has space\"");
 }
 
 #[test]

@@ -127,7 +127,7 @@ async fn read_only_file_keeps_14_and_hides_13() {
             .call_tool("no_such_tool", json!({}), ToolContext::default())
             .await
             .unwrap_err();
-        assert_eq!(err.name, name);
+        assert_eq!(err.name(), name);
         assert_eq!(
             err.to_string().replace(name, "X"),
             unknown.to_string().replace("no_such_tool", "X"),

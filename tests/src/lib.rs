@@ -388,7 +388,7 @@ pub const CLI_HTTP_ANNOUNCEMENT: &str = "serving MCP over HTTP at ";
 pub const CLI_TCP_ANNOUNCEMENT: &str = "serving MCP over TCP at ";
 
 impl ServerProcess {
-    /// Start `program args…` — a server whose `main` is `mcp_tools::cli::run`, with
+    /// Start `program args…` — a server whose `main` is `App::run`, with
     /// `serve --http ADDR` or `serve --tcp ADDR` among `args` — and wait until it prints
     /// [`CLI_HTTP_ANNOUNCEMENT`] or [`CLI_TCP_ANNOUNCEMENT`] and its address on stderr;
     /// [`endpoint`](Self::endpoint) is the URL (HTTP) or `IP:PORT` (TCP). Killed when

@@ -48,5 +48,5 @@ async fn permissions_of_library_tools_apply_in_the_binary() {
             ToolContext::default(),
         )
         .await;
-    assert_eq!(hidden.unwrap_err().name, "text_word_count");
+    assert_eq!(hidden.unwrap_err().name(), "text_word_count");
 }

@@ -57,7 +57,7 @@ async fn run(mode: Mode) -> Result<(), Box<dyn std::error::Error>> {
         .tool(tools::json_schema_2020_12_tool()?)
         .build()?;
     let server = Server::new(registry)
-        .server_info(mcp_tools::server_info!())
+        .info(mcp_tools::server_info!())
         .instructions("Conformance test server: every tool, resource and prompt is named after the scenario that uses it.");
     match mode {
         Mode::Stdio => server.serve_stdio().await?,

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mcp_tools::{
-    ContentBlock, LogLevel, ResourceContent, State, ToolContext, ToolDef, ToolDefError, ToolError,
+    ContentBlock, DefError, LogLevel, ResourceContent, State, ToolContext, ToolDef, ToolError,
     ToolResult, mcp_tool,
 };
 use serde_json::{Value, json};
@@ -279,7 +279,7 @@ async fn update_watched_resource(ctx: ToolContext, watched: State<Watched>) -> S
 
 /// The tool of the `json-schema-2020-12` scenario: its input schema keeps `$schema`,
 /// `$defs` and `additionalProperties`, so it is written by hand, not derived.
-pub fn json_schema_2020_12_tool() -> Result<ToolDef, ToolDefError> {
+pub fn json_schema_2020_12_tool() -> Result<ToolDef, DefError> {
     ToolDef::builder("json_schema_2020_12_tool")
         .description("Tool with JSON Schema 2020-12 features")
         .read_only(true)

@@ -227,7 +227,9 @@ impl App {
     }
 
     /// Parse `std::env::args_os()` and run the command on a new multi-threaded tokio
-    /// runtime. Do not call it from inside a runtime (use [`run_async`](Self::run_async)).
+    /// runtime; returns the exit status (see [`run_from`](Self::run_from)). The whole
+    /// `main` of a server. Do not call it from inside a runtime (use
+    /// [`run_async`](Self::run_async)).
     ///
     /// ```no_run
     /// fn main() -> std::process::ExitCode {
@@ -357,21 +359,6 @@ impl App {
         };
         run.dispatch(&matches).await
     }
-}
-
-/// Parse `std::env::args_os()` and run `app`'s command on a new tokio runtime; returns
-/// the exit status (see [`App::run_from`]). The whole `main` of a server:
-///
-/// ```no_run
-/// use std::process::ExitCode;
-///
-/// fn main() -> ExitCode {
-///     let builder = mcp_tools::Registry::builder();
-///     mcp_tools::cli::run(mcp_tools::cli_app!(builder))
-/// }
-/// ```
-pub fn run(app: App) -> ExitCode {
-    app.run()
 }
 
 /// The flags of [`App::setup`] must not reuse a built-in flag or id (clap would reject

@@ -6,7 +6,7 @@
 //! use std::process::ExitCode;
 //!
 //! fn main() -> ExitCode {
-//!     mcp_tools::cli::run(mcp_tools::cli_app!(mcp_tools::Registry::builder()))
+//!     mcp_tools::cli_app!(mcp_tools::Registry::builder()).run()
 //! }
 //! ```
 //!
@@ -41,7 +41,7 @@ mod plan;
 mod prescan;
 mod serve;
 
-pub use app::{App, SetupError, run};
+pub use app::{App, SetupError};
 
 /// The `clap` version this module builds its commands with, for [`App::setup`]'s flag
 /// types (`#[derive(clap::Args)]` needs `clap` in your own `Cargo.toml` too).

@@ -10,7 +10,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
-use crate::server::{HttpOptions, ServeError, Server};
+use crate::server::{HttpOptions, ServeError, Server, ServerInfo};
 
 use super::invoke::{FAILURE, USAGE, print_err};
 
@@ -92,7 +92,9 @@ pub(crate) async fn run(
 ) -> ExitCode {
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
-    let mut server = Server::new(registry).info(name, version).shutdown_on(stop);
+    let mut server = Server::new(registry)
+        .info(ServerInfo::new(name, version))
+        .shutdown_on(stop);
     if let Some(size) = matches.get_one::<usize>("page_size") {
         server = server.page_size(*size);
     }

@@ -164,11 +164,8 @@ fn parse(text: &str, path: Option<&Path>) -> Result<TokenTable, TokensFileError>
         problem,
     };
     let mut tokens = HashMap::new();
-    for (index, raw) in text.lines().enumerate() {
-        let line = index + 1;
-        let content = raw.split('#').next().unwrap_or("");
-        let mut words = content.split_whitespace();
-        let Some(token) = words.next() else { continue };
+    for (line, _, words) in crate::lines::entries(text) {
+        let (token, words) = (words[0], &words[1..]);
         if !is_token(token) {
             return Err(syntax(
                 line,
@@ -176,8 +173,8 @@ fn parse(text: &str, path: Option<&Path>) -> Result<TokenTable, TokensFileError>
             ));
         }
         let mut names = Vec::new();
-        for name in words {
-            if !is_permission(name) {
+        for &name in words {
+            if !crate::lines::is_permission_name(name) {
                 return Err(syntax(
                     line,
                     format!(
@@ -209,11 +206,6 @@ fn is_token(token: &str) -> bool {
         && body
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
-}
-
-fn is_permission(name: &str) -> bool {
-    name.bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
 }
 
 /// The `Bearer` credentials of an `Authorization` header value, if it holds any.

@@ -232,7 +232,7 @@ impl HttpOptions {
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let registry = mcp_tools::Registry::builder().build()?;
 /// Server::new(registry)
-///     .server_info(mcp_tools::server_info!())
+///     .info(mcp_tools::server_info!())
 ///     .page_size(50)
 ///     .max_in_flight(128)
 ///     .serve_http("127.0.0.1:8080".parse()?, HttpOptions::default().tokens_file("tokens")?)
@@ -273,20 +273,16 @@ impl Server {
         }
     }
 
-    /// Report `name` and `version` as `serverInfo`.
-    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Server {
-        self.built = OnceLock::new();
-        let title = self.info.title.take();
-        self.info = ServerInfo {
-            name: name.into(),
-            version: version.into(),
-            title,
-        };
-        self
-    }
-
-    /// Report `info` as `serverInfo` (see [`server_info!`](crate::server_info)).
-    pub fn server_info(mut self, info: ServerInfo) -> Server {
+    /// Report `info` as `serverInfo`: [`server_info!`](crate::server_info) for the
+    /// calling crate's name and version, or [`ServerInfo::new`].
+    ///
+    /// ```
+    /// use mcp_tools::server::{Server, ServerInfo};
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let server = Server::new(registry).info(ServerInfo::new("demo", "1.0.0").title("Demo"));
+    /// # let _ = server;
+    /// ```
+    pub fn info(mut self, info: ServerInfo) -> Server {
         self.built = OnceLock::new();
         self.info = info;
         self

@@ -86,7 +86,9 @@ pub(crate) struct CallerPermissions(pub(crate) PermissionSet);
 /// ```
 /// use mcp_tools::server::rmcp::ServerHandler;
 /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-/// let handler = mcp_tools::server::Server::new(registry).info("demo", "1.0.0").handler();
+/// let handler = mcp_tools::server::Server::new(registry)
+///     .info(mcp_tools::server::ServerInfo::new("demo", "1.0.0"))
+///     .handler();
 /// let info = handler.get_info();
 /// assert_eq!(info.server_info.name, "demo");
 /// assert!(info.capabilities.tools.is_some());
@@ -215,14 +217,11 @@ impl ServerHandler for McpHandler {
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let registry = &self.shared.registry;
         let outcome = match &caller {
-            Some(permissions) => {
-                registry
-                    .view(permissions)
-                    .call_tool(&request.name, arguments, ctx)
-                    .await
-            }
-            None => registry.call_tool(&request.name, arguments, ctx).await,
-        };
+            Some(permissions) => registry.view(permissions),
+            None => registry.clone(),
+        }
+        .call_tool(&request.name, arguments, ctx)
+        .await;
         match outcome {
             Ok(result) => Ok(convert::call_result(result).into()),
             Err(not_found) => Err(McpError::invalid_params(not_found.to_string(), None)),

@@ -9,7 +9,7 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let registry = Registry::builder().build()?;
 //! Server::new(registry)
-//!     .info(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+//!     .info(mcp_tools::server_info!())
 //!     .serve_stdio()
 //!     .await?;
 //! # Ok(())
@@ -89,7 +89,7 @@ use crate::registry::Registry;
 
 /// The server's name and version as the calling crate declares them in its `Cargo.toml`
 /// (`CARGO_PKG_NAME`, `CARGO_PKG_VERSION`, read where the macro is written), for
-/// [`Server::server_info`].
+/// [`Server::info`].
 ///
 /// ```
 /// let info = mcp_tools::server_info!();

@@ -23,7 +23,7 @@ use super::paging;
 use crate::completion::{CompletionRef, CompletionRequest};
 use crate::error::{ErrorKind, ToolError};
 use crate::params::Params;
-use crate::registry::ToolView;
+use crate::registry::Registry;
 
 /// Resources and prompts never change at run time, so their cursors carry generation 0.
 const GENERATION: u64 = 0;
@@ -119,10 +119,10 @@ fn prompt_arguments(arguments: Option<rmcp::model::JsonObject>) -> Result<Params
 
 impl McpHandler {
     /// The caller's view, and whether lists depend on the caller (bearer tokens in use).
-    fn caller_view(&self, context: &RequestContext<RoleServer>) -> (ToolView, bool) {
+    fn caller_view(&self, context: &RequestContext<RoleServer>) -> (Registry, bool) {
         match caller(context) {
             Some(permissions) => (self.shared.registry.view(&permissions), true),
-            None => (self.shared.registry.unfiltered(), false),
+            None => (self.shared.registry.clone(), false),
         }
     }
 

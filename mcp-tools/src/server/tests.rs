@@ -10,7 +10,7 @@ use tokio::io::{
 };
 use tokio::sync::Semaphore;
 
-use super::Server;
+use super::{Server, ServerInfo};
 use crate::{Registry, ToolDef, ToolResult};
 
 /// A line-oriented JSON-RPC client; notifications seen while waiting are kept.
@@ -140,7 +140,7 @@ async fn wait_until(mut condition: impl FnMut() -> bool) {
 #[tokio::test]
 async fn initialize_reports_the_servers_own_identity() {
     let server = Server::new(registry([text_tool("alpha")]))
-        .info("demo-server", "3.1.4")
+        .info(ServerInfo::new("demo-server", "3.1.4"))
         .instructions("Call alpha.");
     let mut client = RawClient::connect(server);
     let reply = client.initialize().await;

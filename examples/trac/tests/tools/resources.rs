@@ -12,7 +12,7 @@ use crate::common::{servers, unique};
 fn registry(allowed: Option<PermissionSet>) -> Registry {
     Registry::builder()
         .state(servers().anon_client())
-        .allowed_permissions_opt(allowed)
+        .allowed_permissions(allowed)
         .build()
         .unwrap()
 }

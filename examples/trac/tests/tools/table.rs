@@ -70,7 +70,7 @@ const READ_ONLY: [&str; 14] = [
 fn registry(allowed: Option<PermissionSet>) -> Registry {
     Registry::builder()
         .state(servers().anon_client())
-        .allowed_permissions_opt(allowed)
+        .allowed_permissions(allowed)
         .build()
         .expect("the registry builds")
 }
