@@ -5,7 +5,8 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use futures::future::BoxFuture;
-use mcp_tools::{Registry, ToolContext, ToolDef, ToolResult, mcp_tool};
+use mcp_tools::definition::ToolDef;
+use mcp_tools::{Registry, ToolContext, ToolResult, mcp_tool};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 

@@ -47,6 +47,15 @@
 //! streamable HTTP and TCP through `rmcp`. See `docs/architecture.md` for the path of one
 //! call through the code.
 //!
+//! ## Where things are
+//! The crate root holds what a tool author writes every day. The rest is named by module:
+//! [`definition`] (`ToolDef`, `ResourceDef`, `PromptDef` and their builders), [`output`]
+//! (results, content, errors, resource contents, prompt messages), [`context`] (the
+//! request context and extractors), [`call`] (middleware), [`registry`] (the builder,
+//! build errors, reports), [`permissions`], [`schema`], and behind features [`server`]
+//! (`server`, the only place rmcp appears) and `cli` (`cli`). `docs/versioning.md` says
+//! what is public API.
+//!
 //! ## The `inventory` linker caveat
 //! Tools are collected from every crate *linked* into the final binary. A library crate
 //! whose items the binary never references may be dropped by the linker, and its tools with
@@ -55,66 +64,30 @@
 
 #![warn(missing_docs)]
 
-mod blocking;
+pub mod call;
 #[cfg(feature = "cli")]
 pub mod cli;
-mod completion;
-mod content;
-mod context;
-mod def_common;
-mod error;
+pub mod context;
+pub mod definition;
 mod lines;
-mod middleware;
 mod names;
-mod offerings;
-mod params;
-mod permissions;
-mod prompt;
+pub mod output;
+pub mod permissions;
 mod registration;
-mod registry;
-mod report;
-mod resource;
-mod result;
+pub mod registry;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
-mod tool;
-mod uri_template;
-mod validate;
 
-pub use blocking::run_blocking;
-pub use context::{ClientPeer, FromContext, LogLevel, State, StateRequirement, ToolContext};
-pub use error::{ErrorKind, ToolError};
-pub use middleware::{Around, Next, ToolStats};
-pub use permissions::{PermissionFileError, PermissionSet};
-pub use registry::{BuildError, Registry, RegistryBuilder, RegistryChange, ToolNotFound};
-pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
-pub use result::{IntoToolResult, Json, ToolResult};
-pub use tool::{CliOptions, ToolAnnotations, ToolDef, ToolDefBuilder, ToolHandler};
-
-pub use completion::{
-    Completion, CompletionHandler, CompletionRef, CompletionRequest, IntoCompletion,
-    MAX_COMPLETION_VALUES,
-};
-pub use def_common::{DefError, SourceLocation};
-pub use params::Params;
-pub use prompt::{
-    IntoPromptResult, PromptArgument, PromptDef, PromptDefBuilder, PromptHandler, PromptMessage,
-    PromptResult, Role,
-};
-pub use resource::{
-    IntoResourceContents, ResourceAddress, ResourceContent, ResourceDef, ResourceDefBuilder,
-    ResourceHandler, ResourceRequest,
-};
-pub use uri_template::{UriTemplate, UriTemplateError};
+pub use context::{State, ToolContext};
+pub use output::{ContentBlock, ErrorKind, Json, ToolError, ToolResult};
+pub use permissions::PermissionSet;
+pub use registry::Registry;
 
 /// `#[mcp_tool(...)]`: turn an `async fn` into a registered MCP tool.
 ///
 /// See the crate docs and `docs/macro.md` for every key.
 pub use mcp_tools_derive::mcp_tool;
-
-pub use content::ContentBlock;
-pub use schema::JsonObject;
 
 /// `#[mcp_resource(uri = "...")]` or `#[mcp_resource(uri_template = "...")]`: turn an
 /// `async fn` into a registered MCP resource (or resource template).
@@ -145,7 +118,8 @@ pub use mcp_tools_derive::mcp_resource;
 /// See `docs/resources-and-prompts.md` for every key.
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_prompt, Params, ToolContext, Registry};
+/// use mcp_tools::definition::Params;
+/// use mcp_tools::{mcp_prompt, ToolContext, Registry};
 ///
 /// /// Ask for a code review.
 /// #[mcp_prompt(name = "review")]
@@ -179,15 +153,28 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../docs/resources-and-prompts.md")]
 pub struct ResourcesAndPromptsDoctests;
 
-/// The names of [`Registry`] and [`RegistryBuilder`] before 0.2, kept for one release so
-/// code written against them still builds.
+/// The names of [`Registry`] and [`RegistryBuilder`](registry::RegistryBuilder) before 0.2,
+/// kept for one release so code written against them still builds.
 #[doc(hidden)]
 pub type ToolRegistry = Registry;
 #[doc(hidden)]
-pub type ToolRegistryBuilder = RegistryBuilder;
-/// The tool-only name of [`DefError`] before 0.2 (generated code still names it).
+pub type ToolRegistryBuilder = registry::RegistryBuilder;
+/// The tool-only name of [`DefError`](definition::DefError) before 0.2.
 #[doc(hidden)]
-pub type ToolDefError = DefError;
+pub type ToolDefError = definition::DefError;
+
+/// Paths the macros' generated code names at the crate root (not public API; the same items
+/// are in `__private` for generated code to move to).
+#[doc(hidden)]
+pub use {
+    context::FromContext,
+    definition::{
+        CliOptions, CompletionRequest, DefError, IntoCompletion, Params, PromptArgument, PromptDef,
+        ResourceDef, ResourceRequest, ToolDef,
+    },
+    output::{IntoPromptResult, IntoResourceContents, IntoToolResult},
+    schema::JsonObject,
+};
 
 /// Items the macros' generated code refers to. Not public API.
 #[doc(hidden)]
@@ -200,8 +187,14 @@ pub mod __private {
 
     pub use crate::registration::Registration;
 
-    use crate::JsonObject;
-    use crate::error::ToolError;
+    pub use crate::context::FromContext;
+    pub use crate::definition::{
+        CliOptions, CompletionRequest, DefError, IntoCompletion, Params, PromptArgument, PromptDef,
+        ResourceDef, ResourceRequest, ToolDef,
+    };
+    pub use crate::output::{IntoPromptResult, IntoResourceContents, IntoToolResult, ToolError};
+    pub use crate::schema::JsonObject;
+
     use crate::ToolDefError;
     use serde_json::Value;
 

@@ -9,18 +9,22 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use serde_json::Value;
 
-use crate::JsonObject;
+use crate::call::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
+use crate::call::validate::ArgumentValidator;
 use crate::context::{StateMap, ToolContext};
-use crate::error::ToolError;
-use crate::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
-use crate::offerings::{Collect, Offerings, OfferingsBuilder};
+use crate::definition::common::DefError;
+use crate::definition::tool::ToolDef;
+use crate::output::error::ToolError;
+use crate::output::result::ToolResult;
 use crate::permissions::{Mask, PermissionSet};
 use crate::registration;
-use crate::report::{Severity, ValidationReport};
-use crate::result::ToolResult;
-use crate::def_common::DefError;
-use crate::tool::ToolDef;
-use crate::validate::ArgumentValidator;
+use crate::registry::offerings::{Collect, Offerings, OfferingsBuilder};
+use crate::schema::JsonObject;
+
+pub(crate) mod offerings;
+pub(crate) mod report;
+
+pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
 
 /// The most distinct permission views whose lists are cached at once.
 const MAX_CACHED_VIEWS: usize = 256;
@@ -338,7 +342,8 @@ impl RegistryBuilder {
     /// command line can list tools before the state they need exists.
     ///
     /// ```
-    /// use mcp_tools::{ToolDef, Registry, ToolResult};
+    /// use mcp_tools::definition::ToolDef;
+    /// use mcp_tools::{Registry, ToolResult};
     /// let def = ToolDef::builder("demo_ping")
     ///     .description("Answer pong.")
     ///     .handler(|_args, _ctx| async { Ok(ToolResult::text("pong")) })
@@ -595,7 +600,7 @@ impl Registry {
         };
         let mut ctx = ctx;
         ctx.states = self.shared.states.clone();
-        ctx.registry = Some(self.clone());
+        ctx.notifier = Some(self.shared.clone());
         if ctx.permissions().is_none()
             && let Some(caller) = &self.caller
         {

@@ -7,10 +7,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_tools::definition::{
+    Completion, CompletionRef, CompletionRequest, Params, PromptArgument, PromptDef, ResourceDef,
+};
+use mcp_tools::output::{PromptMessage, ResourceContent, Role};
 use mcp_tools::{
-    Completion, CompletionRef, CompletionRequest, ErrorKind, Json, Params, PermissionSet,
-    PromptArgument, PromptDef, PromptMessage, Registry, ResourceContent, ResourceDef, Role, State,
-    ToolContext, ToolError, mcp_prompt, mcp_resource,
+    ErrorKind, Json, PermissionSet, Registry, State, ToolContext, ToolError, mcp_prompt,
+    mcp_resource,
 };
 use serde_json::{Value, json};
 
@@ -502,7 +505,7 @@ fn build_fails_on_missing_state_and_duplicates() {
     let prompt_again = PromptDef::builder("trip_plan")
         .description("A second trip_plan")
         .argument(PromptArgument::new("city").with_required(true))
-        .handler(|_a, _c| async { mcp_tools::IntoPromptResult::into_prompt_result("x") })
+        .handler(|_a, _c| async { mcp_tools::output::IntoPromptResult::into_prompt_result("x") })
         .build()
         .unwrap();
     let err = Registry::builder()
@@ -550,7 +553,7 @@ fn runtime_definitions_are_checked() {
     assert!(bad_completion.problem().contains("`b`"));
     let bad_name = PromptDef::builder("has space")
         .description("d")
-        .handler(|_a, _c| async { mcp_tools::IntoPromptResult::into_prompt_result("x") })
+        .handler(|_a, _c| async { mcp_tools::output::IntoPromptResult::into_prompt_result("x") })
         .build()
         .unwrap_err();
     assert_eq!(bad_name.item(), "prompt \"has space\"");

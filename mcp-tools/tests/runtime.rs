@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_tools::{
-    Around, ErrorKind, Next, Registry, RegistryChange, State, ToolContext, ToolDef, ToolError,
-    ToolResult, mcp_tool,
-};
+use mcp_tools::call::{Around, Next};
+use mcp_tools::definition::ToolDef;
+use mcp_tools::registry::RegistryChange;
+use mcp_tools::{ErrorKind, Registry, State, ToolContext, ToolError, ToolResult, mcp_tool};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

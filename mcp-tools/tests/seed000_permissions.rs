@@ -1,7 +1,8 @@
 //! Seed 000's permission table: 27 tools with exactly its permission sets; a read-only
 //! permissions file keeps exactly its 14 tools, and each of the 13 others answers as unknown.
 
-use mcp_tools::{PermissionMatrix, PermissionSet, Registry, ToolContext, mcp_tool};
+use mcp_tools::registry::PermissionMatrix;
+use mcp_tools::{PermissionSet, Registry, ToolContext, mcp_tool};
 use serde_json::json;
 
 macro_rules! tools {

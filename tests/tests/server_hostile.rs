@@ -15,8 +15,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_tools::definition::ToolDef;
 use mcp_tools::server::Server;
-use mcp_tools::{Registry, ToolDef, ToolResult};
+use mcp_tools::{Registry, ToolResult};
 use mcp_tools_tests::quickstart;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;

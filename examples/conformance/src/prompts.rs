@@ -1,9 +1,8 @@
 //! The prompts of the `prompts-*` and `completion-complete` scenarios.
 
-use mcp_tools::{
-    Completion, CompletionRequest, ContentBlock, PromptMessage, ResourceContent, Role, ToolContext,
-    mcp_prompt,
-};
+use mcp_tools::definition::{Completion, CompletionRequest};
+use mcp_tools::output::{PromptMessage, ResourceContent, Role};
+use mcp_tools::{ContentBlock, ToolContext, mcp_prompt};
 
 use crate::media;
 

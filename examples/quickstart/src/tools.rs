@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mcp_tools::{Json, LogLevel, Registry, State, ToolContext, ToolError, mcp_tool};
+use mcp_tools::context::LogLevel;
+use mcp_tools::{Json, Registry, State, ToolContext, ToolError, mcp_tool};
 
 /// A running total shared by every call (registered with `.state(Counter::default())`).
 #[derive(Debug, Default)]

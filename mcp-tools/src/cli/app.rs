@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use clap::{Arg, ArgMatches, Command, FromArgMatches};
 
+use crate::definition::tool::ToolDef;
 use crate::permissions::PermissionSet;
 use crate::registry::{Registry, RegistryBuilder};
-use crate::tool::ToolDef;
 
 use super::command::{self, LOG_LEVEL_ARG, PERMISSIONS_ARG, Root};
 use super::flags;
@@ -523,7 +523,7 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::ToolResult;
+    use crate::output::result::ToolResult;
 
     fn tool(name: &str) -> ToolDef {
         ToolDef::builder(name.to_string())

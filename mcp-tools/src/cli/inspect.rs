@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::report::{PermissionMatrix, Severity, ValidationReport};
-use crate::tool::ToolDef;
+use crate::definition::tool::ToolDef;
+use crate::registry::report::{PermissionMatrix, Severity, ValidationReport};
 
 use super::command::{hints, summary};
 use super::plan::Plan;

@@ -8,11 +8,11 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::content::{Content, ContentBlock};
 use crate::context::{ClientPeer, LogLevel, ToolContext};
+use crate::output::content::{Content, ContentBlock};
+use crate::output::result::ToolResult;
 use crate::permissions::PermissionSet;
 use crate::registry::Registry;
-use crate::result::ToolResult;
 
 /// Exit status of an error result, a failed check or a failed setup.
 pub(crate) const FAILURE: u8 = 1;

@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 // The deepest nesting accepted in one message: the crate's one nesting limit.
-use crate::validate::MAX_DEPTH;
+use crate::call::validate::MAX_DEPTH;
 
 /// The default cap on one incoming line (one JSON-RPC message), in bytes.
 pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;

@@ -3,11 +3,13 @@
 
 use rmcp::model as wire;
 
-use crate::content::{Content, ContentBlock};
-use crate::prompt::{PromptArgument, PromptDef, PromptMessage, PromptResult, Role};
-use crate::resource::{ResourceAddress, ResourceContent, ResourceDef};
-use crate::result::ToolResult;
-use crate::tool::{ToolAnnotations, ToolDef};
+use crate::definition::prompt::{PromptArgument, PromptDef};
+use crate::definition::resource::{ResourceAddress, ResourceDef};
+use crate::definition::tool::{ToolAnnotations, ToolDef};
+use crate::output::content::{Content, ContentBlock};
+use crate::output::prompt_messages::{PromptMessage, PromptResult, Role};
+use crate::output::resource_content::ResourceContent;
+use crate::output::result::ToolResult;
 
 /// The `tools/list` entry of a definition (names, schemas and descriptions are shared, not
 /// copied: `Cow` and `Arc` clones).

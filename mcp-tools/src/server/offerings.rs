@@ -20,9 +20,9 @@ use serde_json::{Value, json};
 use super::convert;
 use super::handler::{McpHandler, caller, is_modern};
 use super::paging;
-use crate::completion::{CompletionRef, CompletionRequest};
-use crate::error::{ErrorKind, ToolError};
-use crate::params::Params;
+use crate::definition::completion::{CompletionRef, CompletionRequest};
+use crate::definition::params::Params;
+use crate::output::error::{ErrorKind, ToolError};
 use crate::registry::Registry;
 
 /// Resources and prompts never change at run time, so their cursors carry generation 0.

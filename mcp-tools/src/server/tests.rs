@@ -11,7 +11,8 @@ use tokio::io::{
 use tokio::sync::Semaphore;
 
 use super::{Server, ServerInfo};
-use crate::{Registry, ToolDef, ToolResult};
+use crate::definition::ToolDef;
+use crate::{Registry, ToolResult};
 
 /// A line-oriented JSON-RPC client; notifications seen while waiting are kept.
 pub(super) struct RawClient {
@@ -346,8 +347,8 @@ async fn log_messages_follow_set_level() {
     let logging = ToolDef::builder("chatty")
         .description("Logs at info and error.")
         .handler(|_args, ctx: crate::ToolContext| async move {
-            ctx.log(crate::LogLevel::Info, "info line").await;
-            ctx.log(crate::LogLevel::Error, "error line").await;
+            ctx.log(crate::context::LogLevel::Info, "info line").await;
+            ctx.log(crate::context::LogLevel::Error, "error line").await;
             Ok(ToolResult::text("done"))
         })
         .build()

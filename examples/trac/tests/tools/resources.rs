@@ -1,8 +1,7 @@
 //! Wiki pages as `trac://wiki/{+name}` resources, with page-name completion.
 
-use mcp_tools::{
-    CompletionRef, CompletionRequest, ErrorKind, PermissionSet, Registry, ToolContext,
-};
+use mcp_tools::definition::{CompletionRef, CompletionRequest};
+use mcp_tools::{ErrorKind, PermissionSet, Registry, ToolContext};
 use serde_json::json;
 use trac_mcp::resources::WIKI_PAGE_RESOURCE;
 

@@ -1,5 +1,5 @@
-//! Prompts: [`PromptDef`] (name, arguments, handler), what a prompt fn returns
-//! ([`IntoPromptResult`]), built by `#[mcp_prompt]` or by hand with [`PromptDef::builder`].
+//! Prompts: [`PromptDef`] (name, arguments, handler) and its [`PromptArgument`]s,
+//! built by `#[mcp_prompt]` or by hand with [`PromptDef::builder`].
 
 use std::borrow::Cow;
 use std::fmt;
@@ -10,122 +10,21 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-use crate::completion::{Completers, Completion, CompletionRequest};
-use crate::content::ContentBlock;
 use crate::context::{StateRequirement, ToolContext};
-use crate::def_common::{
+use crate::definition::common::{
     DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
     def_common_builder_methods,
 };
-use crate::error::ToolError;
-use crate::params::Params;
+use crate::definition::completion::{Completers, Completion, CompletionRequest};
+use crate::definition::params::Params;
+use crate::output::error::ToolError;
+use crate::output::prompt_messages::PromptResult;
 use crate::permissions::PermissionSet;
-
-/// Who speaks a [`PromptMessage`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Role {
-    /// The user (the message is the user's turn).
-    User,
-    /// The assistant (a turn the model is shown as its own).
-    Assistant,
-}
-
-/// One message of a rendered prompt: a role and one content block.
-///
-/// ```
-/// use mcp_tools::{ContentBlock, PromptMessage, Role};
-/// let message = PromptMessage::new_text(Role::User, "Review this diff.");
-/// assert_eq!(message.role(), Role::User);
-/// assert_eq!(message.content().as_text(), Some("Review this diff."));
-/// let image = PromptMessage::new(Role::User, ContentBlock::image("aGVsbG8=", "image/png"));
-/// assert_eq!(serde_json::to_value(&image).unwrap()["content"]["type"], "image");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PromptMessage {
-    role: Role,
-    content: ContentBlock,
-}
-
-impl PromptMessage {
-    /// A message of `role` carrying `content`.
-    pub fn new(role: Role, content: ContentBlock) -> PromptMessage {
-        PromptMessage { role, content }
-    }
-
-    /// A text message of `role`.
-    pub fn new_text(role: Role, text: impl Into<String>) -> PromptMessage {
-        PromptMessage::new(role, ContentBlock::text(text))
-    }
-
-    /// Who speaks.
-    pub fn role(&self) -> Role {
-        self.role
-    }
-
-    /// What is said.
-    pub fn content(&self) -> &ContentBlock {
-        &self.content
-    }
-
-    #[cfg(feature = "server")]
-    pub(crate) fn into_parts(self) -> (Role, ContentBlock) {
-        (self.role, self.content)
-    }
-}
-
-/// A rendered prompt (the `prompts/get` result): its messages and an optional description.
-///
-/// ```
-/// use mcp_tools::{PromptMessage, PromptResult, Role};
-/// let result = PromptResult::new(vec![PromptMessage::new_text(Role::User, "Hi")])
-///     .with_description("A greeting");
-/// assert_eq!(result.messages().len(), 1);
-/// assert_eq!(result.description(), Some("A greeting"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PromptResult {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    description: Option<String>,
-    messages: Vec<PromptMessage>,
-}
-
-impl PromptResult {
-    /// These messages, no description.
-    pub fn new(messages: Vec<PromptMessage>) -> PromptResult {
-        PromptResult {
-            description: None,
-            messages,
-        }
-    }
-
-    /// Set the description.
-    pub fn with_description(mut self, description: impl Into<String>) -> PromptResult {
-        self.description = Some(description.into());
-        self
-    }
-
-    /// The messages, in order.
-    pub fn messages(&self) -> &[PromptMessage] {
-        &self.messages
-    }
-
-    /// The description, if set.
-    pub fn description(&self) -> Option<&str> {
-        self.description.as_deref()
-    }
-
-    #[cfg(feature = "server")]
-    pub(crate) fn into_parts(self) -> (Option<String>, Vec<PromptMessage>) {
-        (self.description, self.messages)
-    }
-}
 
 /// One declared argument of a prompt.
 ///
 /// ```
-/// let city = mcp_tools::PromptArgument::new("city").with_description("Where").with_required(true);
+/// let city = mcp_tools::definition::PromptArgument::new("city").with_description("Where").with_required(true);
 /// assert_eq!(city.name(), "city");
 /// assert!(city.required());
 /// ```
@@ -215,87 +114,19 @@ where
     }
 }
 
-/// Conversion of a prompt fn's return value into the `prompts/get` result.
-///
-/// Implemented for `String` and `&'static str` (one user text message), [`ContentBlock`]
-/// (one user message), [`PromptMessage`], `Vec<PromptMessage>`, [`PromptResult`] (to set
-/// a description too) and `Result<T, E>` where `E: Into<ToolError>`.
-///
-/// ```
-/// use mcp_tools::{IntoPromptResult, PromptMessage, Role};
-/// let result = vec![
-///     PromptMessage::new_text(Role::User, "Review this diff."),
-///     PromptMessage::new_text(Role::Assistant, "Send it over."),
-/// ]
-/// .into_prompt_result()
-/// .unwrap();
-/// assert_eq!(result.messages().len(), 2);
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from an #[mcp_prompt] fn",
-    label = "not prompt messages",
-    note = "return String, &'static str, ContentBlock, PromptMessage, Vec<PromptMessage>, PromptResult, or Result<T, E> of these"
-)]
-pub trait IntoPromptResult {
-    /// Convert; an `Err` becomes a JSON-RPC error answer to `prompts/get`.
-    fn into_prompt_result(self) -> Result<PromptResult, ToolError>;
-}
-
-impl IntoPromptResult for PromptResult {
-    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
-        Ok(self)
-    }
-}
-
-impl IntoPromptResult for Vec<PromptMessage> {
-    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
-        Ok(PromptResult::new(self))
-    }
-}
-
-impl IntoPromptResult for PromptMessage {
-    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
-        Ok(PromptResult::new(vec![self]))
-    }
-}
-
-impl IntoPromptResult for ContentBlock {
-    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
-        PromptMessage::new(Role::User, self).into_prompt_result()
-    }
-}
-
-impl IntoPromptResult for String {
-    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
-        PromptMessage::new_text(Role::User, self).into_prompt_result()
-    }
-}
-
-impl IntoPromptResult for &'static str {
-    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
-        PromptMessage::new_text(Role::User, self).into_prompt_result()
-    }
-}
-
-impl<T: IntoPromptResult, E: Into<ToolError>> IntoPromptResult for Result<T, E> {
-    fn into_prompt_result(self) -> Result<PromptResult, ToolError> {
-        self.map_err(Into::into)?.into_prompt_result()
-    }
-}
-
 /// Everything the registry knows about one prompt.
 ///
 /// `#[mcp_prompt]` builds one per annotated fn; [`PromptDef::builder`] builds one at
 /// runtime.
 ///
 /// ```
-/// use mcp_tools::{PromptArgument, PromptDef};
+/// use mcp_tools::definition::{PromptArgument, PromptDef};
 /// let def = PromptDef::builder("summarize")
 ///     .description("Summarize a text")
 ///     .argument(PromptArgument::new("text").with_description("What to summarize").with_required(true))
 ///     .handler(|args, _ctx| async move {
 ///         let text: String = args.required("text")?;
-///         Ok(mcp_tools::IntoPromptResult::into_prompt_result(format!("Summarize:\n{text}"))?)
+///         Ok(mcp_tools::output::IntoPromptResult::into_prompt_result(format!("Summarize:\n{text}"))?)
 ///     })
 ///     .build()
 ///     .unwrap();

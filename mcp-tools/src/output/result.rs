@@ -6,10 +6,10 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::JsonObject;
-use crate::content::ContentBlock;
-use crate::error::{ErrorKind, ToolError};
+use crate::output::content::ContentBlock;
+use crate::output::error::{ErrorKind, ToolError};
 use crate::schema;
+use crate::schema::JsonObject;
 
 /// The result of one tool call: content blocks, optional structured content, and whether
 /// it is an error (with the error's kind, for in-process callers).
@@ -169,7 +169,8 @@ impl Serialize for ToolResult {
 /// text copy), and its `outputSchema` is `T`'s JSON schema.
 ///
 /// ```
-/// use mcp_tools::{Json, IntoToolResult};
+/// use mcp_tools::output::IntoToolResult;
+/// use mcp_tools::Json;
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
 /// struct Ticket { id: u32 }
 /// let result = Json(Ticket { id: 3 }).into_tool_result().unwrap();

@@ -27,12 +27,12 @@ impl fmt::Display for SourceLocation {
 /// Why a tool, resource or prompt definition could not be built.
 ///
 /// ```
-/// let err = mcp_tools::ResourceDef::fixed("no-scheme").name("x").description("d")
+/// let err = mcp_tools::definition::ResourceDef::fixed("no-scheme").name("x").description("d")
 ///     .handler(|_r, _c| async { Ok(vec![]) }).build().unwrap_err();
 /// assert!(err.to_string().starts_with("resource \"no-scheme\": "));
 /// assert_eq!(err.item(), "resource \"no-scheme\"");
 ///
-/// let err = mcp_tools::ToolDef::builder("bad name").description("d")
+/// let err = mcp_tools::definition::ToolDef::builder("bad name").description("d")
 ///     .handler(|_a, _c| async { Ok(mcp_tools::ToolResult::empty()) }).build().unwrap_err();
 /// assert_eq!(err.item(), "tool \"bad name\"");
 /// ```
@@ -131,7 +131,7 @@ macro_rules! def_common_builder_methods {
 
         #[doc = $source_doc]
         pub fn source(mut self, file: &'static str, line: u32) -> Self {
-            self.common.source = Some($crate::def_common::SourceLocation { file, line });
+            self.common.source = Some($crate::definition::common::SourceLocation { file, line });
             self
         }
     };
@@ -166,7 +166,7 @@ macro_rules! def_common_accessors {
         }
 
         #[doc = $source_doc]
-        pub fn source(&self) -> Option<$crate::def_common::SourceLocation> {
+        pub fn source(&self) -> Option<$crate::definition::common::SourceLocation> {
             self.source
         }
     };

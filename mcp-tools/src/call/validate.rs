@@ -1,11 +1,11 @@
 //! Argument validation against a tool's input schema, before any deserialization.
 //! Every problem is reported with its JSON pointer, what was expected and what came.
 
-use crate::JsonObject;
+use crate::schema::JsonObject;
 use jsonschema::Validator;
 use serde_json::Value;
 
-use crate::error::ToolError;
+use crate::output::error::ToolError;
 
 /// The deepest nesting of arrays and objects accepted anywhere: in a tool's arguments
 /// (deeper values are refused before validation recurses) and in a whole message on the

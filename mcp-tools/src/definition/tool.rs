@@ -12,15 +12,15 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::JsonObject;
 use crate::context::{StateRequirement, ToolContext};
-use crate::def_common::{
+use crate::definition::common::{
     DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
     def_common_builder_methods,
 };
-use crate::error::ToolError;
+use crate::output::error::ToolError;
+use crate::output::result::ToolResult;
 use crate::permissions::PermissionSet;
-use crate::result::ToolResult;
+use crate::schema::JsonObject;
 
 /// Runs a tool: gets the validated arguments object and the request context.
 ///
@@ -54,7 +54,7 @@ where
 /// idempotent, open world).
 ///
 /// ```
-/// let def = mcp_tools::ToolDef::builder("notes_read")
+/// let def = mcp_tools::definition::ToolDef::builder("notes_read")
 ///     .description("Read the notes.")
 ///     .read_only(true)
 ///     .handler(|_args, _ctx| async { Ok(mcp_tools::ToolResult::text("none")) })
@@ -98,7 +98,8 @@ pub struct CliOptions {
 /// `#[mcp_tool]` builds one per annotated fn; [`ToolDef::builder`] builds one at runtime.
 ///
 /// ```
-/// use mcp_tools::{ToolDef, ToolResult};
+/// use mcp_tools::definition::ToolDef;
+/// use mcp_tools::ToolResult;
 /// let def = ToolDef::builder("greet")
 ///     .description("Say hello")
 ///     .input_schema(serde_json::json!({"type": "object", "properties": {"who": {"type": "string"}}}))
@@ -230,7 +231,7 @@ impl ToolDef {
 /// inputSchema, outputSchema, annotations).
 ///
 /// ```
-/// let def = mcp_tools::ToolDef::builder("ping")
+/// let def = mcp_tools::definition::ToolDef::builder("ping")
 ///     .description("Answer pong.")
 ///     .handler(|_args, _ctx| async { Ok(mcp_tools::ToolResult::text("pong")) })
 ///     .build()

@@ -18,11 +18,11 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::JsonObject;
 use crate::context::ToolContext;
-use crate::error::{ErrorKind, ToolError};
-use crate::result::ToolResult;
-use crate::tool::ToolDef;
+use crate::definition::tool::ToolDef;
+use crate::output::error::{ErrorKind, ToolError};
+use crate::output::result::ToolResult;
+use crate::schema::JsonObject;
 
 /// The rest of the chain, handed to an [`Around`] hook.
 pub type Next =
@@ -31,7 +31,9 @@ pub type Next =
 /// A user hook wrapped around every tool call (auditing, rate limits, metrics…).
 ///
 /// ```
-/// use mcp_tools::{Around, Next, ToolContext, ToolDef, ToolError, ToolResult};
+/// use mcp_tools::call::{Around, Next};
+/// use mcp_tools::definition::ToolDef;
+/// use mcp_tools::{ToolContext, ToolError, ToolResult};
 /// use futures::future::BoxFuture;
 /// struct Audit;
 /// impl Around for Audit {

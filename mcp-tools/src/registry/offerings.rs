@@ -11,16 +11,19 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use tracing::Instrument;
 
-use crate::completion::{Completion, CompletionRef, CompletionRequest};
+use crate::call::middleware;
+use crate::context::ResourceNotifier;
 use crate::context::{StateMap, ToolContext};
-use crate::def_common::{DefError, SourceLocation};
-use crate::error::ToolError;
-use crate::middleware;
-use crate::params::Params;
+use crate::definition::common::{DefError, SourceLocation};
+use crate::definition::completion::{Completion, CompletionRef, CompletionRequest};
+use crate::definition::params::Params;
+use crate::definition::prompt::PromptDef;
+use crate::definition::resource::{ResourceAddress, ResourceDef, ResourceRequest};
+use crate::output::error::ToolError;
+use crate::output::prompt_messages::PromptResult;
+use crate::output::resource_content::ResourceContent;
 use crate::permissions::{Mask, PermissionSet};
-use crate::prompt::{PromptDef, PromptResult};
-use crate::registry::{Registry, RegistryBuilder};
-use crate::resource::{ResourceAddress, ResourceContent, ResourceDef, ResourceRequest};
+use crate::registry::{Registry, RegistryBuilder, Shared};
 
 /// The most distinct permission views whose lists are cached at once.
 const MAX_CACHED_VIEWS: usize = 256;
@@ -36,7 +39,9 @@ impl RegistryBuilder {
     /// Add a resource (or resource template) built at runtime (without the macro).
     ///
     /// ```
-    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, Registry};
+    /// use mcp_tools::definition::ResourceDef;
+    /// use mcp_tools::output::ResourceContent;
+    /// use mcp_tools::{ToolContext, Registry};
     /// let motd = ResourceDef::fixed("demo://motd")
     ///     .name("motd")
     ///     .description("Message of the day")
@@ -291,7 +296,7 @@ impl Registry {
     fn prepare(&self, ctx: ToolContext) -> ToolContext {
         let mut ctx = ctx;
         ctx.states = self.shared.states.clone();
-        ctx.registry = Some(self.clone());
+        ctx.notifier = Some(self.shared.clone());
         match (ctx.permissions(), self.view_permissions()) {
             (None, Some(caller)) => ctx.with_permissions(caller.clone()),
             _ => ctx,
@@ -344,7 +349,9 @@ impl Registry {
     /// time-out, a cancellation or a captured panic (-32603).
     ///
     /// ```
-    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, Registry};
+    /// use mcp_tools::definition::ResourceDef;
+    /// use mcp_tools::output::ResourceContent;
+    /// use mcp_tools::{ToolContext, Registry};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let def = ResourceDef::template("demo://square/{n}")
     ///     .name("square")
@@ -507,16 +514,7 @@ impl Registry {
     /// assert_eq!(*seen.lock().unwrap(), ["trac://wiki/WikiStart"]);
     /// ```
     pub fn resource_updated(&self, uri: &str) {
-        let listeners = self
-            .shared
-            .offerings
-            .updated
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        for listener in listeners {
-            listener(uri);
-        }
+        self.shared.resource_updated(uri);
     }
 
     /// Call `listener` with the URI on every [`resource_updated`](Self::resource_updated).
@@ -558,5 +556,19 @@ impl Registry {
             .filter(|def| def.completable().next().is_some())
             .map(|def| CompletionRef::Prompt(def.name().to_string()));
         templates.chain(prompts).collect()
+    }
+}
+
+impl ResourceNotifier for Shared {
+    fn resource_updated(&self, uri: &str) {
+        let listeners = self
+            .offerings
+            .updated
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for listener in listeners {
+            listener(uri);
+        }
     }
 }

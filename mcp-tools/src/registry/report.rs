@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::definition::tool::ToolDef;
 use crate::names;
 use crate::registry::Registry;
 use crate::schema;
-use crate::tool::ToolDef;
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -215,7 +215,7 @@ impl fmt::Display for ValidationReport {
 ///
 /// ```
 /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-/// let matrix = mcp_tools::PermissionMatrix::of(&registry);
+/// let matrix = mcp_tools::registry::PermissionMatrix::of(&registry);
 /// assert!(matrix.to_string().starts_with("| tool |"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-use crate::resource::ResourceContent;
+use crate::output::resource_content::ResourceContent;
 
 /// One block of a tool result or prompt message.
 ///
@@ -74,7 +74,8 @@ impl ContentBlock {
     /// An embedded resource; give `contents` a URI with [`ResourceContent::with_uri`].
     ///
     /// ```
-    /// use mcp_tools::{ContentBlock, ResourceContent};
+    /// use mcp_tools::output::ResourceContent;
+    /// use mcp_tools::ContentBlock;
     /// let block = ContentBlock::resource(
     ///     ResourceContent::text("body").with_uri("memo://1").with_mime_type("text/markdown"),
     /// );
