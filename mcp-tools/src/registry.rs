@@ -21,8 +21,11 @@ use crate::registration;
 use crate::registry::offerings::{Collect, Offerings, OfferingsBuilder};
 use crate::schema::JsonObject;
 
+pub(crate) mod library;
 pub(crate) mod offerings;
 pub(crate) mod report;
+
+pub use library::Library;
 
 pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
 
@@ -195,13 +198,13 @@ pub enum RegistryChange {
 /// # });
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown tool: {name}")]
+#[error("unknown tool: {}", crate::output::error::echo(name))]
 pub struct ToolNotFound {
     name: String,
 }
 
 impl ToolNotFound {
-    /// The requested name.
+    /// The requested name, whole (its message shows at most 128 characters of it).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -241,6 +244,7 @@ pub struct RegistryBuilder {
     lenient: bool,
     middleware: MiddlewareConfig,
     pub(crate) offerings: OfferingsBuilder,
+    libraries: Vec<Library>,
 }
 
 impl Registry {
@@ -254,6 +258,7 @@ impl Registry {
             lenient: false,
             middleware: MiddlewareConfig::default(),
             offerings: OfferingsBuilder::default(),
+            libraries: Vec::new(),
         }
     }
 }
@@ -300,6 +305,15 @@ impl RegistryBuilder {
     /// Add a tool built at runtime (without the macro).
     pub fn tool(mut self, def: ToolDef) -> Self {
         self.defs.push(def);
+        self
+    }
+
+    /// Expect tools from `library` (its `mcp_tools_library()`, see
+    /// [`tool_library!`](crate::tool_library)): calling that fn keeps the library linked,
+    /// and a library that contributes no tools is an error in
+    /// [`validation_report`](Registry::validation_report) (and `tools check`).
+    pub fn library(mut self, library: Library) -> Self {
+        self.libraries.push(library);
         self
     }
 
@@ -388,6 +402,11 @@ impl RegistryBuilder {
             }
         }
         defs.extend(self.defs);
+        for library in &self.libraries {
+            if !defs.iter().any(|def| library.contains(def.source())) {
+                report.push(Severity::Error, "", &library::silent(library));
+            }
+        }
         let mut slots: Vec<Slot> = Vec::new();
         let mut seen: HashMap<String, Arc<ToolDef>> = HashMap::new();
         for def in defs {
@@ -441,6 +460,9 @@ impl RegistryBuilder {
         for slot in &catalog.slots {
             report.check_tool(&slot.entry.def);
         }
+        if catalog.slots.is_empty() && offerings.is_empty() {
+            report.push(Severity::Warning, "", library::EMPTY);
+        }
         Ok(Registry {
             shared: Arc::new(Shared {
                 catalog: ArcSwap::from_pointee(catalog),
@@ -458,15 +480,10 @@ impl RegistryBuilder {
 }
 
 fn duplicate_problem(first: &ToolDef, second: &ToolDef) -> String {
-    let at = |def: &ToolDef| {
-        def.source()
-            .map_or_else(|| "a runtime definition".to_string(), |s| s.to_string())
-    };
     format!(
-        "duplicate tool name {:?}: defined at {} and at {}; rename one of them",
+        "duplicate tool name {:?}: {}; rename one of them",
         first.name(),
-        at(first),
-        at(second)
+        crate::definition::common::defined_at(first.source(), second.source())
     )
 }
 
@@ -689,6 +706,19 @@ impl Registry {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .push(Arc::new(listener));
+    }
+
+    /// True when the registry serves no tool, resource or prompt at all (most often: the
+    /// tools are in a library the binary does not link; see
+    /// [`tool_library!`](crate::tool_library)). `serve` warns about it, `tools check` fails.
+    ///
+    /// ```
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// assert!(registry.is_empty());
+    /// assert!(registry.validation_report().findings()[0].message.contains("no tools"));
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.shared.catalog.load().slots.is_empty() && self.shared.offerings.is_empty()
     }
 
     /// Findings about the tools: non-portable names, `$ref`s left in schemas, schemas a

@@ -248,6 +248,34 @@ fn missing_state_fails_build_naming_tool_and_type() {
 }
 
 #[test]
+fn duplicate_locations_are_listed_in_source_order() {
+    let at = |file: &'static str, line: u32| {
+        ToolDef::builder("twice")
+            .description("Defined twice")
+            .source(file, line)
+            .handler(|_a, _c| async { Ok(ToolResult::empty()) })
+            .build()
+            .unwrap()
+    };
+    for (first, second) in [
+        (at("src/b.rs", 3), at("src/a.rs", 40)),
+        (at("src/a.rs", 40), at("src/b.rs", 3)),
+    ] {
+        let err = Registry::builder()
+            .include_linked(false)
+            .tool(first)
+            .tool(second)
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("defined at src/a.rs:40 and at src/b.rs:3;"),
+            "whatever the collection order: {err}"
+        );
+    }
+}
+
+#[test]
 fn duplicate_names_fail_build_naming_both_places() {
     let def = || {
         ToolDef::builder("echo")

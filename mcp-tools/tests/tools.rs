@@ -235,7 +235,7 @@ async fn every_return_type_converts() {
     assert_eq!(missing.error_kind(), Some(ErrorKind::NotFound));
     assert_eq!(
         missing.text_content(),
-        "Error (not_found): 'zebra' is not in the glossary\n\nAction: Check the glossary identifier; use a glossary list or search tool to find one that exists."
+        "Error (not_found): 'zebra' is not in the glossary\n\nAction: Check the glossary identifier; list what exists (if a tool lists or searches it) and call again with an existing one."
     );
     let io = call(&registry, "file_open", json!({})).await;
     assert_eq!(io.error_kind(), Some(ErrorKind::NotFound));

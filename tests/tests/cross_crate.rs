@@ -50,3 +50,28 @@ async fn permissions_of_library_tools_apply_in_the_binary() {
         .await;
     assert_eq!(hidden.unwrap_err().name(), "text_word_count");
 }
+
+#[test]
+fn a_library_given_to_the_builder_is_linked_and_checked() {
+    let registry = Registry::builder()
+        .library(tool_lib::mcp_tools_library())
+        .build()
+        .unwrap();
+    assert_eq!(tool_lib::mcp_tools_library().name(), "tool-lib");
+    assert!(
+        !registry.validation_report().has_errors(),
+        "{:?}",
+        registry.validation_report()
+    );
+    // A library none of whose files defined a tool is an error, naming it.
+    let ghost = mcp_tools::registry::Library::new("ghost-tools", "tests/fixtures/ghost/src/lib.rs");
+    let registry = Registry::builder().library(ghost).build().unwrap();
+    let report = registry.validation_report();
+    assert!(report.has_errors());
+    assert!(
+        report.findings().iter().any(|f| f
+            .message
+            .starts_with("library `ghost-tools` is linked but contributed no tools")),
+        "{report:?}"
+    );
+}

@@ -488,7 +488,8 @@ impl Run {
                     Ok((registry, _, _)) => registry,
                     Err(status) => return status,
                 };
-                let (report, failed) = inspect::check(registry.validation_report(), &plan);
+                let (report, failed) =
+                    inspect::check(registry.validation_report(), &plan, registry.is_empty());
                 print_out(&report);
                 if failed {
                     return ExitCode::from(FAILURE);
@@ -560,6 +561,35 @@ mod tests {
         assert_eq!(
             block_on(app.run_from(["t", "tools", "check"])),
             ExitCode::SUCCESS
+        );
+    }
+
+    #[test]
+    fn check_fails_on_an_empty_registry() {
+        // The usual cause: the tools are in a library the binary does not link.
+        let empty = App::new("t", "1", Registry::builder().include_linked(false));
+        assert_eq!(
+            block_on(empty.run_from(["t", "tools", "check"])),
+            ExitCode::from(FAILURE)
+        );
+        let (text, failed) = inspect::check(
+            Registry::builder()
+                .include_linked(false)
+                .build()
+                .unwrap()
+                .validation_report(),
+            &Plan::default(),
+            true,
+        );
+        assert!(failed);
+        assert!(
+            text.starts_with("error: the registry serves no tools"),
+            "{text}"
+        );
+        assert!(text.contains("tool_library!"), "the fix is named: {text}");
+        assert!(
+            text.ends_with("1 error(s), 0 warning(s)\n"),
+            "said once: {text}"
         );
     }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::definition::tool::ToolDef;
+use crate::registry::library::EMPTY;
 use crate::registry::report::{PermissionMatrix, Severity, ValidationReport};
 
 use super::command::{hints, summary};
@@ -113,10 +114,20 @@ pub(crate) fn show(def: &ToolDef, plan: &Plan, program: &str, json: bool) -> Str
 
 /// `tools check`: the registry's report followed by the command line's own findings;
 /// the flag is true when any finding is an error.
-pub(crate) fn check(report: &ValidationReport, plan: &Plan) -> (String, bool) {
+/// A registry serving nothing is an error here (`empty`: checked now, not at build), and
+/// its build-time warning is not repeated.
+pub(crate) fn check(report: &ValidationReport, plan: &Plan, empty: bool) -> (String, bool) {
     let mut out = String::new();
-    let findings = report.findings().iter().chain(&plan.findings);
+    let findings = report
+        .findings()
+        .iter()
+        .chain(&plan.findings)
+        .filter(|finding| finding.message != EMPTY);
     let mut count = [0usize; 2];
+    if empty {
+        writeln!(out, "error: {EMPTY}").ok();
+        count[1] += 1;
+    }
     for finding in findings {
         let level = match finding.severity {
             Severity::Warning => "warning",

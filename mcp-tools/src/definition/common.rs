@@ -24,6 +24,18 @@ impl fmt::Display for SourceLocation {
     }
 }
 
+/// `defined at A and at B` for two definitions of one name, in source order (file, then
+/// line; definitions made at run time, which have no location, last), whatever order the
+/// linker collected them in.
+pub(crate) fn defined_at(a: Option<SourceLocation>, b: Option<SourceLocation>) -> String {
+    let mut both = [a, b];
+    both.sort_by_key(|location| (location.is_none(), *location));
+    let at = |location: Option<SourceLocation>| {
+        location.map_or_else(|| "a runtime definition".to_string(), |l| l.to_string())
+    };
+    format!("defined at {} and at {}", at(both[0]), at(both[1]))
+}
+
 /// Why a tool, resource or prompt definition could not be built.
 ///
 /// ```

@@ -215,7 +215,10 @@ impl PromptDef {
             ));
         }
         if !unknown.is_empty() {
-            problems.push(format!("unknown arguments: {}", unknown.join(", ")));
+            problems.push(format!(
+                "unknown arguments: {}",
+                crate::output::error::echo(&unknown.join(", "))
+            ));
         }
         let declared: Vec<&str> = self.arguments.iter().map(|a| a.name.as_str()).collect();
         Err(ToolError::validation(format!(

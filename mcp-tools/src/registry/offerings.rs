@@ -14,12 +14,12 @@ use tracing::Instrument;
 use crate::call::middleware;
 use crate::context::ResourceNotifier;
 use crate::context::{StateMap, ToolContext};
-use crate::definition::common::{DefError, SourceLocation};
+use crate::definition::common::{DefError, SourceLocation, defined_at};
 use crate::definition::completion::{Completion, CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
 use crate::definition::prompt::PromptDef;
 use crate::definition::resource::{ResourceAddress, ResourceDef, ResourceRequest};
-use crate::output::error::ToolError;
+use crate::output::error::{ToolError, echo};
 use crate::output::prompt_messages::PromptResult;
 use crate::output::resource_content::ResourceContent;
 use crate::permissions::{Mask, PermissionSet};
@@ -92,10 +92,6 @@ pub(crate) struct Collect<'a> {
     pub(crate) states: &'a StateMap,
 }
 
-fn located(source: Option<SourceLocation>) -> String {
-    source.map_or_else(|| "a runtime definition".to_string(), |s| s.to_string())
-}
-
 impl OfferingsBuilder {
     /// Collect, check and index. Duplicate URIs, templates or prompt names and failed
     /// definitions go to `problems`; a missing state type fails at once (as for tools).
@@ -145,9 +141,8 @@ impl OfferingsBuilder {
             let key = def.address().to_string();
             if let Some(first) = seen.get(&key) {
                 problems.push(format!(
-                    "duplicate resource {key:?}: defined at {} and at {}; change one of them",
-                    located(*first),
-                    located(def.source())
+                    "duplicate resource {key:?}: {}; change one of them",
+                    defined_at(*first, def.source())
                 ));
                 continue;
             }
@@ -176,10 +171,9 @@ impl OfferingsBuilder {
         for def in prompts {
             if let Some(first) = names.get(def.name()) {
                 problems.push(format!(
-                    "duplicate prompt name {:?}: defined at {} and at {}; rename one of them",
+                    "duplicate prompt name {:?}: {}; rename one of them",
                     def.name(),
-                    located(*first),
-                    located(def.source())
+                    defined_at(*first, def.source())
                 ));
                 continue;
             }
@@ -216,6 +210,11 @@ impl OfferingsBuilder {
 }
 
 impl Offerings {
+    /// True when no resource, template or prompt is served.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.prompts.is_empty()
+    }
+
     fn lists(&self, caller: Option<&PermissionSet>) -> Arc<Lists> {
         let key = caller.map(|c| c.mask().clone());
         let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
@@ -277,13 +276,13 @@ impl Offerings {
 /// The error for a resource the caller cannot read (unknown, or hidden by permissions:
 /// both answer alike).
 fn unknown_resource(uri: &str) -> ToolError {
-    ToolError::not_found(format!("unknown resource: {uri}")).with_action(
+    ToolError::not_found(format!("unknown resource: {}", echo(uri))).with_action(
         "List resources (resources/list) and resource templates (resources/templates/list) to find a URI that exists.",
     )
 }
 
 fn unknown_prompt(name: &str) -> ToolError {
-    ToolError::not_found(format!("unknown prompt: {name}"))
+    ToolError::not_found(format!("unknown prompt: {}", echo(name)))
         .with_action("List prompts (prompts/list) to find one that exists.")
 }
 
@@ -462,7 +461,7 @@ impl Registry {
                             && caller.is_none_or(|c| c.allows(def.permissions()))
                     })
                     .ok_or_else(|| {
-                        ToolError::not_found(format!("unknown resource template: {template}"))
+                        ToolError::not_found(format!("unknown resource template: {}", echo(template)))
                             .with_action("List resource templates (resources/templates/list) to find one that exists.")
                     })?;
                 let ResourceAddress::Template(parsed) = def.address() else {

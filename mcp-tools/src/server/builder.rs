@@ -386,6 +386,9 @@ impl Server {
     }
 
     fn build_shared(&self) -> Arc<Shared> {
+        if self.registry.is_empty() {
+            tracing::warn!("{}", crate::registry::library::EMPTY);
+        }
         let mut implementation = Implementation::new(&self.info.name, &self.info.version);
         implementation.title = self.info.title.clone();
         #[allow(deprecated)] // logging: deprecated by SEP-2577, still in the protocol

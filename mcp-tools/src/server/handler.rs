@@ -27,6 +27,7 @@ use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::context::{LogLevel, ToolContext};
+use crate::output::error::echo;
 use crate::permissions::PermissionSet;
 use crate::registry::Registry;
 
@@ -224,7 +225,11 @@ impl ServerHandler for McpHandler {
         .await;
         match outcome {
             Ok(result) => Ok(convert::call_result(result).into()),
-            Err(not_found) => Err(McpError::invalid_params(not_found.to_string(), None)),
+            Err(not_found) => {
+                // A client mistake: debug, not warn (the client gets the error).
+                tracing::debug!(tool = %echo(not_found.name()), "tools/call of a tool the caller cannot see");
+                Err(McpError::invalid_params(not_found.to_string(), None))
+            }
         }
     }
 
@@ -324,14 +329,14 @@ impl ServerHandler for McpHandler {
             return Err(McpError::invalid_params(
                 format!(
                     "invalid params for {}: they do not match the method's schema",
-                    request.method
+                    echo(&request.method)
                 ),
                 None,
             ));
         }
         Err(McpError::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: {}", request.method),
+            format!("method not found: {}", echo(&request.method)),
             None,
         ))
     }

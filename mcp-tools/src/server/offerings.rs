@@ -22,7 +22,7 @@ use super::handler::{McpHandler, caller, is_modern};
 use super::paging;
 use crate::definition::completion::{CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
-use crate::output::error::{ErrorKind, ToolError};
+use crate::output::error::{ErrorKind, ToolError, echo};
 use crate::registry::Registry;
 
 /// Resources and prompts never change at run time, so their cursors carry generation 0.
@@ -201,7 +201,7 @@ impl McpHandler {
         let (view, _) = self.caller_view(&context);
         if view.resource_for(&request.uri).is_none() {
             return Err(McpError::resource_not_found(
-                format!("unknown resource: {}", request.uri),
+                format!("unknown resource: {}", echo(&request.uri)),
                 Some(json!({"uri": request.uri})),
             ));
         }
