@@ -226,13 +226,13 @@ pub mod __private {
     /// What an extractor's type needs; bounded on by the generated code so a type taken
     /// for an extractor by mistake is reported with the rule.
     #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not an extractor: it does not implement `mcp_tools::FromContext`",
+        message = "`{Self}` is not an extractor: it does not implement `mcp_tools::context::FromContext`",
         label = "taken as an extractor",
         note = "a type written `State<…>` or `ToolContext` (bare or under `mcp_tools::`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
     )]
     pub trait Extractor {}
 
-    impl<T: crate::FromContext> Extractor for T {}
+    impl<T: crate::context::FromContext> Extractor for T {}
 
     /// Compiles only when `T` is an extractor.
     pub const fn extractor<T: Extractor>() {}
