@@ -58,9 +58,11 @@
 //!
 //! ## The `inventory` linker caveat
 //! Tools are collected from every crate *linked* into the final binary. A library crate
-//! whose items the binary never references may be dropped by the linker, and its tools with
-//! it: reference something from it (for instance its tool name constants, or a
-//! `pub fn link() {}` you call from `main`) to keep it linked.
+//! whose items the binary never references is not linked, and its tools vanish with it:
+//! invoke [`tool_library!`] in the library and pass its `mcp_tools_library()` to
+//! [`RegistryBuilder::library`](registry::RegistryBuilder::library), which keeps it linked
+//! and reports it if it contributes no tools. `serve` warns and `tools check` fails when a
+//! registry serves nothing.
 
 #![warn(missing_docs)]
 

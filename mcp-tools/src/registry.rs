@@ -68,10 +68,13 @@ pub(crate) struct Shared {
     /// Resources and prompts (offerings.rs).
     pub(crate) offerings: Offerings,
     filter: Filter,
-    listeners: RwLock<Vec<Arc<dyn Fn(&RegistryChange) + Send + Sync>>>,
+    listeners: RwLock<Vec<ChangeListener>>,
     writer: Mutex<()>,
     report: ValidationReport,
 }
+
+/// A listener of [`Registry::on_change`].
+type ChangeListener = Arc<dyn Fn(&RegistryChange) + Send + Sync>;
 
 /// Which tools a registry serves at all (its builder's selection).
 #[derive(Clone, Default)]

@@ -5,6 +5,7 @@
 //! 3. the tool's concurrency limit (`max_concurrency`);
 //! 4. the time budget (`timeout_ms`, or the registry default) and client cancellation;
 //! 5. panic capture (a panic becomes `internal_error`, the registry keeps serving);
+//!
 //! then the handler. The response size limit is applied to the final result.
 
 use std::panic::AssertUnwindSafe;
