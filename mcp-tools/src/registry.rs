@@ -412,6 +412,7 @@ impl RegistryBuilder {
         }
         let mut slots: Vec<Slot> = Vec::new();
         let mut seen: HashMap<String, Arc<ToolDef>> = HashMap::new();
+        let mut needing: Vec<(&'static str, Arc<ToolDef>)> = Vec::new();
         for def in defs {
             if let Some(first) = seen.get(def.name()) {
                 problems.push(duplicate_problem(first, &def));
@@ -422,11 +423,10 @@ impl RegistryBuilder {
             if !self.filter.admits(&def) {
                 continue;
             }
-            if let Some(missing) = missing_state(&def, &self.states) {
-                report.push(Severity::Error, def.name(), &missing);
-                return Err(BuildError {
-                    problems: vec![missing],
-                });
+            let missing = missing_states(&def, &self.states);
+            if !missing.is_empty() {
+                needing.extend(missing.into_iter().map(|state| (state, def.clone())));
+                continue;
             }
             match entry(def) {
                 Ok(entry) => slots.push(Slot {
@@ -435,6 +435,13 @@ impl RegistryBuilder {
                 }),
                 Err(problem) => problems.push(problem),
             }
+        }
+        if !needing.is_empty() {
+            let problems = missing_state_problems(needing);
+            for problem in &problems {
+                report.push(Severity::Error, "", problem);
+            }
+            return Err(BuildError { problems });
         }
         let collect = Collect {
             include_linked: self.include_linked,
@@ -491,16 +498,53 @@ fn duplicate_problem(first: &ToolDef, second: &ToolDef) -> String {
 }
 
 fn missing_state(def: &ToolDef, states: &StateMap) -> Option<String> {
+    missing_states(def, states).first().map(|state| {
+        format!(
+            "tool {:?} needs state {state} but none was registered; call .state(value) on the registry builder",
+            def.name(),
+        )
+    })
+}
+
+/// The state types `def` needs that were never registered.
+fn missing_states(def: &ToolDef, states: &StateMap) -> Vec<&'static str> {
     def.requirements()
         .iter()
-        .find(|req| !states.contains(req.type_id))
-        .map(|req| {
-            format!(
-                "tool {:?} needs state {} but none was registered; call .state(value) on the registry builder",
-                def.name(),
-                req.type_name
-            )
-        })
+        .filter(|req| !states.contains(req.type_id))
+        .map(|req| req.type_name)
+        .collect()
+}
+
+/// One problem per missing state type, naming every tool that needs it with its location,
+/// in source order (tools defined at run time last).
+fn missing_state_problems(mut needing: Vec<(&'static str, Arc<ToolDef>)>) -> Vec<String> {
+    needing.sort_by_key(|(state, def)| (*state, def.source().is_none(), def.source()));
+    let mut problems: Vec<String> = Vec::new();
+    let mut current: Option<(&str, Vec<String>)> = None;
+    let flush = |current: Option<(&str, Vec<String>)>, problems: &mut Vec<String>| {
+        if let Some((state, tools)) = current {
+            problems.push(format!(
+                "state {state} is needed by {} tool(s) but none was registered; call .state(value) on the registry builder: {}",
+                tools.len(),
+                tools.join(", ")
+            ));
+        }
+    };
+    for (state, def) in needing {
+        let at = def
+            .source()
+            .map_or_else(|| "a runtime definition".to_string(), |s| s.to_string());
+        let tool = format!("{:?} ({at})", def.name());
+        match &mut current {
+            Some((name, tools)) if *name == state => tools.push(tool),
+            _ => {
+                flush(current.take(), &mut problems);
+                current = Some((state, vec![tool]));
+            }
+        }
+    }
+    flush(current, &mut problems);
+    problems
 }
 
 fn entry(def: Arc<ToolDef>) -> Result<Entry, String> {

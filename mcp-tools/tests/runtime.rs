@@ -241,10 +241,41 @@ async fn disable_enable_register_unregister_notify_listeners() {
 fn missing_state_fails_build_naming_tool_and_type() {
     let err = Registry::builder().build().unwrap_err().to_string();
     assert!(
-        err.contains("tool \"serial_step\" needs state runtime::Gauge"),
+        err.contains("state runtime::Gauge is needed by 1 tool(s)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\"serial_step\" (mcp-tools/tests/runtime.rs:"),
         "{err}"
     );
     assert!(err.contains(".state(value)"), "{err}");
+}
+
+#[test]
+fn missing_state_names_every_tool_needing_it_in_source_order() {
+    let needs_gauge = |name: &'static str, file: &'static str, line: u32| {
+        ToolDef::builder(name)
+            .description("Needs the gauge")
+            .source(file, line)
+            .requires(<State<Gauge> as mcp_tools::context::FromContext>::requirement())
+            .handler(|_a, _c| async { Ok(ToolResult::empty()) })
+            .build()
+            .unwrap()
+    };
+    let err = Registry::builder()
+        .include_linked(false)
+        .tool(needs_gauge("late", "src/z.rs", 1))
+        .tool(needs_gauge("early", "src/a.rs", 7))
+        .tool(needs_gauge("middle", "src/a.rs", 30))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.problems().len(), 1, "one problem per state type: {err}");
+    assert!(
+        err.problems()[0]
+            .ends_with("\"early\" (src/a.rs:7), \"middle\" (src/a.rs:30), \"late\" (src/z.rs:1)"),
+        "every tool, in source order: {err}"
+    );
+    assert!(err.problems()[0].contains("needed by 3 tool(s)"), "{err}");
 }
 
 #[test]
