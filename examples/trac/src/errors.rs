@@ -205,7 +205,7 @@ mod tests {
         assert!(
             denied
                 .render(Some("milestone"))
-                .contains("Action: The caller is not allowed to do this")
+                .contains("Action: The caller may not do this milestone operation")
         );
         let exists = milestone_error(fault(
             1,

@@ -68,9 +68,10 @@ impl ErrorKind {
             ErrorKind::NotFound => format!(
                 "Check {identifier}; list what exists (if a tool lists or searches it) and call again with an existing one."
             ),
-            ErrorKind::PermissionDenied => {
-                "The caller is not allowed to do this; use a tool the caller may call, or ask an administrator for the permission.".to_string()
-            }
+            ErrorKind::PermissionDenied => format!(
+                "The caller may not do this{} operation; use a tool the caller may call, or ask an administrator for the permission.",
+                category.map_or_else(String::new, |category| format!(" {category}"))
+            ),
             ErrorKind::Validation => {
                 "Fix the arguments to match the tool's input schema and call again.".to_string()
             }
