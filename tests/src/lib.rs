@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub mod checks;
+pub mod tcp_client;
 
 /// The repository root (the workspace).
 pub fn workspace_root() -> PathBuf {
@@ -329,12 +330,16 @@ pub fn run_scenarios(mode: &str, target: Target<'_>, scenarios: &[&str]) -> Valu
     })
 }
 
-/// A file with `contents` in a per-process scratch directory under the system temp dir.
+/// A file with `contents` in a per-process scratch directory under the system temp dir,
+/// readable by its owner only (mode 0600: a tokens file must be, or it is refused).
 pub fn scratch_file(name: &str, contents: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("mcp-tools-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("the temp dir is writable");
     let path = dir.join(name);
     std::fs::write(&path, contents).expect("the temp dir is writable");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .expect("the scratch file's mode can be set");
     path
 }
 

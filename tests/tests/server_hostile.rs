@@ -294,7 +294,7 @@ fn hostile_lines_over_tcp_in_process() {
         .block_on(
             Server::new(registry)
                 .max_line_length(64 * 1024)
-                .bind_tcp("127.0.0.1:0".parse().unwrap()),
+                .bind_tcp("127.0.0.1:0".parse().unwrap(), Default::default()),
         )
         .unwrap();
     let addr = server.local_addr().unwrap();

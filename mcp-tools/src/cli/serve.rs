@@ -1,6 +1,7 @@
-//! `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F] [--stateless]
-//! [--page-size N] [--max-in-flight N]`: the registry over MCP through
-//! [`crate::server::Server`].
+//! `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F]
+//! [--unauthenticated-network-access] [--stateless] [--page-size N] [--max-in-flight N]`:
+//! the registry over MCP through [`crate::server::Server`]. HTTP and TCP print the address
+//! bound and a line saying what is exposed (reach, authentication, tools).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
-use crate::server::{HttpOptions, ServeError, Server, ServerInfo};
+use crate::server::{HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TokenTable};
 
 use super::invoke::{FAILURE, USAGE, print_err};
 
@@ -39,14 +40,30 @@ pub(crate) fn command() -> Command {
                 .help("Serve newline-delimited JSON-RPC over TCP at ADDR, one session per connection"),
         )
         .group(ArgGroup::new("transport").args(["stdio", "http", "tcp"]))
+        .group(ArgGroup::new("network").args(["http", "tcp"]))
         .arg(
             Arg::new("tokens_file")
                 .long("tokens-file")
                 .value_name("FILE")
                 .value_parser(clap::value_parser!(PathBuf))
-                .requires("http")
-                .conflicts_with_all(["stdio", "tcp"])
-                .help("HTTP bearer tokens and the permissions each grants: `token PERM PERM…` per line"),
+                .requires("network")
+                .conflicts_with("stdio")
+                .help(
+                    "Bearer tokens (HTTP Authorization header, TCP authentication line) and the \
+                     permissions each grants: `token PERM PERM…` per line; the file must be private to \
+                     its owner (chmod 600)",
+                ),
+        )
+        .arg(
+            Arg::new("unauthenticated_network_access")
+                .long("unauthenticated-network-access")
+                .action(ArgAction::SetTrue)
+                .requires("network")
+                .conflicts_with("stdio")
+                .help(
+                    "Allow --http/--tcp on a non-loopback address without --tokens-file: \
+                     anyone who can reach the address may call every tool",
+                ),
         )
         .arg(
             Arg::new("stateless")
@@ -101,26 +118,41 @@ pub(crate) async fn run(
     if let Some(limit) = matches.get_one::<usize>("max_in_flight") {
         server = server.max_in_flight(*limit);
     }
+    if matches.get_flag("unauthenticated_network_access") {
+        server = server.unauthenticated_network_access();
+    }
+    let tokens = match matches.get_one::<PathBuf>("tokens_file") {
+        Some(path) => match TokenTable::from_file(path) {
+            Ok(table) => Some(table),
+            Err(err) => {
+                print_err(&format!("error: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        },
+        None => None,
+    };
     let served = if let Some(addr) = matches.get_one::<SocketAddr>("http") {
         let mut options = HttpOptions::default().stateful(!matches.get_flag("stateless"));
-        if let Some(path) = matches.get_one::<PathBuf>("tokens_file") {
-            options = match options.tokens_file(path) {
-                Ok(options) => options,
-                Err(err) => {
-                    print_err(&format!("error: {err}\n"));
-                    return ExitCode::from(USAGE);
-                }
-            };
+        if let Some(table) = tokens {
+            options = options.tokens(table);
         }
         serve_http(server, *addr, options).await
     } else if let Some(addr) = matches.get_one::<SocketAddr>("tcp") {
-        serve_tcp(server, *addr).await
+        let mut options = TcpOptions::default();
+        if let Some(table) = tokens {
+            options = options.tokens(table);
+        }
+        serve_tcp(server, *addr, options).await
     } else {
         tracing::info!("serving MCP over stdio");
         server.serve_stdio().await
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err @ ServeError::Unauthenticated { .. }) => {
+            print_err(&format!("error: {err}\n"));
+            ExitCode::from(USAGE)
+        }
         Err(err) => {
             print_err(&format!("error: {err}\n"));
             ExitCode::from(FAILURE)
@@ -137,15 +169,21 @@ async fn serve_http(
     // Always on stderr, whatever the log level: with port 0 it is how a caller learns
     // the port.
     print_err(&format!("serving MCP over HTTP at {}\n", bound.url()?));
+    print_err(&format!("{}\n", bound.exposure()?));
     bound.serve().await
 }
 
-async fn serve_tcp(server: Server, addr: SocketAddr) -> Result<(), ServeError> {
-    let bound = server.bind_tcp(addr).await?;
+async fn serve_tcp(
+    server: Server,
+    addr: SocketAddr,
+    options: TcpOptions,
+) -> Result<(), ServeError> {
+    let bound = server.bind_tcp(addr, options).await?;
     print_err(&format!(
         "serving MCP over TCP at {}\n",
         bound.local_addr()?
     ));
+    print_err(&format!("{}\n", bound.exposure()?));
     bound.serve().await
 }
 

@@ -1,5 +1,7 @@
 //! The public face of the server: [`Server`] (builder and `serve_*`), [`ServerInfo`],
 //! [`HttpOptions`], the bound listeners [`HttpServer`] / [`TcpServer`], and [`ServeError`].
+//! Binding checks the address first: beyond loopback, authentication or an explicit opt-in
+//! is required (see `exposure.rs`).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -15,10 +17,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::{TokenResolver, TokenTable, TokensFileError};
 use super::codec::DEFAULT_MAX_LINE_LENGTH;
+use super::exposure::{self, Authentication};
 use super::handler::{McpHandler, Shared};
 use super::notify::ListChanged;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
+use super::tcp::{self, TcpOptions};
 use super::{http_transport, stream};
 use crate::registry::Registry;
 
@@ -101,6 +105,23 @@ pub enum ServeError {
         addr: SocketAddr,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// The address is reachable from other machines and no authentication is configured;
+    /// nothing was bound. Add tokens, listen on loopback, or opt in with
+    /// [`Server::unauthenticated_network_access`].
+    #[error(
+        "refusing to serve MCP over {transport} at {addr} without authentication: that address \
+         is reachable from other machines, and every tool would be open to anyone who connects. \
+         Add bearer tokens (`--tokens-file FILE`; in code `HttpOptions::tokens` or \
+         `TcpOptions::tokens`), listen on a loopback address (127.0.0.1 or [::1]), or, on a \
+         network you trust, opt in with `--unauthenticated-network-access` \
+         (`Server::unauthenticated_network_access`)"
+    )]
+    Unauthenticated {
+        /// `HTTP` or `TCP`.
+        transport: &'static str,
+        /// The address asked for.
+        addr: SocketAddr,
     },
     /// The MCP session (stdio or another single stream) could not start or failed.
     #[error("MCP session failed: {0}")]
@@ -206,6 +227,8 @@ impl HttpOptions {
     /// ```
     /// let path = std::env::temp_dir().join(format!("http-tokens-doc-{}", std::process::id()));
     /// std::fs::write(&path, "reader WIKI_VIEW\n").unwrap();
+    /// # use std::os::unix::fs::PermissionsExt;
+    /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     /// let options = mcp_tools::server::HttpOptions::default().tokens_file(&path).unwrap();
     /// # std::fs::remove_file(&path).unwrap();
     /// ```
@@ -251,6 +274,8 @@ pub struct Server {
     max_line_length: usize,
     client_timeout: Duration,
     shutdown: CancellationToken,
+    /// The operator's opt-in to listen beyond loopback with no authentication.
+    unauthenticated_network_access: bool,
     /// Built on first use; every setter resets it.
     built: OnceLock<Arc<Shared>>,
 }
@@ -269,6 +294,7 @@ impl Server {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_line_length: DEFAULT_MAX_LINE_LENGTH,
             shutdown: CancellationToken::new(),
+            unauthenticated_network_access: false,
             built: OnceLock::new(),
         }
     }
@@ -354,6 +380,33 @@ impl Server {
         }
     }
 
+    /// Allow [`bind_http`](Self::bind_http) and [`bind_tcp`](Self::bind_tcp) to listen on
+    /// an address other machines can reach (`0.0.0.0`, `::`, a LAN address) with no
+    /// authentication. Without this such a bind fails with [`ServeError::Unauthenticated`]
+    /// before any socket is opened; with it the server logs a warning naming the address
+    /// and the tools anyone who can reach it may call. The command line's
+    /// `--unauthenticated-network-access`. Loopback addresses never need it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use mcp_tools::server::{Server, ServeError, TcpOptions};
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let refused = Server::new(registry.clone())
+    ///     .bind_tcp("0.0.0.0:0".parse().unwrap(), TcpOptions::default())
+    ///     .await;
+    /// assert!(matches!(refused, Err(ServeError::Unauthenticated { .. })));
+    /// let opted_in = Server::new(registry)
+    ///     .unauthenticated_network_access()
+    ///     .bind_tcp("0.0.0.0:0".parse().unwrap(), TcpOptions::default())
+    ///     .await;
+    /// assert!(opted_in.is_ok());
+    /// # });
+    /// ```
+    pub fn unauthenticated_network_access(mut self) -> Server {
+        self.unauthenticated_network_access = true;
+        self
+    }
+
     /// Stop serving when `token` is cancelled (`serve_*` then return `Ok`).
     ///
     /// ```
@@ -362,7 +415,7 @@ impl Server {
     /// let stop = tokio_util::sync::CancellationToken::new();
     /// let server = mcp_tools::server::Server::new(registry)
     ///     .shutdown_on(stop.clone())
-    ///     .bind_tcp("127.0.0.1:0".parse().unwrap())
+    ///     .bind_tcp("127.0.0.1:0".parse().unwrap(), Default::default())
     ///     .await
     ///     .unwrap();
     /// stop.cancel();
@@ -429,32 +482,65 @@ impl Server {
         let shared = self.shared();
         shared.list_changed.start_pump();
         let limits = self.stream_limits();
-        stream::serve_stream(shared, read, write, limits, self.shutdown).await
+        stream::serve_stream(shared, read, write, None, limits, self.shutdown).await
     }
 
     /// Listen on `addr` for TCP connections, each one MCP session of newline-delimited
-    /// JSON-RPC, without serving yet (learn the port first, e.g. for port 0).
-    pub async fn bind_tcp(self, addr: SocketAddr) -> Result<TcpServer, ServeError> {
+    /// JSON-RPC (behind an authentication line when `options` has tokens), without serving
+    /// yet (learn the port first, e.g. for port 0).
+    ///
+    /// Fails with [`ServeError::Unauthenticated`], binding nothing, when `addr` is not a
+    /// loopback address, `options` has no tokens and
+    /// [`unauthenticated_network_access`](Self::unauthenticated_network_access) was not
+    /// called.
+    pub async fn bind_tcp(
+        self,
+        addr: SocketAddr,
+        options: TcpOptions,
+    ) -> Result<TcpServer, ServeError> {
+        self.check_exposure("TCP", addr, options.authentication())?;
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
         Ok(TcpServer {
             server: self,
             listener,
+            options,
         })
     }
 
     /// [`bind_tcp`](Self::bind_tcp) then [`TcpServer::serve`].
-    pub async fn serve_tcp(self, addr: SocketAddr) -> Result<(), ServeError> {
-        self.bind_tcp(addr).await?.serve().await
+    pub async fn serve_tcp(self, addr: SocketAddr, options: TcpOptions) -> Result<(), ServeError> {
+        self.bind_tcp(addr, options).await?.serve().await
+    }
+
+    fn check_exposure(
+        &self,
+        transport: &'static str,
+        addr: SocketAddr,
+        authentication: Authentication,
+    ) -> Result<(), ServeError> {
+        exposure::check(
+            transport,
+            addr,
+            authentication,
+            self.unauthenticated_network_access,
+        )
     }
 
     /// Listen on `addr` for streamable HTTP at `options`' path, without serving yet.
+    ///
+    /// Fails with [`ServeError::Unauthenticated`], binding nothing, when `addr` is not a
+    /// loopback address, `options` has no tokens and
+    /// [`unauthenticated_network_access`](Self::unauthenticated_network_access) was not
+    /// called.
     pub async fn bind_http(
         self,
         addr: SocketAddr,
         options: HttpOptions,
     ) -> Result<HttpServer, ServeError> {
+        let authentication = Authentication::with_tokens(options.tokens.is_some());
+        self.check_exposure("HTTP", addr, authentication)?;
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
@@ -495,6 +581,7 @@ fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &R
 pub struct TcpServer {
     server: Server,
     listener: TcpListener,
+    options: TcpOptions,
 }
 
 impl TcpServer {
@@ -503,13 +590,28 @@ impl TcpServer {
         self.listener.local_addr()
     }
 
+    /// What this listener exposes, in one line: address and reach, authentication, tools
+    /// (logged when serving starts; the command line prints it).
+    pub fn exposure(&self) -> std::io::Result<String> {
+        Ok(exposure::summary(
+            "TCP",
+            self.local_addr()?,
+            self.options.authentication(),
+            &self.server.registry,
+        ))
+    }
+
     /// Accept and serve connections until the shutdown token fires.
     pub async fn serve(self) -> Result<(), ServeError> {
+        let addr = self.local_addr()?;
+        let authentication = self.options.authentication();
+        exposure::log("TCP", addr, authentication, &self.server.registry);
         let shared = self.server.shared();
         shared.list_changed.start_pump();
-        stream::serve_tcp(
+        tcp::serve(
             shared,
             self.listener,
+            self.options,
             self.server.stream_limits(),
             self.server.shutdown,
         )
@@ -539,8 +641,25 @@ impl HttpServer {
         ))
     }
 
+    /// What this listener exposes, in one line: address and reach, authentication, tools
+    /// (logged when serving starts; the command line prints it).
+    pub fn exposure(&self) -> std::io::Result<String> {
+        Ok(exposure::summary(
+            "HTTP",
+            self.local_addr()?,
+            self.authentication(),
+            &self.server.registry,
+        ))
+    }
+
+    fn authentication(&self) -> Authentication {
+        Authentication::with_tokens(self.options.tokens.is_some())
+    }
+
     /// Serve requests until the shutdown token fires.
     pub async fn serve(self) -> Result<(), ServeError> {
+        let addr = self.local_addr()?;
+        exposure::log("HTTP", addr, self.authentication(), &self.server.registry);
         let shared = self.server.shared();
         shared.list_changed.start_pump();
         http_transport::serve(

@@ -72,6 +72,8 @@ pub(super) struct Session {
     registered: AtomicBool,
     /// The resources this session subscribed to.
     pub(super) subscriptions: Arc<SessionSubscriptions>,
+    /// The permissions of a peer that authenticated when it connected (TCP with tokens).
+    caller: Option<PermissionSet>,
 }
 
 /// The caller's permissions, put into the HTTP request's extensions by the token check.
@@ -103,10 +105,31 @@ pub struct McpHandler {
 impl McpHandler {
     /// A handler for a new session.
     pub(crate) fn new_session(shared: Arc<Shared>) -> McpHandler {
+        McpHandler::new_session_as(shared, None)
+    }
+
+    /// A handler for a new session whose peer authenticated with `caller`'s permissions
+    /// when it connected (`None`: the peer sees every tool unless a request carries its own
+    /// caller, as HTTP requests with bearer tokens do).
+    pub(crate) fn new_session_as(shared: Arc<Shared>, caller: Option<PermissionSet>) -> McpHandler {
         McpHandler {
             shared,
-            session: Arc::default(),
+            session: Arc::new(Session {
+                caller,
+                ..Session::default()
+            }),
         }
+    }
+
+    /// The caller's permissions: the HTTP request's (from its bearer token), else the
+    /// session's (from the TCP authentication line); `None` when no tokens are in use.
+    pub(super) fn caller(&self, context: &RequestContext<RoleServer>) -> Option<PermissionSet> {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<CallerPermissions>())
+            .map(|c| c.0.clone())
+            .or_else(|| self.session.caller.clone())
     }
 }
 
@@ -115,16 +138,6 @@ pub(super) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-}
-
-/// The permissions of the HTTP caller (from its bearer token), if tokens are in use.
-pub(super) fn caller(context: &RequestContext<RoleServer>) -> Option<PermissionSet> {
-    context
-        .extensions
-        .get::<http::request::Parts>()?
-        .extensions
-        .get::<CallerPermissions>()
-        .map(|c| c.0.clone())
 }
 
 impl McpHandler {
@@ -172,7 +185,7 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let caller = caller(&context);
+        let caller = self.caller(&context);
         let cursor = request.and_then(|r| r.cursor);
         let registry = &self.shared.registry;
         // Read the generation on both sides of the list so a cursor never pairs an old
@@ -213,7 +226,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = caller(&context);
+        let caller = self.caller(&context);
         let ctx = self.tool_context(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let registry = &self.shared.registry;

@@ -52,6 +52,7 @@ mod builder;
 mod client_requests;
 mod codec;
 mod convert;
+mod exposure;
 mod handler;
 mod http_transport;
 mod notify;
@@ -62,6 +63,7 @@ mod paging;
 mod peer;
 mod stream;
 mod subscriptions;
+mod tcp;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -84,6 +86,7 @@ pub use rmcp;
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
 pub use builder::{HttpOptions, HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
+pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};
 
 use crate::registry::Registry;
 
@@ -121,8 +124,8 @@ pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
 }
 
 /// Serve `registry` over streamable HTTP at `http://ADDR/mcp` with the default
-/// [`HttpOptions`] (stateful sessions, loopback Host/Origin only, no tokens), until the
-/// process ends. Shortcut for `Server::new(registry).serve_http(addr, HttpOptions::default())`.
+/// [`HttpOptions`] (stateful sessions, loopback Host/Origin only, no tokens, so `addr` must
+/// be a loopback address), until the process ends. Shortcut for `Server::new(registry).serve_http(addr, HttpOptions::default())`.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -138,7 +141,8 @@ pub async fn http(registry: Registry, addr: SocketAddr) -> Result<(), ServeError
 }
 
 /// Serve `registry` over TCP (newline-delimited JSON-RPC, one MCP session per connection)
-/// until the process ends. Shortcut for `Server::new(registry).serve_tcp(addr)`.
+/// with the default [`TcpOptions`] (no tokens, so `addr` must be a loopback address) until
+/// the process ends. Shortcut for `Server::new(registry).serve_tcp(addr, TcpOptions::default())`.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -148,5 +152,7 @@ pub async fn http(registry: Registry, addr: SocketAddr) -> Result<(), ServeError
 /// # }
 /// ```
 pub async fn tcp(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
-    Server::new(registry).serve_tcp(addr).await
+    Server::new(registry)
+        .serve_tcp(addr, TcpOptions::default())
+        .await
 }

@@ -18,7 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::convert;
-use super::handler::{McpHandler, caller, is_modern};
+use super::handler::{McpHandler, is_modern};
 use super::paging;
 use crate::definition::completion::{CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
@@ -120,7 +120,7 @@ fn prompt_arguments(arguments: Option<rmcp::model::JsonObject>) -> Result<Params
 impl McpHandler {
     /// The caller's view, and whether lists depend on the caller (bearer tokens in use).
     fn caller_view(&self, context: &RequestContext<RoleServer>) -> (Registry, bool) {
-        match caller(context) {
+        match self.caller(context) {
             Some(permissions) => (self.shared.registry.view(&permissions), true),
             None => (self.shared.registry.clone(), false),
         }

@@ -1,0 +1,74 @@
+//! A raw JSON-RPC client over TCP (newline-delimited, one MCP session per connection): no
+//! MCP SDK ships a TCP transport.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// One connection to a TCP server.
+pub struct TcpClient {
+    writer: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl TcpClient {
+    /// Connect to `addr` (`IP:PORT`); reads wait at most 30 s.
+    pub fn open(addr: &str) -> TcpClient {
+        let stream =
+            TcpStream::connect(addr).unwrap_or_else(|e| panic!("cannot connect to {addr}: {e}"));
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("a read timeout can be set");
+        TcpClient {
+            writer: stream.try_clone().expect("the stream can be cloned"),
+            reader: BufReader::new(stream),
+        }
+    }
+
+    /// Send `line` and a newline.
+    pub fn send_line(&mut self, line: &str) {
+        self.writer
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("the line can be written");
+    }
+
+    /// Send one message.
+    pub fn send(&mut self, message: Value) {
+        self.send_line(&message.to_string());
+    }
+
+    /// The next message, or `None` once the server closed the connection.
+    pub fn next(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        let read = self
+            .reader
+            .read_line(&mut line)
+            .expect("a line within 30 s");
+        (read > 0).then(|| serde_json::from_str(&line).expect("a JSON-RPC line"))
+    }
+
+    /// Send a request and return its response (skipping notifications and other ids).
+    pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.next().expect("the server closed the connection");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// `initialize` (id 0) then `notifications/initialized`; the initialize response.
+    pub fn initialize(&mut self) -> Value {
+        let reply = self.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "tcp-test", "version": "1"}}),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        reply
+    }
+}
