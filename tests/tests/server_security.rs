@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use mcp_tools_tests::checks::{QUICKSTART_TOOLS, SYSTEM_TOOLS};
-use mcp_tools_tests::tcp_client::TcpClient;
+use mcp_tools_tests::line_client::LineClient;
 use mcp_tools_tests::{ServerProcess, example_binary, quickstart, run_with_deadline};
 use serde_json::{Value, json};
 
@@ -153,14 +153,14 @@ fn loopback(server: &ServerProcess) -> String {
     format!("127.0.0.1:{port}")
 }
 
-/// What these tests add to [`TcpClient`].
+/// What these tests add to [`LineClient`].
 trait Security {
     fn authenticate(&mut self, token: &str);
     fn tool_names(&mut self) -> Vec<String>;
     fn expect_refusal(&mut self, id: Value, why: &str);
 }
 
-impl Security for TcpClient {
+impl Security for LineClient {
     fn authenticate(&mut self, token: &str) {
         self.send(json!({"jsonrpc": "2.0", "method": "mcp-tools/authenticate",
                          "params": {"token": token}}));
@@ -180,13 +180,13 @@ impl Security for TcpClient {
 
     /// The refusal: one JSON-RPC error, then the end of the connection.
     fn expect_refusal(&mut self, id: Value, why: &str) {
-        let reply = self.next().expect("an error before the connection ends");
+        let reply = self.receive().expect("an error before the connection ends");
         assert_eq!(reply["error"]["code"], -32001, "{reply}");
         assert_eq!(reply["id"], id, "{reply}");
         let message = reply["error"]["message"].as_str().unwrap();
         assert!(message.contains(why), "{message}");
         assert!(reply.get("result").is_none(), "{reply}");
-        assert!(self.next().is_none(), "nothing after the refusal");
+        assert!(self.receive().is_none(), "nothing after the refusal");
     }
 }
 
@@ -245,7 +245,7 @@ fn the_opt_in_serves_the_network_and_says_so_on_stderr() {
                 std::thread::sleep(Duration::from_millis(20));
             }
             if transport == "--tcp" {
-                let mut client = TcpClient::open(&loopback(&server));
+                let mut client = LineClient::tcp(&loopback(&server));
                 assert!(client.initialize()["result"].is_object());
                 assert_eq!(client.tool_names(), target.tools, "{label}");
             }
@@ -273,11 +273,11 @@ fn tcp_with_tokens_authenticates_before_any_mcp_message() {
         let label = target.name;
 
         // MCP before authenticating: refused with the request's id and the way to do it.
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {}}));
         client.expect_refusal(json!(5), "mcp-tools/authenticate");
 
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.send(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
@@ -286,21 +286,21 @@ fn tcp_with_tokens_authenticates_before_any_mcp_message() {
         client.expect_refusal(json!(0), "as the first line");
 
         // An unknown token, with MCP pipelined behind it: one error, nothing served.
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.authenticate("not-a-token-Zq81");
         client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}));
         client.expect_refusal(Value::Null, "not valid");
 
         // Not JSON at all, and a missing token.
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.send_line("hello");
         client.expect_refusal(Value::Null, "not JSON");
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.send(json!({"jsonrpc": "2.0", "method": "mcp-tools/authenticate"}));
         client.expect_refusal(Value::Null, "token");
 
         // The narrow token sees its view; a hidden tool answers like an unknown one.
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.authenticate(target.token("narrow"));
         assert!(
             client.initialize()["result"]["serverInfo"].is_object(),
@@ -336,7 +336,7 @@ fn tcp_with_tokens_authenticates_before_any_mcp_message() {
         );
 
         // The wide token sees every tool, on a connection of its own.
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.authenticate(target.token("wide"));
         client.initialize();
         assert_eq!(client.tool_names(), target.tools, "{label}");
@@ -388,11 +388,11 @@ fn tokens_never_appear_in_logs_or_output() {
             "trace",
         ]);
         let addr = loopback(&tcp);
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.authenticate(target.token("wide"));
         client.initialize();
         client.tool_names();
-        let mut client = TcpClient::open(&addr);
+        let mut client = LineClient::tcp(&addr);
         client.authenticate(wrong);
         client.expect_refusal(Value::Null, "not valid");
 
@@ -461,4 +461,96 @@ fn tokens_never_appear_in_logs_or_output() {
             logs[0]
         );
     }
+}
+
+/// Connect to the Unix socket at `path` as user and group 65534 (`nobody`) with the
+/// system's Python and send `initialize`: exit status 3 when the kernel refuses the
+/// connection, 0 and the reply line on stdout when served.
+fn connect_as_nobody(path: &std::path::Path) -> mcp_tools_tests::Finished {
+    use std::os::unix::process::CommandExt;
+    let script = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except PermissionError:
+    print("denied")
+    sys.exit(3)
+s.sendall(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"nobody","version":"1"}}}\n')
+print(s.makefile().readline())
+"#;
+    let mut command = Command::new("/usr/bin/python3");
+    command.args(["-c", script]).arg(path).uid(65534).gid(65534);
+    run_with_deadline(command, DEADLINE)
+}
+
+#[test]
+fn unix_sockets_admit_only_who_the_file_mode_allows() {
+    for target in Target::all("unix") {
+        let path = target.dir.join("mcp.sock");
+        let server = target.start(&["--unix", path.to_str().unwrap(), "--log-level", "info"]);
+        assert_eq!(server.endpoint, path.to_str().unwrap());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", target.name);
+        let line = exposure_line(&server);
+        assert!(line.contains("(this machine only)"), "{line}");
+        assert!(line.contains("mode 0600"), "{line}");
+        assert!(line.contains(&target.tools.join(", ")), "{line}");
+
+        let mut client = LineClient::unix(&path);
+        assert!(client.initialize()["result"]["serverInfo"].is_object());
+        assert_eq!(client.tool_names(), target.tools, "{}", target.name);
+        let me = own_uid();
+        let started = Instant::now();
+        while !server.stderr().contains(&format!("uid={me}")) {
+            assert!(started.elapsed() < DEADLINE, "{}", server.stderr());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+
+        if me != 0 {
+            eprintln!("not root: the other-user checks need to switch users; skipped");
+            continue;
+        }
+        // Another user: the kernel refuses the connection on the file's mode...
+        std::fs::set_permissions(&target.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let refused = connect_as_nobody(&path);
+        assert_eq!(
+            refused.code,
+            Some(3),
+            "{}: {}{}",
+            target.name,
+            refused.stdout,
+            refused.stderr
+        );
+        // ...and admits it once the mode allows it; its uid is logged.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let admitted = connect_as_nobody(&path);
+        assert_eq!(
+            admitted.code,
+            Some(0),
+            "{}: {}",
+            target.name,
+            admitted.stderr
+        );
+        assert!(
+            admitted.stdout.contains("serverInfo"),
+            "{}",
+            admitted.stdout
+        );
+        let started = Instant::now();
+        while !server.stderr().contains("uid=65534") {
+            assert!(started.elapsed() < DEADLINE, "{}", server.stderr());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// This process's user id (owner of a file it creates).
+fn own_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    let probe = std::env::temp_dir().join(format!("mcp-uid-probe-{}", std::process::id()));
+    std::fs::write(&probe, "").unwrap();
+    let uid = std::fs::metadata(&probe).unwrap().uid();
+    std::fs::remove_file(&probe).unwrap();
+    uid
 }

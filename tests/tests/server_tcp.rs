@@ -2,9 +2,9 @@
 //! session per connection), driven by a raw JSON-RPC client: no MCP SDK ships a TCP
 //! transport.
 
-use mcp_tools_tests::tcp_client::TcpClient;
+use mcp_tools_tests::line_client::LineClient;
 use mcp_tools_tests::{ServerProcess, quickstart};
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[test]
 fn tcp_sessions_list_call_and_pipeline() {
@@ -17,8 +17,8 @@ fn tcp_sessions_list_call_and_pipeline() {
         .parse()
         .unwrap_or_else(|_| panic!("TCP announces IP:PORT, not {}", server.endpoint));
     assert_ne!(bound.port(), 0, "port 0 is announced as the port bound");
-    let mut first = TcpClient::open(server.authority());
-    let mut second = TcpClient::open(server.authority());
+    let mut first = LineClient::tcp(server.authority());
+    let mut second = LineClient::tcp(server.authority());
 
     let info = first.initialize();
     assert_eq!(
@@ -51,7 +51,7 @@ fn tcp_sessions_list_call_and_pipeline() {
     }
     let mut answered = 0;
     while answered < 2000 {
-        let reply = first.next().expect("a reply");
+        let reply = first.receive().expect("a reply");
         let id = reply["id"]
             .as_i64()
             .expect("only replies on this connection");

@@ -1,7 +1,7 @@
-//! `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F]
+//! `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F]
 //! [--unauthenticated-network-access] [--stateless] [--page-size N] [--max-in-flight N]`:
-//! the registry over MCP through [`crate::server::Server`]. HTTP and TCP print the address
-//! bound and a line saying what is exposed (reach, authentication, tools).
+//! the registry over MCP through [`crate::server::Server`]. HTTP, TCP and Unix print the
+//! address bound and a line saying what is exposed (reach, authentication, tools).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -39,7 +39,17 @@ pub(crate) fn command() -> Command {
                 .value_parser(clap::value_parser!(SocketAddr))
                 .help("Serve newline-delimited JSON-RPC over TCP at ADDR, one session per connection"),
         )
-        .group(ArgGroup::new("transport").args(["stdio", "http", "tcp"]))
+        .arg(
+            Arg::new("unix")
+                .long("unix")
+                .value_name("PATH")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "Serve newline-delimited JSON-RPC on a Unix domain socket at PATH (mode 0600: \
+                     only this user may connect), one session per connection",
+                ),
+        )
+        .group(ArgGroup::new("transport").args(["stdio", "http", "tcp", "unix"]))
         .group(ArgGroup::new("network").args(["http", "tcp"]))
         .arg(
             Arg::new("tokens_file")
@@ -143,6 +153,8 @@ pub(crate) async fn run(
             options = options.tokens(table);
         }
         serve_tcp(server, *addr, options).await
+    } else if let Some(path) = matches.get_one::<PathBuf>("unix") {
+        serve_unix(server, path).await
     } else {
         tracing::info!("serving MCP over stdio");
         server.serve_stdio().await
@@ -184,6 +196,16 @@ async fn serve_tcp(
         bound.local_addr()?
     ));
     print_err(&format!("{}\n", bound.exposure()?));
+    bound.serve().await
+}
+
+async fn serve_unix(server: Server, path: &std::path::Path) -> Result<(), ServeError> {
+    let bound = server.bind_unix(path).await?;
+    print_err(&format!(
+        "serving MCP over Unix socket at {}\n",
+        bound.path().display()
+    ));
+    print_err(&format!("{}\n", bound.exposure()));
     bound.serve().await
 }
 

@@ -23,6 +23,8 @@ use super::notify::ListChanged;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
 use super::tcp::{self, TcpOptions};
+#[cfg(unix)]
+use super::unix;
 use super::{http_transport, stream};
 use crate::registry::Registry;
 
@@ -103,6 +105,14 @@ pub enum ServeError {
     Bind {
         /// The address asked for.
         addr: SocketAddr,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The Unix domain socket could not be created at the path.
+    #[error("cannot listen on Unix socket {}: {source}", path.display())]
+    BindUnix {
+        /// The socket's path.
+        path: std::path::PathBuf,
         /// The I/O error.
         source: std::io::Error,
     },
@@ -528,6 +538,39 @@ impl Server {
         )
     }
 
+    /// Listen on a Unix domain socket at `path`, each connection one MCP session of
+    /// newline-delimited JSON-RPC, without serving yet. The socket file gets mode `0600`:
+    /// the kernel lets only this process's user (and root) connect; each peer's user id is
+    /// logged. A stale socket at `path` (nobody accepting) is replaced; any other file
+    /// there is an error. The file is removed when serving ends.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::os::unix::fs::PermissionsExt;
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let path = std::env::temp_dir().join(format!("mcp-doc-{}.sock", std::process::id()));
+    /// let server = mcp_tools::server::Server::new(registry).bind_unix(&path).await.unwrap();
+    /// let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    /// assert_eq!(mode & 0o777, 0o600);
+    /// drop(server);
+    /// assert!(!path.exists());
+    /// # });
+    /// ```
+    #[cfg(unix)]
+    pub async fn bind_unix(self, path: impl AsRef<Path>) -> Result<UnixServer, ServeError> {
+        let listener = unix::bind(path.as_ref())?;
+        Ok(UnixServer {
+            server: self,
+            listener,
+        })
+    }
+
+    /// [`bind_unix`](Self::bind_unix) then [`UnixServer::serve`].
+    #[cfg(unix)]
+    pub async fn serve_unix(self, path: impl AsRef<Path>) -> Result<(), ServeError> {
+        self.bind_unix(path).await?.serve().await
+    }
+
     /// Listen on `addr` for streamable HTTP at `options`' path, without serving yet.
     ///
     /// Fails with [`ServeError::Unauthenticated`], binding nothing, when `addr` is not a
@@ -616,6 +659,43 @@ impl TcpServer {
             self.server.shutdown,
         )
         .await
+    }
+}
+
+/// A [`Server`] listening on a Unix domain socket (from [`Server::bind_unix`]); the
+/// socket file is removed when it is dropped.
+#[cfg(unix)]
+pub struct UnixServer {
+    server: Server,
+    listener: unix::Listener,
+}
+
+#[cfg(unix)]
+impl UnixServer {
+    /// The socket's path.
+    pub fn path(&self) -> &Path {
+        &self.listener.path
+    }
+
+    /// What this listener exposes, in one line: path and who may connect, tools (logged
+    /// when serving starts; the command line prints it).
+    pub fn exposure(&self) -> String {
+        exposure::summary_at(
+            "Unix socket",
+            &self.listener.path.display().to_string(),
+            "this machine only",
+            Authentication::PeerCredentials,
+            &self.server.registry,
+        )
+    }
+
+    /// Accept and serve connections until the shutdown token fires.
+    pub async fn serve(self) -> Result<(), ServeError> {
+        tracing::info!("{}", self.exposure());
+        let shared = self.server.shared();
+        shared.list_changed.start_pump();
+        let limits = self.server.stream_limits();
+        unix::serve(shared, self.listener, limits, self.server.shutdown).await
     }
 }
 

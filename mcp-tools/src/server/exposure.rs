@@ -19,8 +19,11 @@ pub(crate) fn is_loopback(addr: SocketAddr) -> bool {
 pub(crate) enum Authentication {
     /// Nobody is checked.
     None,
-    /// Bearer tokens (HTTP `Authorization` header, or the TCP handshake line).
+    /// Bearer tokens (HTTP `Authorization` header, or the TCP authentication line).
     Tokens,
+    /// The kernel: the socket file's mode decides who may connect, and the peer's user id
+    /// is known (Unix domain sockets).
+    PeerCredentials,
 }
 
 impl Authentication {
@@ -39,6 +42,9 @@ impl fmt::Display for Authentication {
         f.write_str(match self {
             Authentication::None => "none",
             Authentication::Tokens => "bearer tokens",
+            Authentication::PeerCredentials => {
+                "socket file mode 0600 (this user and root may connect); peer uid logged"
+            }
         })
     }
 }
@@ -58,6 +64,15 @@ pub(crate) fn check(
     Err(ServeError::Unauthenticated { transport, addr })
 }
 
+/// Who can reach a socket address, in words.
+fn reach(addr: SocketAddr) -> &'static str {
+    if is_loopback(addr) {
+        "loopback only"
+    } else {
+        "reachable from the network"
+    }
+}
+
 /// One line saying what a listener exposes: its address and reach, its authentication and
 /// the tools it serves (every tool; with tokens, each caller sees its own part).
 pub(crate) fn summary(
@@ -66,15 +81,27 @@ pub(crate) fn summary(
     authentication: Authentication,
     registry: &Registry,
 ) -> String {
-    let reach = if is_loopback(addr) {
-        "loopback only"
-    } else {
-        "reachable from the network"
-    };
+    summary_at(
+        transport,
+        &addr.to_string(),
+        reach(addr),
+        authentication,
+        registry,
+    )
+}
+
+/// [`summary`] for any kind of address (`place`) and reach.
+pub(crate) fn summary_at(
+    transport: &str,
+    place: &str,
+    reach: &str,
+    authentication: Authentication,
+    registry: &Registry,
+) -> String {
     let tools = registry.list_tools();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
     format!(
-        "exposing {transport} at {addr} ({reach}); authentication: {authentication}; {} tools: {}",
+        "exposing {transport} at {place} ({reach}); authentication: {authentication}; {} tools: {}",
         names.len(),
         if names.is_empty() {
             "(none)".to_string()
@@ -99,7 +126,7 @@ pub(crate) fn log(
         (false, Authentication::None) => tracing::warn!(
             "{line} — UNAUTHENTICATED: anyone who can reach this address may call every tool"
         ),
-        (false, Authentication::Tokens) => tracing::warn!(
+        (false, Authentication::Tokens | Authentication::PeerCredentials) => tracing::warn!(
             "{line} — the tokens cross the network in clear text over plain {transport}: \
              anyone on the path can read and replay them; put TLS in front (a reverse proxy \
              or a tunnel) or use this only on a network you trust"

@@ -1,4 +1,5 @@
-//! Serving a [`Registry`] over MCP: stdio, streamable HTTP and TCP, through `rmcp`.
+//! Serving a [`Registry`] over MCP: stdio, streamable HTTP, TCP and Unix domain sockets,
+//! through `rmcp`.
 //!
 //! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`http`] and
 //! [`tcp`] are one-line shortcuts with the defaults.
@@ -68,6 +69,8 @@ mod tcp;
 mod tests;
 #[cfg(test)]
 mod tests_offerings;
+#[cfg(unix)]
+mod unix;
 
 use std::net::SocketAddr;
 
@@ -84,6 +87,8 @@ use std::net::SocketAddr;
 pub use rmcp;
 
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
+#[cfg(unix)]
+pub use builder::UnixServer;
 pub use builder::{HttpOptions, HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
 pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};

@@ -1,29 +1,44 @@
-//! A raw JSON-RPC client over TCP (newline-delimited, one MCP session per connection): no
-//! MCP SDK ships a TCP transport.
+//! A raw JSON-RPC client over TCP or a Unix domain socket (newline-delimited, one MCP
+//! session per connection): no MCP SDK ships either transport.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// One connection to a TCP server.
-pub struct TcpClient {
-    writer: TcpStream,
-    reader: BufReader<TcpStream>,
+/// How long a read waits for the server.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// One connection to a server speaking newline-delimited JSON-RPC.
+pub struct LineClient {
+    writer: Box<dyn Write + Send>,
+    reader: BufReader<Box<dyn Read + Send>>,
 }
 
-impl TcpClient {
-    /// Connect to `addr` (`IP:PORT`); reads wait at most 30 s.
-    pub fn open(addr: &str) -> TcpClient {
+impl LineClient {
+    /// Connect over TCP to `addr` (`IP:PORT`); reads wait at most 30 s.
+    pub fn tcp(addr: &str) -> LineClient {
         let stream =
             TcpStream::connect(addr).unwrap_or_else(|e| panic!("cannot connect to {addr}: {e}"));
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .expect("a read timeout can be set");
-        TcpClient {
-            writer: stream.try_clone().expect("the stream can be cloned"),
-            reader: BufReader::new(stream),
+        stream.set_read_timeout(Some(PATIENCE)).expect("a timeout");
+        LineClient::over(stream.try_clone().expect("a clone"), stream)
+    }
+
+    /// Connect to the Unix domain socket at `path`; reads wait at most 30 s.
+    pub fn unix(path: &Path) -> LineClient {
+        let stream = UnixStream::connect(path)
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", path.display()));
+        stream.set_read_timeout(Some(PATIENCE)).expect("a timeout");
+        LineClient::over(stream.try_clone().expect("a clone"), stream)
+    }
+
+    fn over<S: Read + Write + Send + 'static>(writer: S, reader: S) -> LineClient {
+        LineClient {
+            writer: Box::new(writer),
+            reader: BufReader::new(Box::new(reader)),
         }
     }
 
@@ -40,7 +55,7 @@ impl TcpClient {
     }
 
     /// The next message, or `None` once the server closed the connection.
-    pub fn next(&mut self) -> Option<Value> {
+    pub fn receive(&mut self) -> Option<Value> {
         let mut line = String::new();
         let read = self
             .reader
@@ -53,7 +68,7 @@ impl TcpClient {
     pub fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let message = self.next().expect("the server closed the connection");
+            let message = self.receive().expect("the server closed the connection");
             if message["id"] == json!(id) {
                 return message;
             }
