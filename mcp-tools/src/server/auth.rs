@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::private_file;
 use crate::permissions::PermissionSet;
 
 /// Maps a bearer token to the permissions of the caller presenting it.
@@ -136,24 +137,16 @@ impl TokenTable {
     /// ```
     pub fn from_file(path: impl AsRef<Path>) -> Result<TokenTable, TokensFileError> {
         let path = path.as_ref();
-        let read = |source| TokensFileError::Read {
-            path: path.to_path_buf(),
-            source: Arc::new(source),
-        };
-        let mut file = std::fs::File::open(path).map_err(read)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = file.metadata().map_err(read)?.permissions().mode() & 0o7777;
-            if mode & 0o077 != 0 {
-                return Err(TokensFileError::Exposed {
-                    path: path.to_path_buf(),
-                    mode,
-                });
-            }
-        }
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut file, &mut text).map_err(read)?;
+        let text = private_file::read(path).map_err(|refused| match refused {
+            private_file::Refused::Io(source) => TokensFileError::Read {
+                path: path.to_path_buf(),
+                source: Arc::new(source),
+            },
+            private_file::Refused::Exposed(mode) => TokensFileError::Exposed {
+                path: path.to_path_buf(),
+                mode,
+            },
+        })?;
         parse(&text, Some(path))
     }
 

@@ -62,6 +62,7 @@ pub mod oauth;
 mod offerings;
 mod paging;
 mod peer;
+mod private_file;
 mod stream;
 mod subscriptions;
 mod tcp;
