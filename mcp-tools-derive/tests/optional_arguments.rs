@@ -3,7 +3,8 @@
 //! the handler gets the default. Also: a user's `enum State` argument and an 8-argument tool
 //! (clippy's `too_many_arguments` stays quiet: `cargo clippy --all-targets` checks this file).
 
-use mcp_tools::{Params, ToolContext, ToolRegistry, mcp_prompt, mcp_tool};
+use mcp_tools::definition::Params;
+use mcp_tools::{Registry, ToolContext, mcp_prompt, mcp_tool};
 use serde_json::{Value, json};
 
 /// A ticket's state: the user's own type named `State`, an argument.
@@ -40,7 +41,7 @@ async fn summarize(text: String, brief: bool) -> String {
     format!("{text} brief={brief}")
 }
 
-async fn call(registry: &ToolRegistry, name: &str, arguments: Value) -> String {
+async fn call(registry: &Registry, name: &str, arguments: Value) -> String {
     let result = registry
         .call_tool(name, arguments, ToolContext::default())
         .await
@@ -51,10 +52,10 @@ async fn call(registry: &ToolRegistry, name: &str, arguments: Value) -> String {
 
 #[tokio::test]
 async fn optional_arguments_are_optional_everywhere() {
-    let registry = ToolRegistry::builder().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let tools = registry.list_tools();
-    let echo = tools.iter().find(|t| t.name == DEMO_ECHO_TOOL).unwrap();
-    let schema = Value::Object((*echo.input_schema).clone());
+    let echo = tools.iter().find(|t| t.name() == DEMO_ECHO_TOOL).unwrap();
+    let schema = Value::Object((**echo.input_schema()).clone());
     assert_eq!(schema["required"], json!(["text"]), "{schema}");
     let properties = &schema["properties"];
     assert_eq!(properties["tags"]["default"], json!([]), "{schema}");
@@ -92,26 +93,23 @@ async fn optional_arguments_are_optional_everywhere() {
 
 #[tokio::test]
 async fn a_long_parameter_list_is_a_tool() {
-    let registry = ToolRegistry::builder().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let arguments = json!({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8});
     assert_eq!(call(&registry, DEMO_SUM_TOOL, arguments).await, "36");
 }
 
 #[tokio::test]
 async fn a_bool_prompt_argument_is_optional_and_false() {
-    let registry = ToolRegistry::builder().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let prompts = registry.list_prompts();
-    let arguments = prompts[0].arguments.as_ref().unwrap();
-    let required: Vec<(&str, Option<bool>)> = arguments
-        .iter()
-        .map(|a| (a.name.as_str(), a.required))
-        .collect();
-    assert_eq!(required, [("text", Some(true)), ("brief", Some(false))]);
+    let arguments = prompts[0].arguments();
+    let required: Vec<(&str, bool)> = arguments.iter().map(|a| (a.name(), a.required())).collect();
+    assert_eq!(required, [("text", true), ("brief", false)]);
     let args: Params = [("text", "t")].into_iter().collect();
     let result = registry
         .get_prompt(SUMMARIZE_PROMPT, args, ToolContext::default())
         .await
         .unwrap();
-    let message = serde_json::to_value(&result.messages[0]).unwrap();
+    let message = serde_json::to_value(&result.messages()[0]).unwrap();
     assert_eq!(message["content"]["text"], "t brief=false");
 }

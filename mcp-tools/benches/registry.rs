@@ -5,7 +5,8 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use futures::future::BoxFuture;
-use mcp_tools::{ToolContext, ToolDef, ToolRegistry, ToolResult, mcp_tool};
+use mcp_tools::definition::ToolDef;
+use mcp_tools::{Registry, ToolContext, ToolResult, mcp_tool};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -51,10 +52,10 @@ fn generated(count: usize) -> Vec<ToolDef> {
         .collect()
 }
 
-fn registry_with(count: usize) -> ToolRegistry {
+fn registry_with(count: usize) -> Registry {
     generated(count)
         .into_iter()
-        .fold(ToolRegistry::builder(), |builder, def| builder.tool(def))
+        .fold(Registry::builder(), |builder, def| builder.tool(def))
         .build()
         .expect("registry builds")
 }
@@ -127,7 +128,7 @@ fn build(c: &mut Criterion) {
             || generated(1_000),
             |defs| {
                 defs.into_iter()
-                    .fold(ToolRegistry::builder(), |builder, def| builder.tool(def))
+                    .fold(Registry::builder(), |builder, def| builder.tool(def))
                     .build()
                     .unwrap()
             },

@@ -15,7 +15,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ToolError;
+use crate::output::error::ToolError;
 use crate::permissions::PermissionSet;
 
 /// Shared values registered on the registry, looked up by type.
@@ -40,10 +40,18 @@ impl StateMap {
     }
 }
 
+/// The one thing a context needs from the registry serving its call: telling it that a
+/// resource changed. (A narrow interface, so the call path does not depend on the
+/// registry.)
+pub(crate) trait ResourceNotifier: Send + Sync {
+    /// Announce that the contents of `uri` changed.
+    fn resource_updated(&self, uri: &str);
+}
+
 /// Severity of a log message sent to the client (`notifications/message`), lowest first.
 ///
 /// ```
-/// use mcp_tools::LogLevel;
+/// use mcp_tools::context::LogLevel;
 /// assert!(LogLevel::Error > LogLevel::Info);
 /// assert_eq!(LogLevel::Warning.as_str(), "warning");
 /// ```
@@ -143,8 +151,8 @@ pub struct ToolContext {
     permissions: Option<PermissionSet>,
     pub(crate) states: Arc<StateMap>,
     peer: Option<Arc<dyn ClientPeer>>,
-    /// The registry serving the call (set by the registry), for `resource_updated`.
-    pub(crate) registry: Option<crate::registry::ToolRegistry>,
+    /// Where `resource_updated` goes: the registry serving the call (set by it).
+    pub(crate) notifier: Option<Arc<dyn ResourceNotifier>>,
 }
 
 impl fmt::Debug for ToolContext {
@@ -270,18 +278,18 @@ impl ToolContext {
     /// mcp_tools::ToolContext::default().resource_updated("trac://wiki/WikiStart");
     /// ```
     pub fn resource_updated(&self, uri: &str) {
-        if let Some(registry) = &self.registry {
-            registry.resource_updated(uri);
+        if let Some(notifier) = &self.notifier {
+            notifier.resource_updated(uri);
         }
     }
 
-    /// Shared state of type `T` registered with `ToolRegistryBuilder::state`.
+    /// Shared state of type `T` registered with `RegistryBuilder::state`.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.states.get::<T>().map(State)
     }
 }
 
-/// A state type a tool needs; checked by `ToolRegistryBuilder::build`.
+/// A state type a tool needs; checked by `RegistryBuilder::build`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateRequirement {
     /// The state's type id.
@@ -295,7 +303,8 @@ pub struct StateRequirement {
 /// Implement it for your own extractor types and mark the parameter `#[extract]`.
 ///
 /// ```
-/// use mcp_tools::{FromContext, ToolContext, ToolError};
+/// use mcp_tools::context::FromContext;
+/// use mcp_tools::{ToolContext, ToolError};
 /// struct RequestId(String);
 /// impl FromContext for RequestId {
 ///     fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
@@ -321,11 +330,12 @@ impl FromContext for ToolContext {
     }
 }
 
-/// Shared state of type `T`, registered once with `ToolRegistryBuilder::state` and handed
+/// Shared state of type `T`, registered once with `RegistryBuilder::state` and handed
 /// to every tool that takes a `State<T>` parameter. Derefs to `T`.
 ///
 /// ```
-/// use mcp_tools::{State, ToolContext, FromContext};
+/// use mcp_tools::context::FromContext;
+/// use mcp_tools::{State, ToolContext};
 /// let state = State::new(5u32);
 /// assert_eq!(*state + 1, 6);
 /// ```
@@ -374,7 +384,7 @@ impl<T: Send + Sync + 'static> FromContext for State<T> {
                 "state {} is not registered on the registry",
                 type_name::<T>()
             ))
-            .with_action("Register it with ToolRegistry::builder().state(value).")
+            .with_action("Register it with Registry::builder().state(value).")
         })
     }
 

@@ -4,12 +4,12 @@
 //!
 //! `#[mcp_tool]` on an `async fn` generates the tool's JSON input schema, its metadata and
 //! its registration; every annotated fn linked into the binary is collected at link time.
-//! A [`ToolRegistry`] filters tools by permission, validates arguments against the schema
+//! A [`Registry`] filters tools by permission, validates arguments against the schema
 //! before the fn runs, dispatches through timeouts, concurrency limits and panic capture,
 //! and turns every failure into a clear `Error (kind): …` result.
 //!
 //! ```rust,standalone_crate
-//! use mcp_tools::{mcp_tool, Json, State, ToolContext, ToolError, ToolRegistry};
+//! use mcp_tools::{mcp_tool, Json, State, ToolContext, ToolError, Registry};
 //!
 //! struct Greeter { greeting: String }
 //!
@@ -31,7 +31,7 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let registry = ToolRegistry::builder()
+//! let registry = Registry::builder()
 //!     .state(Greeter { greeting: "Hello".into() })
 //!     .build()
 //!     .unwrap();
@@ -47,77 +47,49 @@
 //! streamable HTTP and TCP through `rmcp`. See `docs/architecture.md` for the path of one
 //! call through the code.
 //!
+//! ## Where things are
+//! The crate root holds what a tool author writes every day. The rest is named by module:
+//! [`definition`] (`ToolDef`, `ResourceDef`, `PromptDef` and their builders), [`output`]
+//! (results, content, errors, resource contents, prompt messages), [`context`] (the
+//! request context and extractors), [`call`] (middleware), [`registry`] (the builder,
+//! build errors, reports), [`permissions`], [`schema`], and behind features [`server`]
+//! (`server`, the only place rmcp appears) and `cli` (`cli`). `docs/versioning.md` says
+//! what is public API.
+//!
 //! ## The `inventory` linker caveat
 //! Tools are collected from every crate *linked* into the final binary. A library crate
-//! whose items the binary never references may be dropped by the linker, and its tools with
-//! it: reference something from it (for instance its tool name constants, or a
-//! `pub fn link() {}` you call from `main`) to keep it linked.
+//! whose items the binary never references is not linked, and its tools vanish with it:
+//! invoke [`tool_library!`] in the library and pass its `mcp_tools_library()` to
+//! [`RegistryBuilder::library`](registry::RegistryBuilder::library), which keeps it linked
+//! and reports it if it contributes no tools. `serve` warns and `tools check` fails when a
+//! registry serves nothing.
 
 #![warn(missing_docs)]
 
-mod blocking;
+pub mod call;
 #[cfg(feature = "cli")]
 pub mod cli;
-mod completion;
-mod context;
-mod def_common;
-mod error;
-mod middleware;
+pub mod context;
+pub mod definition;
+mod lines;
 mod names;
-mod offerings;
-mod params;
-mod permissions;
-mod prompt;
+pub mod output;
+pub mod permissions;
 mod registration;
-mod registry;
-mod report;
-mod resource;
-mod result;
+pub mod registry;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
-mod tool;
-mod uri_template;
-mod validate;
 
-pub use blocking::run_blocking;
-pub use context::{ClientPeer, FromContext, LogLevel, State, StateRequirement, ToolContext};
-pub use error::{ErrorKind, ToolError};
-pub use middleware::{Around, Next, ToolStats};
-pub use permissions::{PermissionFileError, PermissionSet};
-pub use registry::{
-    BuildError, RegistryChange, ToolNotFound, ToolRegistry, ToolRegistryBuilder, ToolView,
-};
-pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
-pub use result::{IntoToolResult, Json, ToolResult};
-pub use tool::{CliOptions, SourceLocation, ToolDef, ToolDefBuilder, ToolDefError, ToolHandler};
-
-pub use completion::{
-    Completion, CompletionHandler, CompletionRef, CompletionRequest, IntoCompletion,
-    MAX_COMPLETION_VALUES,
-};
-pub use offerings::DefError;
-pub use params::Params;
-pub use prompt::{IntoPromptResult, PromptDef, PromptDefBuilder, PromptHandler};
-pub use resource::{
-    IntoResourceContents, ResourceAddress, ResourceContent, ResourceDef, ResourceDefBuilder,
-    ResourceHandler, ResourceRequest,
-};
-pub use uri_template::{UriTemplate, UriTemplateError};
+pub use context::{State, ToolContext};
+pub use output::{ContentBlock, ErrorKind, Json, ToolError, ToolResult};
+pub use permissions::PermissionSet;
+pub use registry::Registry;
 
 /// `#[mcp_tool(...)]`: turn an `async fn` into a registered MCP tool.
 ///
 /// See the crate docs and `docs/macro.md` for every key.
 pub use mcp_tools_derive::mcp_tool;
-
-/// Protocol model types from `rmcp` used in this crate's API.
-pub use rmcp::model::{ContentBlock, JsonObject, Tool, ToolAnnotations};
-
-/// Protocol model types from `rmcp` used by resources and prompts.
-pub use rmcp::model::{
-    GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
-    ResourceTemplate, Role,
-};
 
 /// `#[mcp_resource(uri = "...")]` or `#[mcp_resource(uri_template = "...")]`: turn an
 /// `async fn` into a registered MCP resource (or resource template).
@@ -125,7 +97,7 @@ pub use rmcp::model::{
 /// See `docs/resources-and-prompts.md` for every key.
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_resource, Json, ToolContext, ToolRegistry};
+/// use mcp_tools::{mcp_resource, Json, ToolContext, Registry};
 ///
 /// /// Data for one id.
 /// #[mcp_resource(uri_template = "demo://items/{id}", mime_type = "application/json")]
@@ -134,10 +106,10 @@ pub use rmcp::model::{
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = ToolRegistry::builder().build().unwrap();
-/// assert_eq!(registry.list_resource_templates()[0].uri_template, ITEM_RESOURCE);
+/// let registry = Registry::builder().build().unwrap();
+/// assert_eq!(registry.list_resource_templates()[0].address().to_string(), ITEM_RESOURCE);
 /// let contents = registry.read_resource("demo://items/7", ToolContext::default()).await.unwrap();
-/// assert_eq!(serde_json::to_value(&contents[0]).unwrap()["text"], "{\"id\":7}");
+/// assert_eq!(contents[0].as_text(), Some("{\"id\":7}"));
 /// # });
 /// ```
 pub use mcp_tools_derive::mcp_resource;
@@ -148,7 +120,8 @@ pub use mcp_tools_derive::mcp_resource;
 /// See `docs/resources-and-prompts.md` for every key.
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_prompt, Params, ToolContext, ToolRegistry};
+/// use mcp_tools::definition::Params;
+/// use mcp_tools::{mcp_prompt, ToolContext, Registry};
 ///
 /// /// Ask for a code review.
 /// #[mcp_prompt(name = "review")]
@@ -162,12 +135,12 @@ pub use mcp_tools_derive::mcp_resource;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = ToolRegistry::builder().build().unwrap();
+/// let registry = Registry::builder().build().unwrap();
 /// let listed = &registry.list_prompts()[0];
-/// assert_eq!(listed.arguments.as_ref().unwrap()[0].required, Some(true));
+/// assert!(listed.arguments()[0].required());
 /// let args: Params = [("code", "fn main() {}")].into_iter().collect();
 /// let result = registry.get_prompt(REVIEW_PROMPT, args, ToolContext::default()).await.unwrap();
-/// assert_eq!(result.messages.len(), 1);
+/// assert_eq!(result.messages().len(), 1);
 /// # });
 /// ```
 pub use mcp_tools_derive::mcp_prompt;
@@ -182,6 +155,29 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../docs/resources-and-prompts.md")]
 pub struct ResourcesAndPromptsDoctests;
 
+/// The names of [`Registry`] and [`RegistryBuilder`](registry::RegistryBuilder) before 0.2,
+/// kept for one release so code written against them still builds.
+#[doc(hidden)]
+pub type ToolRegistry = Registry;
+#[doc(hidden)]
+pub type ToolRegistryBuilder = registry::RegistryBuilder;
+/// The tool-only name of [`DefError`](definition::DefError) before 0.2.
+#[doc(hidden)]
+pub type ToolDefError = definition::DefError;
+
+/// Paths the macros' generated code names at the crate root (not public API; the same items
+/// are in `__private` for generated code to move to).
+#[doc(hidden)]
+pub use {
+    context::FromContext,
+    definition::{
+        CliOptions, CompletionRequest, DefError, IntoCompletion, Params, PromptArgument, PromptDef,
+        ResourceDef, ResourceRequest, ToolDef,
+    },
+    output::{IntoPromptResult, IntoResourceContents, IntoToolResult},
+    schema::JsonObject,
+};
+
 /// Items the macros' generated code refers to. Not public API.
 #[doc(hidden)]
 pub mod __private {
@@ -193,9 +189,15 @@ pub mod __private {
 
     pub use crate::registration::Registration;
 
-    use crate::error::ToolError;
-    use crate::tool::ToolDefError;
-    use rmcp::model::JsonObject;
+    pub use crate::context::FromContext;
+    pub use crate::definition::{
+        CliOptions, CompletionRequest, DefError, IntoCompletion, Params, PromptArgument, PromptDef,
+        ResourceDef, ResourceRequest, ToolDef,
+    };
+    pub use crate::output::{IntoPromptResult, IntoResourceContents, IntoToolResult, ToolError};
+    pub use crate::schema::JsonObject;
+
+    use crate::ToolDefError;
     use serde_json::Value;
 
     /// Deserialize validated arguments into the tool's args type.
@@ -226,13 +228,13 @@ pub mod __private {
     /// What an extractor's type needs; bounded on by the generated code so a type taken
     /// for an extractor by mistake is reported with the rule.
     #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not an extractor: it does not implement `mcp_tools::FromContext`",
+        message = "`{Self}` is not an extractor: it does not implement `mcp_tools::context::FromContext`",
         label = "taken as an extractor",
         note = "a type written `State<…>` or `ToolContext` (bare or under `mcp_tools::`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
     )]
     pub trait Extractor {}
 
-    impl<T: crate::FromContext> Extractor for T {}
+    impl<T: crate::context::FromContext> Extractor for T {}
 
     /// Compiles only when `T` is an extractor.
     pub const fn extractor<T: Extractor>() {}
@@ -259,12 +261,13 @@ pub mod __private {
                 || "not a number, string or array".to_string(),
                 Value::to_string,
             );
-            return Err(ToolDefError {
-                name: tool.to_string(),
-                problem: format!(
+            return Err(ToolDefError::new(
+                "tool",
+                tool,
+                format!(
                     "argument `{argument}`: `#[arg({key})]` does not fit its type (schema type {shown}), so it would not be enforced; `minimum`/`maximum` apply to numbers, `min_length`/`max_length` to strings and arrays, `pattern` to strings"
                 ),
-            });
+            ));
         }
         Ok(schema)
     }

@@ -164,22 +164,17 @@ impl PermissionSet {
 
 fn parse_lines(text: &str, path: Option<&Path>) -> Result<PermissionSet, PermissionFileError> {
     let mut names = Vec::new();
-    for (index, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
+    for (line, raw, words) in crate::lines::entries(text) {
+        match words[..] {
+            [name] if crate::lines::is_permission_name(name) => names.push(name),
+            _ => {
+                return Err(PermissionFileError::BadLine {
+                    path: path.map(Path::to_path_buf),
+                    line,
+                    text: raw.split('#').next().unwrap_or("").trim().to_string(),
+                });
+            }
         }
-        let valid = line
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
-        if !valid {
-            return Err(PermissionFileError::BadLine {
-                path: path.map(Path::to_path_buf),
-                line: index + 1,
-                text: raw.to_string(),
-            });
-        }
-        names.push(line);
     }
     Ok(PermissionSet::new(names))
 }

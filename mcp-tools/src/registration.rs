@@ -1,10 +1,11 @@
 //! Link-time registration: each `#[mcp_tool]`, `#[mcp_resource]` and `#[mcp_prompt]` fn
 //! submits one [`Registration`] with `inventory`; a registry builder collects them.
 
-use crate::offerings::DefError;
-use crate::prompt::PromptDef;
-use crate::resource::ResourceDef;
-use crate::tool::{ToolDef, ToolDefError};
+use crate::ToolDefError;
+use crate::definition::common::DefError;
+use crate::definition::prompt::PromptDef;
+use crate::definition::resource::ResourceDef;
+use crate::definition::tool::ToolDef;
 
 /// A link-time registration of an annotated fn: the fn that builds its definition `T` (or
 /// says why it cannot, `E`). Constructed only by the macros' generated code.

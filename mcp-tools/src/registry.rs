@@ -7,27 +7,37 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use rmcp::model::{JsonObject, Tool};
 use serde_json::Value;
 
+use crate::call::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
+use crate::call::validate::ArgumentValidator;
 use crate::context::{StateMap, ToolContext};
-use crate::error::ToolError;
-use crate::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
-use crate::offerings::{Collect, Offerings, OfferingsBuilder};
+use crate::definition::common::DefError;
+use crate::definition::tool::ToolDef;
+use crate::output::error::ToolError;
+use crate::output::result::ToolResult;
 use crate::permissions::{Mask, PermissionSet};
 use crate::registration;
-use crate::report::{Severity, ValidationReport};
-use crate::result::ToolResult;
-use crate::tool::{ToolDef, ToolDefError};
-use crate::validate::ArgumentValidator;
+use crate::registry::offerings::{Collect, Offerings, OfferingsBuilder};
+use crate::schema::JsonObject;
+
+pub(crate) mod library;
+pub(crate) mod offerings;
+pub(crate) mod report;
+
+pub use library::Library;
+
+pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
 
 /// The most distinct permission views whose lists are cached at once.
 const MAX_CACHED_VIEWS: usize = 256;
 
-/// The registry of tools a server serves. Cheap to clone (shared inside).
+/// The tools, resources and prompts a server serves, with their state and middleware —
+/// or one caller's view of them ([`Registry::view`]): the same type, so listing and
+/// calling are written once. Cheap to clone (shared inside).
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_tool, ToolRegistry, ToolContext};
+/// use mcp_tools::{mcp_tool, Registry, ToolContext};
 ///
 /// /// Add two numbers.
 /// #[mcp_tool(name = "add")]
@@ -36,7 +46,7 @@ const MAX_CACHED_VIEWS: usize = 256;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = ToolRegistry::builder().build().unwrap();
+/// let registry = Registry::builder().build().unwrap();
 /// let result = registry
 ///     .call_tool("add", serde_json::json!({"a": 2, "b": 3}), ToolContext::default())
 ///     .await
@@ -45,8 +55,10 @@ const MAX_CACHED_VIEWS: usize = 256;
 /// # });
 /// ```
 #[derive(Clone)]
-pub struct ToolRegistry {
+pub struct Registry {
     pub(crate) shared: Arc<Shared>,
+    /// The caller this view is for; `None`: every served tool.
+    caller: Option<PermissionSet>,
 }
 
 pub(crate) struct Shared {
@@ -56,10 +68,13 @@ pub(crate) struct Shared {
     /// Resources and prompts (offerings.rs).
     pub(crate) offerings: Offerings,
     filter: Filter,
-    listeners: RwLock<Vec<Arc<dyn Fn(&RegistryChange) + Send + Sync>>>,
+    listeners: RwLock<Vec<ChangeListener>>,
     writer: Mutex<()>,
     report: ValidationReport,
 }
+
+/// A listener of [`Registry::on_change`].
+type ChangeListener = Arc<dyn Fn(&RegistryChange) + Send + Sync>;
 
 /// Which tools a registry serves at all (its builder's selection).
 #[derive(Clone, Default)]
@@ -87,11 +102,9 @@ impl Filter {
     }
 }
 
-/// One tool as the registry holds it: definition, compiled validator, MCP description,
-/// counters and limits.
+/// One tool as the registry holds it: definition, compiled validator, counters and limits.
 struct Entry {
     def: Arc<ToolDef>,
-    tool: Tool,
     validator: ArgumentValidator,
     runtime: ToolRuntime,
 }
@@ -111,8 +124,7 @@ struct Catalog {
 
 /// The cached lists of one permission view.
 struct ViewLists {
-    tools: Arc<[Tool]>,
-    defs: Arc<[Arc<ToolDef>]>,
+    tools: Arc<[Arc<ToolDef>]>,
 }
 
 impl Catalog {
@@ -151,8 +163,7 @@ impl Catalog {
             })
             .collect();
         let lists = Arc::new(ViewLists {
-            tools: visible.iter().map(|s| s.entry.tool.clone()).collect(),
-            defs: visible.iter().map(|s| s.entry.def.clone()).collect(),
+            tools: visible.iter().map(|s| s.entry.def.clone()).collect(),
         });
         if views.len() < MAX_CACHED_VIEWS {
             views.insert(key, lists.clone());
@@ -179,37 +190,56 @@ pub enum RegistryChange {
 /// all alike, so hidden tools cannot be probed. Servers answer it with JSON-RPC -32602.
 ///
 /// ```
-/// let err = mcp_tools::ToolNotFound { name: "nope".into() };
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let err = registry
+///     .call_tool("nope", serde_json::Value::Null, mcp_tools::ToolContext::default())
+///     .await
+///     .unwrap_err();
 /// assert_eq!(err.to_string(), "unknown tool: nope");
+/// assert_eq!(err.name(), "nope");
+/// # });
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown tool: {name}")]
+#[error("unknown tool: {}", crate::output::error::echo(name))]
 pub struct ToolNotFound {
-    /// The requested name.
-    pub name: String,
+    name: String,
+}
+
+impl ToolNotFound {
+    /// The requested name, whole (its message shows at most 128 characters of it).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 /// Why a registry could not be built; lists every problem at once.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot build the tool registry:\n{}", problems.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n"))]
 pub struct BuildError {
-    /// One line per problem, each naming the tool and how to fix it.
-    pub problems: Vec<String>,
+    problems: Vec<String>,
 }
 
-/// Configures and builds a [`ToolRegistry`].
+impl BuildError {
+    /// One line per problem, each naming the tool and how to fix it.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+/// Configures and builds a [`Registry`].
 ///
 /// ```
-/// use mcp_tools::{PermissionSet, ToolRegistry};
-/// let registry = ToolRegistry::builder()
+/// use mcp_tools::{PermissionSet, Registry};
+/// let registry = Registry::builder()
 ///     .allowed_permissions(PermissionSet::new(["TICKET_VIEW"]))
 ///     .default_timeout(std::time::Duration::from_secs(30))
 ///     .build()
 ///     .unwrap();
-/// assert!(registry.list_tools().iter().all(|t| t.name != "ticket_delete"));
+/// assert!(registry.list_tools().iter().all(|t| t.name() != "ticket_delete"));
 /// ```
 #[must_use]
-pub struct ToolRegistryBuilder {
+pub struct RegistryBuilder {
     states: StateMap,
     filter: Filter,
     defs: Vec<ToolDef>,
@@ -217,12 +247,13 @@ pub struct ToolRegistryBuilder {
     lenient: bool,
     middleware: MiddlewareConfig,
     pub(crate) offerings: OfferingsBuilder,
+    libraries: Vec<Library>,
 }
 
-impl ToolRegistry {
+impl Registry {
     /// Start configuring a registry.
-    pub fn builder() -> ToolRegistryBuilder {
-        ToolRegistryBuilder {
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder {
             states: StateMap::default(),
             filter: Filter::default(),
             defs: Vec::new(),
@@ -230,11 +261,12 @@ impl ToolRegistry {
             lenient: false,
             middleware: MiddlewareConfig::default(),
             offerings: OfferingsBuilder::default(),
+            libraries: Vec::new(),
         }
     }
 }
 
-impl ToolRegistryBuilder {
+impl RegistryBuilder {
     /// Register shared state handed to tools taking `State<T>`; one value per type.
     pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
         self.state_arc(Arc::new(value))
@@ -246,17 +278,18 @@ impl ToolRegistryBuilder {
         self
     }
 
-    /// Serve only tools whose permissions are empty or a subset of `allowed`.
-    /// Without this call every tool is served.
-    pub fn allowed_permissions(mut self, allowed: PermissionSet) -> Self {
-        self.filter.allowed = Some(allowed);
-        self
-    }
-
-    /// Like [`allowed_permissions`](Self::allowed_permissions), with `None` meaning all
-    /// tools (handy with an optional `--permissions-file`).
-    pub fn allowed_permissions_opt(mut self, allowed: Option<PermissionSet>) -> Self {
-        self.filter.allowed = allowed;
+    /// Serve only tools whose permissions are empty or a subset of `allowed`; `None` (the
+    /// default) serves every tool, so an optional `--permissions-file` passes straight in.
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, Registry};
+    /// let some = Registry::builder().allowed_permissions(PermissionSet::new(["WIKI_VIEW"]));
+    /// let from_flag: Option<PermissionSet> = None;
+    /// let all = Registry::builder().allowed_permissions(from_flag);
+    /// # let _ = (some, all);
+    /// ```
+    pub fn allowed_permissions(mut self, allowed: impl Into<Option<PermissionSet>>) -> Self {
+        self.filter.allowed = allowed.into();
         self
     }
 
@@ -278,13 +311,22 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Expect tools from `library` (its `mcp_tools_library()`, see
+    /// [`tool_library!`](crate::tool_library)): calling that fn keeps the library linked,
+    /// and a library that contributes no tools is an error in
+    /// [`validation_report`](Registry::validation_report) (and `tools check`).
+    pub fn library(mut self, library: Library) -> Self {
+        self.libraries.push(library);
+        self
+    }
+
     /// Whether to collect the `#[mcp_tool]` fns linked into the binary (default: yes).
     pub fn include_linked(mut self, include: bool) -> Self {
         self.include_linked = include;
         self
     }
 
-    /// Report duplicate names and invalid tools in [`ToolRegistry::validation_report`]
+    /// Report duplicate names and invalid tools in [`Registry::validation_report`]
     /// instead of failing (the first definition of a name wins; invalid ones are left out).
     /// Missing state types still fail.
     pub fn lenient(mut self, lenient: bool) -> Self {
@@ -317,13 +359,14 @@ impl ToolRegistryBuilder {
     /// command line can list tools before the state they need exists.
     ///
     /// ```
-    /// use mcp_tools::{ToolDef, ToolRegistry, ToolResult};
+    /// use mcp_tools::definition::ToolDef;
+    /// use mcp_tools::{Registry, ToolResult};
     /// let def = ToolDef::builder("demo_ping")
     ///     .description("Answer pong.")
     ///     .handler(|_args, _ctx| async { Ok(ToolResult::text("pong")) })
     ///     .build()
     ///     .unwrap();
-    /// let builder = ToolRegistry::builder().include_linked(false).tool(def);
+    /// let builder = Registry::builder().include_linked(false).tool(def);
     /// let names: Vec<String> = builder.definitions().iter().map(|d| d.name().to_string()).collect();
     /// assert_eq!(names, ["demo_ping"]);
     /// assert!(builder.build().is_ok());
@@ -331,7 +374,7 @@ impl ToolRegistryBuilder {
     pub fn definitions(&self) -> Vec<Arc<ToolDef>> {
         let linked = self
             .include_linked
-            .then(registration::linked::<ToolDef, ToolDefError>)
+            .then(registration::linked::<ToolDef, DefError>)
             .into_iter()
             .flatten()
             .filter_map(Result::ok);
@@ -349,12 +392,12 @@ impl ToolRegistryBuilder {
     /// Collect, check and index every tool. Fails, naming every problem, on duplicate
     /// names (with both source locations), invalid definitions or schemas, and tools
     /// needing a state type that was never registered.
-    pub fn build(self) -> Result<ToolRegistry, BuildError> {
+    pub fn build(self) -> Result<Registry, BuildError> {
         let mut problems = Vec::new();
         let mut report = ValidationReport::default();
         let mut defs: Vec<ToolDef> = Vec::new();
         if self.include_linked {
-            for defined in registration::linked::<ToolDef, ToolDefError>() {
+            for defined in registration::linked::<ToolDef, DefError>() {
                 match defined {
                     Ok(def) => defs.push(def),
                     Err(err) => problems.push(err.to_string()),
@@ -362,8 +405,14 @@ impl ToolRegistryBuilder {
             }
         }
         defs.extend(self.defs);
+        for library in &self.libraries {
+            if !defs.iter().any(|def| library.contains(def.source())) {
+                report.push(Severity::Error, "", &library::silent(library));
+            }
+        }
         let mut slots: Vec<Slot> = Vec::new();
         let mut seen: HashMap<String, Arc<ToolDef>> = HashMap::new();
+        let mut needing: Vec<(&'static str, Arc<ToolDef>)> = Vec::new();
         for def in defs {
             if let Some(first) = seen.get(def.name()) {
                 problems.push(duplicate_problem(first, &def));
@@ -374,11 +423,10 @@ impl ToolRegistryBuilder {
             if !self.filter.admits(&def) {
                 continue;
             }
-            if let Some(missing) = missing_state(&def, &self.states) {
-                report.push(Severity::Error, def.name(), &missing);
-                return Err(BuildError {
-                    problems: vec![missing],
-                });
+            let missing = missing_states(&def, &self.states);
+            if !missing.is_empty() {
+                needing.extend(missing.into_iter().map(|state| (state, def.clone())));
+                continue;
             }
             match entry(def) {
                 Ok(entry) => slots.push(Slot {
@@ -387,6 +435,13 @@ impl ToolRegistryBuilder {
                 }),
                 Err(problem) => problems.push(problem),
             }
+        }
+        if !needing.is_empty() {
+            let problems = missing_state_problems(needing);
+            for problem in &problems {
+                report.push(Severity::Error, "", problem);
+            }
+            return Err(BuildError { problems });
         }
         let collect = Collect {
             include_linked: self.include_linked,
@@ -415,7 +470,10 @@ impl ToolRegistryBuilder {
         for slot in &catalog.slots {
             report.check_tool(&slot.entry.def);
         }
-        Ok(ToolRegistry {
+        if catalog.slots.is_empty() && offerings.is_empty() {
+            report.push(Severity::Warning, "", library::EMPTY);
+        }
+        Ok(Registry {
             shared: Arc::new(Shared {
                 catalog: ArcSwap::from_pointee(catalog),
                 states: Arc::new(self.states),
@@ -426,89 +484,132 @@ impl ToolRegistryBuilder {
                 writer: Mutex::new(()),
                 report,
             }),
+            caller: None,
         })
     }
 }
 
 fn duplicate_problem(first: &ToolDef, second: &ToolDef) -> String {
-    let at = |def: &ToolDef| {
-        def.source()
-            .map_or_else(|| "a runtime definition".to_string(), |s| s.to_string())
-    };
     format!(
-        "duplicate tool name {:?}: defined at {} and at {}; rename one of them",
+        "duplicate tool name {:?}: {}; rename one of them",
         first.name(),
-        at(first),
-        at(second)
+        crate::definition::common::defined_at(first.source(), second.source())
     )
 }
 
 fn missing_state(def: &ToolDef, states: &StateMap) -> Option<String> {
+    missing_states(def, states).first().map(|state| {
+        format!(
+            "tool {:?} needs state {state} but none was registered; call .state(value) on the registry builder",
+            def.name(),
+        )
+    })
+}
+
+/// The state types `def` needs that were never registered.
+fn missing_states(def: &ToolDef, states: &StateMap) -> Vec<&'static str> {
     def.requirements()
         .iter()
-        .find(|req| !states.contains(req.type_id))
-        .map(|req| {
-            format!(
-                "tool {:?} needs state {} but none was registered; call .state(value) on the registry builder",
-                def.name(),
-                req.type_name
-            )
-        })
+        .filter(|req| !states.contains(req.type_id))
+        .map(|req| req.type_name)
+        .collect()
+}
+
+/// One problem per missing state type, naming every tool that needs it with its location,
+/// in source order (tools defined at run time last).
+fn missing_state_problems(mut needing: Vec<(&'static str, Arc<ToolDef>)>) -> Vec<String> {
+    needing.sort_by_key(|(state, def)| (*state, def.source().is_none(), def.source()));
+    let mut problems: Vec<String> = Vec::new();
+    let mut current: Option<(&str, Vec<String>)> = None;
+    let flush = |current: Option<(&str, Vec<String>)>, problems: &mut Vec<String>| {
+        if let Some((state, tools)) = current {
+            problems.push(format!(
+                "state {state} is needed by {} tool(s) but none was registered; call .state(value) on the registry builder: {}",
+                tools.len(),
+                tools.join(", ")
+            ));
+        }
+    };
+    for (state, def) in needing {
+        let at = def
+            .source()
+            .map_or_else(|| "a runtime definition".to_string(), |s| s.to_string());
+        let tool = format!("{:?} ({at})", def.name());
+        match &mut current {
+            Some((name, tools)) if *name == state => tools.push(tool),
+            _ => {
+                flush(current.take(), &mut problems);
+                current = Some((state, vec![tool]));
+            }
+        }
+    }
+    flush(current, &mut problems);
+    problems
 }
 
 fn entry(def: Arc<ToolDef>) -> Result<Entry, String> {
     let validator = ArgumentValidator::compile(def.input_schema())
         .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name()))?;
     Ok(Entry {
-        tool: def.to_tool(),
         runtime: ToolRuntime::new(&def),
         validator,
         def,
     })
 }
 
-impl ToolRegistry {
+impl Registry {
     /// A view of the registry for a caller holding `permissions`: same tools, same rules,
     /// filtered further by the caller's set, with its own cached list. Cheap.
     ///
     /// ```
-    /// # let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// # let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let view = registry.view(&mcp_tools::PermissionSet::new(["WIKI_VIEW"]));
     /// assert!(view.list_tools().is_empty());
     /// ```
-    pub fn view(&self, permissions: &PermissionSet) -> ToolView {
-        ToolView {
-            registry: self.clone(),
+    pub fn view(&self, permissions: &PermissionSet) -> Registry {
+        Registry {
+            shared: self.shared.clone(),
             caller: Some(permissions.clone()),
         }
     }
 
-    pub(crate) fn unfiltered(&self) -> ToolView {
-        ToolView {
-            registry: self.clone(),
-            caller: None,
-        }
+    /// The permissions of the caller this view is for (`None`: not a view, every served
+    /// tool is visible).
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, Registry};
+    /// let registry = Registry::builder().include_linked(false).build().unwrap();
+    /// assert!(registry.view_permissions().is_none());
+    /// let view = registry.view(&PermissionSet::new(["WIKI_VIEW"]));
+    /// assert!(view.view_permissions().unwrap().contains("WIKI_VIEW"));
+    /// ```
+    pub fn view_permissions(&self) -> Option<&PermissionSet> {
+        self.caller.as_ref()
     }
 
-    /// The MCP descriptions of every served, enabled tool, sorted by name; computed once
-    /// per change.
-    pub fn list_tools(&self) -> Arc<[Tool]> {
-        self.unfiltered().list_tools()
+    /// The definitions of the tools this registry (or view) serves, enabled ones only,
+    /// sorted by name; computed once per change and per caller. Each serializes to its
+    /// `tools/list` entry.
+    pub fn list_tools(&self) -> Arc<[Arc<ToolDef>]> {
+        self.shared
+            .catalog
+            .load()
+            .lists(self.caller.as_ref())
+            .tools
+            .clone()
     }
 
-    /// The definitions of every served, enabled tool, sorted by name.
-    pub fn definitions(&self) -> Arc<[Arc<ToolDef>]> {
-        self.unfiltered().definitions()
-    }
-
-    /// The definition of `name`, if served and enabled.
+    /// The definition of `name`, if served, enabled and visible to this view's caller.
     pub fn get(&self, name: &str) -> Option<Arc<ToolDef>> {
-        self.unfiltered().get(name)
+        let catalog = self.shared.catalog.load();
+        catalog
+            .visible(name, self.caller.as_ref())
+            .map(|slot| slot.entry.def.clone())
     }
 
     /// The served, enabled tools of one category.
     pub fn tools_in_category(&self, category: &str) -> Vec<Arc<ToolDef>> {
-        self.definitions()
+        self.list_tools()
             .iter()
             .filter(|d| d.category() == Some(category))
             .cloned()
@@ -518,16 +619,18 @@ impl ToolRegistry {
     /// The categories of the served, enabled tools, sorted.
     pub fn categories(&self) -> Vec<String> {
         let set: BTreeSet<String> = self
-            .definitions()
+            .list_tools()
             .iter()
             .filter_map(|d| d.category().map(str::to_string))
             .collect();
         set.into_iter().collect()
     }
 
-    /// Call `name` with `arguments` (a JSON object, or null for none).
+    /// Call `name` with `arguments` (a JSON object, or null for none), as this view's
+    /// caller: the context gets the caller's permissions unless it already has some.
     ///
-    /// Returns `Err(ToolNotFound)` only when the tool is unknown, filtered out or disabled;
+    /// Returns `Err(ToolNotFound)` only when the tool is unknown, filtered out, disabled or
+    /// hidden from this view's caller;
     /// every other failure — bad arguments, handler errors, panics, time-outs — is an
     /// `isError` [`ToolResult`].
     pub async fn call_tool(
@@ -536,7 +639,38 @@ impl ToolRegistry {
         arguments: Value,
         ctx: ToolContext,
     ) -> Result<ToolResult, ToolNotFound> {
-        self.unfiltered().call_tool(name, arguments, ctx).await
+        let entry = {
+            let catalog = self.shared.catalog.load();
+            match catalog.visible(name, self.caller.as_ref()) {
+                Some(slot) => slot.entry.clone(),
+                None => return Err(ToolNotFound { name: name.into() }),
+            }
+        };
+        let def = &entry.def;
+        let arguments = if arguments.is_null() {
+            Value::Object(JsonObject::new())
+        } else {
+            arguments
+        };
+        if let Err(error) = entry.validator.check(def.name(), &arguments) {
+            return Ok(ToolResult::error(&error, def.category()));
+        }
+        let Value::Object(arguments) = arguments else {
+            let error = ToolError::validation(format!(
+                "arguments for tool '{}' must be a JSON object",
+                def.name()
+            ));
+            return Ok(ToolResult::error(&error, def.category()));
+        };
+        let mut ctx = ctx;
+        ctx.states = self.shared.states.clone();
+        ctx.notifier = Some(self.shared.clone());
+        if ctx.permissions().is_none()
+            && let Some(caller) = &self.caller
+        {
+            ctx = ctx.with_permissions(caller.clone());
+        }
+        Ok(middleware::run(def, &entry.runtime, &self.shared.middleware, arguments, ctx).await)
     }
 
     /// Enable a disabled tool again. Notifies change listeners.
@@ -621,6 +755,19 @@ impl ToolRegistry {
             .push(Arc::new(listener));
     }
 
+    /// True when the registry serves no tool, resource or prompt at all (most often: the
+    /// tools are in a library the binary does not link; see
+    /// [`tool_library!`](crate::tool_library)). `serve` warns about it, `tools check` fails.
+    ///
+    /// ```
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// assert!(registry.is_empty());
+    /// assert!(registry.validation_report().findings()[0].message.contains("no tools"));
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.shared.catalog.load().slots.is_empty() && self.shared.offerings.is_empty()
+    }
+
     /// Findings about the tools: non-portable names, `$ref`s left in schemas, schemas a
     /// command line cannot express, thin descriptions, and (with `lenient`) build problems.
     pub fn validation_report(&self) -> &ValidationReport {
@@ -664,112 +811,15 @@ impl ToolRegistry {
     }
 }
 
-impl std::fmt::Debug for ToolRegistry {
+impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let catalog = self.shared.catalog.load();
-        f.debug_struct("ToolRegistry")
+        f.debug_struct("Registry")
             .field("tools", &catalog.slots.len())
             .field(
                 "enabled",
                 &catalog.slots.iter().filter(|s| s.enabled).count(),
             )
             .finish_non_exhaustive()
-    }
-}
-
-/// The registry as seen by one caller (see [`ToolRegistry::view`]).
-#[derive(Clone, Debug)]
-pub struct ToolView {
-    registry: ToolRegistry,
-    caller: Option<PermissionSet>,
-}
-
-impl ToolView {
-    /// The caller's permission set (`None`: unfiltered).
-    pub fn permissions(&self) -> Option<&PermissionSet> {
-        self.caller.as_ref()
-    }
-
-    /// The registry behind this view.
-    pub fn registry(&self) -> &ToolRegistry {
-        &self.registry
-    }
-
-    /// The MCP descriptions of the tools this caller may use, sorted by name.
-    pub fn list_tools(&self) -> Arc<[Tool]> {
-        self.registry
-            .shared
-            .catalog
-            .load()
-            .lists(self.caller.as_ref())
-            .tools
-            .clone()
-    }
-
-    /// The definitions of the tools this caller may use, sorted by name.
-    pub fn definitions(&self) -> Arc<[Arc<ToolDef>]> {
-        self.registry
-            .shared
-            .catalog
-            .load()
-            .lists(self.caller.as_ref())
-            .defs
-            .clone()
-    }
-
-    /// The definition of `name`, if this caller may use it.
-    pub fn get(&self, name: &str) -> Option<Arc<ToolDef>> {
-        let catalog = self.registry.shared.catalog.load();
-        catalog
-            .visible(name, self.caller.as_ref())
-            .map(|slot| slot.entry.def.clone())
-    }
-
-    /// Call `name` as this caller; see [`ToolRegistry::call_tool`].
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-        ctx: ToolContext,
-    ) -> Result<ToolResult, ToolNotFound> {
-        let entry = {
-            let catalog = self.registry.shared.catalog.load();
-            match catalog.visible(name, self.caller.as_ref()) {
-                Some(slot) => slot.entry.clone(),
-                None => return Err(ToolNotFound { name: name.into() }),
-            }
-        };
-        let def = &entry.def;
-        let arguments = if arguments.is_null() {
-            Value::Object(JsonObject::new())
-        } else {
-            arguments
-        };
-        if let Err(error) = entry.validator.check(def.name(), &arguments) {
-            return Ok(ToolResult::error(&error, def.category()));
-        }
-        let Value::Object(arguments) = arguments else {
-            let error = ToolError::validation(format!(
-                "arguments for tool '{}' must be a JSON object",
-                def.name()
-            ));
-            return Ok(ToolResult::error(&error, def.category()));
-        };
-        let mut ctx = ctx;
-        ctx.states = self.registry.shared.states.clone();
-        ctx.registry = Some(self.registry.clone());
-        if ctx.permissions().is_none()
-            && let Some(caller) = &self.caller
-        {
-            ctx = ctx.with_permissions(caller.clone());
-        }
-        Ok(middleware::run(
-            def,
-            &entry.runtime,
-            &self.registry.shared.middleware,
-            arguments,
-            ctx,
-        )
-        .await)
     }
 }

@@ -5,10 +5,13 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 
-use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
+
+/// A JSON object: tool arguments, schemas, structured content (the same type as
+/// `serde_json::Map<String, Value>`).
+pub type JsonObject = serde_json::Map<String, Value>;
 
 /// The settings every tool schema is generated with.
 fn settings() -> SchemaSettings {

@@ -7,10 +7,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_tools::definition::{
+    Completion, CompletionRef, CompletionRequest, Params, PromptArgument, PromptDef, ResourceDef,
+};
+use mcp_tools::output::{PromptMessage, ResourceContent, Role};
 use mcp_tools::{
-    Completion, CompletionRef, CompletionRequest, ErrorKind, Json, Params, PermissionSet,
-    PromptArgument, PromptDef, PromptMessage, ResourceContent, ResourceDef, Role, State,
-    ToolContext, ToolError, ToolRegistry, mcp_prompt, mcp_resource,
+    ErrorKind, Json, PermissionSet, Registry, State, ToolContext, ToolError, mcp_prompt,
+    mcp_resource,
 };
 use serde_json::{Value, json};
 
@@ -150,8 +153,8 @@ async fn always_fails() -> Result<String, ToolError> {
     Err(ToolError::upstream("the template store is down"))
 }
 
-fn registry() -> ToolRegistry {
-    ToolRegistry::builder()
+fn registry() -> Registry {
+    Registry::builder()
         .state(Wiki::new())
         .default_timeout(Duration::from_millis(100))
         .build()
@@ -172,7 +175,7 @@ fn lists_are_collected_sorted_and_split() {
     let uris: Vec<String> = registry
         .list_resources()
         .iter()
-        .map(|r| r.uri.clone())
+        .map(|r| r.address().to_string())
         .collect();
     assert_eq!(
         uris,
@@ -187,29 +190,26 @@ fn lists_are_collected_sorted_and_split() {
     let templates: Vec<String> = registry
         .list_resource_templates()
         .iter()
-        .map(|t| t.uri_template.clone())
+        .map(|t| t.address().to_string())
         .collect();
     assert_eq!(
         templates,
         ["test://template/{id}/data", "trac://wiki/{+name}"]
     );
     let text = &registry.list_resources()[4];
-    assert_eq!(text.name, "static-text");
-    assert_eq!(text.title.as_deref(), Some("Static text"));
-    assert_eq!(
-        text.description.as_deref(),
-        Some("The static text resource.")
-    );
+    assert_eq!(text.name(), "static-text");
+    assert_eq!(text.title(), Some("Static text"));
+    assert_eq!(text.description(), "The static text resource.");
     let wiki = &registry.list_resource_templates()[1];
-    assert_eq!(wiki.name, "wiki_page");
-    assert_eq!(wiki.mime_type.as_deref(), Some("text/x-trac-wiki"));
+    assert_eq!(wiki.name(), "wiki_page");
+    assert_eq!(wiki.mime_type(), Some("text/x-trac-wiki"));
     assert_eq!(WIKI_PAGE_RESOURCE, "trac://wiki/{+name}");
     assert_eq!(STATIC_TEXT_RESOURCE, "test://static-text");
 
     let prompts: Vec<String> = registry
         .list_prompts()
         .iter()
-        .map(|p| p.name.clone())
+        .map(|p| p.name().to_string())
         .collect();
     assert_eq!(prompts, ["always_fails", "purge_notes", "trip_plan"]);
     let trip = to_json(&registry.list_prompts()[2]);
@@ -233,19 +233,24 @@ fn views_filter_resources_and_prompts_like_tools() {
         guest
             .list_resource_templates()
             .iter()
-            .all(|t| !t.uri_template.starts_with("trac://"))
+            .all(|t| !t.address().to_string().starts_with("trac://"))
     );
-    assert!(guest.list_prompts().iter().all(|p| p.name != "purge_notes"));
+    assert!(
+        guest
+            .list_prompts()
+            .iter()
+            .all(|p| p.name() != "purge_notes")
+    );
     let reader = registry.view(&PermissionSet::new(["WIKI_VIEW"]));
     assert!(
         reader
             .list_resource_templates()
             .iter()
-            .any(|t| t.uri_template.starts_with("trac://"))
+            .any(|t| t.address().to_string().starts_with("trac://"))
     );
 
     // The registry's own filter drops them entirely.
-    let limited = ToolRegistry::builder()
+    let limited = Registry::builder()
         .state(Wiki::new())
         .allowed_permissions(PermissionSet::new(["WIKI_VIEW"]))
         .build()
@@ -254,9 +259,9 @@ fn views_filter_resources_and_prompts_like_tools() {
         limited
             .list_prompts()
             .iter()
-            .all(|p| p.name != "purge_notes")
+            .all(|p| p.name() != "purge_notes")
     );
-    assert!(limited.resource_definitions().len() == 7);
+    assert!(limited.list_resources().len() + limited.list_resource_templates().len() == 7);
 }
 
 #[tokio::test]
@@ -483,12 +488,12 @@ async fn completion_fns_answer_for_prompts_and_templates() {
 
 #[test]
 fn build_fails_on_missing_state_and_duplicates() {
-    let missing = ToolRegistry::builder().build().unwrap_err();
-    assert_eq!(missing.problems.len(), 1);
+    let missing = Registry::builder().build().unwrap_err();
+    assert_eq!(missing.problems().len(), 1);
     assert!(
-        missing.problems[0].starts_with("resource \"trac://wiki/{+name}\" needs state"),
+        missing.problems()[0].starts_with("resource \"trac://wiki/{+name}\" needs state"),
         "{:?}",
-        missing.problems
+        missing.problems()
     );
 
     let again = ResourceDef::fixed("test://static-text")
@@ -500,33 +505,33 @@ fn build_fails_on_missing_state_and_duplicates() {
     let prompt_again = PromptDef::builder("trip_plan")
         .description("A second trip_plan")
         .argument(PromptArgument::new("city").with_required(true))
-        .handler(|_a, _c| async { mcp_tools::IntoPromptResult::into_prompt_result("x") })
+        .handler(|_a, _c| async { mcp_tools::output::IntoPromptResult::into_prompt_result("x") })
         .build()
         .unwrap();
-    let err = ToolRegistry::builder()
+    let err = Registry::builder()
         .state(Wiki::new())
         .resource(again.clone())
         .prompt(prompt_again.clone())
         .build()
         .unwrap_err();
-    assert_eq!(err.problems.len(), 2, "{:?}", err.problems);
-    assert!(err.problems.iter().any(|p| p.starts_with(
+    assert_eq!(err.problems().len(), 2, "{:?}", err.problems());
+    assert!(err.problems().iter().any(|p| p.starts_with(
         "duplicate resource \"test://static-text\": defined at mcp-tools/tests/resources_prompts.rs:"
     ) && p.ends_with("and at a runtime definition; change one of them")));
     assert!(
-        err.problems
+        err.problems()
             .iter()
             .any(|p| p.starts_with("duplicate prompt name \"trip_plan\""))
     );
     // Lenient: the first definition wins.
-    let lenient = ToolRegistry::builder()
+    let lenient = Registry::builder()
         .state(Wiki::new())
         .resource(again)
         .prompt(prompt_again)
         .lenient(true)
         .build()
         .unwrap();
-    assert_eq!(lenient.resource_definitions()[4].name(), "static-text");
+    assert_eq!(lenient.list_resources()[4].name(), "static-text");
 }
 
 #[test]
@@ -545,13 +550,13 @@ fn runtime_definitions_are_checked() {
         .handler(|_r, _c| async { Ok(vec![]) })
         .build()
         .unwrap_err();
-    assert!(bad_completion.problem.contains("`b`"));
+    assert!(bad_completion.problem().contains("`b`"));
     let bad_name = PromptDef::builder("has space")
         .description("d")
-        .handler(|_a, _c| async { mcp_tools::IntoPromptResult::into_prompt_result("x") })
+        .handler(|_a, _c| async { mcp_tools::output::IntoPromptResult::into_prompt_result("x") })
         .build()
         .unwrap_err();
-    assert_eq!(bad_name.item, "prompt \"has space\"");
+    assert_eq!(bad_name.item(), "prompt \"has space\"");
 }
 
 #[test]

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_tools::{
-    Around, ErrorKind, Next, RegistryChange, State, ToolContext, ToolDef, ToolError, ToolRegistry,
-    ToolResult, mcp_tool,
-};
+use mcp_tools::call::{Around, Next};
+use mcp_tools::definition::ToolDef;
+use mcp_tools::registry::RegistryChange;
+use mcp_tools::{ErrorKind, Registry, State, ToolContext, ToolError, ToolResult, mcp_tool};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -63,8 +63,8 @@ async fn big() -> String {
     "é".repeat(10_000)
 }
 
-fn registry() -> ToolRegistry {
-    ToolRegistry::builder()
+fn registry() -> Registry {
+    Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -73,7 +73,7 @@ fn registry() -> ToolRegistry {
         .unwrap()
 }
 
-async fn call(registry: &ToolRegistry, name: &str, args: serde_json::Value) -> ToolResult {
+async fn call(registry: &Registry, name: &str, args: serde_json::Value) -> ToolResult {
     registry
         .call_tool(name, args, ToolContext::default())
         .await
@@ -111,7 +111,7 @@ async fn a_hanging_tool_times_out() {
 
 #[tokio::test]
 async fn the_registry_default_timeout_applies_to_tools_without_their_own() {
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -144,7 +144,7 @@ async fn max_concurrency_one_serializes_a_tool() {
         running: AtomicUsize::new(0),
         peak: AtomicUsize::new(0),
     });
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state_arc(gauge.clone())
         .build()
         .unwrap();
@@ -162,7 +162,7 @@ async fn max_concurrency_one_serializes_a_tool() {
 
 #[tokio::test]
 async fn oversized_text_is_truncated_with_a_notice() {
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -190,7 +190,7 @@ async fn disable_enable_register_unregister_notify_listeners() {
     });
     registry.disable("echo").unwrap();
     assert!(registry.get("echo").is_none());
-    assert!(registry.list_tools().iter().all(|t| t.name != "echo"));
+    assert!(registry.list_tools().iter().all(|t| t.name() != "echo"));
     assert!(
         registry
             .call_tool("echo", json!({"text": "x"}), ToolContext::default())
@@ -239,12 +239,71 @@ async fn disable_enable_register_unregister_notify_listeners() {
 
 #[test]
 fn missing_state_fails_build_naming_tool_and_type() {
-    let err = ToolRegistry::builder().build().unwrap_err().to_string();
+    let err = Registry::builder().build().unwrap_err().to_string();
     assert!(
-        err.contains("tool \"serial_step\" needs state runtime::Gauge"),
+        err.contains("state runtime::Gauge is needed by 1 tool(s)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\"serial_step\" (mcp-tools/tests/runtime.rs:"),
         "{err}"
     );
     assert!(err.contains(".state(value)"), "{err}");
+}
+
+#[test]
+fn missing_state_names_every_tool_needing_it_in_source_order() {
+    let needs_gauge = |name: &'static str, file: &'static str, line: u32| {
+        ToolDef::builder(name)
+            .description("Needs the gauge")
+            .source(file, line)
+            .requires(<State<Gauge> as mcp_tools::context::FromContext>::requirement())
+            .handler(|_a, _c| async { Ok(ToolResult::empty()) })
+            .build()
+            .unwrap()
+    };
+    let err = Registry::builder()
+        .include_linked(false)
+        .tool(needs_gauge("late", "src/z.rs", 1))
+        .tool(needs_gauge("early", "src/a.rs", 7))
+        .tool(needs_gauge("middle", "src/a.rs", 30))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.problems().len(), 1, "one problem per state type: {err}");
+    assert!(
+        err.problems()[0]
+            .ends_with("\"early\" (src/a.rs:7), \"middle\" (src/a.rs:30), \"late\" (src/z.rs:1)"),
+        "every tool, in source order: {err}"
+    );
+    assert!(err.problems()[0].contains("needed by 3 tool(s)"), "{err}");
+}
+
+#[test]
+fn duplicate_locations_are_listed_in_source_order() {
+    let at = |file: &'static str, line: u32| {
+        ToolDef::builder("twice")
+            .description("Defined twice")
+            .source(file, line)
+            .handler(|_a, _c| async { Ok(ToolResult::empty()) })
+            .build()
+            .unwrap()
+    };
+    for (first, second) in [
+        (at("src/b.rs", 3), at("src/a.rs", 40)),
+        (at("src/a.rs", 40), at("src/b.rs", 3)),
+    ] {
+        let err = Registry::builder()
+            .include_linked(false)
+            .tool(first)
+            .tool(second)
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("defined at src/a.rs:40 and at src/b.rs:3;"),
+            "whatever the collection order: {err}"
+        );
+    }
 }
 
 #[test]
@@ -256,7 +315,7 @@ fn duplicate_names_fail_build_naming_both_places() {
             .build()
             .unwrap()
     };
-    let err = ToolRegistry::builder()
+    let err = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -272,7 +331,7 @@ fn duplicate_names_fail_build_naming_both_places() {
     );
     assert!(err.contains("a runtime definition"), "{err}");
 
-    let lenient = ToolRegistry::builder()
+    let lenient = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -342,7 +401,7 @@ impl Around for Recorder {
 #[tokio::test]
 async fn around_hooks_run_in_order_first_outermost() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),

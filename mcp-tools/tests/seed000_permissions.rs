@@ -1,7 +1,8 @@
 //! Seed 000's permission table: 27 tools with exactly its permission sets; a read-only
 //! permissions file keeps exactly its 14 tools, and each of the 13 others answers as unknown.
 
-use mcp_tools::{PermissionMatrix, PermissionSet, ToolContext, ToolRegistry, mcp_tool};
+use mcp_tools::registry::PermissionMatrix;
+use mcp_tools::{PermissionSet, Registry, ToolContext, mcp_tool};
 use serde_json::json;
 
 macro_rules! tools {
@@ -78,7 +79,7 @@ fn read_only_file() -> PermissionSet {
 
 #[test]
 fn all_27_tools_carry_the_table_permissions() {
-    let registry = ToolRegistry::builder().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     assert_eq!(registry.list_tools().len(), 27);
     assert_eq!(TABLE.len(), 27);
     for (name, permissions) in TABLE {
@@ -98,14 +99,14 @@ fn all_27_tools_carry_the_table_permissions() {
 
 #[tokio::test]
 async fn read_only_file_keeps_14_and_hides_13() {
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .allowed_permissions(read_only_file())
         .build()
         .unwrap();
     let mut listed: Vec<String> = registry
         .list_tools()
         .iter()
-        .map(|t| t.name.to_string())
+        .map(|t| t.name().to_string())
         .collect();
     let mut included: Vec<String> = INCLUDED.iter().map(|s| s.to_string()).collect();
     listed.sort();
@@ -127,7 +128,7 @@ async fn read_only_file_keeps_14_and_hides_13() {
             .call_tool("no_such_tool", json!({}), ToolContext::default())
             .await
             .unwrap_err();
-        assert_eq!(err.name, name);
+        assert_eq!(err.name(), name);
         assert_eq!(
             err.to_string().replace(name, "X"),
             unknown.to_string().replace("no_such_tool", "X"),
@@ -145,14 +146,14 @@ async fn read_only_file_keeps_14_and_hides_13() {
 
 #[tokio::test]
 async fn per_caller_views_apply_the_same_rule() {
-    let registry = ToolRegistry::builder().build().unwrap();
+    let registry = Registry::builder().build().unwrap();
     let view = registry.view(&read_only_file());
     assert_eq!(view.list_tools().len(), 14);
     let admin = registry.view(&PermissionSet::new(["TICKET_ADMIN", "TICKET_BATCH_MODIFY"]));
     let names: Vec<String> = admin
         .list_tools()
         .iter()
-        .map(|t| t.name.to_string())
+        .map(|t| t.name().to_string())
         .collect();
     assert!(names.contains(&"ticket_batch_delete".into()));
     assert!(!names.contains(&"ticket_batch_create".into()));

@@ -1,8 +1,7 @@
 //! The macro's parameter, return-type and metadata features, end to end through a registry.
 
 use mcp_tools::{
-    ContentBlock, ErrorKind, Json, State, ToolContext, ToolError, ToolRegistry, ToolResult,
-    mcp_tool,
+    ContentBlock, ErrorKind, Json, Registry, State, ToolContext, ToolError, ToolResult, mcp_tool,
 };
 use serde_json::{Value, json};
 
@@ -111,14 +110,14 @@ async fn open() -> Result<String, std::io::Error> {
     std::fs::read_to_string("/definitely/not/here").map(|_| String::new())
 }
 
-fn registry() -> ToolRegistry {
-    ToolRegistry::builder()
+fn registry() -> Registry {
+    Registry::builder()
         .state(Prefix("Hello".into()))
         .build()
         .unwrap()
 }
 
-async fn call(registry: &ToolRegistry, name: &str, args: Value) -> ToolResult {
+async fn call(registry: &Registry, name: &str, args: Value) -> ToolResult {
     registry
         .call_tool(name, args, ToolContext::default().with_request_id("r1"))
         .await
@@ -236,7 +235,7 @@ async fn every_return_type_converts() {
     assert_eq!(missing.error_kind(), Some(ErrorKind::NotFound));
     assert_eq!(
         missing.text_content(),
-        "Error (not_found): 'zebra' is not in the glossary\n\nAction: Check the glossary identifier; use a glossary list or search tool to find one that exists."
+        "Error (not_found): 'zebra' is not in the glossary\n\nAction: Check the glossary identifier; list what exists (if a tool lists or searches it) and call again with an existing one."
     );
     let io = call(&registry, "file_open", json!({})).await;
     assert_eq!(io.error_kind(), Some(ErrorKind::NotFound));

@@ -33,6 +33,17 @@ pub fn info(report: &Value, label: &str, protocol: &str) {
     assert_eq!(info["logging"], true, "{label}: {info}");
 }
 
+/// The system-tools example's tool names, in order.
+pub const SYSTEM_TOOLS: [&str; 7] = [
+    "echo",
+    "execute_command",
+    "list_directory",
+    "read_file",
+    "search_files",
+    "system_info",
+    "write_file",
+];
+
 /// The quickstart's tool names, in order.
 pub const QUICKSTART_TOOLS: [&str; 7] = [
     "counter_add",

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 pub mod checks;
 pub mod fuzz;
+pub mod line_client;
 
 /// The repository root (the workspace).
 pub fn workspace_root() -> PathBuf {
@@ -330,12 +331,16 @@ pub fn run_scenarios(mode: &str, target: Target<'_>, scenarios: &[&str]) -> Valu
     })
 }
 
-/// A file with `contents` in a per-process scratch directory under the system temp dir.
+/// A file with `contents` in a per-process scratch directory under the system temp dir,
+/// readable by its owner only (mode 0600: a tokens file must be, or it is refused).
 pub fn scratch_file(name: &str, contents: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("mcp-tools-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("the temp dir is writable");
     let path = dir.join(name);
     std::fs::write(&path, contents).expect("the temp dir is writable");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .expect("the scratch file's mode can be set");
     path
 }
 
@@ -388,17 +393,28 @@ pub const CLI_HTTP_ANNOUNCEMENT: &str = "serving MCP over HTTP at ";
 /// (`serving MCP over TCP at 127.0.0.1:PORT`).
 pub const CLI_TCP_ANNOUNCEMENT: &str = "serving MCP over TCP at ";
 
+/// The line prefix an `mcp_tools::cli` server prints on stderr once it listens on a Unix
+/// domain socket (`serving MCP over Unix socket at PATH`).
+pub const CLI_UNIX_ANNOUNCEMENT: &str = "serving MCP over Unix socket at ";
+
 impl ServerProcess {
-    /// Start `program args…` — a server whose `main` is `mcp_tools::cli::run`, with
-    /// `serve --http ADDR` or `serve --tcp ADDR` among `args` — and wait until it prints
-    /// [`CLI_HTTP_ANNOUNCEMENT`] or [`CLI_TCP_ANNOUNCEMENT`] and its address on stderr;
-    /// [`endpoint`](Self::endpoint) is the URL (HTTP) or `IP:PORT` (TCP). Killed when
-    /// dropped, like [`ServerProcess::start`].
+    /// Start `program args…` — a server whose `main` is `App::run`, with
+    /// `serve --http ADDR`, `serve --tcp ADDR` or `serve --unix PATH` among `args` — and
+    /// wait until it prints [`CLI_HTTP_ANNOUNCEMENT`], [`CLI_TCP_ANNOUNCEMENT`] or
+    /// [`CLI_UNIX_ANNOUNCEMENT`] and its address on stderr; [`endpoint`](Self::endpoint) is
+    /// the URL (HTTP), `IP:PORT` (TCP) or the socket's path (Unix). Killed when dropped,
+    /// like [`ServerProcess::start`].
     pub fn start_cli(program: &Path, args: &[&str]) -> ServerProcess {
-        ServerProcess::spawn(program, args, "serving MCP over HTTP|TCP at ADDR", |line| {
-            line.strip_prefix(CLI_HTTP_ANNOUNCEMENT)
-                .or_else(|| line.strip_prefix(CLI_TCP_ANNOUNCEMENT))
-                .map(|addr| addr.trim().to_string())
+        let expected = "serving MCP over HTTP|TCP|Unix socket at ADDR";
+        ServerProcess::spawn(program, args, expected, |line| {
+            [
+                CLI_HTTP_ANNOUNCEMENT,
+                CLI_TCP_ANNOUNCEMENT,
+                CLI_UNIX_ANNOUNCEMENT,
+            ]
+            .iter()
+            .find_map(|prefix| line.strip_prefix(prefix))
+            .map(|addr| addr.trim().to_string())
         })
     }
 

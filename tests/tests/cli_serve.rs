@@ -33,15 +33,15 @@ fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-/// Lines read on a thread, so a silent server fails the test instead of hanging it.
+/// Lines read on a thread, so a silent server fails the test instead of hanging it. The
+/// pipe is read to its end even once nobody listens, so the server never writes to a
+/// closed pipe.
 fn lines_of(read: impl Read + Send + 'static) -> mpsc::Receiver<String> {
     let (send, receive) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(read).lines() {
             let Ok(line) = line else { break };
-            if send.send(line).is_err() {
-                break;
-            }
+            let _ = send.send(line);
         }
     });
     receive
@@ -210,6 +210,7 @@ fn serve_over_http_with_a_tokens_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, "reader-1 NOTES_READ\n").unwrap();
+    std::fs::set_permissions(&tokens, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let mut child = cli()
         .args(["serve", "--http", "127.0.0.1:0", "--tokens-file"])
         .arg(&tokens)
@@ -372,8 +373,15 @@ fn serve_flag_errors() {
         }
         let out = run_expect(&[args.as_slice(), &["--stateless"]].concat(), 2);
         assert!(out.stderr.contains("--stateless"), "{}", out.stderr);
-        let out = run_expect(&[args.as_slice(), &["--tokens-file", "t"]].concat(), 2);
-        assert!(out.stderr.contains("--tokens-file"), "{}", out.stderr);
+    }
+    // Network-only flags over stdio are refused too.
+    for flag in ["--tokens-file=t", "--unauthenticated-network-access"] {
+        let out = run_expect(&["serve", "--stdio", flag], 2);
+        assert!(
+            out.stderr.contains(flag.split('=').next().unwrap()),
+            "{}",
+            out.stderr
+        );
     }
     for flag in ["--page-size", "--max-in-flight"] {
         for bad in ["0", "1.5", "many"] {

@@ -10,18 +10,9 @@
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 
+use mcp_tools_tests::checks::SYSTEM_TOOLS as TOOLS;
 use mcp_tools_tests::{ServerProcess, Target, example_binary, run_client_script};
 use serde_json::{Value, json};
-
-const TOOLS: [&str; 7] = [
-    "echo",
-    "execute_command",
-    "list_directory",
-    "read_file",
-    "search_files",
-    "system_info",
-    "write_file",
-];
 
 /// Text of the file outside the sandbox; must never appear in any answer.
 const OUTSIDE_SECRET: &str = "OUTSIDE-SECRET-ex6";

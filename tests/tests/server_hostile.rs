@@ -15,8 +15,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_tools::definition::ToolDef;
 use mcp_tools::server::Server;
-use mcp_tools::{ToolDef, ToolRegistry, ToolResult};
+use mcp_tools::{Registry, ToolResult};
 use mcp_tools_tests::quickstart;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -282,7 +283,7 @@ fn echo_tool() -> ToolDef {
 #[test]
 fn hostile_lines_over_tcp_in_process() {
     let gate = Arc::new(Semaphore::new(0));
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .include_linked(false)
         .tool(echo_tool())
         .tool(gated(gate.clone()))
@@ -293,7 +294,7 @@ fn hostile_lines_over_tcp_in_process() {
         .block_on(
             Server::new(registry)
                 .max_line_length(64 * 1024)
-                .bind_tcp("127.0.0.1:0".parse().unwrap()),
+                .bind_tcp("127.0.0.1:0".parse().unwrap(), Default::default()),
         )
         .unwrap();
     let addr = server.local_addr().unwrap();

@@ -2,67 +2,9 @@
 //! session per connection), driven by a raw JSON-RPC client: no MCP SDK ships a TCP
 //! transport.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
+use mcp_tools_tests::line_client::LineClient;
 use mcp_tools_tests::{ServerProcess, quickstart};
-use serde_json::{Value, json};
-
-struct Connection {
-    writer: TcpStream,
-    reader: BufReader<TcpStream>,
-}
-
-impl Connection {
-    fn open(server: &ServerProcess) -> Connection {
-        let stream = TcpStream::connect(server.authority()).expect("the server accepts");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        Connection {
-            writer: stream.try_clone().unwrap(),
-            reader: BufReader::new(stream),
-        }
-    }
-
-    fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.writer.write_all(line.as_bytes()).unwrap();
-    }
-
-    fn next(&mut self) -> Value {
-        let mut line = String::new();
-        let read = self
-            .reader
-            .read_line(&mut line)
-            .expect("a reply within 30 s");
-        assert!(read > 0, "the server closed the connection");
-        serde_json::from_str(&line).unwrap()
-    }
-
-    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let message = self.next();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    }
-
-    fn initialize(&mut self) -> Value {
-        let reply = self.request(
-            0,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "tcp-test", "version": "1"}}),
-        );
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        reply
-    }
-}
+use serde_json::json;
 
 #[test]
 fn tcp_sessions_list_call_and_pipeline() {
@@ -75,8 +17,8 @@ fn tcp_sessions_list_call_and_pipeline() {
         .parse()
         .unwrap_or_else(|_| panic!("TCP announces IP:PORT, not {}", server.endpoint));
     assert_ne!(bound.port(), 0, "port 0 is announced as the port bound");
-    let mut first = Connection::open(&server);
-    let mut second = Connection::open(&server);
+    let mut first = LineClient::tcp(server.authority());
+    let mut second = LineClient::tcp(server.authority());
 
     let info = first.initialize();
     assert_eq!(
@@ -109,7 +51,7 @@ fn tcp_sessions_list_call_and_pipeline() {
     }
     let mut answered = 0;
     while answered < 2000 {
-        let reply = first.next();
+        let reply = first.receive().expect("a reply");
         let id = reply["id"]
             .as_i64()
             .expect("only replies on this connection");

@@ -17,7 +17,7 @@ mod tools;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use mcp_tools::ToolRegistry;
+use mcp_tools::Registry;
 use mcp_tools::server::{HttpOptions, Server};
 
 const USAGE: &str = "usage: conformance-mcp [--http ADDR | --stdio]
@@ -52,12 +52,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Mode, String> {
 }
 
 async fn run(mode: Mode) -> Result<(), Box<dyn std::error::Error>> {
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state(tools::Watched::default())
         .tool(tools::json_schema_2020_12_tool()?)
         .build()?;
     let server = Server::new(registry)
-        .server_info(mcp_tools::server_info!())
+        .info(mcp_tools::server_info!())
         .instructions("Conformance test server: every tool, resource and prompt is named after the scenario that uses it.");
     match mode {
         Mode::Stdio => server.serve_stdio().await?,

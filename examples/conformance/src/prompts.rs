@@ -1,9 +1,8 @@
 //! The prompts of the `prompts-*` and `completion-complete` scenarios.
 
-use mcp_tools::{
-    Completion, CompletionRequest, ContentBlock, PromptMessage, ResourceContents, Role,
-    ToolContext, mcp_prompt,
-};
+use mcp_tools::definition::{Completion, CompletionRequest};
+use mcp_tools::output::{PromptMessage, ResourceContent, Role};
+use mcp_tools::{ContentBlock, ToolContext, mcp_prompt};
 
 use crate::media;
 
@@ -37,10 +36,10 @@ async fn prompt_with_embedded_resource(
     vec![
         PromptMessage::new(
             Role::User,
-            ContentBlock::resource(ResourceContents::text(
-                "Embedded resource content for testing.",
-                resource_uri,
-            )),
+            ContentBlock::resource(
+                ResourceContent::text("Embedded resource content for testing.")
+                    .with_uri(resource_uri),
+            ),
         ),
         PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
     ]

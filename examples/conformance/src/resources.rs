@@ -1,6 +1,7 @@
 //! The resources of the `resources-*` scenarios.
 
-use mcp_tools::{Completion, CompletionRequest, Json, ToolContext, mcp_resource};
+use mcp_tools::definition::{Completion, CompletionRequest};
+use mcp_tools::{Json, ToolContext, mcp_resource};
 use serde::Serialize;
 
 use crate::media;

@@ -4,10 +4,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mcp_tools::{
-    ContentBlock, LogLevel, ResourceContents, State, ToolContext, ToolDef, ToolDefError, ToolError,
-    ToolResult, mcp_tool,
-};
+use mcp_tools::context::LogLevel;
+use mcp_tools::definition::{DefError, ToolDef};
+use mcp_tools::output::ResourceContent;
+use mcp_tools::{ContentBlock, State, ToolContext, ToolError, ToolResult, mcp_tool};
 use serde_json::{Value, json};
 
 use crate::media;
@@ -31,7 +31,11 @@ async fn audio_content() -> ContentBlock {
 }
 
 fn embedded(uri: &str, mime_type: &str, text: &str) -> ContentBlock {
-    ContentBlock::resource(ResourceContents::text(text, uri).with_mime_type(mime_type))
+    ContentBlock::resource(
+        ResourceContent::text(text)
+            .with_uri(uri)
+            .with_mime_type(mime_type),
+    )
 }
 
 /// Returns an embedded text resource.
@@ -275,7 +279,7 @@ async fn update_watched_resource(ctx: ToolContext, watched: State<Watched>) -> S
 
 /// The tool of the `json-schema-2020-12` scenario: its input schema keeps `$schema`,
 /// `$defs` and `additionalProperties`, so it is written by hand, not derived.
-pub fn json_schema_2020_12_tool() -> Result<ToolDef, ToolDefError> {
+pub fn json_schema_2020_12_tool() -> Result<ToolDef, DefError> {
     ToolDef::builder("json_schema_2020_12_tool")
         .description("Tool with JSON Schema 2020-12 features")
         .read_only(true)

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use mcp_tools::ToolRegistry;
+use mcp_tools::Registry;
 use mcp_tools::cli::App;
 
 use crate::config::StoreConfig;
@@ -36,7 +36,7 @@ impl MemoArgs {
 /// The command line of `memo-mcp`: every memo tool, with the store opened from `--db` once
 /// the command line is parsed (only for commands that call tools).
 pub fn app() -> App {
-    mcp_tools::cli_app!(ToolRegistry::builder()).setup(|args: MemoArgs, builder| {
+    mcp_tools::cli_app!(Registry::builder()).setup(|args: MemoArgs, builder| {
         let config = args.store_config();
         tracing::debug!(path = %config.path.display(), "opening the memo database");
         let store = MemoStore::open_blocking(config).map_err(|err| {

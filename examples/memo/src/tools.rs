@@ -3,7 +3,7 @@
 //! Each tool is one store call: arguments arrive validated against the schema, the store
 //! applies its own rules, and a [`MemoError`](crate::MemoError) becomes a tool error with its
 //! kind and action line (see the `From` impl in [`error`](crate::error)). The store is shared
-//! state: register it with `ToolRegistryBuilder::state(store)`.
+//! state: register it with `RegistryBuilder::state(store)`.
 //!
 //! All tools are in the `memo` category (so the command line offers `memo create`,
 //! `memo list`, ...) and need no permission, as in the seed.

@@ -1,9 +1,9 @@
-//! The `#[mcp_tool]` layer: the seven tools through a real `ToolRegistry`, as an MCP client
+//! The `#[mcp_tool]` layer: the seven tools through a real `Registry`, as an MCP client
 //! would reach them (schema validation, structured output, error kinds and actions).
 
 mod common;
 
-use mcp_tools::{ErrorKind, ToolContext, ToolError, ToolRegistry, ToolResult};
+use mcp_tools::{ErrorKind, Registry, ToolContext, ToolError, ToolResult};
 use memo_mcp::MemoError;
 use serde_json::{Value, json};
 
@@ -17,16 +17,16 @@ const NAMES: [&str; 7] = [
     "memo_update",
 ];
 
-async fn registry() -> (common::Fixture, ToolRegistry) {
+async fn registry() -> (common::Fixture, Registry) {
     let fx = common::fixture().await;
-    let registry = ToolRegistry::builder()
+    let registry = Registry::builder()
         .state(fx.store.clone())
         .build()
         .expect("registry builds");
     (fx, registry)
 }
 
-async fn call(registry: &ToolRegistry, name: &str, args: Value) -> ToolResult {
+async fn call(registry: &Registry, name: &str, args: Value) -> ToolResult {
     registry
         .call_tool(name, args, ToolContext::default())
         .await
@@ -42,42 +42,42 @@ fn ok(result: &ToolResult) -> &Value {
 async fn the_seven_tools_are_listed_with_schemas_and_hints() {
     let (_fx, registry) = registry().await;
     let tools = registry.list_tools();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
     assert_eq!(names, NAMES);
     for tool in tools.iter() {
-        let def = registry.get(&tool.name).unwrap();
-        assert_eq!(def.category(), Some("memo"), "{}", tool.name);
-        assert!(def.permissions().is_empty(), "{}: no permission", tool.name);
-        assert!(!tool.description.as_deref().unwrap_or("").is_empty());
+        let def = registry.get(tool.name()).unwrap();
+        assert_eq!(def.category(), Some("memo"), "{}", tool.name());
+        assert!(
+            def.permissions().is_empty(),
+            "{}: no permission",
+            tool.name()
+        );
+        assert!(!tool.description().is_empty());
         // Every argument tells a model what to pass.
-        let properties = tool.input_schema["properties"].as_object().unwrap();
+        let properties = tool.input_schema()["properties"].as_object().unwrap();
         for (arg, spec) in properties {
             assert!(
                 spec["description"].as_str().is_some_and(|d| d.len() > 10),
                 "{}.{arg} has no description",
-                tool.name
+                tool.name()
             );
         }
-        let read_only = tool
-            .annotations
-            .as_ref()
-            .and_then(|a| a.read_only_hint)
-            .unwrap_or(false);
-        let writes = matches!(
-            tool.name.as_ref(),
-            "memo_create" | "memo_update" | "memo_delete"
-        );
-        assert_eq!(read_only, !writes, "{}", tool.name);
-        if tool.name != "memo_get_all_context" {
+        let read_only = tool.annotations().read_only_hint.unwrap_or(false);
+        let writes = matches!(tool.name(), "memo_create" | "memo_update" | "memo_delete");
+        assert_eq!(read_only, !writes, "{}", tool.name());
+        if tool.name() != "memo_get_all_context" {
             assert!(
-                tool.output_schema.is_some(),
+                tool.output_schema().is_some(),
                 "{} has an output schema",
-                tool.name
+                tool.name()
             );
         }
     }
-    let create = tools.iter().find(|t| t.name == "memo_create").unwrap();
-    assert_eq!(create.input_schema["required"], json!(["title", "content"]));
+    let create = tools.iter().find(|t| t.name() == "memo_create").unwrap();
+    assert_eq!(
+        create.input_schema()["required"],
+        json!(["title", "content"])
+    );
 }
 
 #[tokio::test]

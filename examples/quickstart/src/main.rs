@@ -9,7 +9,7 @@ mod tools;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcp_tools::ToolRegistry;
+use mcp_tools::Registry;
 
 use tools::{Counter, RegistryHandle, SlowRuns};
 
@@ -17,7 +17,7 @@ fn main() -> ExitCode {
     // `tool_toggle` reaches the registry it belongs to through this handle, filled in
     // once the command line has built the registry.
     let handle = Arc::new(RegistryHandle::default());
-    let builder = ToolRegistry::builder()
+    let builder = Registry::builder()
         .state(Counter::default())
         .state(SlowRuns::default())
         .state_arc(handle.clone());

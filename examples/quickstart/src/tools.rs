@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mcp_tools::{Json, LogLevel, State, ToolContext, ToolError, ToolRegistry, mcp_tool};
+use mcp_tools::context::LogLevel;
+use mcp_tools::{Json, Registry, State, ToolContext, ToolError, mcp_tool};
 
 /// A running total shared by every call (registered with `.state(Counter::default())`).
 #[derive(Debug, Default)]
@@ -29,15 +30,15 @@ impl Counter {
 
 /// Lets `tool_toggle` reach the registry it is part of (set once it is built).
 #[derive(Default)]
-pub struct RegistryHandle(OnceLock<ToolRegistry>);
+pub struct RegistryHandle(OnceLock<Registry>);
 
 impl RegistryHandle {
     /// Hand the built registry to the tools.
-    pub fn set(&self, registry: ToolRegistry) {
+    pub fn set(&self, registry: Registry) {
         let _ = self.0.set(registry);
     }
 
-    fn get(&self) -> Option<&ToolRegistry> {
+    fn get(&self) -> Option<&Registry> {
         self.0.get()
     }
 }

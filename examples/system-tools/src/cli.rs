@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mcp_tools::ToolRegistry;
+use mcp_tools::Registry;
 use mcp_tools::cli::App;
 
 use crate::sandbox::{Sandbox, SandboxError};
@@ -40,7 +40,7 @@ fn load(config: Option<&PathBuf>) -> Result<Sandbox, SandboxError> {
 /// line is parsed (only for commands that call tools: `serve`, a tool command, `call`,
 /// `tools check`).
 pub fn app() -> App {
-    mcp_tools::cli_app!(ToolRegistry::builder()).setup(|args: SandboxArgs, builder| {
+    mcp_tools::cli_app!(Registry::builder()).setup(|args: SandboxArgs, builder| {
         let sandbox = load(args.config.as_ref()).map_err(|err| {
             format!(
                 "cannot set up the sandbox: {err}\n\nAction: {}",

@@ -5,5 +5,5 @@ fn main() -> std::process::ExitCode {
     if let Some(status) = system_tools_mcp::cli::check_config(std::env::args_os()) {
         return status;
     }
-    mcp_tools::cli::run(system_tools_mcp::cli::app())
+    system_tools_mcp::cli::app().run()
 }

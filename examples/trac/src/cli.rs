@@ -6,7 +6,7 @@
 //! ... call one tool and print its result. `--permissions-file F` keeps only the
 //! tools the file allows, for serving and for the commands alike.
 
-use mcp_tools::ToolRegistry;
+use mcp_tools::Registry;
 use mcp_tools::cli::App;
 
 use crate::client::{
@@ -65,7 +65,7 @@ impl TracArgs {
 /// the global flags once the command line is parsed (only for commands that
 /// call tools, so `--help` and `tools list` need no Trac).
 pub fn app() -> App {
-    mcp_tools::cli_app!(ToolRegistry::builder()).setup(|args: TracArgs, builder| {
+    mcp_tools::cli_app!(Registry::builder()).setup(|args: TracArgs, builder| {
         let config = args.config().map_err(|e| match e {
             TracError::Config(message) => with_flag_names(&message),
             other => other.to_string(),

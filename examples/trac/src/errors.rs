@@ -205,7 +205,7 @@ mod tests {
         assert!(
             denied
                 .render(Some("milestone"))
-                .contains("Action: This account lacks the permission for this milestone operation")
+                .contains("Action: The caller may not do this milestone operation")
         );
         let exists = milestone_error(fault(
             1,

@@ -5,11 +5,11 @@
 //! ([`errors`]) and the generated command line ([`cli`]).
 //!
 //! ```no_run
-//! use mcp_tools::{PermissionSet, ToolRegistry};
+//! use mcp_tools::{PermissionSet, Registry};
 //! use trac_mcp::client::TracClient;
 //!
 //! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let registry = ToolRegistry::builder()
+//! let registry = Registry::builder()
 //!     .state(TracClient::from_env()?)
 //!     .allowed_permissions(PermissionSet::from_file("read-only.permissions")?)
 //!     .build()?;

@@ -1,4 +1,5 @@
-use mcp_tools::{CompletionRequest, ToolContext};
+use mcp_tools::definition::CompletionRequest;
+use mcp_tools::ToolContext;
 
 async fn cities(_request: CompletionRequest, _ctx: ToolContext) -> u32 {
     3

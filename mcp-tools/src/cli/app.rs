@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use clap::{Arg, ArgMatches, Command, FromArgMatches};
 
+use crate::definition::tool::ToolDef;
 use crate::permissions::PermissionSet;
-use crate::registry::{ToolRegistry, ToolRegistryBuilder};
-use crate::tool::ToolDef;
+use crate::registry::{Registry, RegistryBuilder};
 
 use super::command::{self, LOG_LEVEL_ARG, PERMISSIONS_ARG, Root};
 use super::flags;
@@ -33,22 +33,21 @@ use super::serve;
 /// ```
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
-type SetupFn = Box<
-    dyn FnOnce(&ArgMatches, ToolRegistryBuilder) -> Result<ToolRegistryBuilder, SetupError> + Send,
->;
+type SetupFn =
+    Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + Send>;
 
-type BuiltFn = Box<dyn FnOnce(&ToolRegistry) + Send>;
+type BuiltFn = Box<dyn FnOnce(&Registry) + Send>;
 
 /// The command line of one MCP server, generated from its registry builder.
 ///
-/// [`App::new`] (or [`cli_app!`](crate::cli_app)) takes the [`ToolRegistryBuilder`] with
+/// [`App::new`] (or [`cli_app!`](crate::cli_app)) takes the [`RegistryBuilder`] with
 /// the server's state; [`App::setup`] adds global flags whose values build more state
 /// (a backend URL, say) once the command line is parsed; [`run`] parses
 /// `std::env::args_os()`, runs the command and returns the exit status.
 ///
 /// ```rust,standalone_crate
 /// use std::process::ExitCode;
-/// use mcp_tools::{mcp_tool, ToolRegistry, cli::App};
+/// use mcp_tools::{mcp_tool, Registry, cli::App};
 ///
 /// /// Add two integers.
 /// #[mcp_tool(name = "math_add")]
@@ -57,7 +56,7 @@ type BuiltFn = Box<dyn FnOnce(&ToolRegistry) + Send>;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let app = App::new("calc", "1.0.0", ToolRegistry::builder());
+/// let app = App::new("calc", "1.0.0", Registry::builder());
 /// // `calc math add --a 2 --b 3` prints `5` and exits 0.
 /// let status = app.run_from(["calc", "math", "add", "--a", "2", "--b", "3"]).await;
 /// assert_eq!(status, ExitCode::SUCCESS);
@@ -68,7 +67,7 @@ pub struct App {
     name: String,
     version: String,
     about: Option<String>,
-    builder: ToolRegistryBuilder,
+    builder: RegistryBuilder,
     globals: Vec<Arg>,
     setup: Option<SetupFn>,
     on_built: Option<BuiltFn>,
@@ -93,13 +92,13 @@ impl App {
     /// it before `build()`).
     ///
     /// ```
-    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
     /// assert_eq!(app.name(), "demo");
     /// ```
     pub fn new(
         name: impl Into<String>,
         version: impl Into<String>,
-        builder: ToolRegistryBuilder,
+        builder: RegistryBuilder,
     ) -> App {
         App {
             name: name.into(),
@@ -115,7 +114,7 @@ impl App {
     /// The one-line description shown at the top of `--help` (empty text: none).
     ///
     /// ```
-    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder())
+    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder())
     ///     .about("A demo server");
     /// assert_eq!(app.get_about(), Some("A demo server"));
     /// ```
@@ -135,7 +134,7 @@ impl App {
     /// should be marked `hide_env_values = true`, or `--help` shows them.
     ///
     /// ```
-    /// use mcp_tools::{ToolRegistry, cli::{App, clap}};
+    /// use mcp_tools::{Registry, cli::{App, clap}};
     ///
     /// struct Backend { url: String }
     ///
@@ -146,7 +145,7 @@ impl App {
     ///     backend_url: String,
     /// }
     ///
-    /// let app = App::new("demo", "0.1.0", ToolRegistry::builder())
+    /// let app = App::new("demo", "0.1.0", Registry::builder())
     ///     .setup(|args: BackendArgs, builder| {
     ///         if !args.backend_url.starts_with("http") {
     ///             return Err("--backend-url must be an http(s) URL".into());
@@ -158,9 +157,7 @@ impl App {
     pub fn setup<G, F>(mut self, hook: F) -> App
     where
         G: clap::Args + FromArgMatches + 'static,
-        F: FnOnce(G, ToolRegistryBuilder) -> Result<ToolRegistryBuilder, SetupError>
-            + Send
-            + 'static,
+        F: FnOnce(G, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + Send + 'static,
     {
         let carrier = G::augment_args(Command::new("setup"));
         self.globals = carrier
@@ -182,10 +179,10 @@ impl App {
     ///
     /// ```
     /// use std::sync::{Arc, OnceLock};
-    /// use mcp_tools::{ToolRegistry, cli::App};
+    /// use mcp_tools::{Registry, cli::App};
     ///
-    /// let slot: Arc<OnceLock<ToolRegistry>> = Arc::default();
-    /// let app = App::new("demo", "0.1.0", ToolRegistry::builder().state_arc(slot.clone()))
+    /// let slot: Arc<OnceLock<Registry>> = Arc::default();
+    /// let app = App::new("demo", "0.1.0", Registry::builder().state_arc(slot.clone()))
     ///     .on_built(move |registry| {
     ///         let _ = slot.set(registry.clone());
     ///     });
@@ -193,7 +190,7 @@ impl App {
     /// ```
     pub fn on_built<F>(mut self, hook: F) -> App
     where
-        F: FnOnce(&ToolRegistry) + Send + 'static,
+        F: FnOnce(&Registry) + Send + 'static,
     {
         self.on_built = Some(Box::new(hook));
         self
@@ -202,7 +199,7 @@ impl App {
     /// The program name.
     ///
     /// ```
-    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
     /// assert_eq!(app.name(), "demo");
     /// ```
     pub fn name(&self) -> &str {
@@ -212,7 +209,7 @@ impl App {
     /// The version `--version` prints.
     ///
     /// ```
-    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
     /// assert_eq!(app.version(), "0.1.0");
     /// ```
     pub fn version(&self) -> &str {
@@ -222,7 +219,7 @@ impl App {
     /// The description set with [`about`](Self::about).
     ///
     /// ```
-    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
     /// assert_eq!(app.get_about(), None);
     /// ```
     pub fn get_about(&self) -> Option<&str> {
@@ -230,11 +227,13 @@ impl App {
     }
 
     /// Parse `std::env::args_os()` and run the command on a new multi-threaded tokio
-    /// runtime. Do not call it from inside a runtime (use [`run_async`](Self::run_async)).
+    /// runtime; returns the exit status (see [`run_from`](Self::run_from)). The whole
+    /// `main` of a server. Do not call it from inside a runtime (use
+    /// [`run_async`](Self::run_async)).
     ///
     /// ```no_run
     /// fn main() -> std::process::ExitCode {
-    ///     mcp_tools::cli_app!(mcp_tools::ToolRegistry::builder()).run()
+    ///     mcp_tools::cli_app!(mcp_tools::Registry::builder()).run()
     /// }
     /// ```
     pub fn run(self) -> ExitCode {
@@ -255,7 +254,7 @@ impl App {
     /// ```no_run
     /// #[tokio::main]
     /// async fn main() -> std::process::ExitCode {
-    ///     mcp_tools::cli_app!(mcp_tools::ToolRegistry::builder()).run_async().await
+    ///     mcp_tools::cli_app!(mcp_tools::Registry::builder()).run_async().await
     /// }
     /// ```
     pub async fn run_async(self) -> ExitCode {
@@ -271,7 +270,7 @@ impl App {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::ToolRegistry::builder());
+    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
     /// let status = app.run_from(["demo", "no-such-command"]).await;
     /// assert_eq!(status, std::process::ExitCode::from(2));
     /// # });
@@ -362,21 +361,6 @@ impl App {
     }
 }
 
-/// Parse `std::env::args_os()` and run `app`'s command on a new tokio runtime; returns
-/// the exit status (see [`App::run_from`]). The whole `main` of a server:
-///
-/// ```no_run
-/// use std::process::ExitCode;
-///
-/// fn main() -> ExitCode {
-///     let builder = mcp_tools::ToolRegistry::builder();
-///     mcp_tools::cli::run(mcp_tools::cli_app!(builder))
-/// }
-/// ```
-pub fn run(app: App) -> ExitCode {
-    app.run()
-}
-
 /// The flags of [`App::setup`] must not reuse a built-in flag or id (clap would reject
 /// the whole command line).
 fn check_globals(root: &Command, globals: &[Arg]) -> Result<(), String> {
@@ -420,7 +404,7 @@ struct Run {
     version: String,
     defs: Vec<Arc<ToolDef>>,
     plan: Plan,
-    builder: ToolRegistryBuilder,
+    builder: RegistryBuilder,
     setup: Option<SetupFn>,
     on_built: Option<BuiltFn>,
     permissions: Option<PermissionSet>,
@@ -504,7 +488,8 @@ impl Run {
                     Ok((registry, _, _)) => registry,
                     Err(status) => return status,
                 };
-                let (report, failed) = inspect::check(registry.validation_report(), &plan);
+                let (report, failed) =
+                    inspect::check(registry.validation_report(), &plan, registry.is_empty());
                 print_out(&report);
                 if failed {
                     return ExitCode::from(FAILURE);
@@ -517,7 +502,7 @@ impl Run {
 
     /// Run the setup hook and build the registry; on failure the error is printed and
     /// the exit status returned.
-    fn registry(self, matches: &ArgMatches) -> Result<(ToolRegistry, String, String), ExitCode> {
+    fn registry(self, matches: &ArgMatches) -> Result<(Registry, String, String), ExitCode> {
         let mut builder = self.builder;
         if let Some(setup) = self.setup {
             builder = setup(matches, builder).map_err(|err| {
@@ -539,7 +524,7 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::ToolResult;
+    use crate::output::result::ToolResult;
 
     fn tool(name: &str) -> ToolDef {
         ToolDef::builder(name.to_string())
@@ -559,7 +544,7 @@ mod tests {
 
     #[test]
     fn check_fails_on_registry_errors() {
-        let builder = ToolRegistry::builder()
+        let builder = Registry::builder()
             .include_linked(false)
             .lenient(true)
             .tool(tool("dup_x"))
@@ -569,7 +554,7 @@ mod tests {
             block_on(app.run_from(["t", "tools", "check"])),
             ExitCode::from(FAILURE)
         );
-        let clean = ToolRegistry::builder()
+        let clean = Registry::builder()
             .include_linked(false)
             .tool(tool("dup_x"));
         let app = App::new("t", "1", clean);
@@ -580,9 +565,38 @@ mod tests {
     }
 
     #[test]
+    fn check_fails_on_an_empty_registry() {
+        // The usual cause: the tools are in a library the binary does not link.
+        let empty = App::new("t", "1", Registry::builder().include_linked(false));
+        assert_eq!(
+            block_on(empty.run_from(["t", "tools", "check"])),
+            ExitCode::from(FAILURE)
+        );
+        let (text, failed) = inspect::check(
+            Registry::builder()
+                .include_linked(false)
+                .build()
+                .unwrap()
+                .validation_report(),
+            &Plan::default(),
+            true,
+        );
+        assert!(failed);
+        assert!(
+            text.starts_with("error: the registry serves no tools"),
+            "{text}"
+        );
+        assert!(text.contains("tool_library!"), "the fix is named: {text}");
+        assert!(
+            text.ends_with("1 error(s), 0 warning(s)\n"),
+            "said once: {text}"
+        );
+    }
+
+    #[test]
     fn tools_run_and_unknown_commands_are_usage_errors() {
         let builder = || {
-            ToolRegistry::builder()
+            Registry::builder()
                 .include_linked(false)
                 .tool(tool("demo_run"))
         };
@@ -609,13 +623,13 @@ mod tests {
 
     #[test]
     fn setup_flags_may_not_reuse_built_in_names() {
-        let app = App::new("t", "1", ToolRegistry::builder().include_linked(false))
+        let app = App::new("t", "1", Registry::builder().include_linked(false))
             .setup(|_: Clashing, builder| Ok(builder));
         assert_eq!(
             block_on(app.run_from(["t", "tools", "list"])),
             ExitCode::from(FAILURE)
         );
-        let app = App::new("t", "1", ToolRegistry::builder().include_linked(false))
+        let app = App::new("t", "1", Registry::builder().include_linked(false))
             .setup(|_: Reserved, builder| Ok(builder));
         assert_eq!(
             block_on(app.run_from(["t", "tools", "list"])),
@@ -637,7 +651,7 @@ mod tests {
             App::new(
                 "t",
                 "1",
-                ToolRegistry::builder()
+                Registry::builder()
                     .include_linked(false)
                     .tool(tool("demo_run")),
             )
@@ -661,12 +675,12 @@ mod tests {
 
     #[test]
     fn the_on_built_hook_sees_the_registry_commands_use() {
-        let seen: Arc<std::sync::Mutex<Option<ToolRegistry>>> = Arc::default();
-        let app = |seen: Arc<std::sync::Mutex<Option<ToolRegistry>>>| {
+        let seen: Arc<std::sync::Mutex<Option<Registry>>> = Arc::default();
+        let app = |seen: Arc<std::sync::Mutex<Option<Registry>>>| {
             App::new(
                 "t",
                 "1",
-                ToolRegistry::builder()
+                Registry::builder()
                     .include_linked(false)
                     .tool(tool("demo_run")),
             )
@@ -684,7 +698,7 @@ mod tests {
         let app = App::new(
             "t",
             "1",
-            ToolRegistry::builder()
+            Registry::builder()
                 .include_linked(false)
                 .tool(tool("demo_run")),
         )

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use clap::{Arg, ArgAction, Command};
 
-use crate::tool::ToolDef;
+use crate::definition::tool::ToolDef;
 
 use super::flags::{ToolFlags, json_arg};
 use super::logging::{LEVELS, LOG_LEVEL};

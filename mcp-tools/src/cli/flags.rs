@@ -12,8 +12,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Arg, ArgAction, ArgMatches};
 use serde_json::{Map, Number, Value};
 
-use crate::report::{cli_inexpressible, const_members};
-use crate::tool::ToolDef;
+use crate::definition::tool::ToolDef;
+use crate::registry::report::{cli_inexpressible, const_members};
 
 /// The id of the `--json [ARGS]` argument of tool commands and `call`.
 pub(crate) const JSON_ARG: &str = "json";
@@ -447,8 +447,8 @@ fn parse_number(text: &str) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::ToolResult;
-    use crate::tool::ToolDef;
+    use crate::definition::tool::ToolDef;
+    use crate::output::result::ToolResult;
     use serde_json::json;
 
     fn def(schema: Value) -> ToolDef {

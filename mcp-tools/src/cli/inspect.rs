@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::report::{PermissionMatrix, Severity, ValidationReport};
-use crate::tool::ToolDef;
+use crate::definition::tool::ToolDef;
+use crate::registry::library::EMPTY;
+use crate::registry::report::{PermissionMatrix, Severity, ValidationReport};
 
 use super::command::{hints, summary};
 use super::plan::Plan;
@@ -23,8 +24,7 @@ pub(crate) fn list(
         .filter(|d| category.is_none_or(|c| d.category() == Some(c)))
         .collect();
     if json {
-        let tools: Vec<_> = selected.iter().map(|d| d.to_tool()).collect();
-        return pretty(&tools);
+        return pretty(&selected);
     }
     let rows: Vec<[String; 3]> = selected
         .iter()
@@ -52,7 +52,7 @@ pub(crate) fn list(
 /// `tools show NAME`: everything about one tool, or its MCP description as JSON.
 pub(crate) fn show(def: &ToolDef, plan: &Plan, program: &str, json: bool) -> String {
     if json {
-        return pretty(&def.to_tool());
+        return pretty(def);
     }
     let mut out = String::new();
     match def.title() {
@@ -114,10 +114,20 @@ pub(crate) fn show(def: &ToolDef, plan: &Plan, program: &str, json: bool) -> Str
 
 /// `tools check`: the registry's report followed by the command line's own findings;
 /// the flag is true when any finding is an error.
-pub(crate) fn check(report: &ValidationReport, plan: &Plan) -> (String, bool) {
+/// A registry serving nothing is an error here (`empty`: checked now, not at build), and
+/// its build-time warning is not repeated.
+pub(crate) fn check(report: &ValidationReport, plan: &Plan, empty: bool) -> (String, bool) {
     let mut out = String::new();
-    let findings = report.findings().iter().chain(&plan.findings);
+    let findings = report
+        .findings()
+        .iter()
+        .chain(&plan.findings)
+        .filter(|finding| finding.message != EMPTY);
     let mut count = [0usize; 2];
+    if empty {
+        writeln!(out, "error: {EMPTY}").ok();
+        count[1] += 1;
+    }
     for finding in findings {
         let level = match finding.severity {
             Severity::Warning => "warning",

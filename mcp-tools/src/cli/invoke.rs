@@ -5,14 +5,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::{ClientPeer, LogLevel, ToolContext};
+use crate::output::content::{Content, ContentBlock};
+use crate::output::result::ToolResult;
 use crate::permissions::PermissionSet;
-use crate::registry::ToolRegistry;
-use crate::result::ToolResult;
+use crate::registry::Registry;
 
 /// Exit status of an error result, a failed check or a failed setup.
 pub(crate) const FAILURE: u8 = 1;
@@ -40,10 +40,11 @@ fn line(text: &str) -> String {
 }
 
 /// Call `tool` with `arguments` and print the result: its text on stdout (exit 0), an error
-/// result's text on stderr (exit 1); `json` prints the whole `CallToolResult` on stdout.
+/// result's text on stderr (exit 1); `json` prints the whole result (its `tools/call` wire
+/// form) on stdout.
 /// The first Ctrl-C cancels the call; a second one ends the process.
 pub(crate) async fn call(
-    registry: &ToolRegistry,
+    registry: &Registry,
     tool: &str,
     arguments: Map<String, Value>,
     permissions: Option<PermissionSet>,
@@ -71,9 +72,8 @@ pub(crate) async fn call(
     };
     let failed = result.is_error();
     if json {
-        let call = CallToolResult::from(result);
         print_out(&line(
-            &serde_json::to_string_pretty(&call).unwrap_or_default(),
+            &serde_json::to_string_pretty(&result).unwrap_or_default(),
         ));
     } else if failed {
         print_err(&line(&result.text_content()));
@@ -116,34 +116,26 @@ pub(crate) fn render(result: &ToolResult) -> String {
 
 fn block_text(block: &ContentBlock) -> String {
     const HINT: &str = "use --json for the data";
-    match block {
-        ContentBlock::Text(text) => text.text.clone(),
-        ContentBlock::Image(image) => format!(
-            "[image {}, {} base64 characters; {HINT}]",
-            image.mime_type,
-            image.data.len()
+    match &block.body {
+        Content::Text(text) => text.clone(),
+        Content::Image { data, mime_type } => format!(
+            "[image {mime_type}, {} base64 characters; {HINT}]",
+            data.len()
         ),
-        ContentBlock::Audio(audio) => format!(
-            "[audio {}, {} base64 characters; {HINT}]",
-            audio.mime_type,
-            audio.data.len()
+        Content::Audio { data, mime_type } => format!(
+            "[audio {mime_type}, {} base64 characters; {HINT}]",
+            data.len()
         ),
-        ContentBlock::Resource(embedded) => match &embedded.resource {
-            ResourceContents::TextResourceContents { text, .. } => text.clone(),
-            ResourceContents::BlobResourceContents {
-                uri,
-                mime_type,
-                blob,
-                ..
-            } => format!(
-                "[resource {uri}, {}, {} base64 characters; {HINT}]",
-                mime_type.as_deref().unwrap_or("binary"),
-                blob.len()
+        Content::Resource(contents) => match (contents.as_text(), contents.as_bytes()) {
+            (Some(text), _) => text.to_string(),
+            (None, bytes) => format!(
+                "[resource {}, {}, {} bytes; {HINT}]",
+                contents.uri().unwrap_or_default(),
+                contents.mime_type().unwrap_or("binary"),
+                bytes.map_or(0, <[u8]>::len)
             ),
-            _ => format!("[embedded resource; {HINT}]"),
         },
-        ContentBlock::ResourceLink(link) => format!("[link {} ({})]", link.uri, link.name),
-        _ => format!("[content block; {HINT}]"),
+        Content::ResourceLink(link) => format!("[link {} ({})]", link.uri, link.name),
     }
 }
 

@@ -6,7 +6,7 @@
 //! use std::process::ExitCode;
 //!
 //! fn main() -> ExitCode {
-//!     mcp_tools::cli::run(mcp_tools::cli_app!(mcp_tools::ToolRegistry::builder()))
+//!     mcp_tools::cli_app!(mcp_tools::Registry::builder()).run()
 //! }
 //! ```
 //!
@@ -24,7 +24,7 @@
 //!   commands) and `--log-level L`, plus the flags of [`App::setup`].
 //!
 //! Flag values are converted by the schema's types (a bad integer is a usage error, exit
-//! status 2) and the call goes through [`ToolRegistry::call_tool`](crate::ToolRegistry::call_tool),
+//! status 2) and the call goes through [`Registry::call_tool`](crate::Registry::call_tool),
 //! so the registry validates the arguments exactly as it does for MCP clients. A result's
 //! text goes to stdout (exit status 0); an error result's text goes to stderr (exit
 //! status 1); `--json` prints the whole `CallToolResult` instead.
@@ -41,7 +41,7 @@ mod plan;
 mod prescan;
 mod serve;
 
-pub use app::{App, SetupError, run};
+pub use app::{App, SetupError};
 
 /// The `clap` version this module builds its commands with, for [`App::setup`]'s flag
 /// types (`#[derive(clap::Args)]` needs `clap` in your own `Cargo.toml` too).
@@ -56,7 +56,7 @@ pub use clap;
 /// `CARGO_PKG_DESCRIPTION` (as `about`), read where the macro is written.
 ///
 /// ```
-/// let app = mcp_tools::cli_app!(mcp_tools::ToolRegistry::builder());
+/// let app = mcp_tools::cli_app!(mcp_tools::Registry::builder());
 /// assert_eq!(app.name(), env!("CARGO_PKG_NAME"));
 /// assert_eq!(app.version(), env!("CARGO_PKG_VERSION"));
 /// ```

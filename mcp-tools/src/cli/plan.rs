@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::report::{Finding, Severity};
-use crate::tool::ToolDef;
+use crate::definition::tool::ToolDef;
+use crate::registry::report::{Finding, Severity};
 
 use super::flags::ToolFlags;
 
@@ -236,8 +236,8 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::ToolResult;
-    use crate::tool::CliOptions;
+    use crate::definition::tool::CliOptions;
+    use crate::output::result::ToolResult;
 
     fn def(name: &str, category: Option<&str>, cli: CliOptions) -> Arc<ToolDef> {
         let mut builder = ToolDef::builder(name.to_string())

@@ -1,8 +1,10 @@
-//! `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F] [--stateless]
-//! [--page-size N] [--max-in-flight N] [HTTP limits]`: the registry over MCP through
-//! [`crate::server::Server`]. The HTTP limits are the [`HttpOptions`] ones:
-//! `--max-connections`, `--header-timeout`, `--idle-timeout`, `--max-body`,
-//! `--max-sessions`, `--session-timeout`, `--disconnect-grace`.
+//! `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F]
+//! [--unauthenticated-network-access] [--stateless] [--page-size N] [--max-in-flight N]
+//! [HTTP limits]`: the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
+//! Unix print the address bound and a line saying what is exposed (reach, authentication,
+//! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
+//! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
+//! `--session-timeout`, `--disconnect-grace`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,8 +14,8 @@ use std::time::Duration;
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
-use crate::registry::ToolRegistry;
-use crate::server::{HttpOptions, ServeError, Server};
+use crate::registry::Registry;
+use crate::server::{HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TokenTable};
 
 use super::invoke::{FAILURE, USAGE, print_err};
 
@@ -41,15 +43,41 @@ pub(crate) fn command() -> Command {
                 .value_parser(clap::value_parser!(SocketAddr))
                 .help("Serve newline-delimited JSON-RPC over TCP at ADDR, one session per connection"),
         )
-        .group(ArgGroup::new("transport").args(["stdio", "http", "tcp"]))
+        .arg(
+            Arg::new("unix")
+                .long("unix")
+                .value_name("PATH")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "Serve newline-delimited JSON-RPC on a Unix domain socket at PATH (mode 0600: \
+                     only this user may connect), one session per connection",
+                ),
+        )
+        .group(ArgGroup::new("transport").args(["stdio", "http", "tcp", "unix"]))
+        .group(ArgGroup::new("network").args(["http", "tcp"]))
         .arg(
             Arg::new("tokens_file")
                 .long("tokens-file")
                 .value_name("FILE")
                 .value_parser(clap::value_parser!(PathBuf))
-                .requires("http")
-                .conflicts_with_all(["stdio", "tcp"])
-                .help("HTTP bearer tokens and the permissions each grants: `token PERM PERM…` per line"),
+                .requires("network")
+                .conflicts_with("stdio")
+                .help(
+                    "Bearer tokens (HTTP Authorization header, TCP authentication line) and the \
+                     permissions each grants: `token PERM PERM…` per line; the file must be private to \
+                     its owner (chmod 600)",
+                ),
+        )
+        .arg(
+            Arg::new("unauthenticated_network_access")
+                .long("unauthenticated-network-access")
+                .action(ArgAction::SetTrue)
+                .requires("network")
+                .conflicts_with("stdio")
+                .help(
+                    "Allow --http/--tcp on a non-loopback address without --tokens-file: \
+                     anyone who can reach the address may call every tool",
+                ),
         )
         .arg(
             Arg::new("stateless")
@@ -72,7 +100,7 @@ pub(crate) fn command() -> Command {
                 .value_name("N")
                 .value_parser(positive)
                 .help(
-                    "Requests handled at once: per connection on stdio and TCP, over all \
+                    "Requests handled at once: per connection on stdio, TCP and Unix, over all \
                      connections on HTTP; more wait their turn (default 256)",
                 ),
         )
@@ -196,43 +224,62 @@ fn positive(text: &str) -> Result<usize, String> {
 /// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
 /// process gets Ctrl-C / SIGTERM (HTTP, TCP).
 pub(crate) async fn run(
-    registry: ToolRegistry,
+    registry: Registry,
     name: &str,
     version: &str,
     matches: &ArgMatches,
 ) -> ExitCode {
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
-    let mut server = Server::new(registry).info(name, version).shutdown_on(stop);
+    let mut server = Server::new(registry)
+        .info(ServerInfo::new(name, version))
+        .shutdown_on(stop);
     if let Some(size) = matches.get_one::<usize>("page_size") {
         server = server.page_size(*size);
     }
     if let Some(limit) = matches.get_one::<usize>("max_in_flight") {
         server = server.max_in_flight(*limit);
     }
+    if matches.get_flag("unauthenticated_network_access") {
+        server = server.unauthenticated_network_access();
+    }
+    let tokens = match matches.get_one::<PathBuf>("tokens_file") {
+        Some(path) => match TokenTable::from_file(path) {
+            Ok(table) => Some(table),
+            Err(err) => {
+                print_err(&format!("error: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        },
+        None => None,
+    };
     let served = if let Some(addr) = matches.get_one::<SocketAddr>("http") {
         let mut options = with_limits(
             HttpOptions::default().stateful(!matches.get_flag("stateless")),
             matches,
         );
-        if let Some(path) = matches.get_one::<PathBuf>("tokens_file") {
-            options = match options.tokens_file(path) {
-                Ok(options) => options,
-                Err(err) => {
-                    print_err(&format!("error: {err}\n"));
-                    return ExitCode::from(USAGE);
-                }
-            };
+        if let Some(table) = tokens {
+            options = options.tokens(table);
         }
         serve_http(server, *addr, options).await
     } else if let Some(addr) = matches.get_one::<SocketAddr>("tcp") {
-        serve_tcp(server, *addr).await
+        let mut options = TcpOptions::default();
+        if let Some(table) = tokens {
+            options = options.tokens(table);
+        }
+        serve_tcp(server, *addr, options).await
+    } else if let Some(path) = matches.get_one::<PathBuf>("unix") {
+        serve_unix(server, path).await
     } else {
         tracing::info!("serving MCP over stdio");
         server.serve_stdio().await
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err @ ServeError::Unauthenticated { .. }) => {
+            print_err(&format!("error: {err}\n"));
+            ExitCode::from(USAGE)
+        }
         Err(err) => {
             print_err(&format!("error: {err}\n"));
             ExitCode::from(FAILURE)
@@ -249,15 +296,31 @@ async fn serve_http(
     // Always on stderr, whatever the log level: with port 0 it is how a caller learns
     // the port.
     print_err(&format!("serving MCP over HTTP at {}\n", bound.url()?));
+    print_err(&format!("{}\n", bound.exposure()?));
     bound.serve().await
 }
 
-async fn serve_tcp(server: Server, addr: SocketAddr) -> Result<(), ServeError> {
-    let bound = server.bind_tcp(addr).await?;
+async fn serve_tcp(
+    server: Server,
+    addr: SocketAddr,
+    options: TcpOptions,
+) -> Result<(), ServeError> {
+    let bound = server.bind_tcp(addr, options).await?;
     print_err(&format!(
         "serving MCP over TCP at {}\n",
         bound.local_addr()?
     ));
+    print_err(&format!("{}\n", bound.exposure()?));
+    bound.serve().await
+}
+
+async fn serve_unix(server: Server, path: &std::path::Path) -> Result<(), ServeError> {
+    let bound = server.bind_unix(path).await?;
+    print_err(&format!(
+        "serving MCP over Unix socket at {}\n",
+        bound.path().display()
+    ));
+    print_err(&format!("{}\n", bound.exposure()));
     bound.serve().await
 }
 

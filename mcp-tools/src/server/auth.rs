@@ -6,6 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::private_file;
 use crate::permissions::PermissionSet;
 
 /// Maps a bearer token to the permissions of the caller presenting it.
@@ -81,6 +82,20 @@ pub enum TokensFileError {
         /// The I/O error.
         source: Arc<std::io::Error>,
     },
+    /// Group or other users have some access to the file (Unix mode bits `0o077`): the
+    /// tokens are secrets, so the file is refused until only its owner can read it.
+    #[error(
+        "tokens file {} is accessible to other users (mode {mode:04o}); it holds secrets, so \
+         it is not used: run `chmod 600 {}`",
+        path.display(),
+        path.display()
+    )]
+    Exposed {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// A line is not `token permission…`.
     #[error("{where_}line {line}: {problem}")]
     Syntax {
@@ -104,20 +119,33 @@ impl TokenTable {
         parse(text, None)
     }
 
-    /// Read and [`parse`](Self::parse) a tokens file.
+    /// Read and [`parse`](Self::parse) a tokens file. On Unix the file must be private to
+    /// its owner: any permission for group or others (mode bits `0o077`, e.g. the usual
+    /// `0644`) is refused with [`TokensFileError::Exposed`] (the mode is read from the
+    /// opened file, so it is the file actually read).
     ///
     /// ```
+    /// use std::os::unix::fs::PermissionsExt;
     /// let path = std::env::temp_dir().join(format!("tokens-doc-{}", std::process::id()));
     /// std::fs::write(&path, "reader WIKI_VIEW\n").unwrap();
+    /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    /// assert!(mcp_tools::server::TokenTable::from_file(&path).is_err());
+    /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     /// let table = mcp_tools::server::TokenTable::from_file(&path).unwrap();
     /// assert_eq!(table.len(), 1);
     /// # std::fs::remove_file(&path).unwrap();
     /// ```
     pub fn from_file(path: impl AsRef<Path>) -> Result<TokenTable, TokensFileError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| TokensFileError::Read {
-            path: path.to_path_buf(),
-            source: Arc::new(source),
+        let text = private_file::read(path).map_err(|refused| match refused {
+            private_file::Refused::Io(source) => TokensFileError::Read {
+                path: path.to_path_buf(),
+                source: Arc::new(source),
+            },
+            private_file::Refused::Exposed(mode) => TokensFileError::Exposed {
+                path: path.to_path_buf(),
+                mode,
+            },
         })?;
         parse(&text, Some(path))
     }
@@ -164,11 +192,8 @@ fn parse(text: &str, path: Option<&Path>) -> Result<TokenTable, TokensFileError>
         problem,
     };
     let mut tokens = HashMap::new();
-    for (index, raw) in text.lines().enumerate() {
-        let line = index + 1;
-        let content = raw.split('#').next().unwrap_or("");
-        let mut words = content.split_whitespace();
-        let Some(token) = words.next() else { continue };
+    for (line, _, words) in crate::lines::entries(text) {
+        let (token, words) = (words[0], &words[1..]);
         if !is_token(token) {
             return Err(syntax(
                 line,
@@ -176,8 +201,8 @@ fn parse(text: &str, path: Option<&Path>) -> Result<TokenTable, TokensFileError>
             ));
         }
         let mut names = Vec::new();
-        for name in words {
-            if !is_permission(name) {
+        for &name in words {
+            if !crate::lines::is_permission_name(name) {
                 return Err(syntax(
                     line,
                     format!(
@@ -209,11 +234,6 @@ fn is_token(token: &str) -> bool {
         && body
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
-}
-
-fn is_permission(name: &str) -> bool {
-    name.bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
 }
 
 /// The `Bearer` credentials of an `Authorization` header value, if it holds any.
@@ -248,6 +268,32 @@ mod tests {
         assert!(err.to_string().contains("already listed"), "{err}");
         assert!(TokenTable::parse("===").is_err());
         assert!(TokenTable::parse("YWJj== A").is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_other_users_can_access_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::temp_dir().join(format!("tokens-mode-{}", std::process::id()));
+        std::fs::write(&path, "secret-token-value A\n").unwrap();
+        for (mode, accepted) in [
+            (0o600, true),
+            (0o400, true),
+            (0o640, false),
+            (0o604, false),
+            (0o620, false),
+        ] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let outcome = TokenTable::from_file(&path);
+            assert_eq!(outcome.is_ok(), accepted, "mode {mode:o}");
+            if let Err(err) = outcome {
+                let text = err.to_string();
+                assert!(text.contains("chmod 600"), "{text}");
+                assert!(text.contains(&format!("{mode:04o}")), "{text}");
+                assert!(!text.contains("secret-token-value"), "{text}");
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

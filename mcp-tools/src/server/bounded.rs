@@ -123,7 +123,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                         continue;
                     }
                     let id = request.id.clone();
-                    tracing::warn!(%id, "request id reused while in flight; answering -32600");
+                    tracing::debug!(%id, "request id reused while in flight; answering -32600");
                     let error = ErrorData::invalid_request(
                         format!(
                             "request id {id} is already in flight; use a new id for each request"
@@ -141,7 +141,9 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                 }
                 JsonRpcMessage::Notification(notification) => {
                     if !self.seen_request {
-                        tracing::warn!("ignoring a notification received before the first request");
+                        tracing::debug!(
+                            "ignoring a notification received before the first request"
+                        );
                         continue;
                     }
                     if let ClientNotification::CancelledNotification(cancelled) =

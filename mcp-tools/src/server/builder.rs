@@ -1,5 +1,7 @@
 //! The public face of the server: [`Server`] (builder and `serve_*`), [`ServerInfo`],
 //! the bound listeners [`HttpServer`] / [`TcpServer`], and [`ServeError`].
+//! Binding checks the address first: beyond loopback, authentication or an explicit opt-in
+//! is required (see `exposure.rs`).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
@@ -13,13 +15,17 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::codec::DEFAULT_MAX_LINE_LENGTH;
+use super::exposure::{self, Authentication};
 use super::handler::{McpHandler, Shared};
 use super::http::{self, HttpOptions};
 use super::notify::ListChanged;
 use super::stream;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
-use crate::registry::ToolRegistry;
+use super::tcp::{self, TcpOptions};
+#[cfg(unix)]
+use super::unix;
+use crate::registry::Registry;
 
 /// The default bound on requests in flight per connection.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 256;
@@ -101,6 +107,31 @@ pub enum ServeError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The Unix domain socket could not be created at the path.
+    #[error("cannot listen on Unix socket {}: {source}", path.display())]
+    BindUnix {
+        /// The socket's path.
+        path: std::path::PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The address is reachable from other machines and no authentication is configured;
+    /// nothing was bound. Add tokens, listen on loopback, or opt in with
+    /// [`Server::unauthenticated_network_access`].
+    #[error(
+        "refusing to serve MCP over {transport} at {addr} without authentication: that address \
+         is reachable from other machines, and every tool would be open to anyone who connects. \
+         Add bearer tokens (`--tokens-file FILE`; in code `HttpOptions::tokens` or \
+         `TcpOptions::tokens`), listen on a loopback address (127.0.0.1 or [::1]), or, on a \
+         network you trust, opt in with `--unauthenticated-network-access` \
+         (`Server::unauthenticated_network_access`)"
+    )]
+    Unauthenticated {
+        /// `HTTP` or `TCP`.
+        transport: &'static str,
+        /// The address asked for.
+        addr: SocketAddr,
+    },
     /// The MCP session (stdio or another single stream) could not start or failed.
     #[error("MCP session failed: {0}")]
     Session(String),
@@ -109,14 +140,14 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves a [`ToolRegistry`] over MCP. Build it, then call one `serve_*` method.
+/// Serves a [`Registry`] over MCP. Build it, then call one `serve_*` method.
 ///
 /// ```no_run
 /// use mcp_tools::server::{HttpOptions, Server};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// let registry = mcp_tools::Registry::builder().build()?;
 /// Server::new(registry)
-///     .server_info(mcp_tools::server_info!())
+///     .info(mcp_tools::server_info!())
 ///     .page_size(50)
 ///     .max_in_flight(128)
 ///     .serve_http("127.0.0.1:8080".parse()?, HttpOptions::default().tokens_file("tokens")?)
@@ -126,7 +157,7 @@ pub enum ServeError {
 /// ```
 #[must_use]
 pub struct Server {
-    registry: ToolRegistry,
+    registry: Registry,
     info: ServerInfo,
     instructions: Option<String>,
     page_size: Option<usize>,
@@ -135,6 +166,8 @@ pub struct Server {
     max_line_length: usize,
     client_timeout: Duration,
     shutdown: CancellationToken,
+    /// The operator's opt-in to listen beyond loopback with no authentication.
+    unauthenticated_network_access: bool,
     /// Built on first use; every setter resets it.
     built: OnceLock<Arc<Shared>>,
 }
@@ -142,7 +175,7 @@ pub struct Server {
 impl Server {
     /// A server for `registry` with the defaults: [`ServerInfo::default`], one
     /// `tools/list` page, no list TTL, 256 requests in flight per connection.
-    pub fn new(registry: ToolRegistry) -> Server {
+    pub fn new(registry: Registry) -> Server {
         Server {
             registry,
             info: ServerInfo::default(),
@@ -153,24 +186,21 @@ impl Server {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_line_length: DEFAULT_MAX_LINE_LENGTH,
             shutdown: CancellationToken::new(),
+            unauthenticated_network_access: false,
             built: OnceLock::new(),
         }
     }
 
-    /// Report `name` and `version` as `serverInfo`.
-    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Server {
-        self.built = OnceLock::new();
-        let title = self.info.title.take();
-        self.info = ServerInfo {
-            name: name.into(),
-            version: version.into(),
-            title,
-        };
-        self
-    }
-
-    /// Report `info` as `serverInfo` (see [`server_info!`](crate::server_info)).
-    pub fn server_info(mut self, info: ServerInfo) -> Server {
+    /// Report `info` as `serverInfo`: [`server_info!`](crate::server_info) for the
+    /// calling crate's name and version, or [`ServerInfo::new`].
+    ///
+    /// ```
+    /// use mcp_tools::server::{Server, ServerInfo};
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let server = Server::new(registry).info(ServerInfo::new("demo", "1.0.0").title("Demo"));
+    /// # let _ = server;
+    /// ```
+    pub fn info(mut self, info: ServerInfo) -> Server {
         self.built = OnceLock::new();
         self.info = info;
         self
@@ -196,7 +226,7 @@ impl Server {
     /// time-out error (default 5 minutes).
     ///
     /// ```
-    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let _server = mcp_tools::server::Server::new(registry)
     ///     .client_request_timeout(std::time::Duration::from_secs(30));
     /// ```
@@ -229,7 +259,7 @@ impl Server {
     /// being held in memory, and answered with a `-32600` error (`"id": null`).
     ///
     /// ```
-    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let _server = mcp_tools::server::Server::new(registry).max_line_length(64 * 1024);
     /// ```
     pub fn max_line_length(mut self, bytes: usize) -> Server {
@@ -244,15 +274,42 @@ impl Server {
         }
     }
 
+    /// Allow [`bind_http`](Self::bind_http) and [`bind_tcp`](Self::bind_tcp) to listen on
+    /// an address other machines can reach (`0.0.0.0`, `::`, a LAN address) with no
+    /// authentication. Without this such a bind fails with [`ServeError::Unauthenticated`]
+    /// before any socket is opened; with it the server logs a warning naming the address
+    /// and the tools anyone who can reach it may call. The command line's
+    /// `--unauthenticated-network-access`. Loopback addresses never need it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use mcp_tools::server::{Server, ServeError, TcpOptions};
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let refused = Server::new(registry.clone())
+    ///     .bind_tcp("0.0.0.0:0".parse().unwrap(), TcpOptions::default())
+    ///     .await;
+    /// assert!(matches!(refused, Err(ServeError::Unauthenticated { .. })));
+    /// let opted_in = Server::new(registry)
+    ///     .unauthenticated_network_access()
+    ///     .bind_tcp("0.0.0.0:0".parse().unwrap(), TcpOptions::default())
+    ///     .await;
+    /// assert!(opted_in.is_ok());
+    /// # });
+    /// ```
+    pub fn unauthenticated_network_access(mut self) -> Server {
+        self.unauthenticated_network_access = true;
+        self
+    }
+
     /// Stop serving when `token` is cancelled (`serve_*` then return `Ok`).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let stop = tokio_util::sync::CancellationToken::new();
     /// let server = mcp_tools::server::Server::new(registry)
     ///     .shutdown_on(stop.clone())
-    ///     .bind_tcp("127.0.0.1:0".parse().unwrap())
+    ///     .bind_tcp("127.0.0.1:0".parse().unwrap(), Default::default())
     ///     .await
     ///     .unwrap();
     /// stop.cancel();
@@ -276,6 +333,9 @@ impl Server {
     }
 
     fn build_shared(&self) -> Arc<Shared> {
+        if self.registry.is_empty() {
+            tracing::warn!("{}", crate::registry::library::EMPTY);
+        }
         let mut implementation = Implementation::new(&self.info.name, &self.info.version);
         implementation.title = self.info.title.clone();
         #[allow(deprecated)] // logging: deprecated by SEP-2577, still in the protocol
@@ -316,32 +376,98 @@ impl Server {
         let shared = self.shared();
         shared.list_changed.start_pump();
         let limits = self.stream_limits();
-        stream::serve_stream(shared, read, write, limits, self.shutdown).await
+        stream::serve_stream(shared, read, write, None, limits, self.shutdown).await
     }
 
     /// Listen on `addr` for TCP connections, each one MCP session of newline-delimited
-    /// JSON-RPC, without serving yet (learn the port first, e.g. for port 0).
-    pub async fn bind_tcp(self, addr: SocketAddr) -> Result<TcpServer, ServeError> {
+    /// JSON-RPC (behind an authentication line when `options` has tokens), without serving
+    /// yet (learn the port first, e.g. for port 0).
+    ///
+    /// Fails with [`ServeError::Unauthenticated`], binding nothing, when `addr` is not a
+    /// loopback address, `options` has no tokens and
+    /// [`unauthenticated_network_access`](Self::unauthenticated_network_access) was not
+    /// called.
+    pub async fn bind_tcp(
+        self,
+        addr: SocketAddr,
+        options: TcpOptions,
+    ) -> Result<TcpServer, ServeError> {
+        self.check_exposure("TCP", addr, options.authentication())?;
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
         Ok(TcpServer {
             server: self,
             listener,
+            options,
         })
     }
 
     /// [`bind_tcp`](Self::bind_tcp) then [`TcpServer::serve`].
-    pub async fn serve_tcp(self, addr: SocketAddr) -> Result<(), ServeError> {
-        self.bind_tcp(addr).await?.serve().await
+    pub async fn serve_tcp(self, addr: SocketAddr, options: TcpOptions) -> Result<(), ServeError> {
+        self.bind_tcp(addr, options).await?.serve().await
+    }
+
+    fn check_exposure(
+        &self,
+        transport: &'static str,
+        addr: SocketAddr,
+        authentication: Authentication,
+    ) -> Result<(), ServeError> {
+        exposure::check(
+            transport,
+            addr,
+            authentication,
+            self.unauthenticated_network_access,
+        )
+    }
+
+    /// Listen on a Unix domain socket at `path`, each connection one MCP session of
+    /// newline-delimited JSON-RPC, without serving yet. The socket file gets mode `0600`:
+    /// the kernel lets only this process's user (and root) connect; each peer's user id is
+    /// logged. A stale socket at `path` (nobody accepting) is replaced; any other file
+    /// there is an error. The file is removed when serving ends.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::os::unix::fs::PermissionsExt;
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let path = std::env::temp_dir().join(format!("mcp-doc-{}.sock", std::process::id()));
+    /// let server = mcp_tools::server::Server::new(registry).bind_unix(&path).await.unwrap();
+    /// let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    /// assert_eq!(mode & 0o777, 0o600);
+    /// drop(server);
+    /// assert!(!path.exists());
+    /// # });
+    /// ```
+    #[cfg(unix)]
+    pub async fn bind_unix(self, path: impl AsRef<Path>) -> Result<UnixServer, ServeError> {
+        let listener = unix::bind(path.as_ref())?;
+        Ok(UnixServer {
+            server: self,
+            listener,
+        })
+    }
+
+    /// [`bind_unix`](Self::bind_unix) then [`UnixServer::serve`].
+    #[cfg(unix)]
+    pub async fn serve_unix(self, path: impl AsRef<Path>) -> Result<(), ServeError> {
+        self.bind_unix(path).await?.serve().await
     }
 
     /// Listen on `addr` for streamable HTTP at `options`' path, without serving yet.
+    ///
+    /// Fails with [`ServeError::Unauthenticated`], binding nothing, when `addr` is not a
+    /// loopback address, `options` has no tokens and
+    /// [`unauthenticated_network_access`](Self::unauthenticated_network_access) was not
+    /// called.
     pub async fn bind_http(
         self,
         addr: SocketAddr,
         options: HttpOptions,
     ) -> Result<HttpServer, ServeError> {
+        let authentication = Authentication::with_tokens(options.tokens.is_some());
+        self.check_exposure("HTTP", addr, authentication)?;
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
@@ -364,7 +490,7 @@ impl Server {
 
 /// Advertise `resources` (with `subscribe`), `prompts` and `completions` when the registry
 /// serves resources or prompts.
-fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &ToolRegistry) {
+fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &Registry) {
     if registry.has_resources() {
         let mut resources = ResourcesCapability::default();
         resources.subscribe = Some(true);
@@ -382,6 +508,7 @@ fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &T
 pub struct TcpServer {
     server: Server,
     listener: TcpListener,
+    options: TcpOptions,
 }
 
 impl TcpServer {
@@ -390,17 +517,69 @@ impl TcpServer {
         self.listener.local_addr()
     }
 
+    /// What this listener exposes, in one line: address and reach, authentication, tools
+    /// (logged when serving starts; the command line prints it).
+    pub fn exposure(&self) -> std::io::Result<String> {
+        Ok(exposure::summary(
+            "TCP",
+            self.local_addr()?,
+            self.options.authentication(),
+            &self.server.registry,
+        ))
+    }
+
     /// Accept and serve connections until the shutdown token fires.
     pub async fn serve(self) -> Result<(), ServeError> {
+        let addr = self.local_addr()?;
+        let authentication = self.options.authentication();
+        exposure::log("TCP", addr, authentication, &self.server.registry);
         let shared = self.server.shared();
         shared.list_changed.start_pump();
-        stream::serve_tcp(
+        tcp::serve(
             shared,
             self.listener,
+            self.options,
             self.server.stream_limits(),
             self.server.shutdown,
         )
         .await
+    }
+}
+
+/// A [`Server`] listening on a Unix domain socket (from [`Server::bind_unix`]); the
+/// socket file is removed when it is dropped.
+#[cfg(unix)]
+pub struct UnixServer {
+    server: Server,
+    listener: unix::Listener,
+}
+
+#[cfg(unix)]
+impl UnixServer {
+    /// The socket's path.
+    pub fn path(&self) -> &Path {
+        &self.listener.path
+    }
+
+    /// What this listener exposes, in one line: path and who may connect, tools (logged
+    /// when serving starts; the command line prints it).
+    pub fn exposure(&self) -> String {
+        exposure::summary_at(
+            "Unix socket",
+            &self.listener.path.display().to_string(),
+            "this machine only",
+            Authentication::PeerCredentials,
+            &self.server.registry,
+        )
+    }
+
+    /// Accept and serve connections until the shutdown token fires.
+    pub async fn serve(self) -> Result<(), ServeError> {
+        tracing::info!("{}", self.exposure());
+        let shared = self.server.shared();
+        shared.list_changed.start_pump();
+        let limits = self.server.stream_limits();
+        unix::serve(shared, self.listener, limits, self.server.shutdown).await
     }
 }
 
@@ -426,8 +605,25 @@ impl HttpServer {
         ))
     }
 
+    /// What this listener exposes, in one line: address and reach, authentication, tools
+    /// (logged when serving starts; the command line prints it).
+    pub fn exposure(&self) -> std::io::Result<String> {
+        Ok(exposure::summary(
+            "HTTP",
+            self.local_addr()?,
+            self.authentication(),
+            &self.server.registry,
+        ))
+    }
+
+    fn authentication(&self) -> Authentication {
+        Authentication::with_tokens(self.options.tokens.is_some())
+    }
+
     /// Serve requests until the shutdown token fires.
     pub async fn serve(self) -> Result<(), ServeError> {
+        let addr = self.local_addr()?;
+        exposure::log("HTTP", addr, self.authentication(), &self.server.registry);
         let shared = self.server.shared();
         shared.list_changed.start_pump();
         http::serve(

@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::Value;
 
-use crate::error::ToolError;
+use crate::output::error::ToolError;
 
 /// Which client request, for messages and capability checks.
 #[derive(Clone, Copy)]

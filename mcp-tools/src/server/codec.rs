@@ -6,7 +6,7 @@
 //! newline-delimited JSON-RPC itself and answers every bad line on the spot:
 //! - a line longer than the limit is skipped as it streams in (never buffered whole) and
 //!   answered `-32600` with `"id": null`;
-//! - JSON nested deeper than [`MAX_NESTING`] is answered `-32600` with `"id": null`
+//! - JSON nested deeper than [`MAX_DEPTH`] is answered `-32600` with `"id": null`
 //!   (checked by a flat scan before parsing, so depth never costs stack);
 //! - a line that is not JSON (or not UTF-8) is answered `-32700 Parse error`, `"id": null`;
 //! - JSON that is not a JSON-RPC 2.0 message (not an object, a batch array, `jsonrpc`
@@ -33,13 +33,11 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+// The deepest nesting accepted in one message: the crate's one nesting limit.
+use crate::call::validate::MAX_DEPTH;
+
 /// The default cap on one incoming line (one JSON-RPC message), in bytes.
 pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;
-
-/// The deepest nesting of arrays and objects accepted in one message. It stays below
-/// serde_json's recursion limit (which refuses depth 128 with a bare "recursion limit
-/// exceeded"), so the client gets a clear message and parsing stays shallow.
-pub(crate) const MAX_NESTING: usize = 100;
 
 /// JSON-RPC "Parse error".
 pub(crate) const PARSE_ERROR: i64 = -32700;
@@ -258,11 +256,11 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Decoded::Skip;
     }
-    if nesting_exceeds(line, MAX_NESTING) {
+    if nesting_exceeds(line, MAX_DEPTH) {
         return Decoded::Reply(error_reply(
             Value::Null,
             INVALID_REQUEST,
-            format!("Invalid Request: JSON nested deeper than {MAX_NESTING} levels"),
+            format!("Invalid Request: JSON nested deeper than {MAX_DEPTH} levels"),
         ));
     }
     let value: Value = match serde_json::from_slice(line) {
@@ -534,8 +532,8 @@ mod tests {
         // Just under the bound still parses.
         let ok = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}1{}}}}}"#,
-            "[".repeat(MAX_NESTING - 2),
-            "]".repeat(MAX_NESTING - 2)
+            "[".repeat(MAX_DEPTH - 2),
+            "]".repeat(MAX_DEPTH - 2)
         );
         let decoded = decode(ok.as_bytes());
         assert!(matches!(decoded, Decoded::Message(_)), "{decoded:?}");

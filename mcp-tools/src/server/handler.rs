@@ -1,4 +1,4 @@
-//! The protocol bridge: rmcp's `ServerHandler` over a [`ToolRegistry`]. Everything a
+//! The protocol bridge: rmcp's `ServerHandler` over a [`Registry`]. Everything a
 //! request needs is built once (the registry caches each permission view's tool list);
 //! a request only picks the caller's view, a page, or a tool.
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
@@ -11,23 +11,25 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 
+use super::convert;
 use super::notify::ListChanged;
 use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::context::{LogLevel, ToolContext};
+use crate::output::error::echo;
 use crate::permissions::PermissionSet;
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 
 /// Methods this server implements: a custom request naming one had unusable params.
 const KNOWN_METHODS: &[&str] = &[
@@ -50,7 +52,7 @@ const KNOWN_METHODS: &[&str] = &[
 
 /// What every connection of one server shares.
 pub(crate) struct Shared {
-    pub(crate) registry: ToolRegistry,
+    pub(crate) registry: Registry,
     pub(crate) config: ServerConfig,
     pub(crate) page_size: Option<usize>,
     pub(crate) list_ttl: Option<Duration>,
@@ -70,22 +72,26 @@ pub(super) struct Session {
     registered: AtomicBool,
     /// The resources this session subscribed to.
     pub(super) subscriptions: Arc<SessionSubscriptions>,
+    /// The permissions of a peer that authenticated when it connected (TCP with tokens).
+    caller: Option<PermissionSet>,
 }
 
 /// The caller's permissions, put into the HTTP request's extensions by the token check.
 #[derive(Clone, Debug)]
 pub(crate) struct CallerPermissions(pub(crate) PermissionSet);
 
-/// rmcp's [`ServerHandler`] over a [`ToolRegistry`], one per MCP session.
+/// rmcp's [`ServerHandler`] over a [`Registry`], one per MCP session.
 ///
 /// [`Server`](super::Server) creates these for its transports; get one from
 /// [`Server::handler`](super::Server::handler) to serve over a transport of your own with
 /// rmcp's `ServiceExt::serve`.
 ///
 /// ```
-/// use rmcp::ServerHandler;
-/// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
-/// let handler = mcp_tools::server::Server::new(registry).info("demo", "1.0.0").handler();
+/// use mcp_tools::server::rmcp::ServerHandler;
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let handler = mcp_tools::server::Server::new(registry)
+///     .info(mcp_tools::server::ServerInfo::new("demo", "1.0.0"))
+///     .handler();
 /// let info = handler.get_info();
 /// assert_eq!(info.server_info.name, "demo");
 /// assert!(info.capabilities.tools.is_some());
@@ -99,10 +105,31 @@ pub struct McpHandler {
 impl McpHandler {
     /// A handler for a new session.
     pub(crate) fn new_session(shared: Arc<Shared>) -> McpHandler {
+        McpHandler::new_session_as(shared, None)
+    }
+
+    /// A handler for a new session whose peer authenticated with `caller`'s permissions
+    /// when it connected (`None`: the peer sees every tool unless a request carries its own
+    /// caller, as HTTP requests with bearer tokens do).
+    pub(crate) fn new_session_as(shared: Arc<Shared>, caller: Option<PermissionSet>) -> McpHandler {
         McpHandler {
             shared,
-            session: Arc::default(),
+            session: Arc::new(Session {
+                caller,
+                ..Session::default()
+            }),
         }
+    }
+
+    /// The caller's permissions: the HTTP request's (from its bearer token), else the
+    /// session's (from the TCP authentication line); `None` when no tokens are in use.
+    pub(super) fn caller(&self, context: &RequestContext<RoleServer>) -> Option<PermissionSet> {
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<CallerPermissions>())
+            .map(|c| c.0.clone())
+            .or_else(|| self.session.caller.clone())
     }
 }
 
@@ -111,16 +138,6 @@ pub(super) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-}
-
-/// The permissions of the HTTP caller (from its bearer token), if tokens are in use.
-pub(super) fn caller(context: &RequestContext<RoleServer>) -> Option<PermissionSet> {
-    context
-        .extensions
-        .get::<http::request::Parts>()?
-        .extensions
-        .get::<CallerPermissions>()
-        .map(|c| c.0.clone())
 }
 
 impl McpHandler {
@@ -168,7 +185,7 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let caller = caller(&context);
+        let caller = self.caller(&context);
         let cursor = request.and_then(|r| r.cursor);
         let registry = &self.shared.registry;
         // Read the generation on both sides of the list so a cursor never pairs an old
@@ -185,7 +202,9 @@ impl ServerHandler for McpHandler {
         };
         let start = paging::page_start(cursor.as_deref(), generation)?;
         let (start, end, next) = paging::page_bounds(tools.len(), start, self.shared.page_size)?;
-        let mut result = ListToolsResult::with_all_items(tools[start..end].to_vec());
+        let mut result = ListToolsResult::with_all_items(
+            tools[start..end].iter().map(|d| convert::tool(d)).collect(),
+        );
         result.next_cursor = next.map(|offset| paging::cursor(generation, offset));
         if is_modern(&context) {
             result.ttl_ms = Some(
@@ -207,22 +226,23 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = caller(&context);
+        let caller = self.caller(&context);
         let ctx = self.tool_context(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let registry = &self.shared.registry;
         let outcome = match &caller {
-            Some(permissions) => {
-                registry
-                    .view(permissions)
-                    .call_tool(&request.name, arguments, ctx)
-                    .await
-            }
-            None => registry.call_tool(&request.name, arguments, ctx).await,
-        };
+            Some(permissions) => registry.view(permissions),
+            None => registry.clone(),
+        }
+        .call_tool(&request.name, arguments, ctx)
+        .await;
         match outcome {
-            Ok(result) => Ok(CallToolResult::from(result).into()),
-            Err(not_found) => Err(McpError::invalid_params(not_found.to_string(), None)),
+            Ok(result) => Ok(convert::call_result(result).into()),
+            Err(not_found) => {
+                // A client mistake: debug, not warn (the client gets the error).
+                tracing::debug!(tool = %echo(not_found.name()), "tools/call of a tool the caller cannot see");
+                Err(McpError::invalid_params(not_found.to_string(), None))
+            }
         }
     }
 
@@ -322,14 +342,14 @@ impl ServerHandler for McpHandler {
             return Err(McpError::invalid_params(
                 format!(
                     "invalid params for {}: they do not match the method's schema",
-                    request.method
+                    echo(&request.method)
                 ),
                 None,
             ));
         }
         Err(McpError::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: {}", request.method),
+            format!("method not found: {}", echo(&request.method)),
             None,
         ))
     }

@@ -1,15 +1,16 @@
-//! Serving a [`ToolRegistry`] over MCP: stdio, streamable HTTP and TCP, through `rmcp`.
+//! Serving a [`Registry`] over MCP: stdio, streamable HTTP, TCP and Unix domain sockets,
+//! through `rmcp`.
 //!
 //! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`http`] and
 //! [`tcp`] are one-line shortcuts with the defaults.
 //!
 //! ```no_run
-//! use mcp_tools::{server::Server, ToolRegistry};
+//! use mcp_tools::{server::Server, Registry};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let registry = ToolRegistry::builder().build()?;
+//! let registry = Registry::builder().build()?;
 //! Server::new(registry)
-//!     .info(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+//!     .info(mcp_tools::server_info!())
 //!     .serve_stdio()
 //!     .await?;
 //! # Ok(())
@@ -34,7 +35,7 @@
 //!   `prompts/get` and `completion/complete` answer from the caller's view of the registry's
 //!   resources and prompts (see `docs/resources-and-prompts.md`); `resources/subscribe`
 //!   registers the session for `notifications/resources/updated`, sent when the
-//!   application calls [`ToolRegistry::resource_updated`];
+//!   application calls [`Registry::resource_updated`];
 //! - a tool's sampling and elicitation requests reach the client when it declared the
 //!   capability, bounded by [`Server::client_request_timeout`];
 //! - unknown methods answer `-32601`;
@@ -51,6 +52,8 @@ mod bounded;
 mod builder;
 mod client_requests;
 mod codec;
+mod convert;
+mod exposure;
 mod handler;
 mod http;
 mod notify;
@@ -59,25 +62,44 @@ pub mod oauth;
 mod offerings;
 mod paging;
 mod peer;
+mod private_file;
 mod stream;
 mod subscriptions;
+mod tcp;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_offerings;
+#[cfg(unix)]
+mod unix;
 
 use std::net::SocketAddr;
 
+/// The `rmcp` this server layer is built on (the version `docs/versioning.md` names), for
+/// serving a registry over a transport of your own with [`McpHandler`]. Use this path
+/// rather than a dependency of your own so both always agree.
+///
+/// ```
+/// use mcp_tools::server::rmcp::ServerHandler;
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let handler = mcp_tools::server::Server::new(registry).handler();
+/// assert!(handler.get_info().capabilities.tools.is_some());
+/// ```
+pub use rmcp;
+
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
+#[cfg(unix)]
+pub use builder::UnixServer;
 pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
 pub use http::HttpOptions;
+pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};
 
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 
 /// The server's name and version as the calling crate declares them in its `Cargo.toml`
 /// (`CARGO_PKG_NAME`, `CARGO_PKG_VERSION`, read where the macro is written), for
-/// [`Server::server_info`].
+/// [`Server::info`].
 ///
 /// ```
 /// let info = mcp_tools::server_info!();
@@ -99,42 +121,45 @@ macro_rules! server_info {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// let registry = mcp_tools::Registry::builder().build()?;
 /// mcp_tools::server::stdio(registry).await?;
 /// # Ok(())
 /// # }
 /// ```
-pub async fn stdio(registry: ToolRegistry) -> Result<(), ServeError> {
+pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
     Server::new(registry).serve_stdio().await
 }
 
 /// Serve `registry` over streamable HTTP at `http://ADDR/mcp` with the default
-/// [`HttpOptions`] (stateful sessions, loopback Host/Origin only, no tokens), until the
-/// process ends. Shortcut for `Server::new(registry).serve_http(addr, HttpOptions::default())`.
+/// [`HttpOptions`] (stateful sessions, loopback Host/Origin only, no tokens, so `addr` must
+/// be a loopback address), until the process ends. Shortcut for `Server::new(registry).serve_http(addr, HttpOptions::default())`.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// let registry = mcp_tools::Registry::builder().build()?;
 /// mcp_tools::server::http(registry, "127.0.0.1:8080".parse()?).await?;
 /// # Ok(())
 /// # }
 /// ```
-pub async fn http(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeError> {
+pub async fn http(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
     Server::new(registry)
         .serve_http(addr, HttpOptions::default())
         .await
 }
 
 /// Serve `registry` over TCP (newline-delimited JSON-RPC, one MCP session per connection)
-/// until the process ends. Shortcut for `Server::new(registry).serve_tcp(addr)`.
+/// with the default [`TcpOptions`] (no tokens, so `addr` must be a loopback address) until
+/// the process ends. Shortcut for `Server::new(registry).serve_tcp(addr, TcpOptions::default())`.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::ToolRegistry::builder().build()?;
+/// let registry = mcp_tools::Registry::builder().build()?;
 /// mcp_tools::server::tcp(registry, "127.0.0.1:9000".parse()?).await?;
 /// # Ok(())
 /// # }
 /// ```
-pub async fn tcp(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeError> {
-    Server::new(registry).serve_tcp(addr).await
+pub async fn tcp(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
+    Server::new(registry)
+        .serve_tcp(addr, TcpOptions::default())
+        .await
 }

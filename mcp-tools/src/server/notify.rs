@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, Weak};
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::Notify;
 
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 
 /// Sessions to tell about list changes, and the change counter cursors carry.
 #[derive(Default)]
@@ -25,7 +25,7 @@ pub(crate) struct ListChanged {
 
 impl ListChanged {
     /// A broadcaster fed by `registry`'s change listener (held weakly by the listener).
-    pub(crate) fn attach(registry: &ToolRegistry) -> Arc<ListChanged> {
+    pub(crate) fn attach(registry: &Registry) -> Arc<ListChanged> {
         let this = Arc::new(ListChanged::default());
         let weak: Weak<ListChanged> = Arc::downgrade(&this);
         registry.on_change(move |change| {

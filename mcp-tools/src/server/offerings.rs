@@ -17,12 +17,13 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::handler::{McpHandler, caller, is_modern};
+use super::convert;
+use super::handler::{McpHandler, is_modern};
 use super::paging;
-use crate::completion::{CompletionRef, CompletionRequest};
-use crate::error::{ErrorKind, ToolError};
-use crate::params::Params;
-use crate::registry::ToolView;
+use crate::definition::completion::{CompletionRef, CompletionRequest};
+use crate::definition::params::Params;
+use crate::output::error::{ErrorKind, ToolError, echo};
+use crate::registry::Registry;
 
 /// Resources and prompts never change at run time, so their cursors carry generation 0.
 const GENERATION: u64 = 0;
@@ -50,9 +51,11 @@ fn protocol_error(error: ToolError, unknown: Unknown) -> McpError {
     }
 }
 
-/// The page of `all` a cursor asks for, and the next page's cursor.
-fn page<T: Clone>(
-    all: &[T],
+/// The page of `all` a cursor asks for, converted to protocol entries, and the next
+/// page's cursor.
+fn page<D, T>(
+    all: &[D],
+    entry: impl Fn(&D) -> Option<T>,
     request: Option<PaginatedRequestParams>,
     page_size: Option<usize>,
 ) -> Result<(Vec<T>, Option<String>), McpError> {
@@ -60,7 +63,7 @@ fn page<T: Clone>(
     let start = paging::page_start(cursor.as_deref(), GENERATION)?;
     let (start, end, next) = paging::page_bounds(all.len(), start, page_size)?;
     Ok((
-        all[start..end].to_vec(),
+        all[start..end].iter().filter_map(entry).collect(),
         next.map(|offset| paging::cursor(GENERATION, offset)),
     ))
 }
@@ -116,10 +119,10 @@ fn prompt_arguments(arguments: Option<rmcp::model::JsonObject>) -> Result<Params
 
 impl McpHandler {
     /// The caller's view, and whether lists depend on the caller (bearer tokens in use).
-    fn caller_view(&self, context: &RequestContext<RoleServer>) -> (ToolView, bool) {
-        match caller(context) {
+    fn caller_view(&self, context: &RequestContext<RoleServer>) -> (Registry, bool) {
+        match self.caller(context) {
             Some(permissions) => (self.shared.registry.view(&permissions), true),
-            None => (self.shared.registry.unfiltered(), false),
+            None => (self.shared.registry.clone(), false),
         }
     }
 
@@ -129,7 +132,12 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let (view, private) = self.caller_view(&context);
-        let (items, next) = page(&view.list_resources(), request, self.shared.page_size)?;
+        let (items, next) = page(
+            &view.list_resources(),
+            |def| convert::resource(def),
+            request,
+            self.shared.page_size,
+        )?;
         let result = ListResourcesResult::with_all_items(items);
         Ok(finish_list!(self, &context, result, next, private))
     }
@@ -142,6 +150,7 @@ impl McpHandler {
         let (view, private) = self.caller_view(&context);
         let (items, next) = page(
             &view.list_resource_templates(),
+            |def| convert::resource_template(def),
             request,
             self.shared.page_size,
         )?;
@@ -155,7 +164,12 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let (view, private) = self.caller_view(&context);
-        let (items, next) = page(&view.list_prompts(), request, self.shared.page_size)?;
+        let (items, next) = page(
+            &view.list_prompts(),
+            |def| Some(convert::prompt(def)),
+            request,
+            self.shared.page_size,
+        )?;
         let result = ListPromptsResult::with_all_items(items);
         Ok(finish_list!(self, &context, result, next, private))
     }
@@ -168,7 +182,13 @@ impl McpHandler {
         let (view, _) = self.caller_view(&context);
         let ctx = self.tool_context(&context);
         match view.read_resource(&request.uri, ctx).await {
-            Ok(contents) => Ok(ReadResourceResult::new(contents).into()),
+            Ok(contents) => Ok(ReadResourceResult::new(
+                contents
+                    .into_iter()
+                    .map(convert::resource_contents)
+                    .collect(),
+            )
+            .into()),
             Err(error) => Err(protocol_error(error, Unknown::Resource)),
         }
     }
@@ -181,7 +201,7 @@ impl McpHandler {
         let (view, _) = self.caller_view(&context);
         if view.resource_for(&request.uri).is_none() {
             return Err(McpError::resource_not_found(
-                format!("unknown resource: {}", request.uri),
+                format!("unknown resource: {}", echo(&request.uri)),
                 Some(json!({"uri": request.uri})),
             ));
         }
@@ -213,7 +233,7 @@ impl McpHandler {
         let arguments = prompt_arguments(request.arguments)?;
         let ctx = self.tool_context(&context);
         match view.get_prompt(&request.name, arguments, ctx).await {
-            Ok(result) => Ok(result.into()),
+            Ok(result) => Ok(convert::prompt_result(result).into()),
             Err(error) => Err(protocol_error(error, Unknown::Params)),
         }
     }

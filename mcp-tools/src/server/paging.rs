@@ -9,7 +9,10 @@ pub(crate) fn page_start(cursor: Option<&str>, generation: u64) -> Result<usize,
     let Some(cursor) = cursor else { return Ok(0) };
     let invalid = |why: &str| {
         ErrorData::invalid_params(
-            format!("invalid cursor {cursor:?}: {why}; list again without a cursor"),
+            format!(
+                "invalid cursor {:?}: {why}; list again without a cursor",
+                crate::output::error::echo(cursor)
+            ),
             None,
         )
     };

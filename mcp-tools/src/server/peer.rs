@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::client_requests::{self, ClientRequestKind};
 use crate::context::{ClientPeer, LogLevel};
-use crate::error::ToolError;
+use crate::output::error::ToolError;
 
 /// Which log messages a request may send to the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! Byte-stream transports: stdio, any read/write pair, and TCP (one session per
-//! connection). Each stream is our newline-delimited JSON-RPC codec (answers bad lines)
+//! Byte-stream transports: stdio, any read/write pair, and the connections of TCP
+//! (`tcp.rs`). Each stream is our newline-delimited JSON-RPC codec (answers bad lines)
 //! behind the in-flight bound, in front of rmcp's service.
 
 use std::net::SocketAddr;
@@ -15,6 +15,7 @@ use super::ServeError;
 use super::bounded::Bounded;
 use super::codec::LineCodec;
 use super::handler::{McpHandler, Shared};
+use crate::permissions::PermissionSet;
 
 /// Per-connection limits of the byte-stream transports.
 #[derive(Debug, Clone, Copy)]
@@ -25,11 +26,13 @@ pub(crate) struct StreamLimits {
     pub(crate) max_line_length: usize,
 }
 
-/// Serve one MCP session over `read`/`write` until the peer closes it or `shutdown` fires.
+/// Serve one MCP session over `read`/`write` until the peer closes it or `shutdown` fires;
+/// `caller`: the permissions an authenticated peer's token grants (`None`: every tool).
 pub(crate) async fn serve_stream<R, W>(
     shared: Arc<Shared>,
     read: R,
     write: W,
+    caller: Option<PermissionSet>,
     limits: StreamLimits,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError>
@@ -39,7 +42,7 @@ where
 {
     let codec = LineCodec::new(read, write, limits.max_line_length);
     let transport = Bounded::new(codec, limits.max_in_flight);
-    let handler = McpHandler::new_session(shared);
+    let handler = McpHandler::new_session_as(shared, caller);
     let running = match serve_server_with_ct(handler, transport, shutdown.child_token()).await {
         Ok(running) => running,
         Err(ServerInitializeError::ConnectionClosed(_)) => {
@@ -79,34 +82,5 @@ pub(crate) async fn accept_next(
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }
-    }
-}
-
-/// Accept TCP connections until `shutdown` fires; each is served on its own task.
-pub(crate) async fn serve_tcp(
-    shared: Arc<Shared>,
-    listener: TcpListener,
-    limits: StreamLimits,
-    shutdown: CancellationToken,
-) -> Result<(), ServeError> {
-    if let Ok(addr) = listener.local_addr() {
-        tracing::info!(%addr, "serving MCP over TCP");
-    }
-    loop {
-        let Some((stream, peer)) = accept_next(&listener, &shutdown, "a TCP").await else {
-            return Ok(());
-        };
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-        let (read, write) = stream.into_split();
-        let shared = shared.clone();
-        let shutdown = shutdown.clone();
-        tokio::spawn(async move {
-            tracing::debug!(%peer, "TCP connection opened");
-            if let Err(error) = serve_stream(shared, read, write, limits, shutdown).await {
-                tracing::warn!(%peer, %error, "TCP session ended with an error");
-            }
-        });
     }
 }

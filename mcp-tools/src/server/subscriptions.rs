@@ -1,6 +1,6 @@
 //! Resource subscriptions: `resources/subscribe` / `resources/unsubscribe` per session, and
 //! `notifications/resources/updated` when the application calls
-//! [`ToolRegistry::resource_updated`]. Legacy sessions get the notification through their
+//! [`Registry::resource_updated`]. Legacy sessions get the notification through their
 //! peer; 2026-07-28 clients through the `subscriptions/listen` streams whose filter names
 //! the URI. Updates of a URI nobody subscribed to are dropped at once; repeated updates
 //! that land while a broadcast runs are coalesced (the notification says only "read again").
@@ -13,7 +13,7 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::Notify;
 
-use crate::registry::ToolRegistry;
+use crate::registry::Registry;
 
 use super::notify::{SinkGuard, Sinks, fan_out};
 
@@ -46,7 +46,7 @@ pub(crate) struct Subscriptions {
 
 impl Subscriptions {
     /// Subscriptions fed by `registry`'s resource-updated listener (held weakly by it).
-    pub(crate) fn attach(registry: &ToolRegistry) -> Arc<Subscriptions> {
+    pub(crate) fn attach(registry: &Registry) -> Arc<Subscriptions> {
         let this = Arc::new(Subscriptions::default());
         let weak = Arc::downgrade(&this);
         registry.on_resource_updated(move |uri| {

@@ -10,8 +10,9 @@ use tokio::io::{
 };
 use tokio::sync::Semaphore;
 
-use super::Server;
-use crate::{ToolDef, ToolRegistry, ToolResult};
+use super::{Server, ServerInfo};
+use crate::definition::ToolDef;
+use crate::{Registry, ToolResult};
 
 /// A line-oriented JSON-RPC client; notifications seen while waiting are kept.
 pub(super) struct RawClient {
@@ -120,11 +121,9 @@ impl Drop for Decrement {
     }
 }
 
-fn registry(defs: impl IntoIterator<Item = ToolDef>) -> ToolRegistry {
+fn registry(defs: impl IntoIterator<Item = ToolDef>) -> Registry {
     defs.into_iter()
-        .fold(ToolRegistry::builder().include_linked(false), |b, d| {
-            b.tool(d)
-        })
+        .fold(Registry::builder().include_linked(false), |b, d| b.tool(d))
         .build()
         .unwrap()
 }
@@ -142,7 +141,7 @@ async fn wait_until(mut condition: impl FnMut() -> bool) {
 #[tokio::test]
 async fn initialize_reports_the_servers_own_identity() {
     let server = Server::new(registry([text_tool("alpha")]))
-        .info("demo-server", "3.1.4")
+        .info(ServerInfo::new("demo-server", "3.1.4"))
         .instructions("Call alpha.");
     let mut client = RawClient::connect(server);
     let reply = client.initialize().await;
@@ -348,8 +347,8 @@ async fn log_messages_follow_set_level() {
     let logging = ToolDef::builder("chatty")
         .description("Logs at info and error.")
         .handler(|_args, ctx: crate::ToolContext| async move {
-            ctx.log(crate::LogLevel::Info, "info line").await;
-            ctx.log(crate::LogLevel::Error, "error line").await;
+            ctx.log(crate::context::LogLevel::Info, "info line").await;
+            ctx.log(crate::context::LogLevel::Error, "error line").await;
             Ok(ToolResult::text("done"))
         })
         .build()

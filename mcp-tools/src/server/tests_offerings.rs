@@ -7,10 +7,9 @@ use serde_json::{Value, json};
 
 use super::Server;
 use super::tests::RawClient;
-use crate::{
-    Completion, PromptArgument, PromptDef, ResourceContent, ResourceDef, ToolDef, ToolRegistry,
-    ToolResult,
-};
+use crate::definition::{Completion, PromptArgument, PromptDef, ResourceDef, ToolDef};
+use crate::output::ResourceContent;
+use crate::{Registry, ToolResult};
 
 fn text_resource(uri: &'static str, text: &'static str) -> ResourceDef {
     ResourceDef::fixed(uri)
@@ -21,13 +20,16 @@ fn text_resource(uri: &'static str, text: &'static str) -> ResourceDef {
         .unwrap()
 }
 
-fn registry() -> ToolRegistry {
+fn registry() -> Registry {
     let square = ResourceDef::template("demo://square/{n}")
         .name("square")
         .description("The square of n")
-        .complete("n", |request: crate::CompletionRequest, _ctx| async move {
-            Ok(Completion::matching(["10", "12", "20"], &request.value))
-        })
+        .complete(
+            "n",
+            |request: crate::definition::CompletionRequest, _ctx| async move {
+                Ok(Completion::matching(["10", "12", "20"], &request.value))
+            },
+        )
         .handler(|request, _ctx| async move {
             let n: i64 = request.params().required("n")?;
             Ok(vec![ResourceContent::text((n * n).to_string())])
@@ -39,7 +41,7 @@ fn registry() -> ToolRegistry {
         .argument(PromptArgument::new("name").with_required(true))
         .handler(|args, _ctx| async move {
             let name: String = args.required("name")?;
-            crate::IntoPromptResult::into_prompt_result(format!("Say hello to {name}."))
+            crate::output::IntoPromptResult::into_prompt_result(format!("Say hello to {name}."))
         })
         .build()
         .unwrap();
@@ -72,7 +74,7 @@ fn registry() -> ToolRegistry {
         })
         .build()
         .unwrap();
-    ToolRegistry::builder()
+    Registry::builder()
         .include_linked(false)
         .resource(text_resource("demo://a", "alpha"))
         .resource(text_resource("demo://b", "beta"))

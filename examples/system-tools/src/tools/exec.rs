@@ -179,7 +179,7 @@ pub async fn execute_command(
     })
 }
 
-impl mcp_tools::IntoToolResult for CommandOutput {
+impl mcp_tools::output::IntoToolResult for CommandOutput {
     /// The metadata as structured content, stdout and stderr as two text blocks, so the
     /// output crosses the wire once and escaped once.
     fn into_tool_result(self) -> Result<mcp_tools::ToolResult, mcp_tools::ToolError> {
@@ -191,7 +191,7 @@ impl mcp_tools::IntoToolResult for CommandOutput {
             .with_structured(metadata))
     }
 
-    fn output_schema() -> Option<mcp_tools::JsonObject> {
+    fn output_schema() -> Option<mcp_tools::schema::JsonObject> {
         Some(mcp_tools::schema::output_schema_for::<CommandOutput>())
     }
 }

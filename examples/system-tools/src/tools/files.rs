@@ -27,7 +27,7 @@ pub struct ReadFileOutput {
     pub content: String,
 }
 
-impl mcp_tools::IntoToolResult for ReadFileOutput {
+impl mcp_tools::output::IntoToolResult for ReadFileOutput {
     /// The metadata as structured content, the file's content as the one text block.
     fn into_tool_result(self) -> Result<mcp_tools::ToolResult, mcp_tools::ToolError> {
         let metadata = serde_json::to_value(&self).map_err(|e| {
@@ -36,7 +36,7 @@ impl mcp_tools::IntoToolResult for ReadFileOutput {
         Ok(mcp_tools::ToolResult::text(self.content).with_structured(metadata))
     }
 
-    fn output_schema() -> Option<mcp_tools::JsonObject> {
+    fn output_schema() -> Option<mcp_tools::schema::JsonObject> {
         Some(mcp_tools::schema::output_schema_for::<ReadFileOutput>())
     }
 }

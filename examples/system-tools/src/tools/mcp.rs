@@ -3,7 +3,7 @@
 //! Each one checks nothing itself: it hands its validated arguments to the tool logic of
 //! this module's parent, which enforces the sandbox, and turns a [`SandboxError`] into a tool
 //! error with its kind and action line (the `From<SandboxError> for ToolError` impl). Register the sandbox
-//! with `ToolRegistryBuilder::state(sandbox)`. Names, categories, tags and permissions match
+//! with `RegistryBuilder::state(sandbox)`. Names, categories, tags and permissions match
 //! the [`TOOLS`](super::TOOLS) catalog (a unit test holds them together).
 //!
 //! [`SandboxError`]: crate::sandbox::SandboxError
@@ -222,7 +222,7 @@ pub async fn system_info(sandbox: State<Sandbox>) -> Json<SystemInfo> {
 mod tests {
     use std::collections::BTreeSet;
 
-    use mcp_tools::ToolRegistry;
+    use mcp_tools::Registry;
 
     use super::super::TOOLS;
     use crate::sandbox::Sandbox;
@@ -230,11 +230,11 @@ mod tests {
     /// The macro attributes above and the static catalog describe the same seven tools.
     #[test]
     fn registered_tools_match_the_catalog() {
-        let registry = ToolRegistry::builder()
+        let registry = Registry::builder()
             .state(Sandbox::with_defaults().expect("default sandbox"))
             .build()
             .expect("registry");
-        let definitions = registry.definitions();
+        let definitions = registry.list_tools();
         let names: BTreeSet<&str> = definitions.iter().map(|d| d.name()).collect();
         let expected: BTreeSet<&str> = TOOLS.iter().map(|t| t.name).collect();
         assert_eq!(names, expected);

@@ -58,7 +58,7 @@ async fn a_user_without_ticket_admin_gets_permission_denied_from_trac() {
     assert!(
         denied
             .action()
-            .contains("permission for this ticket operation"),
+            .contains("The caller may not do this ticket operation"),
         "the ticket category's action: {}",
         denied.text
     );

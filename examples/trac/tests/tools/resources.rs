@@ -1,18 +1,17 @@
 //! Wiki pages as `trac://wiki/{+name}` resources, with page-name completion.
 
-use mcp_tools::{
-    CompletionRef, CompletionRequest, ErrorKind, PermissionSet, ToolContext, ToolRegistry,
-};
+use mcp_tools::definition::{CompletionRef, CompletionRequest};
+use mcp_tools::{ErrorKind, PermissionSet, Registry, ToolContext};
 use serde_json::json;
 use trac_mcp::resources::WIKI_PAGE_RESOURCE;
 
 use crate::Tools;
 use crate::common::{servers, unique};
 
-fn registry(allowed: Option<PermissionSet>) -> ToolRegistry {
-    ToolRegistry::builder()
+fn registry(allowed: Option<PermissionSet>) -> Registry {
+    Registry::builder()
         .state(servers().anon_client())
-        .allowed_permissions_opt(allowed)
+        .allowed_permissions(allowed)
         .build()
         .unwrap()
 }
@@ -30,9 +29,9 @@ async fn wiki_pages_read_as_resources_including_names_with_slashes() {
     let registry = registry(None);
     let templates = registry.list_resource_templates();
     assert_eq!(templates.len(), 1);
-    assert_eq!(templates[0].uri_template, "trac://wiki/{+name}");
+    assert_eq!(templates[0].address().to_string(), "trac://wiki/{+name}");
     assert_eq!(WIKI_PAGE_RESOURCE, "trac://wiki/{+name}");
-    assert_eq!(templates[0].mime_type.as_deref(), Some("text/x-trac-wiki"));
+    assert_eq!(templates[0].mime_type(), Some("text/x-trac-wiki"));
 
     let uri = format!("trac://wiki/{name}");
     let contents = registry

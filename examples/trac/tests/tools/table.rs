@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use mcp_tools::{PermissionSet, ToolContext, ToolRegistry};
+use mcp_tools::{PermissionSet, Registry, ToolContext};
 use serde_json::{Value, json};
 use trac_mcp::tools::{ALL_TOOLS, MAX_BATCH_SIZE};
 
@@ -67,10 +67,10 @@ const READ_ONLY: [&str; 14] = [
     "milestone_get",
 ];
 
-fn registry(allowed: Option<PermissionSet>) -> ToolRegistry {
-    ToolRegistry::builder()
+fn registry(allowed: Option<PermissionSet>) -> Registry {
+    Registry::builder()
         .state(servers().anon_client())
-        .allowed_permissions_opt(allowed)
+        .allowed_permissions(allowed)
         .build()
         .expect("the registry builds")
 }
@@ -83,7 +83,7 @@ fn read_only_file() -> PermissionSet {
 #[test]
 fn all_27_tools_carry_exactly_the_seed_permissions() {
     let registry = registry(None);
-    let defs = registry.definitions();
+    let defs = registry.list_tools();
     let names: BTreeSet<&str> = defs.iter().map(|d| d.name()).collect();
     let expected: BTreeSet<&str> = TABLE.iter().map(|(name, _)| *name).collect();
     assert_eq!(names, expected);
@@ -107,7 +107,7 @@ async fn the_read_only_file_keeps_14_tools_and_hides_the_13_others() {
     let listed: Vec<String> = registry
         .list_tools()
         .iter()
-        .map(|t| t.name.to_string())
+        .map(|t| t.name().to_string())
         .collect();
     let mut want: Vec<&str> = READ_ONLY.to_vec();
     want.sort();

@@ -1,13 +1,15 @@
 //! What a tool returns: [`ToolResult`], [`Json`], and the [`IntoToolResult`] conversion
 //! behind every supported return type.
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::error::{ErrorKind, ToolError};
+use crate::output::content::ContentBlock;
+use crate::output::error::{ErrorKind, ToolError};
 use crate::schema;
+use crate::schema::JsonObject;
 
 /// The result of one tool call: content blocks, optional structured content, and whether
 /// it is an error (with the error's kind, for in-process callers).
@@ -19,6 +21,10 @@ use crate::schema;
 /// assert!(!ok.is_error());
 /// let data = ToolResult::json(&serde_json::json!({"id": 7})).unwrap();
 /// assert_eq!(data.structured_content().unwrap()["id"], 7);
+/// // It serializes to the `tools/call` result's wire form.
+/// let wire = serde_json::to_value(&data).unwrap();
+/// assert_eq!(wire["structuredContent"]["id"], 7);
+/// assert_eq!(wire["isError"], false);
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolResult {
@@ -132,22 +138,30 @@ impl ToolResult {
     pub fn text_content(&self) -> String {
         self.content
             .iter()
-            .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
+            .filter_map(ContentBlock::as_text)
             .collect::<Vec<_>>()
             .join("\n")
     }
 }
 
-impl From<ToolResult> for CallToolResult {
-    fn from(result: ToolResult) -> Self {
-        let is_error = result.is_error();
-        let mut call = if is_error {
-            CallToolResult::error(result.content)
-        } else {
-            CallToolResult::success(result.content)
-        };
-        call.structured_content = result.structured_content;
-        call
+impl ToolResult {
+    /// The parts, moved out (the server's protocol conversion).
+    #[cfg(feature = "server")]
+    pub(crate) fn into_parts(self) -> (Vec<ContentBlock>, Option<Value>, bool) {
+        let is_error = self.is_error();
+        (self.content, self.structured_content, is_error)
+    }
+}
+
+impl Serialize for ToolResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("content", &self.content)?;
+        if let Some(structured) = &self.structured_content {
+            map.serialize_entry("structuredContent", structured)?;
+        }
+        map.serialize_entry("isError", &self.is_error())?;
+        map.end()
     }
 }
 
@@ -155,7 +169,8 @@ impl From<ToolResult> for CallToolResult {
 /// text copy), and its `outputSchema` is `T`'s JSON schema.
 ///
 /// ```
-/// use mcp_tools::{Json, IntoToolResult};
+/// use mcp_tools::output::IntoToolResult;
+/// use mcp_tools::Json;
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
 /// struct Ticket { id: u32 }
 /// let result = Json(Ticket { id: 3 }).into_tool_result().unwrap();

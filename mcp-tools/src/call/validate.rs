@@ -1,15 +1,17 @@
 //! Argument validation against a tool's input schema, before any deserialization.
 //! Every problem is reported with its JSON pointer, what was expected and what came.
 
+use crate::schema::JsonObject;
 use jsonschema::Validator;
-use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use crate::error::ToolError;
+use crate::output::error::ToolError;
 
-/// The deepest nesting of arrays and objects accepted in arguments (serde_json's own
-/// parser stops at 128 too); deeper values are refused before validation recurses.
-pub(crate) const MAX_DEPTH: usize = 128;
+/// The deepest nesting of arrays and objects accepted anywhere: in a tool's arguments
+/// (deeper values are refused before validation recurses) and in a whole message on the
+/// stdio and TCP transports (server/codec.rs). One limit, below serde_json's recursion
+/// limit of 128 so a client always gets a clear message.
+pub(crate) const MAX_DEPTH: usize = 100;
 
 /// The most problems listed in one error (the rest are counted).
 const MAX_LISTED: usize = 10;

@@ -8,16 +8,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
 use crate::context::{StateRequirement, ToolContext};
-use crate::def_common::{
-    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+use crate::definition::common::{
+    DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
+    def_common_builder_methods,
 };
-use crate::error::ToolError;
+use crate::output::error::ToolError;
+use crate::output::result::ToolResult;
 use crate::permissions::PermissionSet;
-use crate::result::ToolResult;
+use crate::schema::JsonObject;
 
 /// Runs a tool: gets the validated arguments object and the request context.
 ///
@@ -46,19 +49,36 @@ where
     }
 }
 
-/// Where a tool was defined (for duplicate-name errors and reports).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SourceLocation {
-    /// Source file, as `file!()` gives it.
-    pub file: &'static str,
-    /// Line of the `#[mcp_tool]` fn.
-    pub line: u32,
-}
-
-impl fmt::Display for SourceLocation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
-    }
+/// Behaviour hints a client may use to decide how carefully to call a tool. `None`: not
+/// said (clients then assume the protocol's defaults: not read-only, destructive, not
+/// idempotent, open world).
+///
+/// ```
+/// let def = mcp_tools::definition::ToolDef::builder("notes_read")
+///     .description("Read the notes.")
+///     .read_only(true)
+///     .handler(|_args, _ctx| async { Ok(mcp_tools::ToolResult::text("none")) })
+///     .build()
+///     .unwrap();
+/// assert_eq!(def.annotations().read_only_hint, Some(true));
+/// assert_eq!(def.annotations().destructive_hint, None);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// The tool does not modify its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may delete or overwrite (meaningful when not read-only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling the tool twice with the same arguments has no further effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool reaches an open world (e.g. the web) rather than a closed domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
 }
 
 /// How a tool appears in a generated command line (seed 003's `cli_category`, `cli_name`,
@@ -78,7 +98,8 @@ pub struct CliOptions {
 /// `#[mcp_tool]` builds one per annotated fn; [`ToolDef::builder`] builds one at runtime.
 ///
 /// ```
-/// use mcp_tools::{ToolDef, ToolResult};
+/// use mcp_tools::definition::ToolDef;
+/// use mcp_tools::ToolResult;
 /// let def = ToolDef::builder("greet")
 ///     .description("Say hello")
 ///     .input_schema(serde_json::json!({"type": "object", "properties": {"who": {"type": "string"}}}))
@@ -196,21 +217,6 @@ impl ToolDef {
         self.nonportable_name
     }
 
-    /// The MCP description of the tool, as sent in `tools/list`.
-    pub fn to_tool(&self) -> Tool {
-        let mut tool = Tool::new_with_raw(
-            self.name.clone(),
-            Some(self.description.clone()),
-            self.input_schema.clone(),
-        );
-        tool.title = self.title.as_ref().map(|t| t.to_string());
-        tool.output_schema = self.output_schema.clone();
-        if self.annotations != ToolAnnotations::default() {
-            tool.annotations = Some(self.annotations.clone());
-        }
-        tool
-    }
-
     /// Run the handler directly (no validation, no middleware): mostly for tests.
     pub fn call_unchecked(
         &self,
@@ -218,6 +224,39 @@ impl ToolDef {
         ctx: ToolContext,
     ) -> BoxFuture<'static, Result<ToolResult, ToolError>> {
         self.handler.call(arguments, ctx)
+    }
+}
+
+/// A definition serializes to its `tools/list` entry (name, title, description,
+/// inputSchema, outputSchema, annotations).
+///
+/// ```
+/// let def = mcp_tools::definition::ToolDef::builder("ping")
+///     .description("Answer pong.")
+///     .handler(|_args, _ctx| async { Ok(mcp_tools::ToolResult::text("pong")) })
+///     .build()
+///     .unwrap();
+/// let listed = serde_json::to_value(&def).unwrap();
+/// assert_eq!(listed["name"], "ping");
+/// assert_eq!(listed["inputSchema"]["type"], "object");
+/// assert!(listed.get("annotations").is_none());
+/// ```
+impl Serialize for ToolDef {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(title) = &self.title {
+            map.serialize_entry("title", title)?;
+        }
+        map.serialize_entry("description", &self.description)?;
+        map.serialize_entry("inputSchema", &*self.input_schema)?;
+        if let Some(output) = &self.output_schema {
+            map.serialize_entry("outputSchema", &**output)?;
+        }
+        if self.annotations != ToolAnnotations::default() {
+            map.serialize_entry("annotations", &self.annotations)?;
+        }
+        map.end()
     }
 }
 
@@ -236,16 +275,6 @@ pub struct ToolDefBuilder {
     handler: Option<Arc<dyn ToolHandler>>,
     cli: CliOptions,
     nonportable_name: bool,
-}
-
-/// Why a [`ToolDefBuilder`] could not build.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("tool {name:?}: {problem}")]
-pub struct ToolDefError {
-    /// The tool's name.
-    pub name: String,
-    /// What is wrong and how to fix it.
-    pub problem: String,
 }
 
 impl ToolDefBuilder {
@@ -344,11 +373,8 @@ impl ToolDefBuilder {
 
     /// Check and build. Fails on an invalid name, a missing or empty description, a
     /// missing handler, or an input schema whose root is not an object.
-    pub fn build(self) -> Result<ToolDef, ToolDefError> {
-        let fail = |problem: String| ToolDefError {
-            name: self.name.to_string(),
-            problem,
-        };
+    pub fn build(self) -> Result<ToolDef, DefError> {
+        let fail = |problem: String| DefError::new("tool", &self.name, problem);
         if let Some(problem) = crate::names::check_name(&self.name, self.nonportable_name) {
             return Err(fail(problem));
         }

@@ -1,14 +1,14 @@
 //! Running blocking backend code (synchronous clients, file scans, SQLite) off the async
 //! worker threads (seed 000's `run_sync`).
 
-use crate::error::ToolError;
+use crate::output::error::ToolError;
 
 /// Run `work` on tokio's blocking pool and await it; a panic inside becomes an
 /// `internal_error` instead of tearing down the server.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_multi_thread().build().unwrap().block_on(async {
-/// let sum = mcp_tools::run_blocking(|| (1..=10).sum::<u32>()).await.unwrap();
+/// let sum = mcp_tools::call::run_blocking(|| (1..=10).sum::<u32>()).await.unwrap();
 /// assert_eq!(sum, 55);
 /// # });
 /// ```

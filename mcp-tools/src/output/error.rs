@@ -59,26 +59,31 @@ impl ErrorKind {
     /// assert!(action.contains("ticket"));
     /// ```
     pub fn default_action(self, category: Option<&str>) -> String {
-        let thing = category.unwrap_or("item");
+        // Phrased to be true in any domain: no tool, backend or data model is assumed.
+        let identifier = category.map_or_else(
+            || "the identifier".to_string(),
+            |category| format!("the {category} identifier"),
+        );
         match self {
             ErrorKind::NotFound => format!(
-                "Check the {thing} identifier; use a {thing} list or search tool to find one that exists."
+                "Check {identifier}; list what exists (if a tool lists or searches it) and call again with an existing one."
             ),
             ErrorKind::PermissionDenied => format!(
-                "This account lacks the permission for this {thing} operation; ask an administrator or use a read-only tool."
+                "The caller may not do this{} operation; use a tool the caller may call, or ask an administrator for the permission.",
+                category.map_or_else(String::new, |category| format!(" {category}"))
             ),
             ErrorKind::Validation => {
                 "Fix the arguments to match the tool's input schema and call again.".to_string()
             }
-            ErrorKind::Conflict => format!(
-                "The {thing} changed since it was read; fetch it again and retry with the current version."
-            ),
+            ErrorKind::Conflict => {
+                "The request conflicts with the current state; read the current state again, then retry with a request that fits it.".to_string()
+            }
             ErrorKind::Timeout => {
                 "Retry later, or narrow the request so it finishes sooner.".to_string()
             }
-            ErrorKind::Upstream => format!(
-                "The {thing} backend failed or is unreachable; check that it is running and retry."
-            ),
+            ErrorKind::Upstream => {
+                "A service this tool depends on failed or is unreachable; retry later, and check that it is running if it keeps failing.".to_string()
+            }
             ErrorKind::Cancelled => {
                 "The call was cancelled; call again if still needed.".to_string()
             }
@@ -92,6 +97,23 @@ impl ErrorKind {
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The most characters of a client-supplied name or string echoed back in a message or a
+/// log line; the rest is counted, so a 100 KB tool name costs a short line.
+pub(crate) const MAX_ECHO: usize = 128;
+
+/// `text` as it may be echoed to a client or a log: whole up to [`MAX_ECHO`] characters,
+/// else its first [`MAX_ECHO`] and how many more there were.
+pub(crate) fn echo(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MAX_ECHO) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} more characters)",
+            &text[..cut],
+            text[cut..].chars().count()
+        )),
     }
 }
 
@@ -186,9 +208,9 @@ impl ToolError {
     /// missing explicit action is derived from the kind and the tool's `category`.
     ///
     /// ```
-    /// let text = mcp_tools::ToolError::upstream("connection refused").render(Some("wiki"));
-    /// assert!(text.starts_with("Error (upstream_error): connection refused\n\nAction: "));
-    /// assert!(text.contains("wiki"));
+    /// let text = mcp_tools::ToolError::not_found("no such page").render(Some("wiki"));
+    /// assert!(text.starts_with("Error (not_found): no such page\n\nAction: "));
+    /// assert!(text.contains("the wiki identifier"));
     /// ```
     pub fn render(&self, category: Option<&str>) -> String {
         let action = match &self.action {
@@ -282,7 +304,49 @@ mod tests {
         let text = ToolError::not_found("Ticket #9 not found").render(Some("ticket"));
         assert_eq!(
             text,
-            "Error (not_found): Ticket #9 not found\n\nAction: Check the ticket identifier; use a ticket list or search tool to find one that exists."
+            "Error (not_found): Ticket #9 not found\n\nAction: Check the ticket identifier; list what exists (if a tool lists or searches it) and call again with an existing one."
         );
+    }
+
+    #[test]
+    fn echoed_strings_are_capped() {
+        assert_eq!(echo("short"), "short");
+        let exact = "é".repeat(MAX_ECHO);
+        assert_eq!(echo(&exact), exact);
+        let long = "x".repeat(100_000);
+        let shown = echo(&long);
+        assert!(shown.starts_with(&"x".repeat(MAX_ECHO)), "{shown}");
+        assert!(shown.ends_with("… (99872 more characters)"), "{shown}");
+        assert!(shown.len() < 200);
+    }
+
+    #[test]
+    fn default_actions_hold_in_any_domain() {
+        for kind in [
+            ErrorKind::NotFound,
+            ErrorKind::PermissionDenied,
+            ErrorKind::Validation,
+            ErrorKind::Conflict,
+            ErrorKind::Timeout,
+            ErrorKind::Upstream,
+            ErrorKind::Cancelled,
+            ErrorKind::Internal,
+        ] {
+            for category in [None, Some("stock"), Some("item")] {
+                let action = kind.default_action(category);
+                // No article glued to a category ("a item"), no invented search tool or
+                // backend, one sentence ending in a full stop.
+                assert!(
+                    !action.contains(" a item") && !action.contains(" a stock"),
+                    "{action}"
+                );
+                assert!(!action.contains("search tool to find"), "{action}");
+                assert!(!action.contains("changed since it was read"), "{action}");
+                assert!(
+                    action.ends_with('.') && action.starts_with(char::is_uppercase),
+                    "{action}"
+                );
+            }
+        }
     }
 }

@@ -1,55 +1,32 @@
-//! Resources and prompts in the [`ToolRegistry`]: collected with the tools (linked
+//! Resources and prompts in the [`Registry`]: collected with the tools (linked
 //! `#[mcp_resource]` / `#[mcp_prompt]` fns and builder additions), filtered by the same
 //! permission rule and views, and run under the same guard (registry time budget, client
 //! cancellation, panic capture).
 //!
 //! Resources and prompts are fixed once the registry is built; a server learns that a
-//! resource's contents changed through [`ToolRegistry::resource_updated`].
+//! resource's contents changed through [`Registry::resource_updated`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-use rmcp::model::{GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate};
 use tracing::Instrument;
 
-use crate::completion::{Completion, CompletionRef, CompletionRequest};
+use crate::call::middleware;
+use crate::context::ResourceNotifier;
 use crate::context::{StateMap, ToolContext};
-use crate::error::ToolError;
-use crate::middleware;
-use crate::params::Params;
+use crate::definition::common::{DefError, SourceLocation, defined_at};
+use crate::definition::completion::{Completion, CompletionRef, CompletionRequest};
+use crate::definition::params::Params;
+use crate::definition::prompt::PromptDef;
+use crate::definition::resource::{ResourceAddress, ResourceDef, ResourceRequest};
+use crate::output::error::{ToolError, echo};
+use crate::output::prompt_messages::PromptResult;
+use crate::output::resource_content::ResourceContent;
 use crate::permissions::{Mask, PermissionSet};
-use crate::prompt::PromptDef;
-use crate::registry::{ToolRegistry, ToolRegistryBuilder, ToolView};
-use crate::resource::{ResourceAddress, ResourceDef, ResourceRequest};
-use crate::tool::SourceLocation;
+use crate::registry::{Registry, RegistryBuilder, Shared};
 
 /// The most distinct permission views whose lists are cached at once.
 const MAX_CACHED_VIEWS: usize = 256;
-
-/// Why a resource or prompt definition could not be built.
-///
-/// ```
-/// let err = mcp_tools::ResourceDef::fixed("no-scheme").name("x").description("d")
-///     .handler(|_r, _c| async { Ok(vec![]) }).build().unwrap_err();
-/// assert!(err.to_string().starts_with("resource \"no-scheme\": "));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{item}: {problem}")]
-pub struct DefError {
-    /// What was being defined, e.g. `prompt "summarize"`.
-    pub item: String,
-    /// What is wrong and how to fix it.
-    pub problem: String,
-}
-
-impl DefError {
-    pub(crate) fn new(kind: &str, name: &str, problem: String) -> DefError {
-        DefError {
-            item: format!("{kind} {name:?}"),
-            problem,
-        }
-    }
-}
 
 /// Resources and prompts added on the builder.
 #[derive(Default)]
@@ -58,19 +35,21 @@ pub(crate) struct OfferingsBuilder {
     prompts: Vec<PromptDef>,
 }
 
-impl ToolRegistryBuilder {
+impl RegistryBuilder {
     /// Add a resource (or resource template) built at runtime (without the macro).
     ///
     /// ```
-    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, ToolRegistry};
+    /// use mcp_tools::definition::ResourceDef;
+    /// use mcp_tools::output::ResourceContent;
+    /// use mcp_tools::{ToolContext, Registry};
     /// let motd = ResourceDef::fixed("demo://motd")
     ///     .name("motd")
     ///     .description("Message of the day")
     ///     .handler(|_request, _ctx| async { Ok(vec![ResourceContent::text("Hello")]) })
     ///     .build()
     ///     .unwrap();
-    /// let registry = ToolRegistry::builder().include_linked(false).resource(motd).build().unwrap();
-    /// assert_eq!(registry.list_resources()[0].uri, "demo://motd");
+    /// let registry = Registry::builder().include_linked(false).resource(motd).build().unwrap();
+    /// assert_eq!(registry.list_resources()[0].address().to_string(), "demo://motd");
     /// ```
     pub fn resource(mut self, def: ResourceDef) -> Self {
         self.offerings.resources.push(def);
@@ -96,14 +75,14 @@ pub(crate) struct Offerings {
     updated: RwLock<Vec<UpdateListener>>,
 }
 
-/// A listener of [`ToolRegistry::resource_updated`].
+/// A listener of [`Registry::resource_updated`].
 type UpdateListener = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The cached lists of one permission view.
 struct Lists {
-    resources: Arc<[Resource]>,
-    templates: Arc<[ResourceTemplate]>,
-    prompts: Arc<[Prompt]>,
+    resources: Arc<[Arc<ResourceDef>]>,
+    templates: Arc<[Arc<ResourceDef>]>,
+    prompts: Arc<[Arc<PromptDef>]>,
 }
 
 /// What collecting resources and prompts needs from the registry builder.
@@ -111,10 +90,6 @@ pub(crate) struct Collect<'a> {
     pub(crate) include_linked: bool,
     pub(crate) allowed: Option<&'a PermissionSet>,
     pub(crate) states: &'a StateMap,
-}
-
-fn located(source: Option<SourceLocation>) -> String {
-    source.map_or_else(|| "a runtime definition".to_string(), |s| s.to_string())
 }
 
 impl OfferingsBuilder {
@@ -166,9 +141,8 @@ impl OfferingsBuilder {
             let key = def.address().to_string();
             if let Some(first) = seen.get(&key) {
                 problems.push(format!(
-                    "duplicate resource {key:?}: defined at {} and at {}; change one of them",
-                    located(*first),
-                    located(def.source())
+                    "duplicate resource {key:?}: {}; change one of them",
+                    defined_at(*first, def.source())
                 ));
                 continue;
             }
@@ -197,10 +171,9 @@ impl OfferingsBuilder {
         for def in prompts {
             if let Some(first) = names.get(def.name()) {
                 problems.push(format!(
-                    "duplicate prompt name {:?}: defined at {} and at {}; rename one of them",
+                    "duplicate prompt name {:?}: {}; rename one of them",
                     def.name(),
-                    located(*first),
-                    located(def.source())
+                    defined_at(*first, def.source())
                 ));
                 continue;
             }
@@ -237,6 +210,11 @@ impl OfferingsBuilder {
 }
 
 impl Offerings {
+    /// True when no resource, template or prompt is served.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.prompts.is_empty()
+    }
+
     fn lists(&self, caller: Option<&PermissionSet>) -> Arc<Lists> {
         let key = caller.map(|c| c.mask().clone());
         let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
@@ -246,13 +224,19 @@ impl Offerings {
         let allows = |required: &PermissionSet| caller.is_none_or(|c| c.allows(required));
         let visible = || self.resources.iter().filter(|d| allows(d.permissions()));
         let lists = Arc::new(Lists {
-            resources: visible().filter_map(|d| d.to_resource()).collect(),
-            templates: visible().filter_map(|d| d.to_resource_template()).collect(),
+            resources: visible()
+                .filter(|d| matches!(d.address(), ResourceAddress::Fixed(_)))
+                .cloned()
+                .collect(),
+            templates: visible()
+                .filter(|d| matches!(d.address(), ResourceAddress::Template(_)))
+                .cloned()
+                .collect(),
             prompts: self
                 .prompts
                 .iter()
                 .filter(|d| allows(d.permissions()))
-                .map(|d| d.to_prompt())
+                .cloned()
                 .collect(),
         });
         if views.len() < MAX_CACHED_VIEWS {
@@ -292,69 +276,105 @@ impl Offerings {
 /// The error for a resource the caller cannot read (unknown, or hidden by permissions:
 /// both answer alike).
 fn unknown_resource(uri: &str) -> ToolError {
-    ToolError::not_found(format!("unknown resource: {uri}")).with_action(
+    ToolError::not_found(format!("unknown resource: {}", echo(uri))).with_action(
         "List resources (resources/list) and resource templates (resources/templates/list) to find a URI that exists.",
     )
 }
 
 fn unknown_prompt(name: &str) -> ToolError {
-    ToolError::not_found(format!("unknown prompt: {name}"))
+    ToolError::not_found(format!("unknown prompt: {}", echo(name)))
         .with_action("List prompts (prompts/list) to find one that exists.")
 }
 
-impl ToolView {
+impl Registry {
     fn offerings(&self) -> &Offerings {
-        &self.registry().shared.offerings
+        &self.shared.offerings
     }
 
     /// The context a handler gets: the registry's state and this view's permissions.
     fn prepare(&self, ctx: ToolContext) -> ToolContext {
         let mut ctx = ctx;
-        ctx.states = self.registry().shared.states.clone();
-        ctx.registry = Some(self.registry().clone());
-        match (ctx.permissions(), self.permissions()) {
+        ctx.states = self.shared.states.clone();
+        ctx.notifier = Some(self.shared.clone());
+        match (ctx.permissions(), self.view_permissions()) {
             (None, Some(caller)) => ctx.with_permissions(caller.clone()),
             _ => ctx,
         }
     }
 
-    /// The fixed-URI resources this caller may read, sorted by URI.
-    pub fn list_resources(&self) -> Arc<[Resource]> {
-        self.offerings().lists(self.permissions()).resources.clone()
+    /// The fixed-URI resources (`resources/list`), sorted by URI.
+    pub fn list_resources(&self) -> Arc<[Arc<ResourceDef>]> {
+        self.offerings()
+            .lists(self.view_permissions())
+            .resources
+            .clone()
     }
 
-    /// The resource templates this caller may read, sorted by template.
-    pub fn list_resource_templates(&self) -> Arc<[ResourceTemplate]> {
-        self.offerings().lists(self.permissions()).templates.clone()
+    /// The resource templates (`resources/templates/list`), sorted by template.
+    pub fn list_resource_templates(&self) -> Arc<[Arc<ResourceDef>]> {
+        self.offerings()
+            .lists(self.view_permissions())
+            .templates
+            .clone()
     }
 
-    /// The prompts this caller may get, sorted by name.
-    pub fn list_prompts(&self) -> Arc<[Prompt]> {
-        self.offerings().lists(self.permissions()).prompts.clone()
+    /// The prompts (`prompts/list`), sorted by name.
+    pub fn list_prompts(&self) -> Arc<[Arc<PromptDef>]> {
+        self.offerings()
+            .lists(self.view_permissions())
+            .prompts
+            .clone()
     }
 
     /// The definition of the resource (or template) `uri` resolves to, if this caller may
     /// read it.
     pub fn resource_for(&self, uri: &str) -> Option<Arc<ResourceDef>> {
         self.offerings()
-            .resolve(uri, self.permissions())
+            .resolve(uri, self.view_permissions())
             .map(|(def, _)| def)
     }
 
     /// The definition of prompt `name`, if this caller may get it.
     pub fn prompt_def(&self, name: &str) -> Option<Arc<PromptDef>> {
-        self.offerings().prompt(name, self.permissions())
+        self.offerings().prompt(name, self.view_permissions())
     }
 
-    /// Read `uri` as this caller; see [`ToolRegistry::read_resource`].
+    /// Read the resource `uri`: a fixed URI, or the first template (in template order) it
+    /// matches, whose variables become the fn's parameters.
+    ///
+    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when no served resource
+    /// has this URI (servers answer JSON-RPC -32002); `Validation` when a variable does not
+    /// convert to its parameter's type (-32602); otherwise the handler's own error, a
+    /// time-out, a cancellation or a captured panic (-32603).
+    ///
+    /// ```
+    /// use mcp_tools::definition::ResourceDef;
+    /// use mcp_tools::output::ResourceContent;
+    /// use mcp_tools::{ToolContext, Registry};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let def = ResourceDef::template("demo://square/{n}")
+    ///     .name("square")
+    ///     .description("The square of n")
+    ///     .handler(|request, _ctx| async move {
+    ///         let n: i64 = request.params().required("n")?;
+    ///         Ok(vec![ResourceContent::text((n * n).to_string())])
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let registry = Registry::builder().include_linked(false).resource(def).build().unwrap();
+    /// let contents = registry.read_resource("demo://square/12", ToolContext::default()).await.unwrap();
+    /// assert_eq!(contents[0].as_text(), Some("144"));
+    /// assert!(registry.read_resource("demo://square/x", ToolContext::default()).await.is_err());
+    /// # });
+    /// ```
     pub async fn read_resource(
         &self,
         uri: &str,
         ctx: ToolContext,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContent>, ToolError> {
         let (def, params) = self
             .offerings()
-            .resolve(uri, self.permissions())
+            .resolve(uri, self.view_permissions())
             .ok_or_else(|| unknown_resource(uri))?;
         let ctx = self.prepare(ctx);
         let span = tracing::info_span!(
@@ -374,21 +394,24 @@ impl ToolView {
         let mime = def.mime_type();
         Ok(contents
             .into_iter()
-            .map(|piece| piece.into_protocol(uri, mime))
+            .map(|piece| piece.resolved(uri, mime))
             .collect())
     }
 
-    /// Render prompt `name` with `arguments` as this caller; see
-    /// [`ToolRegistry::get_prompt`].
+    /// Render the prompt `name` with `arguments` (each converted to its parameter's type).
+    ///
+    /// Errors: `NotFound` for an unknown prompt (servers answer -32602); `Validation` for a
+    /// missing required argument, an unknown one, or one that does not convert (-32602);
+    /// otherwise the handler's error (-32603).
     pub async fn get_prompt(
         &self,
         name: &str,
         arguments: Params,
         ctx: ToolContext,
-    ) -> Result<GetPromptResult, ToolError> {
+    ) -> Result<PromptResult, ToolError> {
         let def = self
             .offerings()
-            .prompt(name, self.permissions())
+            .prompt(name, self.view_permissions())
             .ok_or_else(|| unknown_prompt(name))?;
         def.check_arguments(&arguments)?;
         let ctx = self.prepare(ctx);
@@ -406,8 +429,8 @@ impl ToolView {
         .await
     }
 
-    /// Complete an argument of a prompt or resource template as this caller; see
-    /// [`ToolRegistry::complete`].
+    /// Suggest values for an argument of a prompt or a resource template variable, with the
+    /// completion fn named in its attribute; no fn means no suggestions.
     pub async fn complete(
         &self,
         reference: &CompletionRef,
@@ -415,13 +438,13 @@ impl ToolView {
         ctx: ToolContext,
     ) -> Result<Completion, ToolError> {
         let offerings = self.offerings();
-        let caller = self.permissions();
+        let caller = self.view_permissions();
         let handler = match reference {
             CompletionRef::Prompt(name) => {
                 let def = offerings
                     .prompt(name, caller)
                     .ok_or_else(|| unknown_prompt(name))?;
-                if !def.arguments().iter().any(|a| a.name == request.argument) {
+                if !def.arguments().iter().any(|a| a.name() == request.argument) {
                     return Err(ToolError::validation(format!(
                         "prompt '{name}' has no argument `{}`",
                         request.argument
@@ -438,7 +461,7 @@ impl ToolView {
                             && caller.is_none_or(|c| c.allows(def.permissions()))
                     })
                     .ok_or_else(|| {
-                        ToolError::not_found(format!("unknown resource template: {template}"))
+                        ToolError::not_found(format!("unknown resource template: {}", echo(template)))
                             .with_action("List resource templates (resources/templates/list) to find one that exists.")
                     })?;
                 let ResourceAddress::Template(parsed) = def.address() else {
@@ -471,103 +494,18 @@ impl ToolView {
         ctx: &ToolContext,
         work: futures::future::BoxFuture<'static, Result<T, ToolError>>,
     ) -> Result<T, ToolError> {
-        let budget = self.registry().shared.middleware.default_timeout;
+        let budget = self.shared.middleware.default_timeout;
         middleware::guard(label, budget, ctx.cancellation().clone(), work).await
     }
 }
 
-impl ToolRegistry {
-    /// The fixed-URI resources (`resources/list`), sorted by URI.
-    pub fn list_resources(&self) -> Arc<[Resource]> {
-        self.unfiltered().list_resources()
-    }
-
-    /// The resource templates (`resources/templates/list`), sorted by template.
-    pub fn list_resource_templates(&self) -> Arc<[ResourceTemplate]> {
-        self.unfiltered().list_resource_templates()
-    }
-
-    /// The prompts (`prompts/list`), sorted by name.
-    pub fn list_prompts(&self) -> Arc<[Prompt]> {
-        self.unfiltered().list_prompts()
-    }
-
-    /// The definition of every served resource and template: fixed URIs (sorted), then
-    /// templates (sorted).
-    pub fn resource_definitions(&self) -> Vec<Arc<ResourceDef>> {
-        self.shared.offerings.resources.clone()
-    }
-
-    /// The definition of every served prompt, sorted by name.
-    pub fn prompt_definitions(&self) -> Vec<Arc<PromptDef>> {
-        self.shared.offerings.prompts.clone()
-    }
-
-    /// Read the resource `uri`: a fixed URI, or the first template (in template order) it
-    /// matches, whose variables become the fn's parameters.
-    ///
-    /// Errors: [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) when no served resource
-    /// has this URI (servers answer JSON-RPC -32002); `Validation` when a variable does not
-    /// convert to its parameter's type (-32602); otherwise the handler's own error, a
-    /// time-out, a cancellation or a captured panic (-32603).
-    ///
-    /// ```
-    /// use mcp_tools::{ResourceContent, ResourceDef, ToolContext, ToolRegistry};
-    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let def = ResourceDef::template("demo://square/{n}")
-    ///     .name("square")
-    ///     .description("The square of n")
-    ///     .handler(|request, _ctx| async move {
-    ///         let n: i64 = request.params().required("n")?;
-    ///         Ok(vec![ResourceContent::text((n * n).to_string())])
-    ///     })
-    ///     .build()
-    ///     .unwrap();
-    /// let registry = ToolRegistry::builder().include_linked(false).resource(def).build().unwrap();
-    /// let contents = registry.read_resource("demo://square/12", ToolContext::default()).await.unwrap();
-    /// assert_eq!(serde_json::to_value(&contents[0]).unwrap()["text"], "144");
-    /// assert!(registry.read_resource("demo://square/x", ToolContext::default()).await.is_err());
-    /// # });
-    /// ```
-    pub async fn read_resource(
-        &self,
-        uri: &str,
-        ctx: ToolContext,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
-        self.unfiltered().read_resource(uri, ctx).await
-    }
-
-    /// Render the prompt `name` with `arguments` (each converted to its parameter's type).
-    ///
-    /// Errors: `NotFound` for an unknown prompt (servers answer -32602); `Validation` for a
-    /// missing required argument, an unknown one, or one that does not convert (-32602);
-    /// otherwise the handler's error (-32603).
-    pub async fn get_prompt(
-        &self,
-        name: &str,
-        arguments: Params,
-        ctx: ToolContext,
-    ) -> Result<GetPromptResult, ToolError> {
-        self.unfiltered().get_prompt(name, arguments, ctx).await
-    }
-
-    /// Suggest values for an argument of a prompt or a resource template variable, with the
-    /// completion fn named in its attribute; no fn means no suggestions.
-    pub async fn complete(
-        &self,
-        reference: &CompletionRef,
-        request: CompletionRequest,
-        ctx: ToolContext,
-    ) -> Result<Completion, ToolError> {
-        self.unfiltered().complete(reference, request, ctx).await
-    }
-
+impl Registry {
     /// Announce that the contents of the resource `uri` changed: servers send
     /// `notifications/resources/updated` to every session subscribed to it.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let sink = seen.clone();
     /// registry.on_resource_updated(move |uri| sink.lock().unwrap().push(uri.to_string()));
@@ -575,16 +513,7 @@ impl ToolRegistry {
     /// assert_eq!(*seen.lock().unwrap(), ["trac://wiki/WikiStart"]);
     /// ```
     pub fn resource_updated(&self, uri: &str) {
-        let listeners = self
-            .shared
-            .offerings
-            .updated
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        for listener in listeners {
-            listener(uri);
-        }
+        self.shared.resource_updated(uri);
     }
 
     /// Call `listener` with the URI on every [`resource_updated`](Self::resource_updated).
@@ -626,5 +555,19 @@ impl ToolRegistry {
             .filter(|def| def.completable().next().is_some())
             .map(|def| CompletionRef::Prompt(def.name().to_string()));
         templates.chain(prompts).collect()
+    }
+}
+
+impl ResourceNotifier for Shared {
+    fn resource_updated(&self, uri: &str) {
+        let listeners = self
+            .offerings
+            .updated
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for listener in listeners {
+            listener(uri);
+        }
     }
 }

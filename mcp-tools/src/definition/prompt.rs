@@ -1,5 +1,5 @@
-//! Prompts: [`PromptDef`] (name, arguments, handler), what a prompt fn returns
-//! ([`IntoPromptResult`]), built by `#[mcp_prompt]` or by hand with [`PromptDef::builder`].
+//! Prompts: [`PromptDef`] (name, arguments, handler) and its [`PromptArgument`]s,
+//! built by `#[mcp_prompt]` or by hand with [`PromptDef::builder`].
 
 use std::borrow::Cow;
 use std::fmt;
@@ -7,21 +7,89 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use rmcp::model::{ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
-use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::{StateRequirement, ToolContext};
-use crate::def_common::{
-    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+use crate::definition::common::{
+    DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
+    def_common_builder_methods,
 };
-use crate::error::ToolError;
-use crate::offerings::DefError;
-use crate::params::Params;
+use crate::definition::completion::{Completers, Completion, CompletionRequest};
+use crate::definition::params::Params;
+use crate::output::error::ToolError;
+use crate::output::prompt_messages::PromptResult;
 use crate::permissions::PermissionSet;
-use crate::tool::SourceLocation;
+
+/// One declared argument of a prompt.
+///
+/// ```
+/// let city = mcp_tools::definition::PromptArgument::new("city").with_description("Where").with_required(true);
+/// assert_eq!(city.name(), "city");
+/// assert!(city.required());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptArgument {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    required: bool,
+}
+
+impl PromptArgument {
+    /// An optional argument called `name`.
+    pub fn new(name: impl Into<String>) -> PromptArgument {
+        PromptArgument {
+            name: name.into(),
+            title: None,
+            description: None,
+            required: false,
+        }
+    }
+
+    /// Set the human-readable title.
+    pub fn with_title(mut self, title: impl Into<String>) -> PromptArgument {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Set the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> PromptArgument {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Whether the argument must be given.
+    pub fn with_required(mut self, required: bool) -> PromptArgument {
+        self.required = required;
+        self
+    }
+
+    /// The argument's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The title, if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The description, if any.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// True when the argument must be given.
+    pub fn required(&self) -> bool {
+        self.required
+    }
+}
 
 /// Renders a prompt from its arguments. Any
-/// `Fn(Params, ToolContext) -> impl Future<Output = Result<GetPromptResult, ToolError>>`
+/// `Fn(Params, ToolContext) -> impl Future<Output = Result<PromptResult, ToolError>>`
 /// is a handler.
 pub trait PromptHandler: Send + Sync + 'static {
     /// Render once.
@@ -29,88 +97,20 @@ pub trait PromptHandler: Send + Sync + 'static {
         &self,
         arguments: Params,
         ctx: ToolContext,
-    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>>;
+    ) -> BoxFuture<'static, Result<PromptResult, ToolError>>;
 }
 
 impl<F, Fut> PromptHandler for F
 where
     F: Fn(Params, ToolContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+    Fut: Future<Output = Result<PromptResult, ToolError>> + Send + 'static,
 {
     fn get(
         &self,
         arguments: Params,
         ctx: ToolContext,
-    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>> {
+    ) -> BoxFuture<'static, Result<PromptResult, ToolError>> {
         Box::pin(self(arguments, ctx))
-    }
-}
-
-/// Conversion of a prompt fn's return value into the `prompts/get` result.
-///
-/// Implemented for `String` and `&'static str` (one user text message), [`ContentBlock`]
-/// (one user message), [`PromptMessage`], `Vec<PromptMessage>`, [`GetPromptResult`] (to set
-/// a description too) and `Result<T, E>` where `E: Into<ToolError>`.
-///
-/// ```
-/// use mcp_tools::{IntoPromptResult, PromptMessage, Role};
-/// let result = vec![
-///     PromptMessage::new_text(Role::User, "Review this diff."),
-///     PromptMessage::new_text(Role::Assistant, "Send it over."),
-/// ]
-/// .into_prompt_result()
-/// .unwrap();
-/// assert_eq!(result.messages.len(), 2);
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from an #[mcp_prompt] fn",
-    label = "not prompt messages",
-    note = "return String, &'static str, ContentBlock, PromptMessage, Vec<PromptMessage>, GetPromptResult, or Result<T, E> of these"
-)]
-pub trait IntoPromptResult {
-    /// Convert; an `Err` becomes a JSON-RPC error answer to `prompts/get`.
-    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError>;
-}
-
-impl IntoPromptResult for GetPromptResult {
-    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
-        Ok(self)
-    }
-}
-
-impl IntoPromptResult for Vec<PromptMessage> {
-    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
-        Ok(GetPromptResult::new(self))
-    }
-}
-
-impl IntoPromptResult for PromptMessage {
-    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
-        Ok(GetPromptResult::new(vec![self]))
-    }
-}
-
-impl IntoPromptResult for ContentBlock {
-    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
-        PromptMessage::new(Role::User, self).into_prompt_result()
-    }
-}
-
-impl IntoPromptResult for String {
-    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
-        PromptMessage::new_text(Role::User, self).into_prompt_result()
-    }
-}
-
-impl IntoPromptResult for &'static str {
-    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
-        PromptMessage::new_text(Role::User, self).into_prompt_result()
-    }
-}
-
-impl<T: IntoPromptResult, E: Into<ToolError>> IntoPromptResult for Result<T, E> {
-    fn into_prompt_result(self) -> Result<GetPromptResult, ToolError> {
-        self.map_err(Into::into)?.into_prompt_result()
     }
 }
 
@@ -120,17 +120,18 @@ impl<T: IntoPromptResult, E: Into<ToolError>> IntoPromptResult for Result<T, E> 
 /// runtime.
 ///
 /// ```
-/// use mcp_tools::{PromptArgument, PromptDef};
+/// use mcp_tools::definition::{PromptArgument, PromptDef};
 /// let def = PromptDef::builder("summarize")
 ///     .description("Summarize a text")
 ///     .argument(PromptArgument::new("text").with_description("What to summarize").with_required(true))
 ///     .handler(|args, _ctx| async move {
 ///         let text: String = args.required("text")?;
-///         Ok(mcp_tools::IntoPromptResult::into_prompt_result(format!("Summarize:\n{text}"))?)
+///         Ok(mcp_tools::output::IntoPromptResult::into_prompt_result(format!("Summarize:\n{text}"))?)
 ///     })
 ///     .build()
 ///     .unwrap();
-/// assert_eq!(def.to_prompt().arguments.unwrap()[0].name, "text");
+/// assert_eq!(def.arguments()[0].name(), "text");
+/// assert_eq!(serde_json::to_value(&def).unwrap()["arguments"][0]["required"], true);
 /// ```
 #[derive(Clone)]
 pub struct PromptDef {
@@ -189,21 +190,13 @@ impl PromptDef {
         self.completers.names()
     }
 
-    /// The `prompts/list` entry.
-    pub fn to_prompt(&self) -> Prompt {
-        let arguments = (!self.arguments.is_empty()).then(|| self.arguments.clone());
-        let mut prompt = Prompt::new(self.name.clone(), Some(self.description.clone()), arguments);
-        prompt.title = self.title.as_ref().map(|t| t.to_string());
-        prompt
-    }
-
     /// Check `arguments` against the declared ones: every required one present, no unknown
     /// ones. The message names them all.
     pub(crate) fn check_arguments(&self, arguments: &Params) -> Result<(), ToolError> {
         let missing: Vec<&str> = self
             .arguments
             .iter()
-            .filter(|a| a.required == Some(true) && arguments.get(&a.name).is_none())
+            .filter(|a| a.required && arguments.get(&a.name).is_none())
             .map(|a| a.name.as_str())
             .collect();
         let unknown: Vec<&str> = arguments
@@ -222,7 +215,10 @@ impl PromptDef {
             ));
         }
         if !unknown.is_empty() {
-            problems.push(format!("unknown arguments: {}", unknown.join(", ")));
+            problems.push(format!(
+                "unknown arguments: {}",
+                crate::output::error::echo(&unknown.join(", "))
+            ));
         }
         let declared: Vec<&str> = self.arguments.iter().map(|a| a.name.as_str()).collect();
         Err(ToolError::validation(format!(
@@ -242,8 +238,24 @@ impl PromptDef {
         &self,
         arguments: Params,
         ctx: ToolContext,
-    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>> {
+    ) -> BoxFuture<'static, Result<PromptResult, ToolError>> {
         self.handler.get(arguments, ctx)
+    }
+}
+
+/// A definition serializes to its `prompts/list` entry.
+impl Serialize for PromptDef {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        if let Some(title) = &self.title {
+            map.serialize_entry("title", title)?;
+        }
+        map.serialize_entry("description", &self.description)?;
+        if !self.arguments.is_empty() {
+            map.serialize_entry("arguments", &self.arguments)?;
+        }
+        map.end()
     }
 }
 
@@ -274,7 +286,7 @@ impl PromptDefBuilder {
     pub fn handler<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(Params, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+        Fut: Future<Output = Result<PromptResult, ToolError>> + Send + 'static,
     {
         self.handler = Some(Arc::new(handler));
         self

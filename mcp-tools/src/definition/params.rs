@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::str::FromStr;
 
-use crate::error::ToolError;
+use crate::output::error::ToolError;
 
 /// Named string values: a prompt's arguments (`prompts/get`) or the variables a URI matched
 /// in a resource template. `#[mcp_prompt]` and `#[mcp_resource]` convert each into the fn
@@ -13,7 +13,7 @@ use crate::error::ToolError;
 /// with a `FromStr` impl…, and `Option<T>` when it may be absent.
 ///
 /// ```
-/// use mcp_tools::Params;
+/// use mcp_tools::definition::Params;
 /// let params: Params = [("id", "42"), ("verbose", "true")].into_iter().collect();
 /// assert_eq!(params.required::<u32>("id").unwrap(), 42);
 /// assert_eq!(params.optional::<bool>("verbose").unwrap(), Some(true));

@@ -5,6 +5,7 @@
 //! 3. the tool's concurrency limit (`max_concurrency`);
 //! 4. the time budget (`timeout_ms`, or the registry default) and client cancellation;
 //! 5. panic capture (a panic becomes `internal_error`, the registry keeps serving);
+//!
 //! then the handler. The response size limit is applied to the final result.
 
 use std::panic::AssertUnwindSafe;
@@ -14,15 +15,15 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use rmcp::model::{ContentBlock, JsonObject};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::context::ToolContext;
-use crate::error::{ErrorKind, ToolError};
-use crate::result::ToolResult;
-use crate::tool::ToolDef;
+use crate::definition::tool::ToolDef;
+use crate::output::error::{ErrorKind, ToolError};
+use crate::output::result::ToolResult;
+use crate::schema::JsonObject;
 
 /// The rest of the chain, handed to an [`Around`] hook.
 pub type Next =
@@ -31,7 +32,9 @@ pub type Next =
 /// A user hook wrapped around every tool call (auditing, rate limits, metrics…).
 ///
 /// ```
-/// use mcp_tools::{Around, Next, ToolContext, ToolDef, ToolError, ToolResult};
+/// use mcp_tools::call::{Around, Next};
+/// use mcp_tools::definition::ToolDef;
+/// use mcp_tools::{ToolContext, ToolError, ToolResult};
 /// use futures::future::BoxFuture;
 /// struct Audit;
 /// impl Around for Audit {
@@ -44,7 +47,7 @@ pub type Next =
 ///         })
 ///     }
 /// }
-/// let _registry = mcp_tools::ToolRegistry::builder().around(Audit);
+/// let _registry = mcp_tools::Registry::builder().around(Audit);
 /// ```
 pub trait Around: Send + Sync + 'static {
     /// Run `next` (or not) around the call of `tool`.
@@ -68,7 +71,7 @@ pub(crate) struct CallCounters {
 /// A snapshot of one tool's call statistics.
 ///
 /// ```
-/// let registry = mcp_tools::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
 /// assert!(registry.stats().is_empty());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,26 +262,26 @@ fn limit_size(result: &mut ToolResult, limit: usize) {
     let total: usize = result
         .content()
         .iter()
-        .filter_map(|b| b.as_text().map(|t| t.text.len()))
+        .filter_map(|b| b.as_text().map(str::len))
         .sum();
     if total <= limit {
         return;
     }
     let mut budget = limit;
     for block in result.content_mut().iter_mut() {
-        if let ContentBlock::Text(text) = block {
-            if text.text.len() > budget {
+        if let Some(text) = block.text_mut() {
+            if text.len() > budget {
                 let mut cut = budget;
-                while !text.text.is_char_boundary(cut) {
+                while !text.is_char_boundary(cut) {
                     cut -= 1;
                 }
-                text.text.truncate(cut);
-                text.text.push_str(&format!(
+                text.truncate(cut);
+                text.push_str(&format!(
                     "\n\n[truncated: the response was {total} bytes of text, over the {limit}-byte limit]"
                 ));
                 budget = 0;
             } else {
-                budget -= text.text.len();
+                budget -= text.len();
             }
         }
     }

@@ -1,11 +1,78 @@
-//! The metadata every definition shares (tools, resources, prompts): title, description,
-//! permissions, state requirements and source location. One builder-side struct with one
-//! description check, and macros that give each builder and definition the same methods.
+//! What every definition shares (tools, resources, prompts): where it was written
+//! ([`SourceLocation`]), why it could not be built ([`DefError`]), and its common metadata —
+//! title, description, permissions, state requirements, source location. One builder-side
+//! struct with one description check, and macros that give each builder and definition the
+//! same methods.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use crate::context::StateRequirement;
-use crate::tool::SourceLocation;
+
+/// Where a tool, resource or prompt was defined (for duplicate-name errors and reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceLocation {
+    /// Source file, as `file!()` gives it.
+    pub file: &'static str,
+    /// Line of the annotated fn.
+    pub line: u32,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// `defined at A and at B` for two definitions of one name, in source order (file, then
+/// line; definitions made at run time, which have no location, last), whatever order the
+/// linker collected them in.
+pub(crate) fn defined_at(a: Option<SourceLocation>, b: Option<SourceLocation>) -> String {
+    let mut both = [a, b];
+    both.sort_by_key(|location| (location.is_none(), *location));
+    let at = |location: Option<SourceLocation>| {
+        location.map_or_else(|| "a runtime definition".to_string(), |l| l.to_string())
+    };
+    format!("defined at {} and at {}", at(both[0]), at(both[1]))
+}
+
+/// Why a tool, resource or prompt definition could not be built.
+///
+/// ```
+/// let err = mcp_tools::definition::ResourceDef::fixed("no-scheme").name("x").description("d")
+///     .handler(|_r, _c| async { Ok(vec![]) }).build().unwrap_err();
+/// assert!(err.to_string().starts_with("resource \"no-scheme\": "));
+/// assert_eq!(err.item(), "resource \"no-scheme\"");
+///
+/// let err = mcp_tools::definition::ToolDef::builder("bad name").description("d")
+///     .handler(|_a, _c| async { Ok(mcp_tools::ToolResult::empty()) }).build().unwrap_err();
+/// assert_eq!(err.item(), "tool \"bad name\"");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{item}: {problem}")]
+pub struct DefError {
+    item: String,
+    problem: String,
+}
+
+impl DefError {
+    pub(crate) fn new(kind: &str, name: &str, problem: String) -> DefError {
+        DefError {
+            item: format!("{kind} {name:?}"),
+            problem,
+        }
+    }
+
+    /// What was being defined, e.g. `prompt "summarize"`.
+    pub fn item(&self) -> &str {
+        &self.item
+    }
+
+    /// What is wrong and how to fix it.
+    pub fn problem(&self) -> &str {
+        &self.problem
+    }
+}
 
 /// The shared metadata a definition builder collects before `build`.
 #[derive(Default)]
@@ -76,7 +143,7 @@ macro_rules! def_common_builder_methods {
 
         #[doc = $source_doc]
         pub fn source(mut self, file: &'static str, line: u32) -> Self {
-            self.common.source = Some($crate::tool::SourceLocation { file, line });
+            self.common.source = Some($crate::definition::common::SourceLocation { file, line });
             self
         }
     };
@@ -111,7 +178,7 @@ macro_rules! def_common_accessors {
         }
 
         #[doc = $source_doc]
-        pub fn source(&self) -> Option<$crate::tool::SourceLocation> {
+        pub fn source(&self) -> Option<$crate::definition::common::SourceLocation> {
             self.source
         }
     };

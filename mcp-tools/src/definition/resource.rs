@@ -1,29 +1,26 @@
-//! Resources: [`ResourceDef`] (one fixed URI, or a [`UriTemplate`] family), what a resource
-//! fn returns ([`ResourceContent`], [`IntoResourceContents`]), built by `#[mcp_resource]`
-//! or by hand with [`ResourceDef::fixed`] / [`ResourceDef::template`].
+//! Resources: [`ResourceDef`] (one fixed URI, or a [`UriTemplate`] family), built by
+//! `#[mcp_resource]` or by hand with [`ResourceDef::fixed`] / [`ResourceDef::template`].
 
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use base64::Engine;
 use futures::future::BoxFuture;
-use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
-use crate::completion::{Completers, Completion, CompletionRequest};
 use crate::context::{StateRequirement, ToolContext};
-use crate::def_common::{
-    DefCommon, checked_handler, def_common_accessors, def_common_builder_methods,
+use crate::definition::common::{
+    DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
+    def_common_builder_methods,
 };
-use crate::error::ToolError;
-use crate::offerings::DefError;
-use crate::params::Params;
+use crate::definition::completion::{Completers, Completion, CompletionRequest};
+use crate::definition::params::Params;
+use crate::definition::uri_template::{UriTemplate, has_scheme};
+use crate::output::error::ToolError;
+use crate::output::resource_content::ResourceContent;
 use crate::permissions::PermissionSet;
-use crate::result::Json;
-use crate::tool::SourceLocation;
-use crate::uri_template::{UriTemplate, has_scheme};
 
 /// One read of a resource: the URI asked for and, for a template, its variables.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,179 +75,6 @@ where
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Body {
-    Text(String),
-    Blob(Vec<u8>),
-}
-
-/// One piece of a resource's contents: text or bytes, with an optional MIME type and URI.
-///
-/// The MIME type defaults to the resource's `mime_type`, else to `text/plain` (text),
-/// `application/json` ([`ResourceContent::json`]) or `application/octet-stream` (bytes);
-/// the URI defaults to the one that was read.
-///
-/// ```
-/// use mcp_tools::ResourceContent;
-/// let page = ResourceContent::text("= Welcome =").with_mime_type("text/x-trac-wiki");
-/// let image = ResourceContent::blob(vec![0x89, b'P', b'N', b'G']).with_mime_type("image/png");
-/// let data = ResourceContent::json(&serde_json::json!({"id": 1})).unwrap();
-/// assert_eq!(data.as_text(), Some("{\"id\":1}"));
-/// assert_eq!(image.as_bytes(), Some(&[0x89, b'P', b'N', b'G'][..]));
-/// assert_eq!(page.mime_type(), Some("text/x-trac-wiki"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceContent {
-    uri: Option<String>,
-    mime_type: Option<String>,
-    fallback_mime: &'static str,
-    body: Body,
-}
-
-impl ResourceContent {
-    /// Text contents.
-    pub fn text(text: impl Into<String>) -> ResourceContent {
-        ResourceContent {
-            uri: None,
-            mime_type: None,
-            fallback_mime: "text/plain",
-            body: Body::Text(text.into()),
-        }
-    }
-
-    /// Binary contents (sent base64-encoded as a `blob`).
-    pub fn blob(bytes: impl Into<Vec<u8>>) -> ResourceContent {
-        ResourceContent {
-            uri: None,
-            mime_type: None,
-            fallback_mime: "application/octet-stream",
-            body: Body::Blob(bytes.into()),
-        }
-    }
-
-    /// `value` as compact JSON text (`application/json` unless the resource says otherwise).
-    pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<ResourceContent, ToolError> {
-        let text = serde_json::to_string(value)
-            .map_err(|e| ToolError::internal(format!("cannot serialize resource contents: {e}")))?;
-        Ok(ResourceContent {
-            fallback_mime: "application/json",
-            ..ResourceContent::text(text)
-        })
-    }
-
-    /// Set the MIME type of this piece.
-    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Set the URI of this piece (for a resource made of several sub-resources).
-    pub fn with_uri(mut self, uri: impl Into<String>) -> Self {
-        self.uri = Some(uri.into());
-        self
-    }
-
-    /// The text, for text contents.
-    pub fn as_text(&self) -> Option<&str> {
-        match &self.body {
-            Body::Text(text) => Some(text),
-            Body::Blob(_) => None,
-        }
-    }
-
-    /// The bytes, for binary contents.
-    pub fn as_bytes(&self) -> Option<&[u8]> {
-        match &self.body {
-            Body::Blob(bytes) => Some(bytes),
-            Body::Text(_) => None,
-        }
-    }
-
-    /// The MIME type set on this piece, if any.
-    pub fn mime_type(&self) -> Option<&str> {
-        self.mime_type.as_deref()
-    }
-
-    /// The protocol form, with the defaults filled in.
-    pub(crate) fn into_protocol(self, uri: &str, mime_type: Option<&str>) -> ResourceContents {
-        let uri = self.uri.unwrap_or_else(|| uri.to_string());
-        let mime = self
-            .mime_type
-            .or_else(|| mime_type.map(str::to_string))
-            .unwrap_or_else(|| self.fallback_mime.to_string());
-        match self.body {
-            Body::Text(text) => ResourceContents::text(text, uri).with_mime_type(mime),
-            Body::Blob(bytes) => {
-                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
-                    .with_mime_type(mime)
-            }
-        }
-    }
-}
-
-/// Conversion of a resource fn's return value into its contents.
-///
-/// Implemented for `String` and `&'static str` (text), `Vec<u8>` (bytes), [`Json<T>`]
-/// (compact JSON text), [`ResourceContent`], `Vec<ResourceContent>` and `Result<T, E>` where
-/// `T: IntoResourceContents` and `E: Into<ToolError>`.
-///
-/// ```
-/// use mcp_tools::{IntoResourceContents, Json};
-/// let contents = Json(serde_json::json!({"ok": true})).into_resource_contents().unwrap();
-/// assert_eq!(contents[0].as_text(), Some("{\"ok\":true}"));
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be returned from an #[mcp_resource] fn",
-    label = "not resource contents",
-    note = "return String, &'static str, Vec<u8>, Json<T>, ResourceContent, Vec<ResourceContent>, or Result<T, E> of these"
-)]
-pub trait IntoResourceContents {
-    /// Convert; an `Err` becomes a JSON-RPC error answer to `resources/read`.
-    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError>;
-}
-
-impl IntoResourceContents for ResourceContent {
-    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
-        Ok(vec![self])
-    }
-}
-
-impl IntoResourceContents for Vec<ResourceContent> {
-    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
-        Ok(self)
-    }
-}
-
-impl IntoResourceContents for String {
-    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
-        Ok(vec![ResourceContent::text(self)])
-    }
-}
-
-impl IntoResourceContents for &'static str {
-    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
-        Ok(vec![ResourceContent::text(self)])
-    }
-}
-
-impl IntoResourceContents for Vec<u8> {
-    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
-        Ok(vec![ResourceContent::blob(self)])
-    }
-}
-
-impl<T: Serialize> IntoResourceContents for Json<T> {
-    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
-        Ok(vec![ResourceContent::json(&self.0)?])
-    }
-}
-
-impl<T: IntoResourceContents, E: Into<ToolError>> IntoResourceContents for Result<T, E> {
-    fn into_resource_contents(self) -> Result<Vec<ResourceContent>, ToolError> {
-        self.map_err(Into::into)?.into_resource_contents()
-    }
-}
-
 /// Where a resource lives: one URI, or every URI matching a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResourceAddress {
@@ -275,7 +99,8 @@ impl fmt::Display for ResourceAddress {
 /// [`ResourceDef::template`] build one at runtime.
 ///
 /// ```
-/// use mcp_tools::{ResourceContent, ResourceDef};
+/// use mcp_tools::definition::ResourceDef;
+/// use mcp_tools::output::ResourceContent;
 /// let def = ResourceDef::template("notes://{id}")
 ///     .name("note")
 ///     .description("One note, by id")
@@ -360,30 +185,6 @@ impl ResourceDef {
         }
     }
 
-    /// The `resources/list` entry, for a fixed URI.
-    pub fn to_resource(&self) -> Option<Resource> {
-        let ResourceAddress::Fixed(uri) = &self.address else {
-            return None;
-        };
-        let mut resource = Resource::new(uri.clone(), self.name.clone())
-            .with_description(self.description.clone());
-        resource.title = self.title.as_ref().map(|t| t.to_string());
-        resource.mime_type = self.mime_type.as_ref().map(|m| m.to_string());
-        Some(resource)
-    }
-
-    /// The `resources/templates/list` entry, for a template.
-    pub fn to_resource_template(&self) -> Option<ResourceTemplate> {
-        let ResourceAddress::Template(template) = &self.address else {
-            return None;
-        };
-        let mut entry = ResourceTemplate::new(template.as_str(), self.name.clone())
-            .with_description(self.description.clone());
-        entry.title = self.title.as_ref().map(|t| t.to_string());
-        entry.mime_type = self.mime_type.as_ref().map(|m| m.to_string());
-        Some(entry)
-    }
-
     /// Run the handler directly (no permission check, no middleware): mostly for tests.
     pub fn read_unchecked(
         &self,
@@ -391,6 +192,41 @@ impl ResourceDef {
         ctx: ToolContext,
     ) -> BoxFuture<'static, Result<Vec<ResourceContent>, ToolError>> {
         self.handler.read(request, ctx)
+    }
+}
+
+/// A definition serializes to its `resources/list` entry (a fixed URI: `uri`) or its
+/// `resources/templates/list` entry (a template: `uriTemplate`).
+///
+/// ```
+/// use mcp_tools::definition::ResourceDef;
+/// use mcp_tools::output::ResourceContent;
+/// let def = ResourceDef::fixed("demo://motd")
+///     .name("motd")
+///     .description("Message of the day")
+///     .handler(|_request, _ctx| async { Ok(vec![ResourceContent::text("Hello")]) })
+///     .build()
+///     .unwrap();
+/// assert_eq!(serde_json::to_value(&def).unwrap()["uri"], "demo://motd");
+/// ```
+impl Serialize for ResourceDef {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        match &self.address {
+            ResourceAddress::Fixed(uri) => map.serialize_entry("uri", uri)?,
+            ResourceAddress::Template(template) => {
+                map.serialize_entry("uriTemplate", template.as_str())?
+            }
+        }
+        map.serialize_entry("name", &self.name)?;
+        if let Some(title) = &self.title {
+            map.serialize_entry("title", title)?;
+        }
+        map.serialize_entry("description", &self.description)?;
+        if let Some(mime_type) = &self.mime_type {
+            map.serialize_entry("mimeType", mime_type)?;
+        }
+        map.end()
     }
 }
 
@@ -483,7 +319,7 @@ impl ResourceDefBuilder {
                 ResourceAddress::Fixed(uri.into_owned())
             }
             Address::Template(template) => ResourceAddress::Template(
-                UriTemplate::parse(&template).map_err(|e| fail(e.problem))?,
+                UriTemplate::parse(&template).map_err(|e| fail(e.problem().to_string()))?,
             ),
         };
         let name = match self.name {

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use crate::params::Params;
+use crate::definition::params::Params;
 
 /// The longest URI matched against templates; longer ones match nothing.
 const MAX_URI_LEN: usize = 4 * 1024;
@@ -19,7 +19,7 @@ enum Part {
 /// A parsed URI template such as `trac://wiki/{+name}` or `test://template/{id}/data`.
 ///
 /// ```
-/// use mcp_tools::UriTemplate;
+/// use mcp_tools::definition::UriTemplate;
 /// let template = UriTemplate::parse("trac://wiki/{+name}").unwrap();
 /// assert_eq!(template.variables().collect::<Vec<_>>(), ["name"]);
 /// let params = template.matches("trac://wiki/Guide/Install%20Notes").unwrap();
@@ -40,10 +40,20 @@ pub struct UriTemplate {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid URI template {template:?}: {problem}")]
 pub struct UriTemplateError {
+    template: String,
+    problem: String,
+}
+
+impl UriTemplateError {
     /// The template as given.
-    pub template: String,
+    pub fn template(&self) -> &str {
+        &self.template
+    }
+
     /// What is wrong and how to fix it.
-    pub problem: String,
+    pub fn problem(&self) -> &str {
+        &self.problem
+    }
 }
 
 impl UriTemplate {

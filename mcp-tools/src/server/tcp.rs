@@ -1,0 +1,343 @@
+//! TCP: one MCP session of newline-delimited JSON-RPC per connection, optionally behind an
+//! authentication line.
+//!
+//! With tokens ([`TcpOptions::tokens`]) the first line a client sends must be the
+//! notification
+//!
+//! ```text
+//! {"jsonrpc":"2.0","method":"mcp-tools/authenticate","params":{"token":"<token>"}}
+//! ```
+//!
+//! It gets no reply when the token is known: the MCP session starts after it (`initialize`
+//! may follow on the same write) and the caller sees the tools its token's permissions
+//! allow, exactly as an HTTP caller with that bearer token. Anything else — no line within
+//! [`TcpOptions::handshake_timeout`], a line longer than 8 KiB, another message, an
+//! unknown token — gets one JSON-RPC error (code `-32001`, the message's `id` when it has
+//! one, `null` otherwise) and the connection is closed; no MCP message is read or sent.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::ServeError;
+use super::auth::{TokenResolver, TokenTable, TokensFileError};
+use super::exposure::Authentication;
+use super::handler::Shared;
+use super::stream::{StreamLimits, accept_next, serve_stream};
+use crate::permissions::PermissionSet;
+
+/// The method of the authentication line.
+pub const AUTHENTICATE_METHOD: &str = "mcp-tools/authenticate";
+
+/// The JSON-RPC error code of a refused authentication line (the code HTTP servers use for
+/// `401` in JSON-RPC bodies).
+const UNAUTHORIZED: i64 = -32001;
+
+/// The longest authentication line read, in bytes.
+const MAX_HANDSHAKE_LINE: u64 = 8 * 1024;
+
+/// The default time a client has to send its authentication line.
+const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Options of the TCP transport: whether callers authenticate, and with what.
+///
+/// Defaults: no tokens (every caller sees every tool, which
+/// [`Server::bind_tcp`](super::Server::bind_tcp) only allows on a loopback address unless
+/// [`Server::unauthenticated_network_access`](super::Server::unauthenticated_network_access)
+/// was called), a 10 s authentication time-out.
+///
+/// ```
+/// use mcp_tools::{PermissionSet, server::{TcpOptions, TokenTable}};
+/// let options = TcpOptions::default()
+///     .tokens(TokenTable::new([("t0k3n", PermissionSet::new(["WIKI_VIEW"]))]))
+///     .handshake_timeout(std::time::Duration::from_secs(5));
+/// assert!(options.has_tokens());
+/// ```
+#[derive(Clone)]
+pub struct TcpOptions {
+    tokens: Option<Arc<dyn TokenResolver>>,
+    handshake_timeout: Duration,
+}
+
+impl Default for TcpOptions {
+    fn default() -> TcpOptions {
+        TcpOptions {
+            tokens: None,
+            handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+        }
+    }
+}
+
+impl std::fmt::Debug for TcpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpOptions")
+            .field("tokens", &self.tokens.is_some())
+            .field("handshake_timeout", &self.handshake_timeout)
+            .finish()
+    }
+}
+
+impl TcpOptions {
+    /// Require the authentication line (see the module docs) on every connection, and
+    /// filter each caller's tools by the permissions `resolver` maps its token to.
+    pub fn tokens(mut self, resolver: impl TokenResolver) -> TcpOptions {
+        self.tokens = Some(Arc::new(resolver));
+        self
+    }
+
+    /// [`tokens`](Self::tokens) from a tokens file (format and file-mode rules:
+    /// [`TokenTable::from_file`]).
+    pub fn tokens_file(self, path: impl AsRef<Path>) -> Result<TcpOptions, TokensFileError> {
+        Ok(self.tokens(TokenTable::from_file(path)?))
+    }
+
+    /// How long a new connection may take to send its authentication line (default 10 s;
+    /// at least 1 ms).
+    pub fn handshake_timeout(mut self, timeout: Duration) -> TcpOptions {
+        self.handshake_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// True when callers must authenticate.
+    pub fn has_tokens(&self) -> bool {
+        self.tokens.is_some()
+    }
+
+    pub(crate) fn authentication(&self) -> Authentication {
+        Authentication::with_tokens(self.tokens.is_some())
+    }
+}
+
+/// Accept TCP connections until `shutdown` fires; each is authenticated (with tokens) and
+/// served on its own task.
+pub(crate) async fn serve(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    options: TcpOptions,
+    limits: StreamLimits,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    loop {
+        let Some((stream, peer)) = accept_next(&listener, &shutdown, "a TCP").await else {
+            return Ok(());
+        };
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+        let (read, write) = stream.into_split();
+        let shared = shared.clone();
+        let shutdown = shutdown.clone();
+        let options = options.clone();
+        tokio::spawn(async move {
+            tracing::debug!(%peer, "TCP connection opened");
+            let mut read = BufReader::new(read);
+            let caller = match &options.tokens {
+                None => None,
+                Some(resolver) => {
+                    let timeout = options.handshake_timeout;
+                    match authenticate(&mut read, resolver.as_ref(), timeout).await {
+                        Ok(permissions) => Some(permissions),
+                        Err(refusal) => return refuse(read, write, peer, refusal).await,
+                    }
+                }
+            };
+            let served = serve_stream(shared, read, write, caller, limits, shutdown).await;
+            if let Err(error) = served {
+                tracing::warn!(%peer, %error, "TCP session ended with an error");
+            }
+        });
+    }
+}
+
+/// Why a connection's authentication failed: the JSON-RPC error to send.
+#[derive(Debug)]
+struct Refusal {
+    id: Value,
+    message: String,
+}
+
+impl Refusal {
+    fn new(id: Value, message: impl Into<String>) -> Refusal {
+        Refusal {
+            id,
+            message: format!("Unauthorized: {}", message.into()),
+        }
+    }
+}
+
+/// How to authenticate, for refusals that are not about the token itself.
+fn expected_line() -> String {
+    format!(
+        "this server needs authentication: send {{\"jsonrpc\":\"2.0\",\"method\":\"{AUTHENTICATE_METHOD}\",\"params\":{{\"token\":\"<token>\"}}}} as the first line"
+    )
+}
+
+/// Read and check the authentication line; the caller's permissions when its token is
+/// known. Never logs or echoes the token.
+async fn authenticate<R: AsyncRead + Unpin>(
+    read: &mut BufReader<R>,
+    resolver: &dyn TokenResolver,
+    timeout: Duration,
+) -> Result<PermissionSet, Refusal> {
+    let mut line = Vec::new();
+    let mut limited = (&mut *read).take(MAX_HANDSHAKE_LINE);
+    let reading = limited.read_until(b'\n', &mut line);
+    match tokio::time::timeout(timeout, reading).await {
+        Err(_) => {
+            return Err(Refusal::new(
+                Value::Null,
+                format!(
+                    "no authentication line within {} ms; {}",
+                    timeout.as_millis(),
+                    expected_line()
+                ),
+            ));
+        }
+        Ok(Err(error)) => return Err(Refusal::new(Value::Null, error.to_string())),
+        Ok(Ok(_)) => {}
+    }
+    if line.last() != Some(&b'\n') && line.len() as u64 >= MAX_HANDSHAKE_LINE {
+        return Err(Refusal::new(
+            Value::Null,
+            format!("the authentication line is longer than {MAX_HANDSHAKE_LINE} bytes"),
+        ));
+    }
+    let message: Value = serde_json::from_slice(&line)
+        .map_err(|_| Refusal::new(Value::Null, format!("not JSON; {}", expected_line())))?;
+    let id = match message.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    let is_authenticate = message.get("jsonrpc") == Some(&json!("2.0"))
+        && message.get("method") == Some(&json!(AUTHENTICATE_METHOD));
+    if !is_authenticate {
+        return Err(Refusal::new(id, expected_line()));
+    }
+    let Some(token) = message.pointer("/params/token").and_then(Value::as_str) else {
+        return Err(Refusal::new(
+            id,
+            format!("{AUTHENTICATE_METHOD} needs \"params\": {{\"token\": \"<token>\"}}"),
+        ));
+    };
+    resolver
+        .resolve(token)
+        .ok_or_else(|| Refusal::new(id, "the token is not valid"))
+}
+
+/// Send `refusal` as the connection's only message and close it. What the client sent
+/// meanwhile is read and dropped (at most 64 KiB, for at most a second) so the close does
+/// not reset the connection before the client reads the error.
+async fn refuse<R, W>(mut read: R, mut write: W, peer: SocketAddr, refusal: Refusal)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    tracing::warn!(%peer, reason = %refusal.message, "refused a TCP connection");
+    let reply = json!({"jsonrpc": "2.0", "id": refusal.id,
+                       "error": {"code": UNAUTHORIZED, "message": refusal.message}});
+    let mut line = reply.to_string().into_bytes();
+    line.push(b'\n');
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        write.write_all(&line).await?;
+        write.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        let mut left: usize = 64 * 1024;
+        while left > 0 {
+            let n = read.read(&mut sink).await?;
+            if n == 0 {
+                break;
+            }
+            left = left.saturating_sub(n);
+        }
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolver() -> TokenTable {
+        TokenTable::new([("good-token", PermissionSet::new(["A"]))])
+    }
+
+    async fn attempt(input: &str) -> Result<PermissionSet, Refusal> {
+        let mut read = BufReader::new(input.as_bytes());
+        authenticate(&mut read, &resolver(), Duration::from_secs(5)).await
+    }
+
+    #[tokio::test]
+    async fn a_known_token_yields_its_permissions_and_keeps_the_rest() {
+        let input = "{\"jsonrpc\":\"2.0\",\"method\":\"mcp-tools/authenticate\",\"params\":{\"token\":\"good-token\"}}\n{\"next\":1}\n";
+        let mut read = BufReader::new(input.as_bytes());
+        let permissions = authenticate(&mut read, &resolver(), Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert!(permissions.contains("A"));
+        let mut rest = String::new();
+        read.read_to_string(&mut rest).await.unwrap();
+        assert_eq!(rest, "{\"next\":1}\n");
+    }
+
+    #[tokio::test]
+    async fn everything_else_is_refused_without_echoing_the_token() {
+        let cases = [
+            ("", Value::Null, "not JSON"),
+            ("garbage\n", Value::Null, "not JSON"),
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":{}}\n",
+                json!(7),
+                "needs authentication",
+            ),
+            (
+                "{\"jsonrpc\":\"2.0\",\"method\":\"mcp-tools/authenticate\"}\n",
+                Value::Null,
+                "needs \"params\"",
+            ),
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"mcp-tools/authenticate\",\"params\":{\"token\":\"wrong-secret\"}}\n",
+                json!("a"),
+                "not valid",
+            ),
+        ];
+        for (input, id, expected) in cases {
+            let refusal = attempt(input).await.unwrap_err();
+            assert_eq!(refusal.id, id, "{input}");
+            assert!(
+                refusal.message.contains(expected),
+                "{input}: {}",
+                refusal.message
+            );
+            assert!(!refusal.message.contains("wrong-secret"));
+        }
+        let long = format!("{}\n", "x".repeat(20_000));
+        let refusal = attempt(&long).await.unwrap_err();
+        assert!(
+            refusal.message.contains("longer than"),
+            "{}",
+            refusal.message
+        );
+    }
+
+    #[tokio::test]
+    async fn a_silent_client_is_refused_after_the_timeout() {
+        let (client, server) = tokio::io::duplex(64);
+        let mut read = BufReader::new(server);
+        let refusal = authenticate(&mut read, &resolver(), Duration::from_millis(20))
+            .await
+            .unwrap_err();
+        assert!(
+            refusal.message.contains("within 20 ms"),
+            "{}",
+            refusal.message
+        );
+        drop(client);
+    }
+}
