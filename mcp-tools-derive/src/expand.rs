@@ -124,18 +124,18 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
         const _: () = {
             #args_struct
 
-            fn __mcp_tool_def() -> ::core::result::Result<::mcp_tools::ToolDef, ::mcp_tools::ToolDefError> {
+            fn __mcp_tool_def() -> ::core::result::Result<::mcp_tools::__private::ToolDef, ::mcp_tools::__private::DefError> {
                 let __input_schema = ::mcp_tools::__private::input_schema::<#args_ty>(#name, &[#(#constraints),*])?;
-                ::mcp_tools::ToolDef::builder(#name)
+                ::mcp_tools::__private::ToolDef::builder(#name)
                     #metadata
                     .input_schema(::mcp_tools::__private::serde_json::Value::Object(__input_schema))
-                    .output_schema(<#ret_ty as ::mcp_tools::IntoToolResult>::output_schema())
+                    .output_schema(<#ret_ty as ::mcp_tools::__private::IntoToolResult>::output_schema())
                     #(#requirements)*
                     .source(::core::file!(), ::core::line!())
-                    .handler(|__arguments: ::mcp_tools::JsonObject, __ctx: ::mcp_tools::ToolContext| async move {
+                    .handler(|__arguments: ::mcp_tools::__private::JsonObject, __ctx: ::mcp_tools::ToolContext| async move {
                         let __args: #args_ty = ::mcp_tools::__private::parse_args(#name, __arguments)?;
                         #(#extractors)*
-                        ::mcp_tools::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
+                        ::mcp_tools::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
                     })
                     .build()
             }
@@ -167,17 +167,17 @@ fn resource(resource: &AnnotatedFn) -> TokenStream {
         #name_const
 
         const _: () = {
-            fn __mcp_resource_def() -> ::core::result::Result<::mcp_tools::ResourceDef, ::mcp_tools::DefError> {
-                let _ = <#ret_ty as ::mcp_tools::IntoResourceContents>::into_resource_contents;
-                ::mcp_tools::ResourceDef::#constructor(#address)
+            fn __mcp_resource_def() -> ::core::result::Result<::mcp_tools::__private::ResourceDef, ::mcp_tools::__private::DefError> {
+                let _ = <#ret_ty as ::mcp_tools::__private::IntoResourceContents>::into_resource_contents;
+                ::mcp_tools::__private::ResourceDef::#constructor(#address)
                     .name(#name)
                     #common
                     #mime_type
                     #calls
-                    .handler(|__request: ::mcp_tools::ResourceRequest, __ctx: ::mcp_tools::ToolContext| async move {
+                    .handler(|__request: ::mcp_tools::__private::ResourceRequest, __ctx: ::mcp_tools::ToolContext| async move {
                         let __params = __request.params();
                         #body
-                        ::mcp_tools::IntoResourceContents::into_resource_contents(#call)
+                        ::mcp_tools::__private::IntoResourceContents::into_resource_contents(#call)
                     })
                     .build()
             }
@@ -208,7 +208,7 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
             .map(|d| quote! { .with_description(#d) });
         let required = !param.optional();
         Some(quote! {
-            .argument(::mcp_tools::PromptArgument::new(#wire) #description .with_required(#required))
+            .argument(::mcp_tools::__private::PromptArgument::new(#wire) #description .with_required(#required))
         })
     });
     let StringFnParts { calls, body, call } = string_fn_parts(prompt);
@@ -218,16 +218,16 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
         #name_const
 
         const _: () = {
-            fn __mcp_prompt_def() -> ::core::result::Result<::mcp_tools::PromptDef, ::mcp_tools::DefError> {
-                let _ = <#ret_ty as ::mcp_tools::IntoPromptResult>::into_prompt_result;
-                ::mcp_tools::PromptDef::builder(#name)
+            fn __mcp_prompt_def() -> ::core::result::Result<::mcp_tools::__private::PromptDef, ::mcp_tools::__private::DefError> {
+                let _ = <#ret_ty as ::mcp_tools::__private::IntoPromptResult>::into_prompt_result;
+                ::mcp_tools::__private::PromptDef::builder(#name)
                     #common
                     #(#arguments)*
                     #calls
-                    .handler(|__params: ::mcp_tools::Params, __ctx: ::mcp_tools::ToolContext| async move {
+                    .handler(|__params: ::mcp_tools::__private::Params, __ctx: ::mcp_tools::ToolContext| async move {
                         let __params = &__params;
                         #body
-                        ::mcp_tools::IntoPromptResult::into_prompt_result(#call)
+                        ::mcp_tools::__private::IntoPromptResult::into_prompt_result(#call)
                     })
                     .build()
             }
@@ -294,7 +294,7 @@ fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
             quote! {
                 let #ident = {
                     #check
-                    <#ty as ::mcp_tools::FromContext>::from_context(&__ctx)?
+                    <#ty as ::mcp_tools::__private::FromContext>::from_context(&__ctx)?
                 };
             }
         })
@@ -307,7 +307,7 @@ fn requirements(item: &AnnotatedFn) -> Vec<TokenStream> {
         .iter()
         .filter(|p| matches!(p.kind, ParamKind::Extractor))
         .map(|Param { ty, .. }| {
-            quote! { .requires(<#ty as ::mcp_tools::FromContext>::requirement()) }
+            quote! { .requires(<#ty as ::mcp_tools::__private::FromContext>::requirement()) }
         })
         .collect()
 }
@@ -338,10 +338,10 @@ fn completions(item: &AnnotatedFn) -> Vec<TokenStream> {
             let key = arg.to_string();
             // Spanned at the fn path, so a wrong return type is reported there.
             let convert = quote_spanned! {path.span()=>
-                ::mcp_tools::IntoCompletion::into_completion(#path(__request, __ctx).await)
+                ::mcp_tools::__private::IntoCompletion::into_completion(#path(__request, __ctx).await)
             };
             quote! {
-                .complete(#key, |__request: ::mcp_tools::CompletionRequest, __ctx: ::mcp_tools::ToolContext| async move {
+                .complete(#key, |__request: ::mcp_tools::__private::CompletionRequest, __ctx: ::mcp_tools::ToolContext| async move {
                     #convert
                 })
             }
@@ -527,7 +527,7 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
         let cli_category = cli_category.unwrap_or_else(|| quote! { ::core::option::Option::None });
         let cli_name = cli_name.unwrap_or_else(|| quote! { ::core::option::Option::None });
         calls.push(quote! {
-            .cli(::mcp_tools::CliOptions { category: #cli_category, name: #cli_name, hidden: #hidden })
+            .cli(::mcp_tools::__private::CliOptions { category: #cli_category, name: #cli_name, hidden: #hidden })
         });
     }
     quote! { #(#calls)* }

@@ -161,22 +161,6 @@ pub struct ResourcesAndPromptsDoctests;
 pub type ToolRegistry = Registry;
 #[doc(hidden)]
 pub type ToolRegistryBuilder = registry::RegistryBuilder;
-/// The tool-only name of [`DefError`](definition::DefError) before 0.2.
-#[doc(hidden)]
-pub type ToolDefError = definition::DefError;
-
-/// Paths the macros' generated code names at the crate root (not public API; the same items
-/// are in `__private` for generated code to move to).
-#[doc(hidden)]
-pub use {
-    context::FromContext,
-    definition::{
-        CliOptions, CompletionRequest, DefError, IntoCompletion, Params, PromptArgument, PromptDef,
-        ResourceDef, ResourceRequest, ToolDef,
-    },
-    output::{IntoPromptResult, IntoResourceContents, IntoToolResult},
-    schema::JsonObject,
-};
 
 /// Items the macros' generated code refers to. Not public API.
 #[doc(hidden)]
@@ -197,7 +181,6 @@ pub mod __private {
     pub use crate::output::{IntoPromptResult, IntoResourceContents, IntoToolResult, ToolError};
     pub use crate::schema::JsonObject;
 
-    use crate::ToolDefError;
     use serde_json::Value;
 
     /// Deserialize validated arguments into the tool's args type.
@@ -249,7 +232,7 @@ pub mod __private {
     pub fn input_schema<T: schemars::JsonSchema>(
         tool: &str,
         constraints: &[Constraint],
-    ) -> Result<JsonObject, ToolDefError> {
+    ) -> Result<JsonObject, DefError> {
         let schema = crate::schema::input_schema_for::<T>();
         let properties = schema.get("properties").and_then(Value::as_object);
         for (argument, key, keywords) in constraints {
@@ -261,7 +244,7 @@ pub mod __private {
                 || "not a number, string or array".to_string(),
                 Value::to_string,
             );
-            return Err(ToolDefError::new(
+            return Err(DefError::new(
                 "tool",
                 tool,
                 format!(

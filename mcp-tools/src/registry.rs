@@ -374,7 +374,7 @@ impl RegistryBuilder {
     pub fn definitions(&self) -> Vec<Arc<ToolDef>> {
         let linked = self
             .include_linked
-            .then(registration::linked::<ToolDef, DefError>)
+            .then(registration::linked::<ToolDef>)
             .into_iter()
             .flatten()
             .filter_map(Result::ok);
@@ -397,7 +397,7 @@ impl RegistryBuilder {
         let mut report = ValidationReport::default();
         let mut defs: Vec<ToolDef> = Vec::new();
         if self.include_linked {
-            for defined in registration::linked::<ToolDef, DefError>() {
+            for defined in registration::linked::<ToolDef>() {
                 match defined {
                     Ok(def) => defs.push(def),
                     Err(err) => problems.push(err.to_string()),

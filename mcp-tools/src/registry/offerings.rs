@@ -103,13 +103,13 @@ impl OfferingsBuilder {
         let mut resources = Vec::new();
         let mut prompts = Vec::new();
         if collect.include_linked {
-            for defined in crate::registration::linked::<ResourceDef, DefError>() {
+            for defined in crate::registration::linked::<ResourceDef>() {
                 match defined {
                     Ok(def) => resources.push(def),
                     Err(err) => problems.push(err.to_string()),
                 }
             }
-            for defined in crate::registration::linked::<PromptDef, DefError>() {
+            for defined in crate::registration::linked::<PromptDef>() {
                 match defined {
                     Ok(def) => prompts.push(def),
                     Err(err) => problems.push(err.to_string()),
