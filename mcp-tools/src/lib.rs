@@ -155,13 +155,6 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../docs/resources-and-prompts.md")]
 pub struct ResourcesAndPromptsDoctests;
 
-/// The names of [`Registry`] and [`RegistryBuilder`](registry::RegistryBuilder) before 0.2,
-/// kept for one release so code written against them still builds.
-#[doc(hidden)]
-pub type ToolRegistry = Registry;
-#[doc(hidden)]
-pub type ToolRegistryBuilder = registry::RegistryBuilder;
-
 /// Items the macros' generated code refers to. Not public API.
 #[doc(hidden)]
 pub mod __private {

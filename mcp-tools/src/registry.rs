@@ -12,7 +12,6 @@ use serde_json::Value;
 use crate::call::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
 use crate::call::validate::ArgumentValidator;
 use crate::context::{StateMap, ToolContext};
-use crate::definition::common::DefError;
 use crate::definition::tool::ToolDef;
 use crate::output::error::ToolError;
 use crate::output::result::ToolResult;

@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use mcp_tools::server::{Server, TokenResolver, TokenTable};
-use mcp_tools::{PermissionSet, ToolContext, ToolDef, ToolRegistry, UriTemplate};
+use mcp_tools::definition::{ToolDef, UriTemplate};
+use mcp_tools::{PermissionSet, ToolContext, Registry};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -40,16 +41,16 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 }
 
 /// The cli-demo fixture's tools (strings, numbers, arrays, enums, objects, defaults).
-fn registry() -> &'static ToolRegistry {
-    static REGISTRY: OnceLock<ToolRegistry> = OnceLock::new();
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         // Every cli-demo tool but `greet`, whose state only the demo's own flags build.
-        let linked = ToolRegistry::builder().definitions();
+        let linked = Registry::builder().definitions();
         linked
             .iter()
             .filter(|def| def.name() != "greet")
             .fold(
-                ToolRegistry::builder().include_linked(false),
+                Registry::builder().include_linked(false),
                 |builder, def| builder.tool(ToolDef::clone(def)),
             )
             .state(cli_demo::Notes::seeded())
@@ -99,7 +100,7 @@ pub fn tool_arguments(data: &[u8]) {
         return;
     };
     runtime().block_on(async {
-        for def in registry().definitions().iter() {
+        for def in registry().list_tools().iter() {
             let called = tokio::time::timeout(
                 Duration::from_secs(10),
                 registry().call_tool(def.name(), arguments.clone(), ToolContext::default()),

@@ -14,7 +14,7 @@ use tracing::Instrument;
 use crate::call::middleware;
 use crate::context::ResourceNotifier;
 use crate::context::{StateMap, ToolContext};
-use crate::definition::common::{DefError, SourceLocation, defined_at};
+use crate::definition::common::{SourceLocation, defined_at};
 use crate::definition::completion::{Completion, CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
 use crate::definition::prompt::PromptDef;

@@ -4,6 +4,7 @@
 //! is required (see `exposure.rs`).
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_tools::{Json, State, ToolRegistry, mcp_tool};
+use mcp_tools::{Json, State, Registry, mcp_tool};
 
 /// How `wait` calls ended.
 #[derive(Debug, Default)]
@@ -58,5 +58,5 @@ async fn echo(
 }
 
 fn main() -> std::process::ExitCode {
-    mcp_tools::cli_app!(ToolRegistry::builder().state(Waits::default())).run()
+    mcp_tools::cli_app!(Registry::builder().state(Waits::default())).run()
 }
