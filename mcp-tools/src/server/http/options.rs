@@ -151,6 +151,8 @@ impl HttpOptions {
     /// ```
     /// let path = std::env::temp_dir().join(format!("http-tokens-doc-{}", std::process::id()));
     /// std::fs::write(&path, "reader WIKI_VIEW\n").unwrap();
+    /// # use std::os::unix::fs::PermissionsExt;
+    /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     /// let options = mcp_tools::server::HttpOptions::default().tokens_file(&path).unwrap();
     /// # std::fs::remove_file(&path).unwrap();
     /// ```
