@@ -112,3 +112,55 @@ pub(crate) fn describe(tool: &str, problems: &[String]) -> String {
     }
     message
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{ArgumentValidator, MAX_DEPTH, exceeds_depth};
+
+    /// Containers nested in the order of `kinds` (`o` object, `a` array, outermost first),
+    /// each next to a scalar sibling, around a scalar.
+    fn nest(kinds: &str) -> Value {
+        kinds
+            .chars()
+            .rev()
+            .fold(json!(1), |inner, kind| match kind {
+                'o' => json!({"flat": 1, "deeper": inner}),
+                'a' => json!([1, inner]),
+                other => panic!("unknown kind {other}"),
+            })
+    }
+
+    #[test]
+    fn depth_counts_objects_arrays_and_both_mixed() {
+        for kinds in ["oooo", "aaaa", "oaoa", "aoao", "ooaa", "aaoo"] {
+            let value = nest(kinds);
+            assert!(!exceeds_depth(&value, 4), "{kinds} is 4 deep");
+            assert!(exceeds_depth(&value, 3), "{kinds} is deeper than 3");
+        }
+        // The deepest branch decides, wherever it is among its siblings.
+        let wide = json!({"a": [1, 2], "b": {"c": nest("oao")}, "d": "x"});
+        assert!(!exceeds_depth(&wide, 5));
+        assert!(exceeds_depth(&wide, 4));
+        // Scalars are no level.
+        assert!(!exceeds_depth(&json!("deep"), 0));
+        assert!(!exceeds_depth(&json!({"a": 1, "b": [true, null]}), 2));
+        assert!(exceeds_depth(&json!({"a": 1, "b": [true, null]}), 1));
+    }
+
+    #[test]
+    fn arguments_nested_past_the_limit_are_refused_before_validation() {
+        let validator = ArgumentValidator::compile(&serde_json::Map::new()).unwrap();
+        let kinds: String = "oa".repeat(MAX_DEPTH).chars().take(MAX_DEPTH).collect();
+        assert!(validator.check("deep", &nest(&kinds)).is_ok());
+        let too_deep = format!("o{kinds}");
+        let error = validator.check("deep", &nest(&too_deep)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("deeper than {MAX_DEPTH} levels")),
+            "{error}"
+        );
+    }
+}
