@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Mutation testing (cargo-mutants) of the code that decides who sees and calls which tool:
+# permission sets (permissions.rs), admission (registry/admission.rs), visibility in the
+# registry and its per-caller views (registry.rs: the catalog, build, register, enable,
+# views), and argument validation (validate.rs). Each mutant is built and the mcp-tools
+# unit and integration tests run against it (doctests are left out: each would compile
+# dozens of standalone doctest crates per mutant).
+#
+# Not part of scripts/test.sh: it builds mcp-tools once per mutant (~100 mutants). Measured
+# on the shared 2-core machine: see the figures at the end of this comment.
+#
+# Fails when a mutant survives that is not in EQUIVALENT below: every entry there is a
+# mutant no test can kill because the program behaves the same, with the reason.
+#
+# Usage: scripts/mutants.sh [extra cargo-mutants args, e.g. --list]
+# Installs cargo-mutants (crates.io, --locked) when absent. Builds in $MUTANTS_TARGET_DIR,
+# default a fresh directory under ${TMPDIR:-/tmp} removed at the end; set it to keep the
+# dependencies built between runs. cargo-mutants copies the source tree (without
+# git-ignored files) to its own scratch directory and removes it when done.
+#
+# Run time (cargo-mutants 27.1.0, shared 2-core machine, dependencies already built):
+# see docs/testing.md "Mutation testing".
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# Equivalent mutants: "replace ... in function" as cargo-mutants names them (without the
+# file:line:col prefix), one per line, each with why it cannot change behaviour.
+EQUIVALENT=(
+)
+
+if ! cargo mutants --version >/dev/null 2>&1; then
+    cargo install cargo-mutants --locked
+fi
+
+keep_target=${MUTANTS_TARGET_DIR:+yes}
+target=${MUTANTS_TARGET_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/mcp-tools-mutants.XXXXXX")}
+mkdir -p "$target"
+if [[ -z $keep_target ]]; then
+    trap 'rm -rf "$target"' EXIT
+fi
+
+registry_fns='Catalog::|ToolRegistryBuilder::(build|definitions)'
+registry_fns+='|ToolRegistry::(set_enabled|enable|register|get|list_tools|definitions)( |$)'
+registry_fns+='|ToolView::(get|list_tools|definitions|call_tool)( |$)'
+
+status=0
+CARGO_TARGET_DIR=$target cargo mutants \
+    --package mcp-tools \
+    --file mcp-tools/src/permissions.rs \
+    --file mcp-tools/src/validate.rs \
+    --file mcp-tools/src/registry.rs \
+    --file 'mcp-tools/src/registry/*.rs' \
+    --re 'src/permissions\.rs:' \
+    --re 'src/validate\.rs:' \
+    --re 'src/registry/admission\.rs:' \
+    --re "src/registry\.rs:.*($registry_fns)" \
+    --jobs 1 \
+    --minimum-test-timeout 60 \
+    --output "$target" \
+    "$@" \
+    -- --lib --tests || status=$?
+
+# Listing only, or cargo-mutants itself failed (e.g. the unmutated tree fails its tests).
+missed="$target/mutants.out/missed.txt"
+if [[ ! -f $missed ]]; then
+    exit "$status"
+fi
+unexplained=$(sed -E 's/^[^ ]+:[0-9]+:[0-9]+: //' "$missed" | sort -u |
+    grep -vxF -f <(printf '%s\n' "${EQUIVALENT[@]}" | sed '/^$/d') || true)
+if [[ -n $unexplained ]]; then
+    echo "Surviving mutants that are not explained as equivalent in scripts/mutants.sh:" >&2
+    echo "$unexplained" >&2
+    exit 1
+fi
+echo "Every surviving mutant is a known equivalent one (${#EQUIVALENT[@]} listed)."
