@@ -90,7 +90,7 @@ fn truncate(mut line: String) -> String {
     const MAX_CHARS: usize = 300;
     if let Some((cut, _)) = line.char_indices().nth(MAX_CHARS) {
         line.truncate(cut);
-        line.push_str("…");
+        line.push('…');
     }
     line
 }
