@@ -276,6 +276,22 @@ mod tests {
     }
 
     #[test]
+    fn names_len_is_empty_and_debug_describe_the_set() {
+        let set: PermissionSet = ["ACCESS_B", " ACCESS_A ", "ACCESS_B", ""]
+            .into_iter()
+            .collect();
+        assert_eq!(set.names().collect::<Vec<_>>(), ["ACCESS_A", "ACCESS_B"]);
+        assert_eq!(set.len(), 2);
+        assert!(!set.is_empty());
+        assert_eq!(format!("{set:?}"), r#"{"ACCESS_A", "ACCESS_B"}"#);
+        let empty = PermissionSet::empty();
+        assert_eq!((empty.len(), empty.is_empty()), (0, true));
+        assert_eq!(format!("{empty:?}"), "{}");
+        let parsed = PermissionSet::parse("# comment\nACCESS_A\n\n ACCESS_B # why\n").unwrap();
+        assert_eq!(parsed, set);
+    }
+
+    #[test]
     fn file_errors_name_path_and_line() {
         let dir = std::env::temp_dir().join(format!("perm-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
