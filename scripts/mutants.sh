@@ -3,27 +3,25 @@
 # permission sets (permissions.rs), admission (registry/admission.rs), visibility in the
 # registry and its per-caller views (registry.rs: the catalog, build, register, enable,
 # views), and argument validation (validate.rs). Each mutant is built and the mcp-tools
-# unit and integration tests run against it (doctests are left out: each would compile
-# dozens of standalone doctest crates per mutant; so are the uri_template unit tests, which
-# never reach this code and whose pathological-input test alone takes ~15 s on this machine).
-#
-# Not part of scripts/test.sh: it builds mcp-tools once per mutant (~100 mutants). Measured
-# on the shared 2-core machine: see the figures at the end of this comment.
+# unit and integration tests run against it. Left out: doctests (each mutant would compile
+# dozens of standalone doctest crates) and the uri_template unit tests (they never reach
+# this code, and their pathological-input test alone takes ~15 s here).
 #
 # Fails when a mutant survives that is not in EQUIVALENT below: every entry there is a
 # mutant no test can kill because the program behaves the same, with the reason.
 #
-# Usage: scripts/mutants.sh [extra cargo-mutants args, e.g. --list]
-# Installs cargo-mutants (crates.io, --locked) when absent. Builds in $MUTANTS_TARGET_DIR,
-# default a fresh directory under ${TMPDIR:-/tmp} removed at the end; set it to keep the
-# dependencies built between runs, but never run two at once on one directory: cargo hashes
-# a workspace member by its path inside the workspace, so two copies of the tree would
-# share (and overwrite) each other's artifacts. Results go to $MUTANTS_OUT/mutants.out (default: the
-# build directory; set it to keep them when the build directory is removed). cargo-mutants copies the source tree (without
-# git-ignored files) to its own scratch directory and removes it when done.
+# Not part of scripts/test.sh, it builds mcp-tools once per mutant. Measured on the shared
+# 2-core machine (cargo-mutants 27.1.0, dependencies already built): RUN_TIME.
 #
-# Run time (cargo-mutants 27.1.0, shared 2-core machine, dependencies already built):
-# see docs/testing.md "Mutation testing".
+# Usage: scripts/mutants.sh [extra cargo-mutants args, e.g. --list]
+# Installs cargo-mutants (crates.io, --locked) when absent. cargo-mutants copies the source
+# tree (without git-ignored files) to a scratch directory it removes when done.
+# - MUTANTS_TARGET_DIR: where to build; default a fresh directory under ${TMPDIR:-/tmp},
+#   removed at the end. Set it to keep the dependencies built between runs, but never run
+#   two at once on one directory: cargo hashes a workspace member by its path inside the
+#   workspace, so two copies of the tree would overwrite each other's artifacts.
+# - MUTANTS_OUT: where cargo-mutants writes mutants.out (one log per mutant, caught.txt,
+#   missed.txt, ...); default target/ of this repository (git-ignored).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -39,8 +37,8 @@ fi
 keep_target=${MUTANTS_TARGET_DIR:+yes}
 target=${MUTANTS_TARGET_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/mcp-tools-mutants.XXXXXX")}
 mkdir -p "$target"
-# cargo-mutants writes mutants.out (outcomes, one log per mutant) here.
-out=${MUTANTS_OUT:-$target}
+out=${MUTANTS_OUT:-target}
+mkdir -p "$out"
 if [[ -z $keep_target ]]; then
     trap 'rm -rf "$target"' EXIT
 fi
@@ -66,6 +64,11 @@ CARGO_TARGET_DIR=$target cargo mutants \
     "$@" \
     -- --lib --tests -- --skip uri_template:: || status=$?
 
+for arg in "$@"; do
+    if [[ $arg == --list* ]]; then
+        exit "$status"
+    fi
+done
 # cargo-mutants exits 2 when mutants survived and 3 when some timed out (a hang counts as
 # caught); anything else but 0 is its own failure, e.g. 4: the unmutated tree fails.
 case $status in
@@ -73,9 +76,6 @@ case $status in
     *) exit "$status" ;;
 esac
 missed="$out/mutants.out/missed.txt"
-if [[ ! -f $missed ]]; then
-    exit 0 # --list and the like
-fi
 unexplained=$(sed -E 's/^[^ ]+:[0-9]+:[0-9]+: //' "$missed" | sort -u |
     grep -vxF -f <(printf '%s\n' "${EQUIVALENT[@]}" | sed '/^$/d') || true)
 if [[ -n $unexplained ]]; then

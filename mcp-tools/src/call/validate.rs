@@ -117,7 +117,7 @@ pub(crate) fn describe(tool: &str, problems: &[String]) -> String {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{ArgumentValidator, MAX_DEPTH, exceeds_depth};
+    use super::{ArgumentValidator, MAX_DEPTH, describe, exceeds_depth};
 
     /// Containers nested in the order of `kinds` (`o` object, `a` array, outermost first),
     /// each next to a scalar sibling, around a scalar.
@@ -161,6 +161,25 @@ mod tests {
                 .to_string()
                 .contains(&format!("deeper than {MAX_DEPTH} levels")),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn describe_lists_up_to_ten_problems_and_counts_the_rest() {
+        let problems = |n: usize| (1..=n).map(|i| format!("/p{i}: wrong")).collect::<Vec<_>>();
+        assert_eq!(
+            describe("t", &problems(1)),
+            "invalid arguments for tool 't': /p1: wrong"
+        );
+        let ten = describe("t", &problems(10));
+        assert!(ten.starts_with("invalid arguments for tool 't' (10 problems):\n- /p1: wrong\n"));
+        assert!(ten.ends_with("\n- /p10: wrong"), "{ten}");
+        assert_eq!(ten.lines().count(), 11);
+        let twelve = describe("t", &problems(12));
+        assert_eq!(twelve.lines().count(), 12);
+        assert!(
+            twelve.ends_with("\n- /p10: wrong\n- … and 2 more"),
+            "{twelve}"
         );
     }
 }
