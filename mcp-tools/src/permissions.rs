@@ -263,6 +263,11 @@ mod tests {
         let bits =
             |set: &PermissionSet| -> u32 { set.mask().0.iter().map(|w| w.count_ones()).sum() };
         assert_eq!(bits(&all), 200);
+        // A mask holds no more words than the interned names need.
+        let interned = interner().lock().unwrap().len();
+        for set in singles.iter().chain([&all]) {
+            assert!(set.mask().0.len() <= interned.div_ceil(64), "{set:?}");
+        }
     }
 
     #[test]
