@@ -10,8 +10,12 @@
 # Fails when a mutant survives that is not in EQUIVALENT below: every entry there is a
 # mutant no test can kill because the program behaves the same, with the reason.
 #
-# Not part of scripts/test.sh, it builds mcp-tools once per mutant. Measured on the shared
-# 2-core machine (cargo-mutants 27.1.0, dependencies already built): RUN_TIME.
+# Not part of scripts/test.sh: it builds mcp-tools once per mutant. On the shared 2-core
+# machine (cargo-mutants 27.1.0, others building at the same time) 107 mutants took 21 min
+# with the dependencies already built (plus ~6 min to build them in a fresh directory):
+# 81 caught, 0 missed, 26 unviable (the replacement does not compile, e.g. a
+# Default::default() for a type without Default). Before the tests of issue 17 the same
+# selection had 15 missed.
 #
 # Usage: scripts/mutants.sh [extra cargo-mutants args, e.g. --list]
 # Installs cargo-mutants (crates.io, --locked) when absent. cargo-mutants copies the source
@@ -26,7 +30,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Equivalent mutants: "replace ... in function" as cargo-mutants names them (without the
-# file:line:col prefix), one per line, each with why it cannot change behaviour.
+# file:line:col prefix), one per line, each with why it cannot change behaviour. None
+# today: every mutant of this code that compiles is caught.
 EQUIVALENT=(
 )
 
