@@ -2,7 +2,7 @@
 # Mutation testing (cargo-mutants) of the code that decides who sees and calls which tool:
 # permission sets (permissions.rs), admission (registry/admission.rs), visibility in the
 # registry and its per-caller views (registry.rs: the catalog, build, register, enable,
-# views), and argument validation (validate.rs). Each mutant is built and the mcp-tools
+# views), and argument validation (call/validate.rs). Each mutant is built and the mcp-tools
 # unit and integration tests run against it. Left out: doctests (each mutant would compile
 # dozens of standalone doctest crates) and the uri_template unit tests (they never reach
 # this code, and their pathological-input test alone takes ~15 s here).
@@ -48,19 +48,18 @@ if [[ -z $keep_target ]]; then
     trap 'rm -rf "$target"' EXIT
 fi
 
-registry_fns='Catalog::|ToolRegistryBuilder::(build|definitions)'
-registry_fns+='|ToolRegistry::(set_enabled|enable|register|get|list_tools|definitions)( |$)'
-registry_fns+='|ToolView::(get|list_tools|definitions|call_tool)( |$)'
+registry_fns='Catalog::|RegistryBuilder::(build|definitions)'
+registry_fns+='|Registry::(set_enabled|enable|register|view|get|list_tools|call_tool)( |$)'
 
 status=0
 CARGO_TARGET_DIR=$target cargo mutants \
     --package mcp-tools \
     --file mcp-tools/src/permissions.rs \
-    --file mcp-tools/src/validate.rs \
+    --file mcp-tools/src/call/validate.rs \
     --file mcp-tools/src/registry.rs \
-    --file 'mcp-tools/src/registry/*.rs' \
+    --file mcp-tools/src/registry/admission.rs \
     --re 'src/permissions\.rs:' \
-    --re 'src/validate\.rs:' \
+    --re 'src/call/validate\.rs:' \
     --re 'src/registry/admission\.rs:' \
     --re "src/registry\.rs:.*($registry_fns)" \
     --jobs 1 \
