@@ -397,7 +397,7 @@ fn official_suite_over_stdio_through_supergateway_fails_only_dns_rebinding() {
         run.output
     );
     assert_eq!(run.code, Some(1), "{}", run.output);
-    // Exactly three checks do not pass, on every run (7 of 7 on the shared machine, some
+    // Exactly three checks do not pass, on every run (8 of 8 on the shared machine, some
     // while it was busy); none is flaky, so none is merely tolerated:
     // - dns-rebinding-protection fails: supergateway forwards any `Host` header;
     // - two SHOULD-level checks of server-sse-polling warn: there the bridge's own HTTP
