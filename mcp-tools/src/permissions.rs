@@ -294,6 +294,8 @@ mod tests {
         assert_eq!(format!("{empty:?}"), "{}");
         let parsed = PermissionSet::parse("# comment\nACCESS_A\n\n ACCESS_B # why\n").unwrap();
         assert_eq!(parsed, set);
+        let bad = PermissionSet::parse("ACCESS_A\nACCESS!B\n").unwrap_err();
+        assert!(bad.to_string().starts_with("line 2: "), "{bad}");
     }
 
     #[test]
