@@ -61,3 +61,21 @@ fn the_list_cache_keeps_at_most_256_views_and_serves_the_rest_uncached() {
     assert_eq!(names(&views[299]), ["last_only"]);
     assert_eq!(cached_views(&registry), 1);
 }
+
+#[test]
+fn only_a_registry_serving_nothing_is_reported_empty() {
+    let warned = |registry: &Registry| {
+        registry
+            .validation_report()
+            .to_string()
+            .contains(super::library::EMPTY)
+    };
+    let empty = Registry::builder().include_linked(false).build().unwrap();
+    assert!(warned(&empty), "{}", empty.validation_report());
+    let one = Registry::builder()
+        .include_linked(false)
+        .tool(tool("open", &[]))
+        .build()
+        .unwrap();
+    assert!(!warned(&one), "{}", one.validation_report());
+}
