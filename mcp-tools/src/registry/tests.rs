@@ -79,3 +79,28 @@ fn only_a_registry_serving_nothing_is_reported_empty() {
         .unwrap();
     assert!(!warned(&one), "{}", one.validation_report());
 }
+
+#[test]
+fn a_library_is_reported_silent_only_when_it_contributed_no_tool() {
+    let silent = |anchor: &'static str| {
+        let library = super::Library::new("demo_tools", anchor);
+        let in_library = ToolDef::builder("from_library")
+            .description("Defined in the library's source tree.")
+            .source("/work/demo_tools/src/tools.rs", 7)
+            .handler(|_args, _ctx| async { Ok(ToolResult::empty()) })
+            .build()
+            .unwrap();
+        let registry = Registry::builder()
+            .include_linked(false)
+            .library(library)
+            .tool(in_library)
+            .build()
+            .unwrap();
+        registry
+            .validation_report()
+            .to_string()
+            .contains(&super::library::silent(&library))
+    };
+    assert!(!silent("/work/demo_tools/src/lib.rs"));
+    assert!(silent("/work/other_tools/src/lib.rs"));
+}
