@@ -237,6 +237,67 @@ mod tests {
         assert!(!PermissionSet::empty().allows(&some));
     }
 
+    /// 200 names fill four mask words; each must stay its own bit, in particular bits n and
+    /// n + 64 (same position, next word).
+    #[test]
+    fn distinct_permissions_stay_distinct_past_64() {
+        let names: Vec<String> = (0..200).map(|i| format!("DISTINCT_{i}")).collect();
+        let all = PermissionSet::new(&names);
+        let singles: Vec<PermissionSet> = names.iter().map(|n| PermissionSet::new([n])).collect();
+        for (i, held) in singles.iter().enumerate() {
+            for (j, needed) in singles.iter().enumerate() {
+                assert_eq!(
+                    held.allows(needed),
+                    i == j,
+                    "holding {} vs needing {}",
+                    names[i],
+                    names[j]
+                );
+            }
+            assert!(all.allows(held));
+            assert!(!held.allows(&all));
+            let all_but_one = PermissionSet::new(names.iter().filter(|n| **n != names[i]));
+            assert!(!all_but_one.allows(held), "{}", names[i]);
+            assert_ne!(all_but_one, all);
+        }
+        let bits =
+            |set: &PermissionSet| -> u32 { set.mask().0.iter().map(|w| w.count_ones()).sum() };
+        assert_eq!(bits(&all), 200);
+        // A mask holds no more words than the interned names need.
+        let interned = interner().lock().unwrap().len();
+        for set in singles.iter().chain([&all]) {
+            assert!(set.mask().0.len() <= interned.div_ceil(64), "{set:?}");
+        }
+    }
+
+    #[test]
+    fn contains_answers_both_ways() {
+        let set = PermissionSet::new(["CONTAINS_A", "CONTAINS_B"]);
+        assert!(set.contains("CONTAINS_A"));
+        assert!(set.contains("CONTAINS_B"));
+        assert!(!set.contains("CONTAINS_C"));
+        assert!(!set.contains("CONTAINS"));
+        assert!(!PermissionSet::empty().contains("CONTAINS_A"));
+    }
+
+    #[test]
+    fn names_len_is_empty_and_debug_describe_the_set() {
+        let set: PermissionSet = ["ACCESS_B", " ACCESS_A ", "ACCESS_B", ""]
+            .into_iter()
+            .collect();
+        assert_eq!(set.names().collect::<Vec<_>>(), ["ACCESS_A", "ACCESS_B"]);
+        assert_eq!(set.len(), 2);
+        assert!(!set.is_empty());
+        assert_eq!(format!("{set:?}"), r#"{"ACCESS_A", "ACCESS_B"}"#);
+        let empty = PermissionSet::empty();
+        assert_eq!((empty.len(), empty.is_empty()), (0, true));
+        assert_eq!(format!("{empty:?}"), "{}");
+        let parsed = PermissionSet::parse("# comment\nACCESS_A\n\n ACCESS_B # why\n").unwrap();
+        assert_eq!(parsed, set);
+        let bad = PermissionSet::parse("ACCESS_A\nACCESS!B\n").unwrap_err();
+        assert!(bad.to_string().starts_with("line 2: "), "{bad}");
+    }
+
     #[test]
     fn file_errors_name_path_and_line() {
         let dir = std::env::temp_dir().join(format!("perm-test-{}", std::process::id()));

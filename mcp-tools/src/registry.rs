@@ -9,8 +9,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use serde_json::Value;
 
-use crate::call::middleware::{self, Around, MiddlewareConfig, ToolRuntime, ToolStats};
-use crate::call::validate::ArgumentValidator;
+use crate::call::middleware::{self, Around, MiddlewareConfig, ToolStats};
 use crate::context::{StateMap, ToolContext};
 use crate::definition::tool::ToolDef;
 use crate::output::error::ToolError;
@@ -20,9 +19,14 @@ use crate::registration;
 use crate::registry::offerings::{Collect, Offerings, OfferingsBuilder};
 use crate::schema::JsonObject;
 
+mod admission;
 pub(crate) mod library;
 pub(crate) mod offerings;
 pub(crate) mod report;
+#[cfg(test)]
+mod tests;
+
+use admission::{Entry, Filter, Refusal};
 
 pub use library::Library;
 
@@ -75,39 +79,7 @@ pub(crate) struct Shared {
 /// A listener of [`Registry::on_change`].
 type ChangeListener = Arc<dyn Fn(&RegistryChange) + Send + Sync>;
 
-/// Which tools a registry serves at all (its builder's selection).
-#[derive(Clone, Default)]
-struct Filter {
-    allowed: Option<PermissionSet>,
-    categories: Option<BTreeSet<String>>,
-    tags: Option<BTreeSet<String>>,
-}
-
-impl Filter {
-    fn admits(&self, def: &ToolDef) -> bool {
-        let permitted = self
-            .allowed
-            .as_ref()
-            .is_none_or(|allowed| allowed.allows(def.permissions()));
-        let in_category = self.categories.as_ref().is_none_or(|categories| {
-            def.category()
-                .is_some_and(|category| categories.contains(category))
-        });
-        let tagged = self
-            .tags
-            .as_ref()
-            .is_none_or(|tags| def.tags().any(|tag| tags.contains(tag)));
-        permitted && in_category && tagged
-    }
-}
-
-/// One tool as the registry holds it: definition, compiled validator, counters and limits.
-struct Entry {
-    def: Arc<ToolDef>,
-    validator: ArgumentValidator,
-    runtime: ToolRuntime,
-}
-
+/// One admitted tool in a catalog, switched on or off.
 #[derive(Clone)]
 struct Slot {
     entry: Arc<Entry>,
@@ -419,20 +391,16 @@ impl RegistryBuilder {
             }
             let def = Arc::new(def);
             seen.insert(def.name().to_string(), def.clone());
-            if !self.filter.admits(&def) {
-                continue;
-            }
-            let missing = missing_states(&def, &self.states);
-            if !missing.is_empty() {
-                needing.extend(missing.into_iter().map(|state| (state, def.clone())));
-                continue;
-            }
-            match entry(def) {
-                Ok(entry) => slots.push(Slot {
+            match self.filter.admit(def.clone(), &self.states) {
+                Ok(Some(entry)) => slots.push(Slot {
                     entry: Arc::new(entry),
                     enabled: true,
                 }),
-                Err(problem) => problems.push(problem),
+                Ok(None) => {}
+                Err(Refusal::MissingStates(missing)) => {
+                    needing.extend(missing.into_iter().map(|state| (state, def.clone())));
+                }
+                Err(Refusal::InvalidSchema(problem)) => problems.push(problem),
             }
         }
         if !needing.is_empty() {
@@ -496,24 +464,6 @@ fn duplicate_problem(first: &ToolDef, second: &ToolDef) -> String {
     )
 }
 
-fn missing_state(def: &ToolDef, states: &StateMap) -> Option<String> {
-    missing_states(def, states).first().map(|state| {
-        format!(
-            "tool {:?} needs state {state} but none was registered; call .state(value) on the registry builder",
-            def.name(),
-        )
-    })
-}
-
-/// The state types `def` needs that were never registered.
-fn missing_states(def: &ToolDef, states: &StateMap) -> Vec<&'static str> {
-    def.requirements()
-        .iter()
-        .filter(|req| !states.contains(req.type_id))
-        .map(|req| req.type_name)
-        .collect()
-}
-
 /// One problem per missing state type, naming every tool that needs it with its location,
 /// in source order (tools defined at run time last).
 fn missing_state_problems(mut needing: Vec<(&'static str, Arc<ToolDef>)>) -> Vec<String> {
@@ -544,16 +494,6 @@ fn missing_state_problems(mut needing: Vec<(&'static str, Arc<ToolDef>)>) -> Vec
     }
     flush(current, &mut problems);
     problems
-}
-
-fn entry(def: Arc<ToolDef>) -> Result<Entry, String> {
-    let validator = ArgumentValidator::compile(def.input_schema())
-        .map_err(|e| format!("tool {:?}: invalid input schema: {e}", def.name()))?;
-    Ok(Entry {
-        runtime: ToolRuntime::new(&def),
-        validator,
-        def,
-    })
 }
 
 impl Registry {
@@ -672,7 +612,9 @@ impl Registry {
         Ok(middleware::run(def, &entry.runtime, &self.shared.middleware, arguments, ctx).await)
     }
 
-    /// Enable a disabled tool again. Notifies change listeners.
+    /// Enable a disabled tool again. Notifies change listeners. A name the registry does not
+    /// serve — unknown, or excluded by the builder's permission, category or tag filter —
+    /// is `Err(ToolNotFound)`, the same answer for both.
     pub fn enable(&self, name: &str) -> Result<(), ToolNotFound> {
         self.set_enabled(name, true)
     }
@@ -702,33 +644,57 @@ impl Registry {
         Ok(())
     }
 
-    /// Add a tool at runtime. Fails on a duplicate name, a missing state type or an invalid
-    /// schema. A tool the registry's filter excludes is accepted but never served.
+    /// Add a tool at runtime, enabled. Fails on a duplicate name, a missing state type or an
+    /// invalid schema. A tool the builder's permission, category or tag filter excludes is
+    /// left out exactly as [`build`](RegistryBuilder::build) leaves out such tools:
+    /// `Ok(())`, nothing stored, no listener notified; listing, calling, enabling or
+    /// unregistering its name then answers as for an unknown name.
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, Registry, ToolDef, ToolResult};
+    /// let registry = Registry::builder()
+    ///     .include_linked(false)
+    ///     .allowed_permissions(PermissionSet::new(["READ"]))
+    ///     .build()
+    ///     .unwrap();
+    /// let admin = ToolDef::builder("purge")
+    ///     .description("Delete everything.")
+    ///     .permissions(["ADMIN"])
+    ///     .handler(|_args, _ctx| async { Ok(ToolResult::text("purged")) })
+    ///     .build()
+    ///     .unwrap();
+    /// registry.register(admin).unwrap();
+    /// assert!(registry.get("purge").is_none());
+    /// assert_eq!(registry.enable("purge").unwrap_err().to_string(), "unknown tool: purge");
+    /// assert_eq!(registry.enable("nope").unwrap_err().to_string(), "unknown tool: nope");
+    /// ```
     pub fn register(&self, def: ToolDef) -> Result<(), BuildError> {
         let name = def.name().to_string();
-        let admitted = self.shared.filter.admits(&def);
-        let def = Arc::new(def);
-        if let Some(problem) = missing_state(&def, &self.shared.states) {
-            return Err(BuildError {
-                problems: vec![problem],
-            });
-        }
-        let entry = Arc::new(entry(def.clone()).map_err(|p| BuildError { problems: vec![p] })?);
+        let admitted = self
+            .shared
+            .filter
+            .admit(Arc::new(def), &self.shared.states)
+            .map_err(|refusal| BuildError {
+                problems: vec![refusal.into_problem(&name)],
+            })?;
+        let Some(entry) = admitted else {
+            tracing::debug!(tool = %name, "runtime tool left out by the registry's filter");
+            return Ok(());
+        };
+        let entry = Arc::new(entry);
         self.mutate(|slots| {
             if let Some(existing) = slots.iter().find(|s| s.entry.def.name() == name) {
                 return Err(BuildError {
-                    problems: vec![duplicate_problem(&existing.entry.def, &def)],
+                    problems: vec![duplicate_problem(&existing.entry.def, &entry.def)],
                 });
             }
             slots.push(Slot {
                 entry,
-                enabled: admitted,
+                enabled: true,
             });
             Ok(())
         })?;
-        if admitted {
-            self.notify(RegistryChange::Registered(name));
-        }
+        self.notify(RegistryChange::Registered(name));
         Ok(())
     }
 

@@ -2,7 +2,11 @@
 //! `--suite all`, no expected-failures file) against `examples/conformance`:
 //! - over streamable HTTP: all 32 server scenarios pass, with no failed or warning check;
 //! - over stdio through `supergateway`: every scenario passes except
-//!   `dns-rebinding-protection` (the bridge checks no `Host` header), which must fail.
+//!   `dns-rebinding-protection` (the bridge checks no `Host` header), which must fail, and
+//!   the only other checks not passing are two warnings about the bridge's own SSE stream.
+//!
+//! The suite's saved results are read strictly: a missing or unreadable results folder or
+//! `checks.json`, a parse error or a scenario without results fails the test.
 //!
 //! The suite's checks are weak (a call answered by an error can pass), so the official
 //! Python SDK also drives the same server (`tests/clients/offerings.py`) and the results
@@ -69,13 +73,24 @@ fn start_http() -> ServerProcess {
 }
 
 /// One run of the suite: its exit code, each scenario's summary line (passed or not), and
-/// the status of every check it saved.
+/// every check it saved.
 struct SuiteRun {
     code: Option<i32>,
     passed: BTreeMap<String, bool>,
-    statuses: Vec<(String, String, String)>,
+    checks: Vec<Check>,
     output: String,
 }
+
+/// One check the suite saved for a scenario.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Check {
+    scenario: String,
+    id: String,
+    status: String,
+}
+
+/// Every status the suite gives a check.
+const STATUSES: [&str; 5] = ["SUCCESS", "FAILURE", "WARNING", "INFO", "SKIPPED"];
 
 impl SuiteRun {
     fn failing(&self) -> Vec<&str> {
@@ -83,6 +98,15 @@ impl SuiteRun {
             .iter()
             .filter(|(_, ok)| !**ok)
             .map(|(name, _)| name.as_str())
+            .collect()
+    }
+
+    /// The checks with one of `statuses`, as (scenario, check id, status).
+    fn with_status(&self, statuses: &[&str]) -> Vec<(&str, &str, &str)> {
+        self.checks
+            .iter()
+            .filter(|c| statuses.contains(&c.status.as_str()))
+            .map(|c| (c.scenario.as_str(), c.id.as_str(), c.status.as_str()))
             .collect()
     }
 }
@@ -113,41 +137,176 @@ fn run_suite(url: &str, label: &str) -> SuiteRun {
             passed.insert(name.to_string(), ok);
         }
     }
+    let output = format!("{}\n{}", finished.stdout, finished.stderr);
+    let checks = saved_checks(&out, &output);
+    let _ = std::fs::remove_dir_all(&out);
     SuiteRun {
         code: finished.code,
         passed,
-        statuses: check_statuses(&out),
-        output: format!("{}\n{}", finished.stdout, finished.stderr),
+        checks,
+        output,
     }
 }
 
-/// (scenario directory, check id, status) of every `checks.json` the suite saved.
-fn check_statuses(out: &Path) -> Vec<(String, String, String)> {
-    let mut statuses = Vec::new();
-    let Ok(entries) = std::fs::read_dir(out) else {
-        return statuses;
-    };
-    for entry in entries.flatten() {
-        let dir = entry.file_name().to_string_lossy().into_owned();
-        let Ok(text) = std::fs::read_to_string(entry.path().join("checks.json")) else {
-            continue;
-        };
-        let checks: Vec<Value> = serde_json::from_str(&text).unwrap_or_default();
-        for check in checks {
-            statuses.push((
-                dir.clone(),
-                check["id"].as_str().unwrap_or("").to_string(),
-                check["status"].as_str().unwrap_or("").to_string(),
-            ));
+/// Every check the suite saved in `out`, one folder per scenario
+/// (`server-<scenario>-<timestamp>/checks.json`, a JSON array of checks). Fails, naming
+/// the path, when the folder, a `checks.json` or a check's `id` or `status` is missing
+/// or unreadable, on a status outside [`STATUSES`], on any other entry, and unless every
+/// scenario of [`SCENARIOS`] saved at least one check exactly once.
+fn saved_checks(out: &Path, output: &str) -> Vec<Check> {
+    let entries = std::fs::read_dir(out).unwrap_or_else(|e| {
+        panic!(
+            "the suite saved no results folder {}: {e}\n{output}",
+            out.display()
+        )
+    });
+    let mut checks = Vec::new();
+    let mut scenarios = Vec::new();
+    for entry in entries {
+        let path = entry
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", out.display()))
+            .path();
+        let scenario = scenario_of(&path);
+        let file = path.join("checks.json");
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}\n{output}", file.display()));
+        let saved: Vec<Value> = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{} is not a JSON array: {e}\n{text}", file.display()));
+        assert!(!saved.is_empty(), "{} holds no check", file.display());
+        for check in saved {
+            let field = |name: &str| {
+                check[name]
+                    .as_str()
+                    .unwrap_or_else(|| {
+                        panic!("a check in {} has no {name}: {check}", file.display())
+                    })
+                    .to_string()
+            };
+            let status = field("status");
+            assert!(
+                STATUSES.contains(&status.as_str()),
+                "unknown status in {}: {check}",
+                file.display()
+            );
+            checks.push(Check {
+                scenario: scenario.clone(),
+                id: field("id"),
+                status,
+            });
         }
+        scenarios.push(scenario);
     }
-    statuses
+    scenarios.sort();
+    assert_eq!(
+        scenarios,
+        expected_names(),
+        "one results folder per scenario in {}",
+        out.display()
+    );
+    checks.sort();
+    checks
+}
+
+/// The scenario a results folder `server-<scenario>-<YYYY-MM-DDTHH-MM-SS-mmmZ>` is for.
+fn scenario_of(folder: &Path) -> String {
+    let name = folder
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_else(|| panic!("unexpected entry {}", folder.display()));
+    const STAMP: usize = "-2026-01-01T00-00-00-000Z".len();
+    name.strip_prefix("server-")
+        .filter(|rest| rest.len() > STAMP && rest.ends_with('Z'))
+        .filter(|rest| rest.as_bytes()[rest.len() - STAMP + 11] == b'T')
+        .map(|rest| rest[..rest.len() - STAMP].to_string())
+        .unwrap_or_else(|| panic!("unexpected entry {} in the results", folder.display()))
 }
 
 fn expected_names() -> Vec<String> {
     let mut names: Vec<String> = SCENARIOS.iter().map(|s| s.to_string()).collect();
     names.sort();
     names
+}
+
+/// A results folder as the suite writes it, one scenario folder per name, each holding
+/// `checks`; removed when dropped (also when the test panics).
+struct FakeResults(PathBuf);
+
+impl Drop for FakeResults {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn fake_results(label: &str, names: &[&str], checks: &str) -> FakeResults {
+    let out = std::env::temp_dir().join(format!(
+        "mcp-tools-fake-results-{}-{label}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+    for name in names {
+        let folder = out.join(format!("server-{name}-2026-11-26T04-58-35-123Z"));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("checks.json"), checks).unwrap();
+    }
+    FakeResults(out)
+}
+
+const ONE_CHECK: &str = r#"[{"id": "a-check", "status": "SUCCESS", "name": "A"}]"#;
+
+#[test]
+fn saved_checks_reads_one_folder_per_scenario() {
+    let out = fake_results("complete", &SCENARIOS, ONE_CHECK);
+    let checks = saved_checks(&out.0, "");
+    assert_eq!(checks.len(), 32);
+    assert_eq!(
+        checks[0],
+        Check {
+            scenario: "completion-complete".into(),
+            id: "a-check".into(),
+            status: "SUCCESS".into()
+        }
+    );
+}
+
+#[test]
+#[should_panic(expected = "the suite saved no results folder")]
+fn saved_checks_fails_without_a_results_folder() {
+    saved_checks(&std::env::temp_dir().join("mcp-tools-no-such-results"), "");
+}
+
+#[test]
+#[should_panic(expected = "one results folder per scenario")]
+fn saved_checks_fails_when_a_scenario_saved_nothing() {
+    saved_checks(&fake_results("short", &SCENARIOS[1..], ONE_CHECK).0, "");
+}
+
+#[test]
+#[should_panic(expected = "checks.json: No such file")]
+fn saved_checks_fails_on_a_missing_checks_json() {
+    let out = fake_results("no-file", &SCENARIOS, ONE_CHECK);
+    let folder = std::fs::read_dir(&out.0)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(folder.join("checks.json")).unwrap();
+    saved_checks(&out.0, "");
+}
+
+#[test]
+#[should_panic(expected = "is not a JSON array")]
+fn saved_checks_fails_on_a_checks_json_that_does_not_parse() {
+    saved_checks(&fake_results("garbled", &SCENARIOS, "[{\"id\": ").0, "");
+}
+
+#[test]
+#[should_panic(expected = "has no status")]
+fn saved_checks_fails_on_a_check_without_status() {
+    saved_checks(
+        &fake_results("no-status", &SCENARIOS, r#"[{"id": "x"}]"#).0,
+        "",
+    );
 }
 
 #[test]
@@ -159,20 +318,13 @@ fn official_suite_passes_all_32_server_scenarios_over_http() {
     assert_eq!(run.failing(), Vec::<&str>::new(), "{}", run.output);
     assert_eq!(run.passed.len(), 32);
     assert_eq!(run.code, Some(0), "{}", run.output);
-    let bad: Vec<_> = run
-        .statuses
-        .iter()
-        .filter(|(_, _, status)| status == "FAILURE" || status == "WARNING")
-        .collect();
+    let bad = run.with_status(&["FAILURE", "WARNING"]);
     assert!(bad.is_empty(), "failed or warning checks: {bad:?}");
+    let succeeded = run.with_status(&["SUCCESS"]).len();
     assert!(
-        run.statuses
-            .iter()
-            .filter(|(_, _, s)| s == "SUCCESS")
-            .count()
-            >= 46,
-        "{:?}",
-        run.statuses
+        succeeded >= 46,
+        "{succeeded} successful checks: {:?}",
+        run.checks
     );
 }
 
@@ -245,27 +397,23 @@ fn official_suite_over_stdio_through_supergateway_fails_only_dns_rebinding() {
         run.output
     );
     assert_eq!(run.code, Some(1), "{}", run.output);
-    // Only FAILURE checks, and none of server-sse-polling's: there the bridge's own HTTP
-    // layer (not this server) answers, and its SSE streams carry no priming event or retry
-    // field. The suite records those checks as WARNING or, under load, FAILURE, and never
-    // counts them against the scenario (asserted above: the scenario passes).
-    let failed: Vec<_> = run
-        .statuses
-        .iter()
-        .filter(|(dir, _, status)| status == "FAILURE" && !dir.contains("server-sse-polling"))
-        .map(|(dir, id, _)| {
-            (
-                dir.split("-2").next().unwrap_or(dir).to_string(),
-                id.clone(),
-            )
-        })
-        .collect();
+    // Exactly three checks do not pass, on every run (8 of 8 on the shared machine, some
+    // while it was busy); none is flaky, so none is merely tolerated:
+    // - dns-rebinding-protection fails: supergateway forwards any `Host` header;
+    // - two SHOULD-level checks of server-sse-polling warn: there the bridge's own HTTP
+    //   layer (not this server) writes the SSE stream, and it sends no priming event and no
+    //   `retry` field. Warnings do not fail a scenario, so server-sse-polling passes.
     assert_eq!(
-        failed,
-        [(
-            "server-dns-rebinding-protection".to_string(),
-            "localhost-host-rebinding-rejected".to_string()
-        )],
+        run.with_status(&["FAILURE", "WARNING"]),
+        [
+            (
+                "dns-rebinding-protection",
+                "localhost-host-rebinding-rejected",
+                "FAILURE"
+            ),
+            ("server-sse-polling", "server-sse-priming-event", "WARNING"),
+            ("server-sse-polling", "server-sse-retry-field", "WARNING"),
+        ],
         "{}",
         run.output
     );

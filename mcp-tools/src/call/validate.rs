@@ -90,7 +90,7 @@ fn truncate(mut line: String) -> String {
     const MAX_CHARS: usize = 300;
     if let Some((cut, _)) = line.char_indices().nth(MAX_CHARS) {
         line.truncate(cut);
-        line.push_str("…");
+        line.push('…');
     }
     line
 }
@@ -111,4 +111,75 @@ pub(crate) fn describe(tool: &str, problems: &[String]) -> String {
         }
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{ArgumentValidator, MAX_DEPTH, describe, exceeds_depth};
+
+    /// Containers nested in the order of `kinds` (`o` object, `a` array, outermost first),
+    /// each next to a scalar sibling, around a scalar.
+    fn nest(kinds: &str) -> Value {
+        kinds
+            .chars()
+            .rev()
+            .fold(json!(1), |inner, kind| match kind {
+                'o' => json!({"flat": 1, "deeper": inner}),
+                'a' => json!([1, inner]),
+                other => panic!("unknown kind {other}"),
+            })
+    }
+
+    #[test]
+    fn depth_counts_objects_arrays_and_both_mixed() {
+        for kinds in ["oooo", "aaaa", "oaoa", "aoao", "ooaa", "aaoo"] {
+            let value = nest(kinds);
+            assert!(!exceeds_depth(&value, 4), "{kinds} is 4 deep");
+            assert!(exceeds_depth(&value, 3), "{kinds} is deeper than 3");
+        }
+        // The deepest branch decides, wherever it is among its siblings.
+        let wide = json!({"a": [1, 2], "b": {"c": nest("oao")}, "d": "x"});
+        assert!(!exceeds_depth(&wide, 5));
+        assert!(exceeds_depth(&wide, 4));
+        // Scalars are no level.
+        assert!(!exceeds_depth(&json!("deep"), 0));
+        assert!(!exceeds_depth(&json!({"a": 1, "b": [true, null]}), 2));
+        assert!(exceeds_depth(&json!({"a": 1, "b": [true, null]}), 1));
+    }
+
+    #[test]
+    fn arguments_nested_past_the_limit_are_refused_before_validation() {
+        let validator = ArgumentValidator::compile(&serde_json::Map::new()).unwrap();
+        let kinds: String = "oa".repeat(MAX_DEPTH).chars().take(MAX_DEPTH).collect();
+        assert!(validator.check("deep", &nest(&kinds)).is_ok());
+        let too_deep = format!("o{kinds}");
+        let error = validator.check("deep", &nest(&too_deep)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("deeper than {MAX_DEPTH} levels")),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn describe_lists_up_to_ten_problems_and_counts_the_rest() {
+        let problems = |n: usize| (1..=n).map(|i| format!("/p{i}: wrong")).collect::<Vec<_>>();
+        assert_eq!(
+            describe("t", &problems(1)),
+            "invalid arguments for tool 't': /p1: wrong"
+        );
+        let ten = describe("t", &problems(10));
+        assert!(ten.starts_with("invalid arguments for tool 't' (10 problems):\n- /p1: wrong\n"));
+        assert!(ten.ends_with("\n- /p10: wrong"), "{ten}");
+        assert_eq!(ten.lines().count(), 11);
+        let twelve = describe("t", &problems(12));
+        assert_eq!(twelve.lines().count(), 12);
+        assert!(
+            twelve.ends_with("\n- /p10: wrong\n- … and 2 more"),
+            "{twelve}"
+        );
+    }
 }

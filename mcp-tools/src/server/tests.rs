@@ -84,6 +84,11 @@ impl RawClient {
 }
 
 fn text_tool(name: &str) -> ToolDef {
+    text_tool_builder(name).build().unwrap()
+}
+
+/// A tool answering its own name, to be configured further.
+fn text_tool_builder(name: &str) -> crate::definition::ToolDefBuilder {
     let reply = name.to_string();
     ToolDef::builder(name.to_string())
         .description(format!("Answers {name}."))
@@ -91,8 +96,6 @@ fn text_tool(name: &str) -> ToolDef {
             let reply = reply.clone();
             async move { Ok(ToolResult::text(reply)) }
         })
-        .build()
-        .unwrap()
 }
 
 /// A tool that waits for a permit from `gate`, recording how many calls run at once.
@@ -372,4 +375,94 @@ async fn log_messages_follow_set_level() {
     assert!(set["result"].is_object(), "{set}");
     client.request(3, "tools/call", call).await;
     assert_eq!(levels(&mut client), ["error"]);
+}
+
+/// Issue 17: a tool the registry's filter excludes — left out at build, or registered and
+/// "enabled" while the server runs — is never listed, never called, announces no change,
+/// and a call to it gets exactly the error an unknown name gets.
+#[tokio::test]
+async fn a_tool_the_filter_excludes_stays_unreachable_over_the_protocol() {
+    let with = |name: &str, permissions: &[&'static str], category: &str| {
+        text_tool_builder(name)
+            .permissions(permissions.iter().copied())
+            .category(category.to_string())
+            .build()
+            .unwrap()
+    };
+    let registry = Registry::builder()
+        .include_linked(false)
+        .allowed_permissions(crate::PermissionSet::new(["READ"]))
+        .categories(["docs"])
+        .tool(with("reader", &["READ"], "docs"))
+        .tool(with("built_admin", &["ADMIN"], "docs"))
+        .tool(with("built_ops", &["READ"], "ops"))
+        .build()
+        .unwrap();
+    let mut client = RawClient::connect(Server::new(registry.clone()));
+    client.initialize().await;
+    client.request(1, "ping", json!({})).await;
+
+    registry
+        .register(with("runtime_admin", &["ADMIN"], "docs"))
+        .unwrap();
+    registry
+        .register(with("runtime_ops", &["READ"], "ops"))
+        .unwrap();
+    let excluded = ["built_admin", "built_ops", "runtime_admin", "runtime_ops"];
+    for name in excluded {
+        assert!(registry.enable(name).is_err(), "{name}");
+    }
+    client.request(2, "ping", json!({})).await;
+    assert_eq!(
+        client.notifications,
+        Vec::<Value>::new(),
+        "no change to announce"
+    );
+    let listed = client.request(3, "tools/list", json!({})).await;
+    assert_eq!(
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["reader"],
+        "{listed}"
+    );
+    let unknown = client
+        .request(
+            4,
+            "tools/call",
+            json!({"name": "no_such_tool", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    let blank = |reply: &Value, name: &str| {
+        let mut reply = reply.clone();
+        reply["id"] = json!(0);
+        reply.to_string().replace(name, "<name>")
+    };
+    for (id, name) in (5..).zip(excluded) {
+        let hidden = client
+            .request(id, "tools/call", json!({"name": name, "arguments": {}}))
+            .await;
+        assert_eq!(blank(&hidden, name), blank(&unknown, "no_such_tool"));
+    }
+
+    // The control: a runtime tool the filter admits is announced, listed and called.
+    registry
+        .register(with("runtime_reader", &["READ"], "docs"))
+        .unwrap();
+    let notification = client.next().await;
+    assert_eq!(notification["method"], "notifications/tools/list_changed");
+    let listed = client.request(20, "tools/list", json!({})).await;
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 2);
+    let call = client
+        .request(
+            21,
+            "tools/call",
+            json!({"name": "runtime_reader", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(call["result"]["content"][0]["text"], "runtime_reader");
 }

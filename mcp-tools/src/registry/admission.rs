@@ -1,0 +1,106 @@
+//! Admission: whether a tool may enter a registry at all. The registry's filter (the
+//! builder's permission, category and tag selection) is the one decision, and an [`Entry`]
+//! — the only thing a catalog holds — can only be made by [`Filter::admit`]. So build,
+//! runtime registration and every later change (enable, disable) work on admitted tools
+//! only: a tool the filter excludes is never stored, and a name never stored answers as
+//! unknown everywhere.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::call::middleware::ToolRuntime;
+use crate::call::validate::ArgumentValidator;
+use crate::context::StateMap;
+use crate::definition::tool::ToolDef;
+use crate::permissions::PermissionSet;
+
+/// Which tools a registry serves at all (its builder's selection). Fixed once the registry
+/// is built.
+#[derive(Clone, Default)]
+pub(super) struct Filter {
+    pub(super) allowed: Option<PermissionSet>,
+    pub(super) categories: Option<BTreeSet<String>>,
+    pub(super) tags: Option<BTreeSet<String>>,
+}
+
+/// Why an admitted tool still cannot be served.
+pub(super) enum Refusal {
+    /// It needs state types that were never registered (their names).
+    MissingStates(Vec<&'static str>),
+    /// Its input schema does not compile.
+    InvalidSchema(String),
+}
+
+impl Refusal {
+    /// The problem as one line about tool `name`.
+    pub(super) fn into_problem(self, name: &str) -> String {
+        match self {
+            Refusal::MissingStates(states) => format!(
+                "tool {name:?} needs state {} but none was registered; call .state(value) on the registry builder",
+                states.join(", ")
+            ),
+            Refusal::InvalidSchema(problem) => problem,
+        }
+    }
+}
+
+/// One admitted tool as the registry holds it: definition, compiled validator, counters
+/// and limits.
+pub(super) struct Entry {
+    pub(super) def: Arc<ToolDef>,
+    pub(super) validator: ArgumentValidator,
+    pub(super) runtime: ToolRuntime,
+    /// Private: no code outside this module can make an `Entry` without [`Filter::admit`].
+    _admitted: (),
+}
+
+impl Filter {
+    /// The admission rule: the tool's permissions are a subset of the allowed ones, its
+    /// category is one of the selected categories, and it carries one of the selected tags
+    /// (each part only when the builder set it).
+    pub(super) fn admits(&self, def: &ToolDef) -> bool {
+        let permitted = self
+            .allowed
+            .as_ref()
+            .is_none_or(|allowed| allowed.allows(def.permissions()));
+        let in_category = self.categories.as_ref().is_none_or(|categories| {
+            def.category()
+                .is_some_and(|category| categories.contains(category))
+        });
+        let tagged = self
+            .tags
+            .as_ref()
+            .is_none_or(|tags| def.tags().any(|tag| tags.contains(tag)));
+        permitted && in_category && tagged
+    }
+
+    /// Admit `def`: `None` when the filter excludes it (its state and schema are then not
+    /// looked at), otherwise its entry, or why it cannot be served.
+    pub(super) fn admit(
+        &self,
+        def: Arc<ToolDef>,
+        states: &StateMap,
+    ) -> Result<Option<Entry>, Refusal> {
+        if !self.admits(&def) {
+            return Ok(None);
+        }
+        let missing: Vec<&'static str> = def
+            .requirements()
+            .iter()
+            .filter(|req| !states.contains(req.type_id))
+            .map(|req| req.type_name)
+            .collect();
+        if !missing.is_empty() {
+            return Err(Refusal::MissingStates(missing));
+        }
+        let validator = ArgumentValidator::compile(def.input_schema()).map_err(|e| {
+            Refusal::InvalidSchema(format!("tool {:?}: invalid input schema: {e}", def.name()))
+        })?;
+        Ok(Some(Entry {
+            runtime: ToolRuntime::new(&def),
+            validator,
+            def,
+            _admitted: (),
+        }))
+    }
+}
