@@ -208,6 +208,11 @@ impl ServerProcess {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// What the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr
@@ -299,7 +304,21 @@ pub enum Target<'a> {
 /// Run `tests/clients/scenarios.py` in `mode` (`auto` or `legacy`) against `target` and
 /// return its report (scenario name → observations).
 pub fn run_scenarios(mode: &str, target: Target<'_>, scenarios: &[&str]) -> Value {
+    run_scenarios_trusting(None, mode, target, scenarios)
+}
+
+/// [`run_scenarios`] with the client trusting only the certificate authorities in the PEM
+/// file `ca` (`SSL_CERT_FILE`), for an `https://` target with a test certificate.
+pub fn run_scenarios_trusting(
+    ca: Option<&Path>,
+    mode: &str,
+    target: Target<'_>,
+    scenarios: &[&str],
+) -> Value {
     let mut command = Command::new(python());
+    if let Some(ca) = ca {
+        command.env("SSL_CERT_FILE", ca);
+    }
     command
         .arg(workspace_root().join("tests/clients/scenarios.py"))
         .args(["--mode", mode]);

@@ -15,7 +15,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
-use crate::server::{HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TokenTable};
+use crate::server::{HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TlsConfig, TokenTable};
 
 use super::invoke::{FAILURE, USAGE, print_err};
 
@@ -86,6 +86,25 @@ pub(crate) fn command() -> Command {
                 .requires("http")
                 .conflicts_with_all(["stdio", "tcp"])
                 .help("HTTP without sessions: every request is served on its own"),
+        )
+        .arg(
+            Arg::new("tls_cert")
+                .long("tls-cert")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .requires_all(["http", "tls_key"])
+                .help(
+                    "Serve HTTPS with this certificate chain (PEM, leaf first); SIGHUP reloads \
+                     it and the key",
+                ),
+        )
+        .arg(
+            Arg::new("tls_key")
+                .long("tls-key")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .requires_all(["http", "tls_cert"])
+                .help("The private key of --tls-cert (PEM; private to its owner: chmod 600)"),
         )
         .arg(
             Arg::new("page_size")
@@ -261,6 +280,20 @@ pub(crate) async fn run(
         if let Some(table) = tokens {
             options = options.tokens(table);
         }
+        if let (Some(cert), Some(key)) = (
+            matches.get_one::<PathBuf>("tls_cert"),
+            matches.get_one::<PathBuf>("tls_key"),
+        ) {
+            let tls = match TlsConfig::from_pem_files(cert, key) {
+                Ok(tls) => tls,
+                Err(err) => {
+                    print_err(&format!("error: {err}\n"));
+                    return ExitCode::from(USAGE);
+                }
+            };
+            tokio::spawn(reload_on_hangup(tls.clone()));
+            options = options.tls(tls);
+        }
         serve_http(server, *addr, options).await
     } else if let Some(addr) = matches.get_one::<SocketAddr>("tcp") {
         let mut options = TcpOptions::default();
@@ -322,6 +355,26 @@ async fn serve_unix(server: Server, path: &std::path::Path) -> Result<(), ServeE
     ));
     print_err(&format!("{}\n", bound.exposure()));
     bound.serve().await
+}
+
+/// Reload `tls`'s certificate and key on every SIGHUP; a pair that fails to load is
+/// reported and the one in use stays.
+async fn reload_on_hangup(tls: TlsConfig) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            match tls.reload() {
+                Ok(()) => print_err("reloaded the TLS certificate and key\n"),
+                Err(err) => print_err(&format!("error: {err}; keeping the certificate in use\n")),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tls;
 }
 
 /// Cancel `stop` on Ctrl-C or SIGTERM.

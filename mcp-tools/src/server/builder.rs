@@ -533,7 +533,7 @@ impl TcpServer {
     pub async fn serve(self) -> Result<(), ServeError> {
         let addr = self.local_addr()?;
         let authentication = self.options.authentication();
-        exposure::log("TCP", addr, authentication, &self.server.registry);
+        exposure::log("TCP", addr, authentication, false, &self.server.registry);
         let shared = self.server.shared();
         shared.list_changed.start_pump();
         tcp::serve(
@@ -597,20 +597,30 @@ impl HttpServer {
         self.listener.local_addr()
     }
 
-    /// The endpoint's URL, e.g. `http://127.0.0.1:8080/mcp`.
+    /// The endpoint's URL, e.g. `http://127.0.0.1:8080/mcp` (`https://` with TLS).
     pub fn url(&self) -> std::io::Result<String> {
+        let scheme = if self.is_tls() { "https" } else { "http" };
         Ok(format!(
-            "http://{}{}",
+            "{scheme}://{}{}",
             self.local_addr()?,
             self.options.path
         ))
+    }
+
+    fn is_tls(&self) -> bool {
+        self.options.tls_config().is_some()
+    }
+
+    /// `HTTPS` or `HTTP`.
+    fn transport(&self) -> &'static str {
+        if self.is_tls() { "HTTPS" } else { "HTTP" }
     }
 
     /// What this listener exposes, in one line: address and reach, authentication, tools
     /// (logged when serving starts; the command line prints it).
     pub fn exposure(&self) -> std::io::Result<String> {
         Ok(exposure::summary(
-            "HTTP",
+            self.transport(),
             self.local_addr()?,
             self.authentication(),
             &self.server.registry,
@@ -624,7 +634,14 @@ impl HttpServer {
     /// Serve requests until the shutdown token fires.
     pub async fn serve(self) -> Result<(), ServeError> {
         let addr = self.local_addr()?;
-        exposure::log("HTTP", addr, self.authentication(), &self.server.registry);
+        let (transport, encrypted) = (self.transport(), self.is_tls());
+        exposure::log(
+            transport,
+            addr,
+            self.authentication(),
+            encrypted,
+            &self.server.registry,
+        );
         let shared = self.server.shared();
         shared.list_changed.start_pump();
         http::serve(

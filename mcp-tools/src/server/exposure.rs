@@ -111,18 +111,20 @@ pub(crate) fn summary_at(
     )
 }
 
-/// Log [`summary`] when a listener starts: info on loopback; beyond loopback a warning, both
-/// with no authentication (the operator opted in) and with tokens (they travel in clear
-/// text: neither transport has TLS of its own yet).
+/// Log [`summary`] when a listener starts: info on loopback; beyond loopback a warning with
+/// no authentication (the operator opted in), and with tokens when the transport is not
+/// `encrypted` (they cross the network in clear text).
 pub(crate) fn log(
     transport: &str,
     addr: SocketAddr,
     authentication: Authentication,
+    encrypted: bool,
     registry: &Registry,
 ) {
     let line = summary(transport, addr, authentication, registry);
     match (is_loopback(addr), authentication) {
         (true, _) => tracing::info!("{line}"),
+        (false, Authentication::Tokens) if encrypted => tracing::info!("{line}"),
         (false, Authentication::None) => tracing::warn!(
             "{line} — UNAUTHENTICATED: anyone who can reach this address may call every tool"
         ),

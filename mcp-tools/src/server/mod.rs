@@ -70,6 +70,8 @@ mod tcp;
 mod tests;
 #[cfg(test)]
 mod tests_offerings;
+#[cfg(feature = "tls")]
+mod tls;
 #[cfg(unix)]
 mod unix;
 
@@ -94,6 +96,8 @@ pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
 pub use http::HttpOptions;
 pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};
+#[cfg(feature = "tls")]
+pub use tls::{TlsConfig, TlsError};
 
 use crate::registry::Registry;
 

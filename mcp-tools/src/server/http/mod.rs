@@ -42,6 +42,7 @@ use super::stream::accept_next;
 use connections::{Connections, Socket};
 use front::Front;
 pub use options::HttpOptions;
+use options::Tls;
 use sessions::Sessions;
 
 /// Serve streamable HTTP on `listener` until `shutdown` fires; at most `max_in_flight`
@@ -115,6 +116,7 @@ async fn accept_loop<M: SessionManager>(
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     let limits = options.limits;
+    let tls = options.tls_config();
     let front = Arc::new(Front {
         service,
         path: options.path,
@@ -138,12 +140,16 @@ async fn accept_loop<M: SessionManager>(
         }
         let Some(admitted) = connections.admit() else {
             tracing::warn!(%peer, "refused an HTTP connection: every connection is busy");
-            tokio::spawn(refuse(stream));
+            // A TLS client cannot read a plain 503: it is closed without one.
+            if tls.is_none() {
+                tokio::spawn(refuse(stream));
+            }
             continue;
         };
         let front = front.clone();
         let http = http.clone();
         let shutdown = shutdown.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
             let connection = admitted.connection.clone();
             let handler = hyper::service::service_fn(move |request| {
@@ -153,8 +159,12 @@ async fn accept_loop<M: SessionManager>(
                 let busy = connection.busy();
                 async move { front.handle(request, &connection, busy).await }
             });
-            let socket = TokioIo::new(Socket::new(stream, admitted.connection.clone()));
-            let mut served = pin!(http.serve_connection(socket, handler));
+            let socket = Socket::new(stream, admitted.connection.clone());
+            let Some(socket) = secure(socket, tls.as_ref(), limits.header_timeout, peer).await
+            else {
+                return;
+            };
+            let mut served = pin!(http.serve_connection(TokioIo::new(socket), handler));
             let closing = admitted.connection.closing(limits.idle_timeout);
             tokio::select! {
                 outcome = served.as_mut() => {
@@ -176,6 +186,41 @@ async fn accept_loop<M: SessionManager>(
                 _ = shutdown.cancelled() => {}
             }
         });
+    }
+}
+
+/// The byte stream one HTTP connection is served over: the socket, or TLS over it.
+trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for T {}
+
+/// `socket` itself, or (with `tls`) the TLS stream over it once the handshake is done,
+/// within `timeout` (the header time-out); `None` when the handshake fails.
+async fn secure(
+    socket: Socket,
+    tls: Option<&Tls>,
+    timeout: Duration,
+    peer: SocketAddr,
+) -> Option<Box<dyn Stream>> {
+    let Some(tls) = tls else {
+        return Some(Box::new(socket));
+    };
+    #[cfg(feature = "tls")]
+    match tokio::time::timeout(timeout, tls.acceptor().accept(socket)).await {
+        Ok(Ok(stream)) => Some(Box::new(stream)),
+        Ok(Err(error)) => {
+            tracing::debug!(%peer, %error, "TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "no TLS handshake within the header time-out");
+            None
+        }
+    }
+    #[cfg(not(feature = "tls"))]
+    {
+        let _ = (timeout, peer);
+        match *tls {}
     }
 }
 

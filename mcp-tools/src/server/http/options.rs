@@ -48,7 +48,15 @@ pub struct HttpOptions {
     pub(crate) tokens: Option<Arc<dyn TokenResolver>>,
     pub(crate) path: String,
     pub(crate) limits: HttpLimits,
+    tls: Option<Tls>,
 }
+
+/// The TLS configuration of HTTPS (with the `tls` feature; without it, nothing can make one).
+#[cfg(feature = "tls")]
+pub(crate) type Tls = crate::server::TlsConfig;
+#[cfg(not(feature = "tls"))]
+#[derive(Clone)]
+pub(crate) enum Tls {}
 
 /// The numeric limits of [`HttpOptions`].
 #[derive(Debug, Clone, Copy)]
@@ -89,6 +97,7 @@ impl Default for HttpOptions {
             tokens: None,
             path: "/mcp".into(),
             limits: HttpLimits::default(),
+            tls: None,
         }
     }
 }
@@ -102,6 +111,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("tokens", &self.tokens.is_some())
             .field("path", &self.path)
             .field("limits", &self.limits)
+            .field("tls", &self.tls.is_some())
             .finish()
     }
 }
@@ -158,6 +168,21 @@ impl HttpOptions {
     /// ```
     pub fn tokens_file(self, path: impl AsRef<Path>) -> Result<HttpOptions, TokensFileError> {
         Ok(self.tokens(TokenTable::from_file(path)?))
+    }
+
+    /// Serve HTTPS with `config`'s certificate and key (see [`TlsConfig`](crate::server::TlsConfig)):
+    /// every connection starts with a TLS handshake, bounded by the
+    /// [`header_timeout`](Self::header_timeout). Bearer tokens then never cross the
+    /// network in clear text.
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, config: crate::server::TlsConfig) -> HttpOptions {
+        self.tls = Some(config);
+        self
+    }
+
+    /// The TLS configuration, if HTTPS.
+    pub(crate) fn tls_config(&self) -> Option<Tls> {
+        self.tls.clone()
     }
 
     /// The endpoint path (default `/mcp`); other paths get `404`.
