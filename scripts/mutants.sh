@@ -11,11 +11,11 @@
 # mutant no test can kill because the program behaves the same, with the reason.
 #
 # Not part of scripts/test.sh: it builds mcp-tools once per mutant. On the shared 2-core
-# machine (cargo-mutants 27.1.0, others building at the same time) 107 mutants took 21 min
-# with the dependencies already built (plus ~6 min to build them in a fresh directory):
-# 81 caught, 0 missed, 26 unviable (the replacement does not compile, e.g. a
-# Default::default() for a type without Default). Before the tests of issue 17 the same
-# selection had 15 missed.
+# machine (cargo-mutants 27.1.0, others building at the same time) the 102 mutants take
+# ~15 min with the dependencies already built (~18 min in a fresh directory): 82 caught,
+# 0 missed, 20 unviable (the replacement does not compile, e.g. a Default::default() for
+# a type without Default). Before the tests of issue 17 the same selection (then 107
+# mutants) had 15 missed.
 #
 # Usage: scripts/mutants.sh [extra cargo-mutants args, e.g. --list]
 # Installs cargo-mutants (crates.io, --locked) when absent. cargo-mutants copies the source
