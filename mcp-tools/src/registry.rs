@@ -651,7 +651,8 @@ impl Registry {
     /// unregistering its name then answers as for an unknown name.
     ///
     /// ```
-    /// use mcp_tools::{PermissionSet, Registry, ToolDef, ToolResult};
+    /// use mcp_tools::definition::ToolDef;
+    /// use mcp_tools::{PermissionSet, Registry, ToolResult};
     /// let registry = Registry::builder()
     ///     .include_linked(false)
     ///     .allowed_permissions(PermissionSet::new(["READ"]))
