@@ -12,9 +12,9 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use mcp_tools::server::{Server, TokenResolver, TokenTable};
 use mcp_tools::definition::{ToolDef, UriTemplate};
-use mcp_tools::{PermissionSet, ToolContext, Registry};
+use mcp_tools::server::{Server, TokenResolver, TokenTable};
+use mcp_tools::{PermissionSet, Registry, ToolContext};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -49,10 +49,9 @@ fn registry() -> &'static Registry {
         linked
             .iter()
             .filter(|def| def.name() != "greet")
-            .fold(
-                Registry::builder().include_linked(false),
-                |builder, def| builder.tool(ToolDef::clone(def)),
-            )
+            .fold(Registry::builder().include_linked(false), |builder, def| {
+                builder.tool(ToolDef::clone(def))
+            })
             .state(cli_demo::Notes::seeded())
             .build()
             .expect("the fixture's registry builds")

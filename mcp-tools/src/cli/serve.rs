@@ -15,7 +15,9 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
-use crate::server::{HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TlsConfig, TokenTable};
+use crate::server::{
+    HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TlsConfig, TokenTable,
+};
 
 use super::invoke::{FAILURE, USAGE, print_err};
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::private_file;
+use super::private_file::{self, ExposedFile};
 use crate::permissions::PermissionSet;
 
 /// Maps a bearer token to the permissions of the caller presenting it.
@@ -82,20 +82,10 @@ pub enum TokensFileError {
         /// The I/O error.
         source: Arc<std::io::Error>,
     },
-    /// Group or other users have some access to the file (Unix mode bits `0o077`): the
-    /// tokens are secrets, so the file is refused until only its owner can read it.
-    #[error(
-        "tokens file {} is accessible to other users (mode {mode:04o}); it holds secrets, so \
-         it is not used: run `chmod 600 {}`",
-        path.display(),
-        path.display()
-    )]
-    Exposed {
-        /// The file.
-        path: PathBuf,
-        /// Its permission bits.
-        mode: u32,
-    },
+    /// Group or other users have some access to the file: the tokens are secrets, so the
+    /// file is refused until only its owner can read it.
+    #[error(transparent)]
+    Exposed(ExposedFile),
     /// A line is not `token permission…`.
     #[error("{where_}line {line}: {problem}")]
     Syntax {
@@ -137,15 +127,12 @@ impl TokenTable {
     /// ```
     pub fn from_file(path: impl AsRef<Path>) -> Result<TokenTable, TokensFileError> {
         let path = path.as_ref();
-        let text = private_file::read(path).map_err(|refused| match refused {
+        let text = private_file::read(path, "tokens file").map_err(|refused| match refused {
             private_file::Refused::Io(source) => TokensFileError::Read {
                 path: path.to_path_buf(),
                 source: Arc::new(source),
             },
-            private_file::Refused::Exposed(mode) => TokensFileError::Exposed {
-                path: path.to_path_buf(),
-                mode,
-            },
+            private_file::Refused::Exposed(exposed) => TokensFileError::Exposed(exposed),
         })?;
         parse(&text, Some(path))
     }

@@ -56,6 +56,7 @@ mod convert;
 mod exposure;
 mod handler;
 mod http;
+mod linger;
 mod notify;
 #[cfg(feature = "oauth")]
 pub mod oauth;
@@ -95,6 +96,7 @@ pub use builder::UnixServer;
 pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
 pub use http::HttpOptions;
+pub use private_file::ExposedFile;
 pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};
 #[cfg(feature = "tls")]
 pub use tls::{TlsConfig, TlsError};

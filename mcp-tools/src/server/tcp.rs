@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, BufReader};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -29,6 +29,7 @@ use super::ServeError;
 use super::auth::{TokenResolver, TokenTable, TokensFileError};
 use super::exposure::Authentication;
 use super::handler::Shared;
+use super::linger;
 use super::stream::{StreamLimits, accept_next, serve_stream};
 use crate::permissions::PermissionSet;
 
@@ -230,9 +231,7 @@ async fn authenticate<R: AsyncRead + Unpin>(
         .ok_or_else(|| Refusal::new(id, "the token is not valid"))
 }
 
-/// Send `refusal` as the connection's only message and close it. What the client sent
-/// meanwhile is read and dropped (at most 64 KiB, for at most a second) so the close does
-/// not reset the connection before the client reads the error.
+/// Send `refusal` as the connection's only message and close it.
 async fn refuse<R, W>(mut read: R, mut write: W, peer: SocketAddr, refusal: Refusal)
 where
     R: AsyncRead + Unpin,
@@ -243,21 +242,7 @@ where
                        "error": {"code": UNAUTHORIZED, "message": refusal.message}});
     let mut line = reply.to_string().into_bytes();
     line.push(b'\n');
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        write.write_all(&line).await?;
-        write.shutdown().await?;
-        let mut sink = [0u8; 4096];
-        let mut left: usize = 64 * 1024;
-        while left > 0 {
-            let n = read.read(&mut sink).await?;
-            if n == 0 {
-                break;
-            }
-            left = left.saturating_sub(n);
-        }
-        Ok::<_, std::io::Error>(())
-    })
-    .await;
+    linger::reply_and_close(&mut read, &mut write, &line).await;
 }
 
 #[cfg(test)]

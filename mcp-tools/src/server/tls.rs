@@ -11,7 +11,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
 
-use super::private_file;
+use super::private_file::{self, ExposedFile};
 
 /// A server certificate and key for HTTPS, read from PEM files.
 ///
@@ -61,18 +61,8 @@ pub enum TlsError {
         source: std::io::Error,
     },
     /// Group or others have some access to the key file.
-    #[error(
-        "TLS key file {} is accessible to other users (mode {mode:04o}); it holds a secret, so \
-         it is not used: run `chmod 600 {}`",
-        path.display(),
-        path.display()
-    )]
-    Exposed {
-        /// The key file.
-        path: PathBuf,
-        /// Its permission bits.
-        mode: u32,
-    },
+    #[error(transparent)]
+    Exposed(ExposedFile),
     /// The file holds no usable PEM item of the kind expected.
     #[error("{}: {problem}", path.display())]
     Pem {
@@ -139,15 +129,12 @@ fn load(cert: &Path, key: &Path) -> Result<ServerConfig, TlsError> {
             problem: "no CERTIFICATE block".into(),
         });
     }
-    let key_text = private_file::read(key).map_err(|refused| match refused {
+    let key_text = private_file::read(key, "TLS key file").map_err(|refused| match refused {
         private_file::Refused::Io(source) => TlsError::Read {
             path: key.to_path_buf(),
             source,
         },
-        private_file::Refused::Exposed(mode) => TlsError::Exposed {
-            path: key.to_path_buf(),
-            mode,
-        },
+        private_file::Refused::Exposed(exposed) => TlsError::Exposed(exposed),
     })?;
     let private_key =
         PrivateKeyDer::from_pem_slice(key_text.as_bytes()).map_err(|error| TlsError::Pem {

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_tools::{Json, State, Registry, mcp_tool};
+use mcp_tools::{Json, Registry, State, mcp_tool};
 
 /// How `wait` calls ended.
 #[derive(Debug, Default)]

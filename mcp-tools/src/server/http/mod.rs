@@ -31,13 +31,13 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::ServeError;
 use super::handler::{McpHandler, Shared};
+use super::linger;
 use super::stream::accept_next;
 use connections::{Connections, Socket};
 use front::Front;
@@ -232,24 +232,10 @@ Connection: close\r\n\
 Content-Length: 122\r\n\r\n\
 {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"Server busy: every connection is in use; retry in a moment\"}}";
 
-/// Answer `503` and close, reading (for at most a second) what the client sent so the
-/// close does not reset the connection before it reads the reply.
+/// Answer `503` and close without resetting the connection before the client reads it.
 async fn refuse(mut stream: TcpStream) {
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        stream.write_all(REFUSED).await?;
-        stream.shutdown().await?;
-        let mut sink = [0u8; 4096];
-        let mut left: usize = 64 * 1024;
-        while left > 0 {
-            let n = stream.read(&mut sink).await?;
-            if n == 0 {
-                break;
-            }
-            left = left.saturating_sub(n);
-        }
-        Ok::<_, std::io::Error>(())
-    })
-    .await;
+    let (mut read, mut write) = stream.split();
+    linger::reply_and_close(&mut read, &mut write, REFUSED).await;
 }
 
 #[cfg(test)]
