@@ -67,6 +67,7 @@
 #![warn(missing_docs)]
 
 pub mod call;
+mod caller;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod context;
@@ -81,6 +82,7 @@ pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
 
+pub use caller::Caller;
 pub use context::{State, ToolContext};
 pub use output::{ContentBlock, ErrorKind, Json, ToolError, ToolResult};
 pub use permissions::PermissionSet;

@@ -26,9 +26,9 @@ use super::notify::ListChanged;
 use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
+use crate::Caller;
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::echo;
-use crate::permissions::PermissionSet;
 use crate::registry::Registry;
 
 /// Methods this server implements: a custom request naming one had unusable params.
@@ -72,13 +72,9 @@ pub(super) struct Session {
     registered: AtomicBool,
     /// The resources this session subscribed to.
     pub(super) subscriptions: Arc<SessionSubscriptions>,
-    /// The permissions of a peer that authenticated when it connected (TCP with tokens).
-    caller: Option<PermissionSet>,
+    /// The caller of a peer that authenticated when it connected (TCP with tokens).
+    caller: Option<Caller>,
 }
-
-/// The caller's permissions, put into the HTTP request's extensions by the token check.
-#[derive(Clone, Debug)]
-pub(crate) struct CallerPermissions(pub(crate) PermissionSet);
 
 /// rmcp's [`ServerHandler`] over a [`Registry`], one per MCP session.
 ///
@@ -108,10 +104,10 @@ impl McpHandler {
         McpHandler::new_session_as(shared, None)
     }
 
-    /// A handler for a new session whose peer authenticated with `caller`'s permissions
-    /// when it connected (`None`: the peer sees every tool unless a request carries its own
-    /// caller, as HTTP requests with bearer tokens do).
-    pub(crate) fn new_session_as(shared: Arc<Shared>, caller: Option<PermissionSet>) -> McpHandler {
+    /// A handler for a new session whose peer authenticated as `caller` when it connected
+    /// (`None`: the local caller, unless a request carries its own [`Caller`] in its HTTP
+    /// extensions, as HTTP requests with bearer tokens do).
+    pub(crate) fn new_session_as(shared: Arc<Shared>, caller: Option<Caller>) -> McpHandler {
         McpHandler {
             shared,
             session: Arc::new(Session {
@@ -121,15 +117,16 @@ impl McpHandler {
         }
     }
 
-    /// The caller's permissions: the HTTP request's (from its bearer token), else the
-    /// session's (from the TCP authentication line); `None` when no tokens are in use.
-    pub(super) fn caller(&self, context: &RequestContext<RoleServer>) -> Option<PermissionSet> {
+    /// The caller: the HTTP request's (put into its extensions by the authentication in
+    /// front), else the session's (from the TCP authentication line), else the local caller.
+    pub(super) fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
         context
             .extensions
             .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<CallerPermissions>())
-            .map(|c| c.0.clone())
-            .or_else(|| self.session.caller.clone())
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .or(self.session.caller.as_ref())
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -192,7 +189,7 @@ impl ServerHandler for McpHandler {
         // generation with a newer list.
         let (generation, tools) = loop {
             let before = self.shared.list_changed.generation();
-            let tools = match &caller {
+            let tools = match caller.permissions() {
                 Some(permissions) => registry.view(permissions).list_tools(),
                 None => registry.list_tools(),
             };
@@ -212,7 +209,7 @@ impl ServerHandler for McpHandler {
                     .list_ttl
                     .map_or(0, |ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
             );
-            result.cache_scope = Some(if caller.is_some() {
+            result.cache_scope = Some(if !caller.is_local() {
                 CacheScope::Private
             } else {
                 CacheScope::Public
@@ -230,7 +227,7 @@ impl ServerHandler for McpHandler {
         let ctx = self.tool_context(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let registry = &self.shared.registry;
-        let outcome = match &caller {
+        let outcome = match caller.permissions() {
             Some(permissions) => registry.view(permissions),
             None => registry.clone(),
         }

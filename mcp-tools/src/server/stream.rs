@@ -15,7 +15,7 @@ use super::ServeError;
 use super::bounded::Bounded;
 use super::codec::LineCodec;
 use super::handler::{McpHandler, Shared};
-use crate::permissions::PermissionSet;
+use crate::Caller;
 
 /// Per-connection limits of the byte-stream transports.
 #[derive(Debug, Clone, Copy)]
@@ -27,12 +27,12 @@ pub(crate) struct StreamLimits {
 }
 
 /// Serve one MCP session over `read`/`write` until the peer closes it or `shutdown` fires;
-/// `caller`: the permissions an authenticated peer's token grants (`None`: every tool).
+/// `caller`: the caller an authenticated peer's token makes it (`None`: the local caller).
 pub(crate) async fn serve_stream<R, W>(
     shared: Arc<Shared>,
     read: R,
     write: W,
-    caller: Option<PermissionSet>,
+    caller: Option<Caller>,
     limits: StreamLimits,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError>

@@ -31,6 +31,7 @@ use super::exposure::Authentication;
 use super::handler::Shared;
 use super::linger;
 use super::stream::{StreamLimits, accept_next, serve_stream};
+use crate::Caller;
 use crate::permissions::PermissionSet;
 
 /// The method of the authentication line.
@@ -143,7 +144,7 @@ pub(crate) async fn serve(
                 Some(resolver) => {
                     let timeout = options.handshake_timeout;
                     match authenticate(&mut read, resolver.as_ref(), timeout).await {
-                        Ok(permissions) => Some(permissions),
+                        Ok(permissions) => Some(Caller::with_permissions(permissions)),
                         Err(refusal) => return refuse(read, write, peer, refusal).await,
                     }
                 }

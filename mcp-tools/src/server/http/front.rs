@@ -24,10 +24,11 @@ use super::reply::{
     respond, settle_stream,
 };
 use super::sessions::{Principal, Sessions};
+use crate::Caller;
 use crate::server::TokenResolver;
 use crate::server::auth::bearer_token;
 use crate::server::codec::{INVALID_REQUEST, PARSE_ERROR, decode_document};
-use crate::server::handler::{CallerPermissions, McpHandler};
+use crate::server::handler::McpHandler;
 
 /// JSON-RPC code of a server that cannot take more work now.
 const SERVER_BUSY: i64 = -32000;
@@ -213,7 +214,7 @@ impl<M: SessionManager> Front<M> {
         let principal = self.sessions.as_ref().map(|s| s.principal(token));
         request
             .extensions_mut()
-            .insert(CallerPermissions(permissions));
+            .insert(Caller::with_permissions(permissions));
         Ok(principal)
     }
 
