@@ -74,6 +74,10 @@ pub(super) struct Session {
     pub(super) subscriptions: Arc<SessionSubscriptions>,
     /// The caller of a peer that authenticated when it connected (TCP with tokens).
     caller: Option<Caller>,
+    /// The list-change generation at each accepted `subscriptions/listen` whose stream is
+    /// not registered yet: rmcp acknowledges a stream before [`ServerHandler::listen`] runs,
+    /// so a change in between must still reach it.
+    listens_pending: Mutex<Vec<u64>>,
 }
 
 /// rmcp's [`ServerHandler`] over a [`Registry`], one per MCP session.
@@ -355,6 +359,11 @@ impl ServerHandler for McpHandler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        self.session
+            .listens_pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(self.shared.list_changed.generation());
         let mut accepted = SubscriptionFilter::new();
         if requested.tools_list_changed == Some(true) {
             accepted.tools_list_changed = Some(true);
@@ -372,6 +381,24 @@ impl ServerHandler for McpHandler {
         list_changed.start_pump();
         let _subscribed = list_changed.subscribe(context.sink().clone());
         let _resources = self.shared.subscriptions.listen(context.sink().clone());
+        // The oldest pending generation is at most this stream's own: a change since then may
+        // have been broadcast before the stream was registered, so tell it (a second
+        // notification is harmless: it only says "list again").
+        let accepted_at = {
+            let mut pending = self
+                .session
+                .listens_pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let oldest = pending.iter().enumerate().min_by_key(|(_, g)| **g);
+            oldest.map(|(at, _)| at).map(|at| pending.swap_remove(at))
+        };
+        if accepted_at.is_some_and(|generation| generation != list_changed.generation())
+            && context.accepted().tools_list_changed == Some(true)
+            && let Err(error) = context.sink().notify_tool_list_changed().await
+        {
+            tracing::debug!(%error, "could not send tools/list_changed to a subscription");
+        }
         context.cancelled().await;
         Ok(())
     }
