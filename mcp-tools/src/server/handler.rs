@@ -27,6 +27,7 @@ use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::Caller;
+use crate::caller::LOCAL;
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::echo;
 use crate::registry::Registry;
@@ -123,14 +124,13 @@ impl McpHandler {
 
     /// The caller: the HTTP request's (put into its extensions by the authentication in
     /// front), else the session's (from the TCP authentication line), else the local caller.
-    pub(super) fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
+    pub(super) fn caller<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
         context
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Caller>())
             .or(self.session.caller.as_ref())
-            .cloned()
-            .unwrap_or_default()
+            .unwrap_or(&LOCAL)
     }
 }
 
@@ -159,7 +159,7 @@ impl McpHandler {
     }
 
     /// The context a tool, resource, prompt or completion fn gets for this request: its
-    /// id, cancellation, and the client (progress, logs, sampling, elicitation).
+    /// id, cancellation, the caller, and the client (progress, logs, sampling, elicitation).
     pub(super) fn tool_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
         let peer = RequestPeer {
             peer: context.peer.clone(),
@@ -172,6 +172,7 @@ impl McpHandler {
         ToolContext::default()
             .with_request_id(context.id.to_string())
             .with_cancellation(context.ct.clone())
+            .with_caller(self.caller(context).clone())
             .with_peer(Arc::new(peer))
     }
 }
