@@ -24,7 +24,6 @@ use super::reply::{
     respond, settle_stream,
 };
 use super::sessions::{Principal, Sessions};
-use crate::Caller;
 use crate::server::TokenResolver;
 use crate::server::auth::bearer_token;
 use crate::server::codec::{INVALID_REQUEST, PARSE_ERROR, decode_document};
@@ -184,8 +183,8 @@ impl<M: SessionManager> Front<M> {
         .await
     }
 
-    /// Check the bearer token (when tokens are in use) and attach the caller's
-    /// permissions to the request.
+    /// Check the bearer token (when tokens are in use) and attach its [`Caller`](crate::Caller) to the
+    /// request.
     fn authorize(
         &self,
         request: &mut Request<Incoming>,
@@ -204,7 +203,7 @@ impl<M: SessionManager> Front<M> {
                 "this server needs an 'Authorization: Bearer <token>' header",
             )));
         };
-        let Some(permissions) = resolver.resolve(token) else {
+        let Some(caller) = resolver.resolve(token) else {
             tracing::warn!("rejected an HTTP request with an unknown bearer token");
             return Err(Box::new(unauthorized(
                 Some("invalid_token"),
@@ -212,9 +211,7 @@ impl<M: SessionManager> Front<M> {
             )));
         };
         let principal = self.sessions.as_ref().map(|s| s.principal(token));
-        request
-            .extensions_mut()
-            .insert(Caller::with_permissions(permissions));
+        request.extensions_mut().insert(caller);
         Ok(principal)
     }
 
