@@ -27,7 +27,6 @@ use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::Caller;
-use crate::caller::LOCAL;
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::echo;
 use crate::registry::Registry;
@@ -124,13 +123,14 @@ impl McpHandler {
 
     /// The caller: the HTTP request's (put into its extensions by the authentication in
     /// front), else the session's (from the TCP authentication line), else the local caller.
-    pub(super) fn caller<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> &'a Caller {
+    pub(super) fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
         context
             .extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Caller>())
             .or(self.session.caller.as_ref())
-            .unwrap_or(&LOCAL)
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -172,7 +172,7 @@ impl McpHandler {
         ToolContext::default()
             .with_request_id(context.id.to_string())
             .with_cancellation(context.ct.clone())
-            .with_caller(self.caller(context).clone())
+            .with_caller(self.caller(context))
             .with_peer(Arc::new(peer))
     }
 }
