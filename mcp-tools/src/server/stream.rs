@@ -3,7 +3,7 @@
 //! behind the in-flight bound, in front of rmcp's service.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 use super::ServeError;
-use super::bounded::Bounded;
+use super::bounded::{Bounded, Direct};
 use super::codec::LineCodec;
 use super::handler::{McpHandler, Shared};
 use crate::Caller;
@@ -41,10 +41,18 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let codec = LineCodec::new(read, write, limits.max_line_length);
-    let transport = Bounded::new(codec, limits.max_in_flight);
     let handler = McpHandler::new_session_as(shared, caller);
+    let peer = Arc::new(OnceLock::new());
+    let direct = codec
+        .sender()
+        .map(|lines| Direct::new(handler.clone(), peer.clone(), lines));
+    let transport = Bounded::new(codec, limits.max_in_flight, direct);
     let running = match serve_server_with_ct(handler, transport, shutdown.child_token()).await {
-        Ok(running) => running,
+        Ok(running) => {
+            // From here on the transport serves `tools/call` itself.
+            let _ = peer.set(running.peer().clone());
+            running
+        }
         Err(ServerInitializeError::ConnectionClosed(_)) => {
             tracing::info!("the client closed the connection before initializing");
             return Ok(());
