@@ -6,9 +6,9 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use mcp_tools::server::oauth::{
-    JwtVerifier, OAuthConfig, OAuthError, Principal, ProtectedResource, ScopeMap, TokenError,
-};
+use mcp_tools::Caller;
+use mcp_tools::server::TokenError;
+use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, OAuthError, ProtectedResource, ScopeMap};
 use mcp_tools_tests::{cache_dir, workspace_root};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -135,13 +135,16 @@ impl Provider {
     }
 }
 
-fn sorted(principal: &Principal) -> Vec<String> {
-    let mut names: Vec<String> = principal.permissions().names().map(String::from).collect();
+fn sorted(caller: &Caller) -> Vec<String> {
+    let permissions = caller
+        .permissions()
+        .expect("a token's caller has permissions");
+    let mut names: Vec<String> = permissions.names().map(String::from).collect();
     names.sort();
     names
 }
 
-fn refused(result: Result<Principal, OAuthError>) -> TokenError {
+fn refused(result: Result<Caller, OAuthError>) -> TokenError {
     match result {
         Err(OAuthError::Token(err)) => err,
         other => panic!("expected a refused token, got {other:?}"),
@@ -207,33 +210,15 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
     let good = provider.forge("good").await;
     assert!(verifier.verify(&good).await.is_ok());
 
-    // Through the request-level entry point: the header value, then the challenge to send.
-    let resource = ProtectedResource::new(
-        verifier.config(),
-        ScopeMap::parse(SCOPE_MAP).unwrap().listed_scopes(),
-    );
-    let bearer = format!("Bearer {reader_token}");
-    assert!(verifier.authenticate(Some(&bearer)).await.is_ok());
-    let refusal = verifier.authenticate(None).await.unwrap_err();
-    assert_eq!(
-        resource.challenge(&refusal),
-        (401, r#"Bearer resource_metadata="http://127.0.0.1:7/.well-known/oauth-protected-resource/mcp""#.to_string())
-    );
-    let refusal = verifier
-        .authenticate(Some("Bearer garbage"))
-        .await
-        .unwrap_err();
-    let (status, header) = resource.challenge(&refusal);
-    assert_eq!(status, 401);
-    assert!(
-        header.ends_with(
-            r#"error="invalid_token", error_description="the token is not a well-formed JWT""#
-        ),
-        "{header}"
-    );
+    // The protected-resource document lists the issuer and the mapping file's scopes.
+    let resource = ProtectedResource::of(verifier.config());
     assert_eq!(
         resource.metadata()["scopes_supported"],
         serde_json::json!(["admin", "notes:read", "notes:write"])
+    );
+    assert_eq!(
+        resource.metadata()["authorization_servers"],
+        serde_json::json!([provider.issuer])
     );
 
     // Bad tokens and their answers.

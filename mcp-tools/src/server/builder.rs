@@ -122,7 +122,8 @@ pub enum ServeError {
     #[error(
         "refusing to serve MCP over {transport} at {addr} without authentication: that address \
          is reachable from other machines, and every tool would be open to anyone who connects. \
-         Add bearer tokens (`--tokens-file FILE`; in code `HttpOptions::tokens` or \
+         Add bearer tokens (`--tokens-file FILE` or `--oauth-issuer URL`; in code \
+         `HttpOptions::tokens`, `HttpOptions::authenticator` or \
          `TcpOptions::tokens`), listen on a loopback address (127.0.0.1 or [::1]), or, on a \
          network you trust, opt in with `--unauthenticated-network-access` \
          (`Server::unauthenticated_network_access`)"
@@ -467,7 +468,7 @@ impl Server {
         addr: SocketAddr,
         options: HttpOptions,
     ) -> Result<HttpServer, ServeError> {
-        let authentication = Authentication::with_tokens(options.tokens.is_some());
+        let authentication = Authentication::from(&options.auth);
         self.check_exposure("HTTP", addr, authentication)?;
         let listener = TcpListener::bind(addr)
             .await
@@ -628,7 +629,7 @@ impl HttpServer {
     }
 
     fn authentication(&self) -> Authentication {
-        Authentication::with_tokens(self.options.tokens.is_some())
+        Authentication::from(&self.options.auth)
     }
 
     /// Serve requests until the shutdown token fires.

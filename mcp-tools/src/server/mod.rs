@@ -48,6 +48,7 @@
 //!   `-32600`, each with the request's `id` when it can be read and `null` otherwise.
 
 mod auth;
+mod authenticator;
 mod bounded;
 mod builder;
 mod client_requests;
@@ -91,6 +92,7 @@ use std::net::SocketAddr;
 pub use rmcp;
 
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
+pub use authenticator::{Authenticator, Refusal, TokenError};
 #[cfg(unix)]
 pub use builder::UnixServer;
 pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};

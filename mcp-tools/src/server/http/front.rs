@@ -25,10 +25,11 @@ use super::reply::{
 };
 use super::sessions::{Principal, Sessions};
 use crate::Caller;
-use crate::server::TokenResolver;
+use crate::registry::Registry;
 use crate::server::auth::bearer_token;
 use crate::server::codec::{INVALID_REQUEST, PARSE_ERROR, decode_document};
 use crate::server::handler::McpHandler;
+use crate::server::{Authenticator, Refusal};
 
 /// JSON-RPC code of a server that cannot take more work now.
 const SERVER_BUSY: i64 = -32000;
@@ -41,7 +42,10 @@ const SESSION_HEADER: &str = "mcp-session-id";
 pub(super) struct Front<M> {
     pub(super) service: StreamableHttpService<McpHandler, M>,
     pub(super) path: String,
-    pub(super) tokens: Option<Arc<dyn TokenResolver>>,
+    /// Checks each request's credentials (nothing configured: every caller is local).
+    pub(super) auth: Authenticator,
+    /// The server's registry, for the step-up check of a `tools/call`.
+    pub(super) registry: Registry,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
     pub(super) in_flight: Arc<Semaphore>,
@@ -58,15 +62,21 @@ impl<M: SessionManager> Front<M> {
         connection: &Arc<Connection>,
         busy: Busy,
     ) -> Result<Response<Reply>, Abandoned> {
+        if let Some(metadata) =
+            self.auth
+                .metadata_response(request.method(), request.uri().path(), &self.path)
+        {
+            return Ok(from_auth(metadata));
+        }
         if request.uri().path() != self.path {
             return Ok(plain(
                 StatusCode::NOT_FOUND,
                 &format!("Not Found: the MCP endpoint is {}", self.path),
             ));
         }
-        let principal = match self.authorize(&mut request) {
+        let principal = match self.authorize(&mut request).await {
             Ok(principal) => principal,
-            Err(response) => return Ok(*response),
+            Err(refusal) => return Ok(from_auth(self.auth.refusal_response(&refusal))),
         };
         let session = request
             .headers()
@@ -95,6 +105,9 @@ impl<M: SessionManager> Front<M> {
         } else {
             (None, request.map(Either::Right))
         };
+        if let Some(refusal) = self.step_up(&request, &message) {
+            return Ok(from_auth(self.auth.refusal_response(&refusal)));
+        }
         let (id, initialize) = match &message {
             Some(ClientJsonRpcMessage::Request(r)) => (
                 serde_json::to_value(&r.id).unwrap_or(Value::Null),
@@ -184,38 +197,54 @@ impl<M: SessionManager> Front<M> {
         .await
     }
 
-    /// Check the bearer token (when tokens are in use) and attach the caller's
-    /// permissions to the request.
-    fn authorize(
-        &self,
-        request: &mut Request<Incoming>,
-    ) -> Result<Principal, Box<Response<Reply>>> {
-        let Some(resolver) = &self.tokens else {
+    /// Check the request's credentials (when any are configured) and attach the
+    /// [`Caller`] to the request; the session owner it stands for (`None` without
+    /// authentication).
+    async fn authorize(&self, request: &mut Request<Incoming>) -> Result<Principal, Refusal> {
+        if !self.auth.is_configured() {
             return Ok(None);
-        };
-        let token = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(bearer_token);
-        let Some(token) = token else {
-            return Err(Box::new(unauthorized(
-                None,
-                "this server needs an 'Authorization: Bearer <token>' header",
-            )));
-        };
-        let Some(permissions) = resolver.resolve(token) else {
-            tracing::warn!("rejected an HTTP request with an unknown bearer token");
-            return Err(Box::new(unauthorized(
-                Some("invalid_token"),
-                "the bearer token is not valid",
-            )));
-        };
-        let principal = self.sessions.as_ref().map(|s| s.principal(token));
-        request
-            .extensions_mut()
-            .insert(Caller::with_permissions(permissions));
+        }
+        let caller = self.auth.authenticate(request.headers()).await?;
+        let principal = self.sessions.as_ref().map(|sessions| {
+            // An OAuth caller keeps its sessions across token refreshes: the session
+            // belongs to the subject and client; a static token owns its own.
+            match (caller.subject(), caller.client_id()) {
+                (None, None) => {
+                    let token = request
+                        .headers()
+                        .get(header::AUTHORIZATION)
+                        .and_then(|value| value.to_str().ok())
+                        .and_then(bearer_token)
+                        .unwrap_or_default();
+                    sessions.principal(&format!("token\0{token}"))
+                }
+                (subject, client) => sessions.principal(&format!(
+                    "oauth\0{}\0{}",
+                    subject.unwrap_or_default(),
+                    client.unwrap_or_default()
+                )),
+            }
+        });
+        request.extensions_mut().insert(caller);
         Ok(principal)
+    }
+
+    /// The `403 insufficient_scope` refusal of a `tools/call` naming a tool the caller's
+    /// scopes do not reach, when step-up is enabled ([`Authenticator::step_up`]).
+    fn step_up<B>(
+        &self,
+        request: &Request<B>,
+        message: &Option<ClientJsonRpcMessage>,
+    ) -> Option<Refusal> {
+        let Some(ClientJsonRpcMessage::Request(r)) = message else {
+            return None;
+        };
+        let ClientRequest::CallToolRequest(call) = &r.request else {
+            return None;
+        };
+        let caller = request.extensions().get::<Caller>()?;
+        self.auth
+            .insufficient_scope(caller, &self.registry, &call.params.name)
     }
 
     /// Read the whole body (up to the cap) and check it with the codec: the message, and
@@ -308,21 +337,12 @@ fn is_json<B>(request: &Request<B>) -> bool {
         })
 }
 
-fn unauthorized(error: Option<&str>, message: &str) -> Response<Reply> {
-    let mut response = plain(
-        StatusCode::UNAUTHORIZED,
-        &format!("Unauthorized: {message}"),
-    );
-    let challenge = match error {
-        Some(code) => format!("Bearer realm=\"mcp\", error=\"{code}\""),
-        None => "Bearer realm=\"mcp\"".to_string(),
-    };
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
+/// An [`Authenticator`]'s answer as this front door's reply.
+fn from_auth(response: Response<String>) -> Response<Reply> {
+    let (parts, body) = response.into_parts();
+    let mut reply = respond(parts.status, "text/plain", Bytes::from(body));
+    reply.headers_mut().extend(parts.headers);
+    reply
 }
 
 /// True when the client's `Accept` ranks `application/json` above `text/event-stream`

@@ -56,11 +56,14 @@ pub(crate) async fn serve(
 ) -> Result<(), ServeError> {
     let bound = listener.local_addr()?;
     let config = rmcp_config(&options, bound, shutdown.child_token());
+    let registry = shared.registry.clone();
+    let mut options = options;
+    options.auth = std::mem::take(&mut options.auth).scopes_from(&registry);
     let factory = move || Ok(McpHandler::new_session(shared.clone()));
     tracing::info!(
         url = %format!("http://{bound}{}", options.path),
         stateful = options.stateful,
-        tokens = options.tokens.is_some(),
+        auth = ?options.auth,
         limits = ?options.limits,
         "serving MCP over streamable HTTP"
     );
@@ -74,6 +77,7 @@ pub(crate) async fn serve(
             listener,
             service,
             Some(sessions),
+            registry,
             options,
             max_in_flight,
             shutdown,
@@ -82,7 +86,16 @@ pub(crate) async fn serve(
     } else {
         let service =
             StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config);
-        accept_loop(listener, service, None, options, max_in_flight, shutdown).await
+        accept_loop(
+            listener,
+            service,
+            None,
+            registry,
+            options,
+            max_in_flight,
+            shutdown,
+        )
+        .await
     }
 }
 
@@ -111,6 +124,7 @@ async fn accept_loop<M: SessionManager>(
     listener: TcpListener,
     service: StreamableHttpService<McpHandler, M>,
     sessions: Option<Sessions>,
+    registry: crate::registry::Registry,
     options: HttpOptions,
     max_in_flight: usize,
     shutdown: CancellationToken,
@@ -120,7 +134,8 @@ async fn accept_loop<M: SessionManager>(
     let front = Arc::new(Front {
         service,
         path: options.path,
-        tokens: options.tokens,
+        auth: options.auth,
+        registry,
         sessions: sessions.map(Arc::new),
         in_flight: Arc::new(Semaphore::new(max_in_flight.max(1))),
         limits,

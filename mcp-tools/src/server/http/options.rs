@@ -1,9 +1,9 @@
 //! [`HttpOptions`]: what the streamable HTTP transport accepts and every limit it keeps.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
+use crate::server::Authenticator;
 use crate::server::auth::{TokenResolver, TokenTable, TokensFileError};
 
 /// Options of the streamable HTTP transport.
@@ -45,7 +45,7 @@ pub struct HttpOptions {
     pub(crate) stateful: bool,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
-    pub(crate) tokens: Option<Arc<dyn TokenResolver>>,
+    pub(crate) auth: Authenticator,
     pub(crate) path: String,
     pub(crate) limits: HttpLimits,
     tls: Option<Tls>,
@@ -94,7 +94,7 @@ impl Default for HttpOptions {
                 .iter()
                 .flat_map(|scheme| loopback.iter().map(move |h| format!("{scheme}://{h}:*")))
                 .collect(),
-            tokens: None,
+            auth: Authenticator::default(),
             path: "/mcp".into(),
             limits: HttpLimits::default(),
             tls: None,
@@ -108,7 +108,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("stateful", &self.stateful)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
-            .field("tokens", &self.tokens.is_some())
+            .field("auth", &self.auth)
             .field("path", &self.path)
             .field("limits", &self.limits)
             .field("tls", &self.tls.is_some())
@@ -152,7 +152,25 @@ impl HttpOptions {
     /// A session belongs to the token that created it: any other token presenting its
     /// id gets the `404` of an unknown session.
     pub fn tokens(mut self, resolver: impl TokenResolver) -> HttpOptions {
-        self.tokens = Some(Arc::new(resolver));
+        self.auth = self.auth.with_tokens(resolver);
+        self
+    }
+
+    /// Check every request's credentials with `auth` (static tokens, OAuth access tokens,
+    /// or both; see [`Authenticator`]), replacing any [`tokens`](Self::tokens) set before.
+    /// A refused request gets `401` (or `403`/`503`) with a `WWW-Authenticate` header; with
+    /// OAuth the RFC 9728 metadata is served at `/.well-known/oauth-protected-resource` and
+    /// the same path followed by the endpoint's. A session belongs to the caller that
+    /// opened it (the token's subject and client with OAuth, the token itself otherwise).
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, server::{Authenticator, HttpOptions, TokenTable}};
+    /// let auth = Authenticator::tokens(TokenTable::new([("t0k3n", PermissionSet::new(["READ"]))]));
+    /// let options = HttpOptions::default().authenticator(auth);
+    /// # let _ = options;
+    /// ```
+    pub fn authenticator(mut self, auth: Authenticator) -> HttpOptions {
+        self.auth = auth;
         self
     }
 
