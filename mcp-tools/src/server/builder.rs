@@ -366,10 +366,8 @@ impl Server {
     /// # let _ = service;
     /// ```
     pub fn http_service(&self, options: HttpOptions) -> McpService {
-        let shared = self.shared();
-        shared.list_changed.start_pump();
         McpService::new(
-            shared,
+            self.shared(),
             &options,
             self.max_in_flight,
             self.shutdown.child_token(),

@@ -300,6 +300,14 @@ async fn refuse(mut stream: TcpStream) {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn readiness_turns_503_when_draining() {
+        assert_eq!(super::readiness(true).status(), 200);
+        let draining = super::readiness(false);
+        assert_eq!(draining.status(), 503);
+        assert_eq!(draining.headers()["content-type"], "text/plain");
+    }
+
+    #[test]
     fn the_refusal_has_the_length_it_announces() {
         let text = std::str::from_utf8(super::REFUSED).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap();

@@ -31,6 +31,7 @@ use crate::Caller;
 use crate::server::TokenResolver;
 use crate::server::auth::bearer_token;
 use crate::server::handler::{McpHandler, Shared};
+use crate::server::notify::ListChanged;
 
 /// The error type of request bodies the endpoint reads.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -81,6 +82,8 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 #[derive(Clone)]
 pub struct McpService {
     endpoint: Arc<Endpoint>,
+    /// Started on the first request (building the service needs no runtime).
+    list_changed: Arc<ListChanged>,
 }
 
 /// The front door, with the session manager of its mode.
@@ -99,6 +102,7 @@ impl McpService {
         cancel: CancellationToken,
     ) -> McpService {
         let config = super::rmcp_config(options, cancel);
+        let list_changed = shared.list_changed.clone();
         let factory = move || Ok(McpHandler::new_session(shared.clone()));
         let in_flight = Arc::new(Semaphore::new(max_in_flight.max(1)));
         let authenticator = options.authenticator.clone();
@@ -128,11 +132,13 @@ impl McpService {
         };
         McpService {
             endpoint: Arc::new(endpoint),
+            list_changed,
         }
     }
 
     /// Answer one request.
     pub(super) async fn handle(&self, request: Request<RequestBody>) -> Response<Reply> {
+        self.list_changed.start_pump();
         match &*self.endpoint {
             Endpoint::Stateful(front) => front.handle(request).await,
             Endpoint::Stateless(front) => front.handle(request).await,
