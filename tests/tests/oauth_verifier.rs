@@ -8,7 +8,7 @@ mod oidc_common;
 use std::time::Duration;
 
 use mcp_tools::Caller;
-use mcp_tools::server::TokenError;
+use mcp_tools::server::oauth::TokenError;
 use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, OAuthError, ProtectedResource, ScopeMap};
 use oidc_common::Provider;
 

@@ -6,7 +6,8 @@
 //! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
 //! `--session-timeout`, `--disconnect-grace`. With the `oauth` feature, HTTP also takes
 //! `--oauth-issuer URL --resource URL [--scope-map FILE]` and the OAuth settings (see
-//! [`oauth_flags`]).
+//! [`oauth_flags`]). On SIGTERM or SIGINT every transport shuts down gracefully: calls in
+//! flight get `--shutdown-grace` to finish, then are cancelled, and the process exits 0.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
 use crate::server::{
-    Authenticator, HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TlsConfig, TokenTable,
+    HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TlsConfig, TokenTable,
 };
 
 use super::invoke::{FAILURE, USAGE, print_err};
@@ -127,6 +128,16 @@ pub(crate) fn command() -> Command {
                      connections on HTTP; more wait their turn (default 256)",
                 ),
         )
+        .arg(
+            Arg::new("shutdown_grace")
+                .long("shutdown-grace")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "On SIGTERM or SIGINT: stop accepting, let calls in flight finish for up to \
+                     TIME, then cancel them and exit 0 (default 10s)",
+                ),
+        )
         .args(http_limits())
         .args(oauth_flags())
 }
@@ -221,19 +232,20 @@ fn oauth_flags() -> Vec<Arg> {
     Vec::new()
 }
 
-/// The OAuth authenticator the flags ask for: `Ok(None)` without `--oauth-issuer`; the
-/// error text when the scope map, the secret or the issuer's discovery fails.
+/// The OAuth resource server the flags ask for (`None` without `--oauth-issuer`), taking
+/// the static `tokens` too; the error text when the scope map, the secret or the issuer's
+/// discovery fails.
 #[cfg(feature = "oauth")]
-async fn oauth_authenticator(
+async fn oauth_resource_server(
     matches: &ArgMatches,
-    auth: Authenticator,
-) -> Result<Authenticator, String> {
-    use crate::server::oauth::{JwtVerifier, OAuthConfig, ScopeMap};
+    tokens: Option<TokenTable>,
+) -> Result<Option<crate::server::oauth::ResourceServer>, String> {
+    use crate::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer, ScopeMap};
     let (Some(issuer), Some(resource)) = (
         matches.get_one::<String>("oauth_issuer"),
         matches.get_one::<String>("resource"),
     ) else {
-        return Ok(auth);
+        return Ok(None);
     };
     let mut config = OAuthConfig::new(issuer, resource);
     if let Some(path) = matches.get_one::<PathBuf>("scope_map") {
@@ -260,9 +272,11 @@ async fn oauth_authenticator(
         .await
         .map_err(|e| format!("cannot use the OAuth issuer {issuer}: {e}"))?;
     tracing::info!(%issuer, %resource, jwks = %verifier.metadata().jwks_uri, "accepting OAuth access tokens");
-    Ok(auth
-        .with_oauth(verifier)
-        .step_up(matches.get_flag("step_up")))
+    let mut oauth = ResourceServer::new(verifier).step_up(matches.get_flag("step_up"));
+    if let Some(table) = tokens {
+        oauth = oauth.with_tokens(table);
+    }
+    Ok(Some(oauth))
 }
 
 /// The flags of [`HttpOptions`]' limits (HTTP only).
@@ -380,7 +394,7 @@ fn positive(text: &str) -> Result<usize, String> {
 }
 
 /// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
-/// process gets Ctrl-C / SIGTERM (HTTP, TCP).
+/// process gets Ctrl-C / SIGTERM (then shut down gracefully, on every transport).
 pub(crate) async fn run(
     registry: Registry,
     name: &str,
@@ -397,6 +411,9 @@ pub(crate) async fn run(
     }
     if let Some(limit) = matches.get_one::<usize>("max_in_flight") {
         server = server.max_in_flight(*limit);
+    }
+    if let Some(grace) = matches.get_one::<Duration>("shutdown_grace") {
+        server = server.shutdown_grace(*grace);
     }
     if matches.get_flag("unauthenticated_network_access") {
         server = server.unauthenticated_network_access();
@@ -416,19 +433,21 @@ pub(crate) async fn run(
             HttpOptions::default().stateful(!matches.get_flag("stateless")),
             matches,
         );
-        let mut auth = Authenticator::default();
-        if let Some(table) = tokens {
-            auth = auth.with_tokens(table);
-        }
         #[cfg(feature = "oauth")]
-        match oauth_authenticator(matches, auth).await {
-            Ok(with_oauth) => auth = with_oauth,
+        let tokens = match oauth_resource_server(matches, tokens.clone()).await {
+            Ok(Some(oauth)) => {
+                options = options.oauth(oauth);
+                None
+            }
+            Ok(None) => tokens,
             Err(err) => {
                 print_err(&format!("error: {err}\n"));
                 return ExitCode::from(FAILURE);
             }
+        };
+        if let Some(table) = tokens {
+            options = options.tokens(table);
         }
-        options = options.authenticator(auth);
         if let (Some(cert), Some(key)) = (
             matches.get_one::<PathBuf>("tls_cert"),
             matches.get_one::<PathBuf>("tls_key"),
@@ -542,7 +561,7 @@ async fn stop_on_signal(stop: CancellationToken) {
     }
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
-    tracing::info!("stopping the server");
+    print_err("shutting down: accepting nothing new; calls in flight may finish\n");
     stop.cancel();
 }
 

@@ -23,6 +23,7 @@ pub(crate) enum Authentication {
     Tokens,
     /// OAuth 2.1 access tokens checked against the issuer's keys (HTTP), and static bearer
     /// tokens too when `tokens` is true.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     OAuth {
         /// A tokens file (or resolver) is accepted as well.
         tokens: bool,
@@ -39,18 +40,6 @@ impl Authentication {
             Authentication::Tokens
         } else {
             Authentication::None
-        }
-    }
-}
-
-impl From<&crate::server::Authenticator> for Authentication {
-    fn from(auth: &crate::server::Authenticator) -> Authentication {
-        if auth.has_oauth() {
-            Authentication::OAuth {
-                tokens: auth.has_tokens(),
-            }
-        } else {
-            Authentication::with_tokens(auth.has_tokens())
         }
     }
 }

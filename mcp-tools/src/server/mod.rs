@@ -48,12 +48,12 @@
 //!   `-32600`, each with the request's `id` when it can be read and `null` otherwise.
 
 mod auth;
-mod authenticator;
 mod bounded;
 mod builder;
 mod client_requests;
 mod codec;
 mod convert;
+mod drain;
 mod exposure;
 mod handler;
 mod http;
@@ -92,12 +92,14 @@ use std::net::SocketAddr;
 pub use rmcp;
 
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
-pub use authenticator::{Authenticator, Refusal, TokenError};
 #[cfg(unix)]
 pub use builder::UnixServer;
 pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
-pub use http::HttpOptions;
+pub use http::{
+    Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, McpService,
+    READY_PATH, Rejection, Reply,
+};
 pub use private_file::ExposedFile;
 pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};
 #[cfg(feature = "tls")]

@@ -1,6 +1,6 @@
 //! What a protected resource tells its callers about itself: the RFC 9728 metadata document.
-//! The `WWW-Authenticate` challenge of a refused request pointing at it is written by
-//! [`Authenticator::refusal_response`](crate::server::Authenticator::refusal_response).
+//! The `WWW-Authenticate` challenge of a refused request pointing at it is written by the
+//! [`ResourceServer`](super::ResourceServer).
 
 use serde_json::{Value, json};
 

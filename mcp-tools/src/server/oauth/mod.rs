@@ -4,8 +4,8 @@
 //! (RFC 8414, else OpenID discovery) and signing keys (JWKS), checks each token's signature,
 //! algorithm, issuer, audience (this server's resource URL, RFC 8707) and lifetime, and hands
 //! back a [`Caller`](crate::Caller) whose permissions come from the token's scopes through a
-//! [`ScopeMap`]. [`Authenticator::oauth`](crate::server::Authenticator::oauth) puts it in front
-//! of the HTTP endpoint. See `docs/auth.md` for what is checked and how to set up an identity
+//! [`ScopeMap`]. A [`ResourceServer`] puts it in front of the HTTP endpoint
+//! ([`HttpOptions::oauth`](crate::server::HttpOptions::oauth)). See `docs/auth.md` for what is checked and how to set up an identity
 //! provider.
 //!
 //! ```no_run
@@ -24,16 +24,52 @@
 mod challenge;
 mod introspection;
 mod keys;
+mod resource_server;
 mod scope_map;
 mod verifier;
 
 pub use challenge::{METADATA_PATH, ProtectedResource};
 pub use jsonwebtoken::Algorithm;
 pub use keys::IssuerMetadata;
+pub use resource_server::ResourceServer;
 pub use scope_map::{ScopeMap, ScopeMapError};
 pub use verifier::{DEFAULT_ALGORITHMS, JwtVerifier, OAuthConfig};
 
-use crate::server::{Refusal, TokenError};
+/// Why a token was refused. Every case is the caller's: RFC 6750 `invalid_token`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// Not a JWS in compact form (or its parts do not decode).
+    #[error("the token is not a well-formed JWT")]
+    Malformed,
+    /// The header names an algorithm outside the allow-list, or one its key does not pin.
+    #[error("the token's algorithm {0} is not accepted")]
+    Algorithm(String),
+    /// No published key has the token's `kid` (even after refetching the key set).
+    #[error("the token is signed with a key the issuer does not publish")]
+    UnknownKey,
+    /// The signature does not verify.
+    #[error("the token's signature does not verify")]
+    Signature,
+    /// `exp` has passed (beyond the leeway).
+    #[error("the token has expired")]
+    Expired,
+    /// `nbf` is still ahead (beyond the leeway).
+    #[error("the token is not valid yet")]
+    NotYetValid,
+    /// `aud` does not name this server's resource.
+    #[error("the token is not meant for this resource")]
+    Audience,
+    /// `iss` is not the trusted issuer.
+    #[error("the token comes from another issuer")]
+    Issuer,
+    /// The introspection endpoint says the token is not active (unknown, revoked or expired).
+    #[error("the token is not active")]
+    Inactive,
+    /// A required claim (`exp`, `iss`, `aud`) is missing or of the wrong type.
+    #[error("the token's {0} claim is missing or malformed")]
+    MissingClaim(String),
+}
 
 /// What went wrong in the verifier: a refused token, or the issuer could not be reached.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -65,24 +101,13 @@ impl OAuthError {
     /// token; `None` when the server, not the caller, is at fault.
     ///
     /// ```
-    /// use mcp_tools::server::{TokenError, oauth::OAuthError};
+    /// use mcp_tools::server::oauth::{OAuthError, TokenError};
     /// assert_eq!(OAuthError::from(TokenError::Expired).error_code(), Some("invalid_token"));
     /// ```
     pub fn error_code(&self) -> Option<&'static str> {
         match self {
             OAuthError::Token(_) => Some("invalid_token"),
             OAuthError::Fetch { .. } | OAuthError::IssuerMismatch { .. } => None,
-        }
-    }
-}
-
-impl From<OAuthError> for Refusal {
-    /// A refused token is the caller's fault ([`Refusal::Token`], `401`); an issuer that
-    /// cannot be reached is the server's ([`Refusal::Unavailable`], `503`).
-    fn from(err: OAuthError) -> Refusal {
-        match err {
-            OAuthError::Token(token) => Refusal::Token(token),
-            other => Refusal::Unavailable(other.to_string()),
         }
     }
 }

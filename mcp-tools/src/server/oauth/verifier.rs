@@ -8,9 +8,8 @@ use serde_json::{Map, Value};
 
 use super::introspection::{Expect, IntrospectionClient, Introspector};
 use super::keys::{self, IssuerMetadata, KeyCache};
-use super::{OAuthError, ScopeMap};
+use super::{OAuthError, ScopeMap, TokenError};
 use crate::Caller;
-use crate::server::TokenError;
 
 /// The asymmetric algorithms accepted by default. `none` cannot be named at all, and HMAC is
 /// never accepted: a resource server holds no shared secret, and an HMAC keyed with the
@@ -394,7 +393,7 @@ impl JwtVerifier {
     ///
     /// ```no_run
     /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
-    /// use mcp_tools::server::{TokenError, oauth::OAuthError};
+    /// use mcp_tools::server::oauth::{OAuthError, TokenError};
     /// assert!(matches!(v.verify("garbage").await, Err(OAuthError::Token(TokenError::Malformed))));
     /// # }
     /// ```
