@@ -189,6 +189,14 @@ impl<M: SessionManager> Front<M> {
     /// [`AuthLayer`]: super::AuthLayer
     fn principal<B>(&self, request: &Request<B>) -> Principal {
         let sessions = self.sessions.as_ref()?;
+        // An OAuth caller (it has a client id) keeps its sessions across token refreshes.
+        let oauth = request
+            .extensions()
+            .get::<Caller>()
+            .and_then(|caller| Some((caller.subject()?, caller.client_id()?)));
+        if let Some((subject, client)) = oauth {
+            return Some(sessions.principal(format!("oauth\0{subject}\0{client}").as_bytes()));
+        }
         if request.extensions().get::<ByCredential>().is_some() {
             let credential = request
                 .headers()
