@@ -14,6 +14,9 @@
 //! costs two more task spawns, a channel hop and a lock per call. Cancellation, the
 //! in-flight bound and the drain on end of input work as for the requests rmcp serves.
 //!
+//! Once draining (graceful shutdown), nothing more is read: when the requests in flight
+//! have been answered the transport ends, which ends the session.
+//!
 //! Two more guards live here because they sit on the same path:
 //! - a notification before the first request is dropped (rmcp ends the whole session with
 //!   `ExpectedInitializeRequest` on one, which over stdio ends the process);
@@ -59,7 +62,8 @@ pub(crate) struct Direct {
     peer: Arc<OnceLock<Peer<RoleServer>>>,
     lines: LineSender,
     calls: JoinSet<()>,
-    /// Parent of every direct call's cancellation: cancelled when the transport closes.
+    /// Parent of every direct call's cancellation: cancelled when the transport closes, or
+    /// when the server's shutdown grace ends (a child of its hard-stop token).
     closing: CancellationToken,
 }
 
@@ -68,13 +72,14 @@ impl Direct {
         handler: McpHandler,
         peer: Arc<OnceLock<Peer<RoleServer>>>,
         lines: LineSender,
+        closing: CancellationToken,
     ) -> Direct {
         Direct {
             handler,
             peer,
             lines,
             calls: JoinSet::new(),
-            closing: CancellationToken::new(),
+            closing,
         }
     }
 
@@ -142,9 +147,16 @@ impl Direct {
 
     /// At the end of input: let running calls answer for up to [`DRAIN`], then cancel them.
     async fn drain(&mut self) {
+        let closing = self.closing.clone();
         let finished = async { while self.calls.join_next().await.is_some() {} };
-        if tokio::time::timeout(DRAIN, finished).await.is_err() {
-            tracing::warn!("timed out draining in-flight tool calls");
+        tokio::select! {
+            drained = tokio::time::timeout(DRAIN, finished) => {
+                if drained.is_err() {
+                    tracing::warn!("timed out draining in-flight tool calls");
+                }
+            }
+            // The server's shutdown grace is over: cancel at once.
+            () = closing.cancelled() => {}
         }
         self.closing.cancel();
         self.calls.shutdown().await;
@@ -161,7 +173,10 @@ impl Drop for Direct {
 pub(crate) struct Bounded<T> {
     inner: T,
     slots: Arc<Semaphore>,
+    limit: usize,
     held: Held,
+    /// Fires when the server drains: read nothing more.
+    draining: Option<CancellationToken>,
     /// A request read while every slot was taken; it waits here for one.
     parked: Option<JsonRpcRequest<ClientRequest>>,
     /// Whether rmcp has left its pre-initialization loop (see [`ends_initialization`]):
@@ -194,10 +209,26 @@ impl<T> Bounded<T> {
         Bounded {
             inner,
             slots: Arc::new(Semaphore::new(limit.max(1))),
+            limit: limit.max(1),
             held: Arc::default(),
+            draining: None,
             parked: None,
             seen_request: false,
             direct,
+        }
+    }
+
+    /// Stop reading once `draining` fires; end once the requests in flight are answered.
+    pub(crate) fn draining(mut self, draining: CancellationToken) -> Bounded<T> {
+        self.draining = Some(draining);
+        self
+    }
+
+    /// Completes when every request in flight has been answered.
+    fn drained(&self) -> impl Future<Output = ()> + Send + 'static {
+        let (slots, limit) = (self.slots.clone(), self.limit as u32);
+        async move {
+            let _all = slots.acquire_many_owned(limit).await;
         }
     }
 }
@@ -236,6 +267,35 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let Some(draining) = self.draining.clone() else {
+            return self.next().await;
+        };
+        if !draining.is_cancelled() {
+            let next = tokio::select! {
+                next = self.next() => Some(next),
+                _ = draining.cancelled() => None,
+            };
+            if let Some(next) = next {
+                return next;
+            }
+        }
+        self.drained().await;
+        None
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Dropped once drained: its handle on the codec's writer must go before the
+        // codec's close waits for the writer to finish.
+        if let Some(mut direct) = self.direct.take() {
+            direct.drain().await;
+        }
+        self.inner.close().await
+    }
+}
+
+impl<T: Transport<RoleServer>> Bounded<T> {
+    /// The next message to pass on (see the module docs).
+    async fn next(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             if let Some(request) = self.parked.take() {
                 // Cancel-safe: if this wait is dropped, the request stays parked.
@@ -308,14 +368,5 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                 other => return Some(other),
             }
         }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        // Dropped once drained: its handle on the codec's writer must go before the
-        // codec's close waits for the writer to finish.
-        if let Some(mut direct) = self.direct.take() {
-            direct.drain().await;
-        }
-        self.inner.close().await
     }
 }

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::ServeError;
 use super::bounded::{Bounded, Direct};
 use super::codec::LineCodec;
+use super::drain::Drain;
 use super::handler::{McpHandler, Shared};
 use crate::Caller;
 
@@ -26,15 +27,17 @@ pub(crate) struct StreamLimits {
     pub(crate) max_line_length: usize,
 }
 
-/// Serve one MCP session over `read`/`write` until the peer closes it or `shutdown` fires;
-/// `caller`: the caller an authenticated peer's token makes it (`None`: the local caller).
+/// Serve one MCP session over `read`/`write` until the peer closes it or `drain` ends it
+/// (once draining, nothing more is read; the calls in flight finish, or are cancelled when
+/// the grace is over); `caller`: the caller an authenticated peer's token makes it
+/// (`None`: the local caller).
 pub(crate) async fn serve_stream<R, W>(
     shared: Arc<Shared>,
     read: R,
     write: W,
     caller: Option<Caller>,
     limits: StreamLimits,
-    shutdown: CancellationToken,
+    drain: &Drain,
 ) -> Result<(), ServeError>
 where
     R: AsyncRead + Send + Unpin + 'static,
@@ -43,11 +46,17 @@ where
     let codec = LineCodec::new(read, write, limits.max_line_length);
     let handler = McpHandler::new_session_as(shared, caller);
     let peer = Arc::new(OnceLock::new());
-    let direct = codec
-        .sender()
-        .map(|lines| Direct::new(handler.clone(), peer.clone(), lines));
-    let transport = Bounded::new(codec, limits.max_in_flight, direct);
-    let running = match serve_server_with_ct(handler, transport, shutdown.child_token()).await {
+    let direct = codec.sender().map(|lines| {
+        Direct::new(
+            handler.clone(),
+            peer.clone(),
+            lines,
+            drain.hard.child_token(),
+        )
+    });
+    let transport =
+        Bounded::new(codec, limits.max_in_flight, direct).draining(drain.draining.child_token());
+    let running = match serve_server_with_ct(handler, transport, drain.hard.child_token()).await {
         Ok(running) => {
             // From here on the transport serves `tools/call` itself.
             let _ = peer.set(running.peer().clone());
