@@ -40,11 +40,16 @@ fn free_port() -> u16 {
 /// The provider for `http://127.0.0.1:PORT/mcp`, and quickstart serving it there with
 /// `extra` flags.
 async fn start(name: &str, extra: &[&str]) -> (Provider, ServerProcess, String) {
+    start_on("127.0.0.1", name, extra).await
+}
+
+/// [`start`] with the server listening on `ip` (the resource stays on loopback).
+async fn start_on(ip: &str, name: &str, extra: &[&str]) -> (Provider, ServerProcess, String) {
     let port = free_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let provider = Provider::start(&resource).await;
     let scope_map = scratch_file(&format!("{name}.scopes"), SCOPE_MAP);
-    let addr = format!("127.0.0.1:{port}");
+    let addr = format!("{ip}:{port}");
     let mut args = vec![
         "serve",
         "--http",
@@ -64,7 +69,7 @@ async fn start(name: &str, extra: &[&str]) -> (Provider, ServerProcess, String) 
     args.extend_from_slice(extra);
     let server =
         tokio::task::block_in_place(|| ServerProcess::start_cli_http(&quickstart(), &args));
-    assert_eq!(server.endpoint, resource);
+    assert_eq!(server.endpoint, format!("http://{addr}/mcp"));
     (provider, server, resource)
 }
 
@@ -80,7 +85,9 @@ fn post(server: &ServerProcess, authorization: Option<&str>, body: &str) -> (u16
     if let Some(value) = authorization {
         headers.push(("Authorization", value));
     }
-    let (status, response) = http_request(server.authority(), "POST", "/mcp", &headers, body);
+    // A server bound to every interface is reached on loopback.
+    let authority = server.authority().replace("0.0.0.0", "127.0.0.1");
+    let (status, response) = http_request(&authority, "POST", "/mcp", &headers, body);
     (status, header(&response, "www-authenticate"), response)
 }
 
@@ -367,8 +374,18 @@ async fn step_up_answers_403_with_the_scope_to_ask_for_only_when_enabled() {
     assert_eq!(status, 200, "{response}");
     drop(server);
 
-    // Without --step-up (the default) the same call answers like an unknown tool.
-    let (provider, server, _) = start("no-step-up", &["--stateless"]).await;
+    // Without --step-up (the default) the same call answers like an unknown tool. This
+    // server listens on every interface: OAuth counts as authentication, so that is allowed
+    // without --unauthenticated-network-access, and the startup line says so.
+    let (provider, server, _) = start_on("0.0.0.0", "no-step-up", &["--stateless"]).await;
+    let exposure = "(reachable from the network); authentication: OAuth access tokens;";
+    for _ in 0..50 {
+        if server.stderr().contains(exposure) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(server.stderr().contains(exposure), "{}", server.stderr());
     let reader = format!("Bearer {}", provider.token("reader", "notes:read").await);
     let (status, _, hidden) =
         tokio::task::block_in_place(|| post(&server, Some(&reader), &call("tool_toggle")));
