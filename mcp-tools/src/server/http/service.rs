@@ -255,7 +255,7 @@ fn resolve_bearer<R: TokenResolver + ?Sized>(
         ));
     };
     match resolver.resolve(token) {
-        Some(permissions) => Ok(Caller::with_permissions(permissions)),
+        Some(caller) => Ok(caller),
         None => {
             tracing::warn!("rejected an HTTP request with an unknown bearer token");
             Err(Rejection::unauthorized(
@@ -345,7 +345,15 @@ async fn authenticate<B>(
     let caller = authenticator
         .authenticate(&parts)
         .await
-        .map_err(Rejection::into_response)?;
+        .map_err(|rejection| {
+            let mut response = rejection.into_response();
+            // The body is left unread, so the connection cannot carry another request: say so,
+            // or a client may send its retry (with a token) on a connection about to close.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        })?;
     parts.extensions.insert(caller);
     parts.extensions.insert(ByCredential);
     Ok(Request::from_parts(parts, body))
