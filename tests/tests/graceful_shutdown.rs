@@ -47,6 +47,28 @@ fn post(authority: &str, token: &str, body: &str) -> String {
     String::from_utf8_lossy(&response).into_owned()
 }
 
+/// Wait (up to 20 s) until the endless `wait` call has started, as `runs` (a fresh
+/// `wait_runs` call) reports: the calls sent before it are in flight too.
+fn until_the_endless_call_started(runs: impl Fn() -> Value) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while runs()["result"]["structuredContent"]["started"] != 1 {
+        assert!(Instant::now() < deadline, "the wait call never started");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Wait (up to 10 s) until a new connection to `authority` is refused.
+fn until_connections_are_refused(authority: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(authority).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "new connections are still accepted after SIGTERM"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// After SIGTERM: the process exits 0 within the grace plus one second of `signalled`, and
 /// says the call still running was cancelled.
 fn exits_cleanly_within_the_grace(server: &mut ServerProcess, signalled: Instant) {
@@ -101,20 +123,24 @@ fn http_finishes_calls_in_flight_refuses_new_connections_and_cancels_after_the_g
         let body = call_body(1, "sleep", json!({"ms": SHORT_CALL_MS}));
         thread::spawn(move || post(&authority, "shutdown-token", &body))
     };
+    thread::sleep(Duration::from_millis(200));
     let endless = {
         let authority = authority.clone();
         let body = call_body(2, "wait", json!({}));
         thread::spawn(move || post(&authority, "shutdown-token", &body))
     };
-    thread::sleep(Duration::from_millis(300));
+    until_the_endless_call_started(|| {
+        let reply = post(
+            &authority,
+            "shutdown-token",
+            &call_body(3, "wait_runs", json!({})),
+        );
+        let body = reply.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+        serde_json::from_str(body).unwrap_or(Value::Null)
+    });
     server.terminate();
     let signalled = Instant::now();
-    thread::sleep(Duration::from_millis(200));
-    let refused = TcpStream::connect(&authority);
-    assert!(
-        refused.is_err(),
-        "a new connection after SIGTERM is refused"
-    );
+    until_connections_are_refused(&authority);
 
     let reply = short.join().unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
@@ -161,6 +187,30 @@ fn start_calls(read: &mut impl BufRead, write: &mut impl Write) {
     }
 }
 
+/// Call `tool` (no arguments) in a session of its own on `authority`; the reply.
+fn tcp_call(authority: &str, tool: &str) -> Value {
+    let stream = TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut write = stream.try_clone().unwrap();
+    let mut read = BufReader::new(stream);
+    send(&mut write, serde_json::from_str(INITIALIZE).unwrap());
+    let mut line = String::new();
+    read.read_line(&mut line).unwrap();
+    send(
+        &mut write,
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    send(
+        &mut write,
+        serde_json::from_str(&call_body(9, tool, json!({}))).unwrap(),
+    );
+    line.clear();
+    read.read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap_or(Value::Null)
+}
+
 /// Every line until the end of the stream.
 fn lines_until_closed(read: &mut impl BufRead) -> Vec<Value> {
     let mut replies = Vec::new();
@@ -205,14 +255,10 @@ fn tcp_finishes_calls_in_flight_refuses_new_connections_and_cancels_after_the_gr
     let mut write = stream.try_clone().unwrap();
     let mut read = BufReader::new(stream);
     start_calls(&mut read, &mut write);
-    thread::sleep(Duration::from_millis(300));
+    until_the_endless_call_started(|| tcp_call(&authority, "wait_runs"));
     server.terminate();
     let signalled = Instant::now();
-    thread::sleep(Duration::from_millis(200));
-    assert!(
-        TcpStream::connect(&authority).is_err(),
-        "a new connection after SIGTERM is refused"
-    );
+    until_connections_are_refused(&authority);
     let replies = lines_until_closed(&mut read);
     the_short_call_completed_and_the_endless_one_was_cancelled(&replies);
     exits_cleanly_within_the_grace(&mut server, signalled);
@@ -240,7 +286,14 @@ fn stdio_stops_reading_finishes_the_call_in_flight_and_exits() {
         &mut write,
         serde_json::from_str(&call_body(1, "sleep", json!({"ms": SHORT_CALL_MS}))).unwrap(),
     );
-    thread::sleep(Duration::from_millis(300));
+    // Requests are read in order: once `wait_runs` is answered, the sleep is in flight.
+    send(
+        &mut write,
+        serde_json::from_str(&call_body(5, "wait_runs", json!({}))).unwrap(),
+    );
+    line.clear();
+    read.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":5"), "{line}");
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

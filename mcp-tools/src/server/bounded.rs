@@ -62,8 +62,7 @@ pub(crate) struct Direct {
     peer: Arc<OnceLock<Peer<RoleServer>>>,
     lines: LineSender,
     calls: JoinSet<()>,
-    /// Parent of every direct call's cancellation: cancelled when the transport closes, or
-    /// when the server's shutdown grace ends (a child of its hard-stop token).
+    /// Parent of every direct call's cancellation: cancelled when the transport closes.
     closing: CancellationToken,
 }
 
@@ -72,15 +71,20 @@ impl Direct {
         handler: McpHandler,
         peer: Arc<OnceLock<Peer<RoleServer>>>,
         lines: LineSender,
-        closing: CancellationToken,
     ) -> Direct {
         Direct {
             handler,
             peer,
             lines,
             calls: JoinSet::new(),
-            closing,
+            closing: CancellationToken::new(),
         }
+    }
+
+    /// Cancel the direct calls when `hard` fires (the end of a shutdown grace), too.
+    pub(crate) fn cancelled_by(mut self, hard: &CancellationToken) -> Direct {
+        self.closing = hard.child_token();
+        self
     }
 
     /// The session's peer when `request` can be served directly: a `tools/call` of a
@@ -147,16 +151,9 @@ impl Direct {
 
     /// At the end of input: let running calls answer for up to [`DRAIN`], then cancel them.
     async fn drain(&mut self) {
-        let closing = self.closing.clone();
         let finished = async { while self.calls.join_next().await.is_some() {} };
-        tokio::select! {
-            drained = tokio::time::timeout(DRAIN, finished) => {
-                if drained.is_err() {
-                    tracing::warn!("timed out draining in-flight tool calls");
-                }
-            }
-            // The server's shutdown grace is over: cancel at once.
-            () = closing.cancelled() => {}
+        if tokio::time::timeout(DRAIN, finished).await.is_err() {
+            tracing::warn!("timed out draining in-flight tool calls");
         }
         self.closing.cancel();
         self.calls.shutdown().await;

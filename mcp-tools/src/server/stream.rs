@@ -29,8 +29,8 @@ pub(crate) struct StreamLimits {
 
 /// Serve one MCP session over `read`/`write` until the peer closes it or `drain` ends it
 /// (once draining, nothing more is read; the calls in flight finish, or are cancelled when
-/// the grace is over); `caller`: the caller an authenticated peer's token makes it
-/// (`None`: the local caller).
+/// the grace is over);
+/// `caller`: the caller an authenticated peer's token makes it (`None`: the local caller).
 pub(crate) async fn serve_stream<R, W>(
     shared: Arc<Shared>,
     read: R,
@@ -46,14 +46,9 @@ where
     let codec = LineCodec::new(read, write, limits.max_line_length);
     let handler = McpHandler::new_session_as(shared, caller);
     let peer = Arc::new(OnceLock::new());
-    let direct = codec.sender().map(|lines| {
-        Direct::new(
-            handler.clone(),
-            peer.clone(),
-            lines,
-            drain.hard.child_token(),
-        )
-    });
+    let direct = codec
+        .sender()
+        .map(|lines| Direct::new(handler.clone(), peer.clone(), lines).cancelled_by(&drain.hard));
     let transport =
         Bounded::new(codec, limits.max_in_flight, direct).draining(drain.draining.child_token());
     let running = match serve_server_with_ct(handler, transport, drain.hard.child_token()).await {

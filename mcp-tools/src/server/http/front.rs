@@ -182,38 +182,33 @@ impl<M: SessionManager> Front<M> {
             .unwrap_or_else(|_| Reply::abandoned())
     }
 
-    /// Who owns the sessions this request opens or uses: the credential [`AuthLayer`]
-    /// checked (the `Authorization` header), else the subject and client of a [`Caller`]
-    /// the application put in the extensions; `None` for the local caller.
-    ///
-    /// [`AuthLayer`]: super::AuthLayer
+    /// Who owns the sessions this request opens or uses (`None`: the local caller). A
+    /// caller with a subject or client (OAuth, or a [`Caller`] the application inserted)
+    /// keeps its sessions across token refreshes: they belong to the subject and client.
+    /// Any other caller the authenticator checked owns its sessions by its credential (the
+    /// `Authorization` header: a static token owns its own).
     fn principal<B>(&self, request: &Request<B>) -> Principal {
         let sessions = self.sessions.as_ref()?;
-        // An OAuth caller (it has a client id) keeps its sessions across token refreshes.
-        let oauth = request
-            .extensions()
-            .get::<Caller>()
-            .and_then(|caller| Some((caller.subject()?, caller.client_id()?)));
-        if let Some((subject, client)) = oauth {
-            return Some(sessions.principal(format!("oauth\0{subject}\0{client}").as_bytes()));
-        }
-        if request.extensions().get::<ByCredential>().is_some() {
-            let credential = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .map_or(&b""[..], HeaderValue::as_bytes);
-            return Some(sessions.principal(credential));
-        }
         let caller = request.extensions().get::<Caller>()?;
         if caller.is_local() {
             return None;
         }
-        let who = format!(
-            "{}\0{}",
-            caller.subject().unwrap_or(""),
-            caller.client_id().unwrap_or("")
-        );
-        Some(sessions.principal(who.as_bytes()))
+        let by_credential = request.extensions().get::<ByCredential>().is_some();
+        let owner = match (caller.subject(), caller.client_id()) {
+            (None, None) if by_credential => {
+                let mut owner = b"credential\0".to_vec();
+                let credential = request.headers().get(header::AUTHORIZATION);
+                owner.extend_from_slice(credential.map_or(&b""[..], HeaderValue::as_bytes));
+                owner
+            }
+            (subject, client) => format!(
+                "caller\0{}\0{}",
+                subject.unwrap_or_default(),
+                client.unwrap_or_default()
+            )
+            .into_bytes(),
+        };
+        Some(sessions.principal(&owner))
     }
 
     /// The `403 insufficient_scope` answer to a `tools/call` naming a tool the caller's

@@ -58,9 +58,19 @@ pub use reply::{Abandoned, Reply};
 use reply::{plain, respond};
 pub use service::{AuthLayer, Authenticated, Authenticator, McpService, Rejection};
 
-/// The liveness endpoint of `serve_http`: `200` while the process serves.
+/// The liveness endpoint of `serve_http`: `GET` answers `200` while the process serves
+/// (no token needed).
+///
+/// ```
+/// assert_eq!(mcp_tools::server::HEALTH_PATH, "/healthz");
+/// ```
 pub const HEALTH_PATH: &str = "/healthz";
-/// The readiness endpoint of `serve_http`: `200` while accepting, `503` once draining.
+/// The readiness endpoint of `serve_http`: `GET` answers `200` while accepting, `503` once
+/// a graceful shutdown started (no token needed).
+///
+/// ```
+/// assert_eq!(mcp_tools::server::READY_PATH, "/readyz");
+/// ```
 pub const READY_PATH: &str = "/readyz";
 
 /// Serve streamable HTTP on `listener` until `drain` says stop; at most `max_in_flight`
