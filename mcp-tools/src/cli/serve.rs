@@ -1,6 +1,6 @@
 //! `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F]
-//! [--unauthenticated-network-access] [--stateless] [--page-size N] [--max-in-flight N]
-//! [HTTP limits]`: the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
+//! [--unauthenticated-network-access] [--stateless] [--replica-id NAME] [--page-size N]
+//! [--max-in-flight N] [HTTP limits]`: the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
 //! Unix print the address bound and a line saying what is exposed (reach, authentication,
 //! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
 //! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
@@ -88,6 +88,16 @@ pub(crate) fn command() -> Command {
                 .requires("http")
                 .conflicts_with_all(["stdio", "tcp"])
                 .help("HTTP without sessions: every request is served on its own"),
+        )
+        .arg(
+            Arg::new("replica_id")
+                .long("replica-id")
+                .value_name("NAME")
+                .requires("http")
+                .help(
+                    "HTTP: name this replica in an `Mcp-Replica: NAME` header on every response \
+                     (e.g. the pod name behind a load balancer)",
+                ),
         )
         .arg(
             Arg::new("tls_cert")
@@ -281,6 +291,9 @@ pub(crate) async fn run(
         );
         if let Some(table) = tokens {
             options = options.tokens(table);
+        }
+        if let Some(id) = matches.get_one::<String>("replica_id") {
+            options = options.replica_id(id);
         }
         if let (Some(cert), Some(key)) = (
             matches.get_one::<PathBuf>("tls_cert"),

@@ -37,6 +37,9 @@ const SESSION_NOT_FOUND: i64 = -32001;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
+/// The response header naming the replica that answered ([`HttpOptions::replica_id`](super::HttpOptions::replica_id)).
+pub(super) const REPLICA_HEADER: &str = "mcp-replica";
+
 /// Everything between hyper and rmcp's service.
 pub(super) struct Front<M> {
     pub(super) service: StreamableHttpService<McpHandler, M>,
@@ -46,6 +49,8 @@ pub(super) struct Front<M> {
     pub(super) sessions: Option<Arc<Sessions>>,
     pub(super) in_flight: Arc<Semaphore>,
     pub(super) limits: HttpLimits,
+    /// The `Mcp-Replica` header's value, when this process has a replica id.
+    pub(super) replica: Option<HeaderValue>,
 }
 
 impl<M: SessionManager> Front<M> {

@@ -60,6 +60,7 @@ pub(crate) async fn serve(
     tracing::info!(
         url = %format!("http://{bound}{}", options.path),
         stateful = options.stateful,
+        replica = options.replica_id.as_deref().unwrap_or(""),
         tokens = options.tokens.is_some(),
         limits = ?options.limits,
         "serving MCP over streamable HTTP"
@@ -124,6 +125,9 @@ async fn accept_loop<M: SessionManager>(
         sessions: sessions.map(Arc::new),
         in_flight: Arc::new(Semaphore::new(max_in_flight.max(1))),
         limits,
+        replica: options
+            .replica_id
+            .and_then(|id| http::HeaderValue::from_str(&id).ok()),
     });
     let connections = Arc::new(Connections::new(limits.max_connections));
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -157,7 +161,15 @@ async fn accept_loop<M: SessionManager>(
                 let connection = connection.clone();
                 // Busy from the moment the request's head is read.
                 let busy = connection.busy();
-                async move { front.handle(request, &connection, busy).await }
+                async move {
+                    let mut response = front.handle(request, &connection, busy).await?;
+                    if let Some(replica) = &front.replica {
+                        response
+                            .headers_mut()
+                            .insert(front::REPLICA_HEADER, replica.clone());
+                    }
+                    Ok::<_, reply::Abandoned>(response)
+                }
             });
             let socket = Socket::new(stream, admitted.connection.clone());
             let Some(socket) = secure(socket, tls.as_ref(), limits.header_timeout, peer).await

@@ -48,6 +48,7 @@ pub struct HttpOptions {
     pub(crate) tokens: Option<Arc<dyn TokenResolver>>,
     pub(crate) path: String,
     pub(crate) limits: HttpLimits,
+    pub(crate) replica_id: Option<String>,
     tls: Option<Tls>,
 }
 
@@ -97,6 +98,7 @@ impl Default for HttpOptions {
             tokens: None,
             path: "/mcp".into(),
             limits: HttpLimits::default(),
+            replica_id: None,
             tls: None,
         }
     }
@@ -111,6 +113,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("tokens", &self.tokens.is_some())
             .field("path", &self.path)
             .field("limits", &self.limits)
+            .field("replica_id", &self.replica_id)
             .field("tls", &self.tls.is_some())
             .finish()
     }
@@ -193,6 +196,26 @@ impl HttpOptions {
         } else {
             format!("/{path}")
         };
+        self
+    }
+
+    /// Name this process in an `Mcp-Replica: <id>` header on every response, so a client,
+    /// a load balancer's log or a test can tell which of several replicas behind one
+    /// address answered (see `docs/deploy.md`). Characters outside visible ASCII become
+    /// `_`, and the id is cut at 64 characters.
+    ///
+    /// ```
+    /// let options = mcp_tools::server::HttpOptions::default().replica_id("mcp-7c9f");
+    /// # let _ = options;
+    /// ```
+    pub fn replica_id(mut self, id: impl Into<String>) -> HttpOptions {
+        let id: String = id
+            .into()
+            .chars()
+            .take(64)
+            .map(|c| if c.is_ascii_graphic() { c } else { '_' })
+            .collect();
+        self.replica_id = (!id.is_empty()).then_some(id);
         self
     }
 
