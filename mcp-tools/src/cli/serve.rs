@@ -4,7 +4,9 @@
 //! Unix print the address bound and a line saying what is exposed (reach, authentication,
 //! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
 //! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
-//! `--session-timeout`, `--disconnect-grace`.
+//! `--session-timeout`, `--disconnect-grace`. On SIGTERM or SIGINT every transport shuts
+//! down gracefully: calls in flight get `--shutdown-grace` to finish, then are cancelled,
+//! and the process exits 0.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -135,6 +137,16 @@ pub(crate) fn command() -> Command {
                      connections on HTTP; more wait their turn (default 256)",
                 ),
         )
+        .arg(
+            Arg::new("shutdown_grace")
+                .long("shutdown-grace")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "On SIGTERM or SIGINT: stop accepting, let calls in flight finish for up to \
+                     TIME, then cancel them and exit 0 (default 10s)",
+                ),
+        )
         .args(http_limits())
 }
 
@@ -253,7 +265,7 @@ fn positive(text: &str) -> Result<usize, String> {
 }
 
 /// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
-/// process gets Ctrl-C / SIGTERM (HTTP, TCP).
+/// process gets Ctrl-C / SIGTERM (then shut down gracefully, on every transport).
 pub(crate) async fn run(
     registry: Registry,
     name: &str,
@@ -270,6 +282,9 @@ pub(crate) async fn run(
     }
     if let Some(limit) = matches.get_one::<usize>("max_in_flight") {
         server = server.max_in_flight(*limit);
+    }
+    if let Some(grace) = matches.get_one::<Duration>("shutdown_grace") {
+        server = server.shutdown_grace(*grace);
     }
     if matches.get_flag("unauthenticated_network_access") {
         server = server.unauthenticated_network_access();
@@ -408,7 +423,7 @@ async fn stop_on_signal(stop: CancellationToken) {
     }
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
-    tracing::info!("stopping the server");
+    print_err("shutting down: accepting nothing new; calls in flight may finish\n");
     stop.cancel();
 }
 

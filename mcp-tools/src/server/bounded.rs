@@ -7,6 +7,9 @@
 //! memory. Notifications read before that request still go through at once, so a client
 //! that is not over the bound can always cancel a running call.
 //!
+//! Once draining (graceful shutdown), nothing more is read: when the requests in flight
+//! have been answered the transport ends, which ends the session.
+//!
 //! Two more guards live here because they sit on the same path:
 //! - a notification before the first request is dropped (rmcp ends the whole session with
 //!   `ExpectedInitializeRequest` on one, which over stdio ends the process);
@@ -24,6 +27,7 @@ use rmcp::model::{
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 type Held = Arc<Mutex<HashMap<RequestId, OwnedSemaphorePermit>>>;
 
@@ -31,7 +35,10 @@ type Held = Arc<Mutex<HashMap<RequestId, OwnedSemaphorePermit>>>;
 pub(crate) struct Bounded<T> {
     inner: T,
     slots: Arc<Semaphore>,
+    limit: usize,
     held: Held,
+    /// Fires when the server drains: read nothing more.
+    draining: Option<CancellationToken>,
     /// A request read while every slot was taken; it waits here for one.
     parked: Option<JsonRpcRequest<ClientRequest>>,
     /// Whether rmcp has left its pre-initialization loop (see [`ends_initialization`]):
@@ -61,9 +68,25 @@ impl<T> Bounded<T> {
         Bounded {
             inner,
             slots: Arc::new(Semaphore::new(limit.max(1))),
+            limit: limit.max(1),
             held: Arc::default(),
+            draining: None,
             parked: None,
             seen_request: false,
+        }
+    }
+
+    /// Stop reading once `draining` fires; end once the requests in flight are answered.
+    pub(crate) fn draining(mut self, draining: CancellationToken) -> Bounded<T> {
+        self.draining = Some(draining);
+        self
+    }
+
+    /// Completes when every request in flight has been answered.
+    fn drained(&self) -> impl Future<Output = ()> + Send + 'static {
+        let (slots, limit) = (self.slots.clone(), self.limit as u32);
+        async move {
+            let _all = slots.acquire_many_owned(limit).await;
         }
     }
 }
@@ -102,6 +125,30 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let Some(draining) = self.draining.clone() else {
+            return self.next().await;
+        };
+        if !draining.is_cancelled() {
+            let next = tokio::select! {
+                next = self.next() => Some(next),
+                _ = draining.cancelled() => None,
+            };
+            if let Some(next) = next {
+                return next;
+            }
+        }
+        self.drained().await;
+        None
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.inner.close().await
+    }
+}
+
+impl<T: Transport<RoleServer>> Bounded<T> {
+    /// The next message to pass on (see the module docs).
+    async fn next(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             if let Some(request) = self.parked.take() {
                 // Cancel-safe: if this wait is dropped, the request stays parked.
@@ -158,9 +205,5 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                 other => return Some(other),
             }
         }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close().await
     }
 }

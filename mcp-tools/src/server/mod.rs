@@ -53,6 +53,7 @@ mod builder;
 mod client_requests;
 mod codec;
 mod convert;
+mod drain;
 mod exposure;
 mod handler;
 mod http;
@@ -95,7 +96,10 @@ pub use auth::{TokenResolver, TokenTable, TokensFileError};
 pub use builder::UnixServer;
 pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
-pub use http::HttpOptions;
+pub use http::{
+    Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, McpService,
+    READY_PATH, Rejection, Reply,
+};
 pub use private_file::ExposedFile;
 pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};
 #[cfg(feature = "tls")]

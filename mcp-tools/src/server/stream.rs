@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::ServeError;
 use super::bounded::Bounded;
 use super::codec::LineCodec;
+use super::drain::Drain;
 use super::handler::{McpHandler, Shared};
 use crate::Caller;
 
@@ -26,24 +27,27 @@ pub(crate) struct StreamLimits {
     pub(crate) max_line_length: usize,
 }
 
-/// Serve one MCP session over `read`/`write` until the peer closes it or `shutdown` fires;
-/// `caller`: the caller an authenticated peer's token makes it (`None`: the local caller).
+/// Serve one MCP session over `read`/`write` until the peer closes it or `drain` ends it
+/// (once draining, nothing more is read; the calls in flight finish, or are cancelled when
+/// the grace is over); `caller`: the caller an authenticated peer's token makes it
+/// (`None`: the local caller).
 pub(crate) async fn serve_stream<R, W>(
     shared: Arc<Shared>,
     read: R,
     write: W,
     caller: Option<Caller>,
     limits: StreamLimits,
-    shutdown: CancellationToken,
+    drain: &Drain,
 ) -> Result<(), ServeError>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let codec = LineCodec::new(read, write, limits.max_line_length);
-    let transport = Bounded::new(codec, limits.max_in_flight);
+    let transport =
+        Bounded::new(codec, limits.max_in_flight).draining(drain.draining.child_token());
     let handler = McpHandler::new_session_as(shared, caller);
-    let running = match serve_server_with_ct(handler, transport, shutdown.child_token()).await {
+    let running = match serve_server_with_ct(handler, transport, drain.hard.child_token()).await {
         Ok(running) => running,
         Err(ServerInitializeError::ConnectionClosed(_)) => {
             tracing::info!("the client closed the connection before initializing");

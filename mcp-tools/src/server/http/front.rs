@@ -1,7 +1,7 @@
-//! The front door in front of rmcp's `StreamableHttpService`: the endpoint path, bearer
-//! tokens, the body read and checked by our codec (every bad body gets a JSON-RPC error
-//! with `400`), sessions (the cap, their owners, no second `initialize`), the bound on
-//! requests in flight, and the disconnect policy.
+//! The front door in front of rmcp's `StreamableHttpService`: the body read and checked
+//! by our codec (every bad body gets a JSON-RPC error with `400`), sessions (the cap, their
+//! owners, no second `initialize`), the bound on requests in flight, and the disconnect
+//! policy. Authentication runs first (`service.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +9,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Either, Full, Limited};
-use hyper::body::Incoming;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
@@ -17,16 +16,14 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::connections::{Busy, Connection};
 use super::options::HttpLimits;
 use super::reply::{
-    Abandoned, Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, orphaned, plain,
-    respond, settle_stream,
+    Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, orphaned, respond,
+    settle_stream,
 };
+use super::service::{Authenticator, ByCredential, RequestBody};
 use super::sessions::{Principal, Sessions};
 use crate::Caller;
-use crate::server::TokenResolver;
-use crate::server::auth::bearer_token;
 use crate::server::codec::{INVALID_REQUEST, PARSE_ERROR, decode_document};
 use crate::server::handler::McpHandler;
 
@@ -37,42 +34,36 @@ const SESSION_NOT_FOUND: i64 = -32001;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// The response header naming the replica that answered ([`HttpOptions::replica_id`](super::HttpOptions::replica_id)).
-pub(super) const REPLICA_HEADER: &str = "mcp-replica";
+/// Put in a request's extensions by the accept loop: fires when the client closes its
+/// side of the connection (a mounted endpoint has none and never sees it fire).
+#[derive(Clone)]
+pub(super) struct ClientGone(pub(super) CancellationToken);
 
-/// Everything between hyper and rmcp's service.
+/// Everything between the HTTP server and rmcp's service.
 pub(super) struct Front<M> {
     pub(super) service: StreamableHttpService<McpHandler, M>,
-    pub(super) path: String,
-    pub(super) tokens: Option<Arc<dyn TokenResolver>>,
+    /// [`HttpOptions::authenticator`](super::HttpOptions::authenticator)'s check, when set.
+    pub(super) authenticator: Option<Arc<dyn Authenticator>>,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
     pub(super) in_flight: Arc<Semaphore>,
+    pub(super) max_in_flight: usize,
     pub(super) limits: HttpLimits,
-    /// The `Mcp-Replica` header's value, when this process has a replica id.
-    pub(super) replica: Option<HeaderValue>,
 }
 
 impl<M: SessionManager> Front<M> {
-    /// Answer one request on `connection` (marked `busy` by the caller as the request
-    /// arrived); `Err` ends the connection without a reply (the client left and its call
-    /// was given up).
-    pub(super) async fn handle(
-        &self,
-        mut request: Request<Incoming>,
-        connection: &Arc<Connection>,
-        busy: Busy,
-    ) -> Result<Response<Reply>, Abandoned> {
-        if request.uri().path() != self.path {
-            return Ok(plain(
-                StatusCode::NOT_FOUND,
-                &format!("Not Found: the MCP endpoint is {}", self.path),
-            ));
-        }
-        let principal = match self.authorize(&mut request) {
-            Ok(principal) => principal,
-            Err(response) => return Ok(*response),
+    /// Answer one request. A call whose client left (and stayed away for the grace
+    /// period) gets a reply whose body fails at once, which ends the connection.
+    pub(super) async fn handle(&self, request: Request<RequestBody>) -> Response<Reply> {
+        let request = match self.authenticate(request).await {
+            Ok(request) => request,
+            Err(refusal) => return refusal,
         };
+        let client_closed = request
+            .extensions()
+            .get::<ClientGone>()
+            .map_or_else(CancellationToken::new, |gone| gone.0.clone());
+        let principal = self.principal(&request);
         let session = request
             .headers()
             .get(SESSION_HEADER)
@@ -82,20 +73,20 @@ impl<M: SessionManager> Front<M> {
             && !sessions.usable(id, principal).await
         {
             // An unknown session and another caller's session look the same.
-            return Ok(json_error(
+            return json_error(
                 StatusCode::NOT_FOUND,
                 Value::Null,
                 SESSION_NOT_FOUND,
                 "Session not found".into(),
-            ));
+            );
         }
         let holds_permit = request.method() == Method::POST;
         let json = prefers_json(request.headers());
         // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
         let (message, request) = if holds_permit && is_json(&request) {
-            match self.read_body(request, &connection.client_closed).await {
+            match self.read_body(request, &client_closed).await {
                 Ok((message, request)) => (Some(message), request.map(Either::Left)),
-                Err(response) => return Ok(*response),
+                Err(response) => return *response,
             }
         } else {
             (None, request.map(Either::Right))
@@ -108,12 +99,12 @@ impl<M: SessionManager> Front<M> {
             _ => (Value::Null, false),
         };
         if initialize && session.is_some() {
-            return Ok(json_error(
+            return json_error(
                 StatusCode::BAD_REQUEST,
                 id,
                 INVALID_REQUEST,
                 "Invalid Request: this session is already initialized".into(),
-            ));
+            );
         }
         let permit = if holds_permit {
             self.in_flight.clone().acquire_owned().await.ok()
@@ -121,7 +112,7 @@ impl<M: SessionManager> Front<M> {
             None
         };
         let holds = Holds {
-            _busy: Some(busy),
+            _busy: None,
             _permit: permit,
         };
         let opens_session = initialize && self.sessions.is_some();
@@ -133,7 +124,7 @@ impl<M: SessionManager> Front<M> {
                         max = sessions.max(),
                         "refused a session: the cap is reached"
                     );
-                    return Ok(json_error(
+                    return json_error(
                         StatusCode::SERVICE_UNAVAILABLE,
                         id,
                         SERVER_BUSY,
@@ -142,7 +133,7 @@ impl<M: SessionManager> Front<M> {
                              retry later",
                             sessions.max()
                         ),
-                    ));
+                    );
                 }
                 Some(guard)
             }
@@ -151,7 +142,7 @@ impl<M: SessionManager> Front<M> {
         let grace = self.limits.disconnect_grace;
         let response = tokio::select! {
             response = self.service.handle(request) => response,
-            _ = orphaned(connection.client_closed.clone(), grace) => return Err(Abandoned),
+            _ = orphaned(client_closed.clone(), grace) => return Reply::abandoned(),
         };
         if opens_session
             && let (Some(sessions), Some(created)) = (
@@ -166,7 +157,7 @@ impl<M: SessionManager> Front<M> {
         }
         drop(_opening);
         if !(holds_permit && is_event_stream(&response)) {
-            return Ok(from_rmcp(response, holds));
+            return from_rmcp(response, holds);
         }
         let call = match (&self.sessions, session, &message) {
             (Some(sessions), Some(session), Some(ClientJsonRpcMessage::Request(_))) => {
@@ -178,56 +169,42 @@ impl<M: SessionManager> Front<M> {
             }
             _ => None,
         };
-        settle_stream(
-            response,
-            json,
-            holds,
-            call,
-            &connection.client_closed,
-            grace,
-        )
-        .await
+        settle_stream(response, json, holds, call, &client_closed, grace)
+            .await
+            .unwrap_or_else(|_| Reply::abandoned())
     }
 
-    /// Check the bearer token (when tokens are in use) and attach the caller's
-    /// permissions to the request.
-    fn authorize(
-        &self,
-        request: &mut Request<Incoming>,
-    ) -> Result<Principal, Box<Response<Reply>>> {
-        let Some(resolver) = &self.tokens else {
-            return Ok(None);
-        };
-        let token = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(bearer_token);
-        let Some(token) = token else {
-            return Err(Box::new(unauthorized(
-                None,
-                "this server needs an 'Authorization: Bearer <token>' header",
-            )));
-        };
-        let Some(permissions) = resolver.resolve(token) else {
-            tracing::warn!("rejected an HTTP request with an unknown bearer token");
-            return Err(Box::new(unauthorized(
-                Some("invalid_token"),
-                "the bearer token is not valid",
-            )));
-        };
-        let principal = self.sessions.as_ref().map(|s| s.principal(token));
-        request
-            .extensions_mut()
-            .insert(Caller::with_permissions(permissions));
-        Ok(principal)
+    /// Who owns the sessions this request opens or uses: the credential [`AuthLayer`]
+    /// checked (the `Authorization` header), else the subject and client of a [`Caller`]
+    /// the application put in the extensions; `None` for the local caller.
+    ///
+    /// [`AuthLayer`]: super::AuthLayer
+    fn principal<B>(&self, request: &Request<B>) -> Principal {
+        let sessions = self.sessions.as_ref()?;
+        if request.extensions().get::<ByCredential>().is_some() {
+            let credential = request
+                .headers()
+                .get(header::AUTHORIZATION)
+                .map_or(&b""[..], HeaderValue::as_bytes);
+            return Some(sessions.principal(credential));
+        }
+        let caller = request.extensions().get::<Caller>()?;
+        if caller.is_local() {
+            return None;
+        }
+        let who = format!(
+            "{}\0{}",
+            caller.subject().unwrap_or(""),
+            caller.client_id().unwrap_or("")
+        );
+        Some(sessions.principal(who.as_bytes()))
     }
 
     /// Read the whole body (up to the cap) and check it with the codec: the message, and
     /// the request with the body bytes for rmcp; or the error reply.
     async fn read_body(
         &self,
-        request: Request<Incoming>,
+        request: Request<RequestBody>,
         client_closed: &CancellationToken,
     ) -> Result<(ClientJsonRpcMessage, Request<Full<Bytes>>), Box<Response<Reply>>> {
         let max = self.limits.max_body_bytes;
@@ -311,23 +288,6 @@ fn is_json<B>(request: &Request<B>) -> bool {
             let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
             essence.trim().eq_ignore_ascii_case("application/json")
         })
-}
-
-fn unauthorized(error: Option<&str>, message: &str) -> Response<Reply> {
-    let mut response = plain(
-        StatusCode::UNAUTHORIZED,
-        &format!("Unauthorized: {message}"),
-    );
-    let challenge = match error {
-        Some(code) => format!("Bearer realm=\"mcp\", error=\"{code}\""),
-        None => "Bearer realm=\"mcp\"".to_string(),
-    };
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
 }
 
 /// True when the client's `Accept` ranks `application/json` above `text/event-stream`

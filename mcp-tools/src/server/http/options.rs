@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::service::Authenticator;
 use crate::server::auth::{TokenResolver, TokenTable, TokensFileError};
 
 /// Options of the streamable HTTP transport.
@@ -45,7 +46,7 @@ pub struct HttpOptions {
     pub(crate) stateful: bool,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
-    pub(crate) tokens: Option<Arc<dyn TokenResolver>>,
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
     pub(crate) path: String,
     pub(crate) limits: HttpLimits,
     pub(crate) replica_id: Option<String>,
@@ -95,7 +96,7 @@ impl Default for HttpOptions {
                 .iter()
                 .flat_map(|scheme| loopback.iter().map(move |h| format!("{scheme}://{h}:*")))
                 .collect(),
-            tokens: None,
+            authenticator: None,
             path: "/mcp".into(),
             limits: HttpLimits::default(),
             replica_id: None,
@@ -110,7 +111,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("stateful", &self.stateful)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
-            .field("tokens", &self.tokens.is_some())
+            .field("authenticator", &self.authenticator.is_some())
             .field("path", &self.path)
             .field("limits", &self.limits)
             .field("replica_id", &self.replica_id)
@@ -154,8 +155,27 @@ impl HttpOptions {
     /// permissions `resolver` maps its token to. A missing or unknown token gets `401`.
     /// A session belongs to the token that created it: any other token presenting its
     /// id gets the `404` of an unknown session.
-    pub fn tokens(mut self, resolver: impl TokenResolver) -> HttpOptions {
-        self.tokens = Some(Arc::new(resolver));
+    pub fn tokens(self, resolver: impl TokenResolver) -> HttpOptions {
+        self.authenticator(resolver)
+    }
+
+    /// Authenticate every request with `authenticator` (a [`TokenResolver`] is one, see
+    /// [`tokens`](Self::tokens)): a refused request gets its
+    /// [`Rejection`](crate::server::Rejection); an accepted one is served as the
+    /// [`Caller`](crate::Caller) it returned. Sessions belong to the credential (the
+    /// `Authorization` header) that opened them. The same check as
+    /// [`AuthLayer`](crate::server::AuthLayer), applied by
+    /// [`Server::serve_http`](crate::server::Server::serve_http) and
+    /// [`Server::http_service`](crate::server::Server::http_service).
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, server::HttpOptions};
+    /// let options = HttpOptions::default()
+    ///     .authenticator(|token: &str| (token == "s3cret").then(|| PermissionSet::new(["READ"])));
+    /// # let _ = options;
+    /// ```
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> HttpOptions {
+        self.authenticator = Some(Arc::new(authenticator));
         self
     }
 

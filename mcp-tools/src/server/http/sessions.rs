@@ -10,7 +10,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::{Value, json};
 
-/// Who opened a session: a keyed hash of the bearer token (`None` without tokens).
+/// Who opened a session: a keyed hash of its credential (`None`: the local caller).
 pub(super) type Principal = Option<u64>;
 
 /// The live sessions of a stateful server.
@@ -36,9 +36,9 @@ impl Sessions {
         }
     }
 
-    /// The principal presenting `token`.
-    pub(super) fn principal(&self, token: &str) -> u64 {
-        self.keys.hash_one(token)
+    /// The principal presenting `credential`.
+    pub(super) fn principal(&self, credential: &[u8]) -> u64 {
+        self.keys.hash_one(credential)
     }
 
     /// The cap on live sessions.
