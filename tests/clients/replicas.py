@@ -61,6 +61,7 @@ class Recorder:
                 "rpc": rpc,
                 "status": response.status_code,
                 "replica": response.headers.get("mcp-replica"),
+                "session": response.headers.get("mcp-session-id"),
             }
         )
 

@@ -217,7 +217,9 @@ async fn accept_loop(
                     let mut response = site.route(request).await;
                     response.body_mut().hold(busy);
                     if let Some(replica) = &site.replica {
-                        response.headers_mut().insert(REPLICA_HEADER, replica.clone());
+                        response
+                            .headers_mut()
+                            .insert(REPLICA_HEADER, replica.clone());
                     }
                     Ok::<_, Infallible>(response)
                 }
