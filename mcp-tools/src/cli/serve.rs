@@ -1,5 +1,5 @@
 //! `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F]
-//! [--unauthenticated-network-access] [--stateless] [--replica-id NAME] [--page-size N]
+//! [--unauthenticated-network-access] [--stateless] [--allow-host HOST] [--replica-id NAME] [--page-size N]
 //! [--max-in-flight N] [HTTP limits]`: the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
 //! Unix print the address bound and a line saying what is exposed (reach, authentication,
 //! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
@@ -90,6 +90,18 @@ pub(crate) fn command() -> Command {
                 .requires("http")
                 .conflicts_with_all(["stdio", "tcp"])
                 .help("HTTP without sessions: every request is served on its own"),
+        )
+        .arg(
+            Arg::new("allow_host")
+                .long("allow-host")
+                .value_name("HOST")
+                .action(ArgAction::Append)
+                .requires("http")
+                .help(
+                    "HTTP: also accept requests whose Host is HOST (a name, or name:port; \
+                     repeatable), e.g. the name clients reach a load balancer or a Service by; \
+                     loopback names are always accepted",
+                ),
         )
         .arg(
             Arg::new("replica_id")
@@ -306,6 +318,9 @@ pub(crate) async fn run(
         );
         if let Some(table) = tokens {
             options = options.tokens(table);
+        }
+        for host in matches.get_many::<String>("allow_host").into_iter().flatten() {
+            options = options.allow_host(host);
         }
         if let Some(id) = matches.get_one::<String>("replica_id") {
             options = options.replica_id(id);
