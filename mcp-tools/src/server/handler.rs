@@ -13,10 +13,10 @@ use rmcp::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
@@ -25,10 +25,12 @@ use super::convert;
 use super::notify::ListChanged;
 use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
+use super::request_state::{self, Round, Sealing};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::Caller;
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::echo;
+use crate::output::result::ToolResult;
 use crate::registry::Registry;
 
 /// Methods this server implements: a custom request naming one had unusable params.
@@ -61,6 +63,8 @@ pub(crate) struct Shared {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// How long a tool's sampling or elicitation request may wait for the client.
     pub(crate) client_timeout: Duration,
+    /// How `requestState` is sealed for resumable calls (2026-07-28).
+    pub(crate) sealing: Sealing,
 }
 
 /// State of one MCP session (a stdio or TCP connection, an HTTP session).
@@ -161,6 +165,16 @@ impl McpHandler {
     /// The context a tool, resource, prompt or completion fn gets for this request: its
     /// id, cancellation, and the client (progress, logs, sampling, elicitation).
     pub(super) fn tool_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
+        self.context_in_round(context, None)
+    }
+
+    /// [`tool_context`](Self::tool_context) for a round of a resumable call (2026-07-28):
+    /// its sampling and elicitation requests go to `round`.
+    fn context_in_round(
+        &self,
+        context: &RequestContext<RoleServer>,
+        round: Option<Arc<Round>>,
+    ) -> ToolContext {
         let peer = RequestPeer {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
@@ -168,11 +182,66 @@ impl McpHandler {
             capabilities: context.client_capabilities(),
             client_timeout: self.shared.client_timeout,
             modern: is_modern(context),
+            round,
         };
         ToolContext::default()
             .with_request_id(context.id.to_string())
             .with_cancellation(context.ct.clone())
             .with_peer(Arc::new(peer))
+    }
+
+    /// One round of a `tools/call` on 2026-07-28 and later: the tool runs with the answers
+    /// the verified `requestState` and `inputResponses` carry; when it asks for something
+    /// they do not answer, its future is dropped and the call answers `input_required`
+    /// with that request and the state for the retry.
+    async fn call_tool_round(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        caller: Caller,
+        registry: Registry,
+    ) -> Result<CallToolResponse, McpError> {
+        let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        let sealing = &self.shared.sealing;
+        let binding = request_state::binding("tools/call", &request.name, &arguments, &caller);
+        let answers = request_state::answers(
+            sealing,
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            &binding,
+        )?;
+        let (round, asked) = Round::new(answers);
+        let ctx = self.context_in_round(&context, Some(round.clone()));
+        let call = registry.call_tool(&request.name, arguments, ctx);
+        let outcome = tokio::select! {
+            biased;
+            Ok(asked) = asked => {
+                let id = asked.id();
+                return match request_state::seal(sealing, round.answers(), &id, asked.kind, &binding) {
+                    Ok(state) => {
+                        let requests = std::iter::once((id, asked.request)).collect();
+                        Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
+                    }
+                    Err(error) => Ok(convert::call_result(ToolResult::error(&error, None)).into()),
+                };
+            }
+            outcome = call => outcome,
+        };
+        tool_outcome(outcome)
+    }
+}
+
+/// The answer to a `tools/call` from the registry's outcome.
+fn tool_outcome(
+    outcome: Result<ToolResult, crate::registry::ToolNotFound>,
+) -> Result<CallToolResponse, McpError> {
+    match outcome {
+        Ok(result) => Ok(convert::call_result(result).into()),
+        Err(not_found) => {
+            // A client mistake: debug, not warn (the client gets the error).
+            tracing::debug!(tool = %echo(not_found.name()), "tools/call of a tool the caller cannot see");
+            Err(McpError::invalid_params(not_found.to_string(), None))
+        }
     }
 }
 
@@ -228,23 +297,18 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.caller(&context);
+        let registry = match caller.permissions() {
+            Some(permissions) => self.shared.registry.view(permissions),
+            None => self.shared.registry.clone(),
+        };
+        if is_modern(&context) {
+            return self
+                .call_tool_round(request, context, caller, registry)
+                .await;
+        }
         let ctx = self.tool_context(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let registry = &self.shared.registry;
-        let outcome = match caller.permissions() {
-            Some(permissions) => registry.view(permissions),
-            None => registry.clone(),
-        }
-        .call_tool(&request.name, arguments, ctx)
-        .await;
-        match outcome {
-            Ok(result) => Ok(convert::call_result(result).into()),
-            Err(not_found) => {
-                // A client mistake: debug, not warn (the client gets the error).
-                tracing::debug!(tool = %echo(not_found.name()), "tools/call of a tool the caller cannot see");
-                Err(McpError::invalid_params(not_found.to_string(), None))
-            }
-        }
+        tool_outcome(registry.call_tool(&request.name, arguments, ctx).await)
     }
 
     async fn list_resources(
