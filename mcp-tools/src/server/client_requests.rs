@@ -35,7 +35,7 @@ impl ClientRequestKind {
         }
     }
 
-    fn capability(self) -> &'static str {
+    pub(crate) fn capability(self) -> &'static str {
         match self {
             ClientRequestKind::Sampling => "sampling",
             ClientRequestKind::Elicitation => "elicitation",

@@ -343,7 +343,7 @@ pub(crate) struct Asked {
 impl Asked {
     /// Its id in `inputRequests` and `inputResponses`: the kind and the position.
     pub(crate) fn id(&self) -> String {
-        format!("{}-{}", self.kind.method(), self.index)
+        format!("{}-{}", self.kind.capability(), self.index)
     }
 }
 
