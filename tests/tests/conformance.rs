@@ -698,12 +698,11 @@ fn sampling_and_elicitation_fail_clearly_without_the_capability_and_resume_on_20
         json!({"is_error": false, "text": "LLM response: pong from the python client"}),
         "{modern}"
     );
-    assert_eq!(modern["sampling"]["requests"][0]["maxTokens"], 100, "{modern}");
-    let bare_modern = offerings(
-        "auto",
-        target(),
-        &["--no-client-capabilities", "sampling"],
+    assert_eq!(
+        modern["sampling"]["requests"][0]["maxTokens"], 100,
+        "{modern}"
     );
+    let bare_modern = offerings("auto", target(), &["--no-client-capabilities", "sampling"]);
     let sampling = &bare_modern["sampling"]["call"];
     assert_eq!(sampling["is_error"], true, "{bare_modern}");
     assert!(

@@ -175,7 +175,7 @@ pub(crate) struct Sealing {
 }
 
 /// One answer the client gave, in the order the tool asked.
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Answer {
     /// What the tool asked for.
     pub(crate) kind: ClientRequestKind,
@@ -416,5 +416,127 @@ impl Round {
             });
         }
         Box::pin(std::future::pending())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PermissionSet;
+    use futures::FutureExt;
+
+    fn sealing() -> Sealing {
+        Sealing {
+            key: StateKey::from_bytes(*b"a-key-shared-by-the-unit-tests!!").unwrap(),
+            ttl: Duration::from_secs(60),
+        }
+    }
+
+    fn reason(error: &McpError) -> &str {
+        error.data.as_ref().unwrap()["reason"].as_str().unwrap()
+    }
+
+    fn elicited(name: &str) -> Value {
+        json!({ "action": "accept", "content": { "name": name } })
+    }
+
+    fn one_round(binding: &[u8]) -> String {
+        seal(
+            &sealing(),
+            &[],
+            "elicitation-0",
+            ClientRequestKind::Elicitation,
+            binding,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_first_round_has_no_answers_and_responses_need_a_state() {
+        let binding = binding("tools/call", "t", &json!({}), &Caller::local());
+        assert!(
+            answers(&sealing(), None, None, &binding)
+                .unwrap()
+                .is_empty()
+        );
+        let responses = InputResponses::from([("elicitation-0".into(), elicited("x"))]);
+        let error = answers(&sealing(), None, Some(&responses), &binding).unwrap_err();
+        assert_eq!(reason(&error), "missing_request_state");
+    }
+
+    #[test]
+    fn a_retry_adds_the_answer_to_the_sealed_ones() {
+        let binding = binding(
+            "tools/call",
+            "t",
+            &json!({"b": 1, "a": 2}),
+            &Caller::local(),
+        );
+        let state = one_round(&binding);
+        let responses = InputResponses::from([("elicitation-0".into(), elicited("Ada"))]);
+        let got = answers(&sealing(), Some(&state), Some(&responses), &binding).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].kind, ClientRequestKind::Elicitation);
+        assert_eq!(got[0].result["content"]["name"], "Ada");
+
+        let error = answers(&sealing(), Some(&state), None, &binding).unwrap_err();
+        assert_eq!(reason(&error), "missing_input_response");
+        let wrong = InputResponses::from([("elicitation-0".into(), json!({"role": 1}))]);
+        let error = answers(&sealing(), Some(&state), Some(&wrong), &binding).unwrap_err();
+        assert_eq!(reason(&error), "invalid_input_response");
+    }
+
+    #[test]
+    fn the_state_is_bound_to_the_caller_and_the_key() {
+        let alice = Caller::with_permissions(PermissionSet::new(["A"]));
+        let bob = Caller::with_permissions(PermissionSet::new(["B"]));
+        let args = json!({"x": 1});
+        let state = one_round(&binding("tools/call", "t", &args, &alice));
+        let responses = InputResponses::from([("elicitation-0".into(), elicited("Ada"))]);
+        let as_bob = binding("tools/call", "t", &args, &bob);
+        let error = answers(&sealing(), Some(&state), Some(&responses), &as_bob).unwrap_err();
+        assert_eq!(reason(&error), "invalid_request_state");
+
+        let other_key = Sealing {
+            key: StateKey::random(),
+            ttl: Duration::from_secs(60),
+        };
+        let as_alice = binding("tools/call", "t", &args, &alice);
+        let error = answers(&other_key, Some(&state), Some(&responses), &as_alice).unwrap_err();
+        assert_eq!(reason(&error), "invalid_request_state");
+    }
+
+    #[test]
+    fn a_round_replays_answers_in_order_then_asks() {
+        let recorded = vec![Answer {
+            kind: ClientRequestKind::Elicitation,
+            result: elicited("Ada"),
+        }];
+        let (round, mut asked) = Round::new(recorded);
+        let first = round
+            .ask(ClientRequestKind::Elicitation, json!({}), None)
+            .now_or_never()
+            .unwrap()
+            .unwrap();
+        assert_eq!(first["content"]["name"], "Ada");
+        // The next request has no answer: the round ends with it (capability declared).
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(json!({ "sampling": {} })).unwrap();
+        let params = json!({ "messages": [], "maxTokens": 5 });
+        let pending = round.ask(ClientRequestKind::Sampling, params, Some(&capabilities));
+        assert!(pending.now_or_never().is_none());
+        let asked = asked.try_recv().unwrap();
+        assert_eq!(asked.id(), "sampling-1");
+
+        let (round, _) = Round::new(vec![Answer {
+            kind: ClientRequestKind::Sampling,
+            result: json!({}),
+        }]);
+        let error = round
+            .ask(ClientRequestKind::Elicitation, json!({}), None)
+            .now_or_never()
+            .unwrap()
+            .unwrap_err();
+        assert!(error.message().contains("same order"), "{error:?}");
     }
 }
