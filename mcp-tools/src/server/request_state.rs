@@ -321,15 +321,14 @@ pub(crate) fn seal(
 
 /// The client's answer to a `kind` request, checked against the protocol's result type.
 fn checked_answer(kind: ClientRequestKind, answer: Value) -> Result<Value, String> {
-    let checked = match kind {
+    match kind {
         ClientRequestKind::Elicitation => serde_json::from_value::<ElicitResult>(answer)
             .and_then(serde_json::to_value)
             .map_err(|e| format!("elicitation result: {e}")),
         ClientRequestKind::Sampling => serde_json::from_value::<CreateMessageResult>(answer)
             .and_then(serde_json::to_value)
             .map_err(|e| format!("sampling result: {e}")),
-    };
-    checked
+    }
 }
 
 /// The input request that ends a round: the tool asked for something no answer covers.
