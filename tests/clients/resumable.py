@@ -144,6 +144,17 @@ async def s_rounds(client: Client, answers: Answers, other: Client | None) -> di
     return {"rounds": rounds, "error": "no result after 5 rounds"}
 
 
+async def s_prompt_and_resource(client: Client, answers: Answers, other: Client | None) -> dict[str, Any]:
+    """prompts/get and resources/read that ask once each, through the SDK's retry loop."""
+    prompt = await client.get_prompt("greeting", {"salutation": "Hello"})
+    resource = await client.read_resource("ask://colour")
+    return {
+        "prompt": [m.content.text for m in prompt.messages],
+        "resource": [c.text for c in resource.contents],
+        "asked": list(answers.asked),
+    }
+
+
 async def s_tampered(client: Client, answers: Answers, other: Client | None) -> dict[str, Any]:
     """One character of the state's body changed."""
     result = await first_round(client)

@@ -1,6 +1,6 @@
 //! Resumable elicitation and sampling on MCP 2026-07-28, driven by the official Python SDK
 //! (`tests/clients/resumable.py`) against the `ask-tools` fixture: the `interview` tool
-//! elicits twice and samples once. In `auto` mode the call answers `input_required` and
+//! elicits twice and samples once; a prompt and a resource elicit once each. In `auto` mode the call answers `input_required` and
 //! the SDK retries with the answers and the sealed `requestState`; the attacks send back
 //! state that must be refused. In `legacy` mode the server sends real requests.
 
@@ -39,11 +39,32 @@ fn assert_refused(report: &Value, scenario: &str, reason: &str) {
     );
 }
 
+/// prompts/get and resources/read asked once each and got their answers.
+fn check_prompt_and_resource(report: &Value) {
+    let both = &report["prompt_and_resource"];
+    assert_eq!(
+        both["prompt"],
+        serde_json::json!(["Hello, Ada!"]),
+        "{report:#}"
+    );
+    assert_eq!(both["resource"], serde_json::json!(["teal"]), "{report:#}");
+    let asked = both["asked"].as_array().unwrap();
+    assert_eq!(
+        asked[asked.len() - 2..],
+        [
+            "elicitation: Your name?",
+            "elicitation: Your favourite colour?"
+        ],
+        "{report:#}"
+    );
+}
+
 #[test]
 fn python_sdk_auto_mode_resumes_over_stdio_and_refuses_forged_state() {
     let server = ask_tools().to_str().unwrap();
     let scenarios = [
         "interview",
+        "prompt_and_resource",
         "rounds",
         "tampered",
         "other_arguments",
@@ -74,6 +95,7 @@ fn python_sdk_auto_mode_resumes_over_stdio_and_refuses_forged_state() {
     );
     // Re-execution: the tool ran once per round (three questions, then the answer).
     assert_eq!(interview["runs"], 4, "{report:#}");
+    check_prompt_and_resource(&report);
     assert_eq!(
         report["rounds"]["rounds"],
         serde_json::json!([["elicitation-0"], ["elicitation-1"], ["sampling-2"]]),
@@ -111,12 +133,13 @@ fn python_sdk_legacy_mode_gets_real_requests_over_stdio() {
         "resumable.py",
         "legacy",
         Target::Stdio(&[server, "serve"]),
-        &["interview"],
+        &["interview", "prompt_and_resource"],
     );
     assert_eq!(report["interview"]["result"]["text"], DONE, "{report:#}");
     assert_eq!(report["interview"]["asked"].as_array().unwrap().len(), 3);
     // One run: the server asked the client during the call.
     assert_eq!(report["interview"]["runs"], 1, "{report:#}");
+    check_prompt_and_resource(&report);
 }
 
 #[test]

@@ -50,15 +50,19 @@ impl ClientRequestKind {
     }
 }
 
-/// The error for a client request on protocol 2026-07-28 or later outside `tools/call`,
-/// which has no server-to-client requests during a request.
+/// The error for a client request on protocol 2026-07-28 or later from a request that
+/// cannot answer `input_required` (completion), which has no server-to-client requests.
 pub(crate) fn not_on_modern(kind: ClientRequestKind) -> ToolError {
     ToolError::permission_denied(format!(
-        "this request runs on MCP protocol 2026-07-28 or later, where only tools/call can ask \
-         the client for {} (an input_required result); this request cannot",
+        "this request runs on MCP protocol 2026-07-28 or later, where only tools/call, \
+         prompts/get and resources/read can ask the client for {} (an input_required \
+         result); this request cannot",
         kind.method()
     ))
-    .with_action("Ask from a tool, or connect with protocol 2025-11-25 or earlier (an initialize handshake).")
+    .with_action(
+        "Ask from a tool, prompt or resource, or connect with protocol 2025-11-25 or earlier \
+         (an initialize handshake).",
+    )
 }
 
 /// Refuse a `kind` request to a client that did not declare the capability for it.

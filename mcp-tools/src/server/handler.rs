@@ -4,6 +4,7 @@
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
 #![allow(deprecated)]
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,10 +14,10 @@ use rmcp::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
@@ -29,6 +30,7 @@ use super::request_state::{self, Round, Sealing};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::Caller;
 use crate::context::{LogLevel, ToolContext};
+use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
 use crate::registry::Registry;
@@ -190,45 +192,55 @@ impl McpHandler {
             .with_peer(Arc::new(peer))
     }
 
-    /// One round of a `tools/call` on 2026-07-28 and later: the tool runs with the answers
-    /// the verified `requestState` and `inputResponses` carry; when it asks for something
-    /// they do not answer, its future is dropped and the call answers `input_required`
-    /// with that request and the state for the retry.
-    async fn call_tool_round(
+    /// Run `run` (a tool, prompt or resource fn) with this request's context. On 2026-07-28
+    /// and later (`binding` is `Some`: what the state is bound to) it is one round of a
+    /// resumable request: `run` gets the answers the verified `requestState` and
+    /// `inputResponses` carry, and when it asks for something they do not answer, its future
+    /// is dropped and the round ends with that request and the state for the retry.
+    pub(super) async fn in_round<T, F>(
         &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-        caller: Caller,
-        registry: Registry,
-    ) -> Result<CallToolResponse, McpError> {
-        let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let sealing = &self.shared.sealing;
-        let binding = request_state::binding("tools/call", &request.name, &arguments, &caller);
-        let answers = request_state::answers(
-            sealing,
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
-            &binding,
-        )?;
-        let (round, asked) = Round::new(answers);
-        let ctx = self.context_in_round(&context, Some(round.clone()));
-        let call = registry.call_tool(&request.name, arguments, ctx);
-        let outcome = tokio::select! {
-            biased;
-            Ok(asked) = asked => {
-                let id = asked.id();
-                return match request_state::seal(sealing, round.answers(), &id, asked.kind, &binding) {
-                    Ok(state) => {
-                        let requests = std::iter::once((id, asked.request)).collect();
-                        Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
-                    }
-                    Err(error) => Ok(convert::call_result(ToolResult::error(&error, None)).into()),
-                };
-            }
-            outcome = call => outcome,
+        context: &RequestContext<RoleServer>,
+        binding: Option<Vec<u8>>,
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+        run: impl FnOnce(ToolContext) -> F,
+    ) -> Result<RoundEnd<T>, McpError>
+    where
+        F: Future<Output = T>,
+    {
+        let Some(binding) = binding else {
+            return Ok(RoundEnd::Finished(run(self.tool_context(context)).await));
         };
-        tool_outcome(outcome)
+        let sealing = &self.shared.sealing;
+        let answers = request_state::answers(sealing, state, responses, &binding)?;
+        let (round, asked) = Round::new(answers);
+        let ran = run(self.context_in_round(context, Some(round.clone())));
+        let asked = tokio::select! {
+            biased;
+            Ok(asked) = asked => asked,
+            output = ran => return Ok(RoundEnd::Finished(output)),
+        };
+        let id = asked.id();
+        Ok(
+            match request_state::seal(sealing, round.answers(), &id, asked.kind, &binding) {
+                Ok(state) => {
+                    let requests = std::iter::once((id, asked.request)).collect();
+                    RoundEnd::Asked(InputRequiredResult::new(Some(requests), Some(state)))
+                }
+                Err(error) => RoundEnd::Failed(error),
+            },
+        )
     }
+}
+
+/// How a request that may ask the client ended ([`McpHandler::in_round`]).
+pub(super) enum RoundEnd<T> {
+    /// The function returned.
+    Finished(T),
+    /// It asked the client: the `input_required` answer.
+    Asked(InputRequiredResult),
+    /// The state for the next round could not be made (too large).
+    Failed(ToolError),
 }
 
 /// The answer to a `tools/call` from the registry's outcome.
@@ -301,14 +313,25 @@ impl ServerHandler for McpHandler {
             Some(permissions) => self.shared.registry.view(permissions),
             None => self.shared.registry.clone(),
         };
-        if is_modern(&context) {
-            return self
-                .call_tool_round(request, context, caller, registry)
-                .await;
-        }
-        let ctx = self.tool_context(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        tool_outcome(registry.call_tool(&request.name, arguments, ctx).await)
+        let binding = is_modern(&context)
+            .then(|| request_state::binding("tools/call", &request.name, &arguments, &caller));
+        let ended = self
+            .in_round(
+                &context,
+                binding,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+                |ctx| registry.call_tool(&request.name, arguments, ctx),
+            )
+            .await?;
+        match ended {
+            RoundEnd::Finished(outcome) => tool_outcome(outcome),
+            RoundEnd::Asked(input_required) => Ok(input_required.into()),
+            RoundEnd::Failed(error) => {
+                Ok(convert::call_result(ToolResult::error(&error, None)).into())
+            }
+        }
     }
 
     async fn list_resources(

@@ -38,7 +38,8 @@
 //!   application calls [`Registry::resource_updated`];
 //! - a tool's sampling and elicitation requests reach the client when it declared the
 //!   capability, bounded by [`Server::client_request_timeout`]; on protocol 2026-07-28 and
-//!   later a `tools/call` that asks answers `input_required` and the tool runs again with
+//!   later a `tools/call`, `prompts/get` or `resources/read` that asks answers
+//!   `input_required` and the fn runs again with
 //!   the answers on the client's retry, which any replica sharing the [`StateKey`] can
 //!   serve (`docs/resumable.md`);
 //! - unknown methods answer `-32601`;

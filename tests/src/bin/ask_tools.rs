@@ -2,11 +2,12 @@
 //! whose `interview` tool asks the client twice (elicitation) and once more (sampling)
 //! before it answers, so the tests can drive resumable calls on MCP 2026-07-28 and the
 //! real server-to-client requests of legacy sessions. `interview_runs` counts how often
-//! `interview` started: on 2026-07-28 it runs again from the start on every round.
+//! `interview` started: on 2026-07-28 it runs again from the start on every round. The
+//! `greeting` prompt and the `ask://colour` resource ask once each.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_tools::{Registry, State, ToolContext, ToolError, mcp_tool};
+use mcp_tools::{Registry, State, ToolContext, ToolError, mcp_prompt, mcp_resource, mcp_tool};
 use serde_json::{Value, json};
 
 /// How many times `interview` started in this process.
@@ -83,6 +84,26 @@ async fn interview(
 #[mcp_tool(name = "interview_runs", read_only)]
 async fn interview_runs(runs: State<Runs>) -> String {
     runs.0.load(Ordering::SeqCst).to_string()
+}
+
+/// A greeting for the user, whose name is asked for.
+#[mcp_prompt(name = "greeting")]
+async fn greeting(
+    ctx: ToolContext,
+    /// How to greet
+    salutation: String,
+) -> Result<String, ToolError> {
+    let answer = ctx.elicit(question("Your name?".into(), "name")).await?;
+    Ok(format!("{salutation}, {}!", accepted(&answer, "name")?))
+}
+
+/// The user's favourite colour, asked for on every read.
+#[mcp_resource(uri = "ask://colour", name = "colour", mime_type = "text/plain")]
+async fn colour(ctx: ToolContext) -> Result<String, ToolError> {
+    let answer = ctx
+        .elicit(question("Your favourite colour?".into(), "colour"))
+        .await?;
+    accepted(&answer, "colour")
 }
 
 fn main() -> std::process::ExitCode {
