@@ -1,10 +1,12 @@
-//! A raw JSON-RPC client over TCP or a Unix domain socket (newline-delimited, one MCP
-//! session per connection): no MCP SDK ships either transport.
+//! A raw JSON-RPC client over TCP, a Unix domain socket or a child's stdio
+//! (newline-delimited, one MCP session per connection): no MCP SDK ships the first two, and
+//! the SDKs' stdio clients cannot send hostile bytes.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::process::{ChildStdin, ChildStdout};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -33,6 +35,15 @@ impl LineClient {
             .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", path.display()));
         stream.set_read_timeout(Some(PATIENCE)).expect("a timeout");
         LineClient::over(stream.try_clone().expect("a clone"), stream)
+    }
+
+    /// Talk to a child process over its stdin and stdout (the stdio transport); reads
+    /// block until the child writes or exits.
+    pub fn stdio(stdin: ChildStdin, stdout: ChildStdout) -> LineClient {
+        LineClient {
+            writer: Box::new(stdin),
+            reader: BufReader::new(Box::new(stdout)),
+        }
     }
 
     fn over<S: Read + Write + Send + 'static>(writer: S, reader: S) -> LineClient {

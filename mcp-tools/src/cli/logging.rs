@@ -32,6 +32,9 @@ pub(crate) fn init(level: Option<&str>) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
+        // A failed log write is dropped: reporting it would `eprintln!`, which panics when
+        // stderr is a pipe nobody reads any more, and a log line is never worth the server.
+        .log_internal_errors(false)
         .try_init();
 }
 

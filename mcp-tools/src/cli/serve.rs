@@ -1,6 +1,7 @@
 //! `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F]
-//! [--unauthenticated-network-access] [--stateless] [--allow-host HOST] [--replica-id NAME] [--page-size N]
-//! [--max-in-flight N] [HTTP limits]`: the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
+//! [--unauthenticated-network-access] [--stateless] [--state-key-file F] [--state-ttl TIME]
+//! [--allow-host HOST] [--replica-id NAME] [--page-size N] [--max-in-flight N] [HTTP limits]`:
+//! the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
 //! Unix print the address bound and a line saying what is exposed (reach, authentication,
 //! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
 //! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
@@ -18,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
 use crate::server::{
-    HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TlsConfig, TokenTable,
+    HttpOptions, ServeError, Server, ServerInfo, StateKey, TcpOptions, TlsConfig, TokenTable,
 };
 
 use super::invoke::{FAILURE, USAGE, print_err};
@@ -131,6 +132,28 @@ pub(crate) fn command() -> Command {
                 .value_parser(clap::value_parser!(PathBuf))
                 .requires_all(["http", "tls_cert"])
                 .help("The private key of --tls-cert (PEM; private to its owner: chmod 600)"),
+        )
+        .arg(
+            Arg::new("state_key_file")
+                .long("state-key-file")
+                .value_name("FILE")
+                .env("MCP_TOOLS_STATE_KEY_FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "The key (at least 32 bytes; the file private to its owner: chmod 600) that \
+                     seals the requestState of resumable calls on MCP 2026-07-28; give every \
+                     replica the same file. Default: a random key, valid in this process only",
+                ),
+        )
+        .arg(
+            Arg::new("state_ttl")
+                .long("state-ttl")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "How long a requestState stays valid: the time a client has to answer an \
+                     elicitation or sampling round and retry (default 10m)",
+                ),
         )
         .arg(
             Arg::new("page_size")
@@ -300,6 +323,18 @@ pub(crate) async fn run(
     }
     if matches.get_flag("unauthenticated_network_access") {
         server = server.unauthenticated_network_access();
+    }
+    if let Some(path) = matches.get_one::<PathBuf>("state_key_file") {
+        match StateKey::from_file(path) {
+            Ok(key) => server = server.state_key(key),
+            Err(err) => {
+                print_err(&format!("error: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        }
+    }
+    if let Some(ttl) = matches.get_one::<Duration>("state_ttl") {
+        server = server.request_state_ttl(*ttl);
     }
     let tokens = match matches.get_one::<PathBuf>("tokens_file") {
         Some(path) => match TokenTable::from_file(path) {

@@ -21,6 +21,7 @@ use super::exposure::{self, Authentication};
 use super::handler::{McpHandler, Shared};
 use super::http::{self, HttpOptions, McpService};
 use super::notify::ListChanged;
+use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealing, StateKey};
 use super::stream;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
@@ -170,6 +171,9 @@ pub struct Server {
     max_in_flight: usize,
     max_line_length: usize,
     client_timeout: Duration,
+    /// The `requestState` key; `None`: a random one made when the server is built.
+    state_key: Option<StateKey>,
+    state_ttl: Duration,
     shutdown: CancellationToken,
     shutdown_grace: Duration,
     /// The operator's opt-in to listen beyond loopback with no authentication.
@@ -189,6 +193,8 @@ impl Server {
             page_size: None,
             list_ttl: None,
             client_timeout: DEFAULT_CLIENT_TIMEOUT,
+            state_key: None,
+            state_ttl: DEFAULT_REQUEST_STATE_TTL,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_line_length: DEFAULT_MAX_LINE_LENGTH,
             shutdown: CancellationToken::new(),
@@ -240,6 +246,38 @@ impl Server {
     pub fn client_request_timeout(mut self, timeout: Duration) -> Server {
         self.built = OnceLock::new();
         self.client_timeout = timeout;
+        self
+    }
+
+    /// Seal the `requestState` of resumable calls (protocol 2026-07-28: a tool that
+    /// elicits or samples answers `input_required`, and the client retries) with `key`.
+    /// Give every replica behind a load balancer the same key so that a retry may land on
+    /// any of them. Without it the server makes a random key, which only this process can
+    /// verify: one replica.
+    ///
+    /// ```
+    /// use mcp_tools::server::{Server, StateKey};
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let key = StateKey::from_bytes(*b"shared-by-every-replica-32-bytes").unwrap();
+    /// let _server = Server::new(registry).state_key(key);
+    /// ```
+    pub fn state_key(mut self, key: StateKey) -> Server {
+        self.built = OnceLock::new();
+        self.state_key = Some(key);
+        self
+    }
+
+    /// How long a `requestState` stays valid: the time a client has to answer one round
+    /// and retry (default [`DEFAULT_REQUEST_STATE_TTL`], 10 minutes).
+    ///
+    /// ```
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_tools::server::Server::new(registry)
+    ///     .request_state_ttl(std::time::Duration::from_secs(120));
+    /// ```
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Server {
+        self.built = OnceLock::new();
+        self.state_ttl = ttl;
         self
     }
 
@@ -430,6 +468,10 @@ impl Server {
             list_changed: ListChanged::attach(&self.registry),
             subscriptions: Subscriptions::attach(&self.registry),
             client_timeout: self.client_timeout,
+            sealing: Sealing {
+                key: self.state_key.clone().unwrap_or_else(StateKey::random),
+                ttl: self.state_ttl,
+            },
         })
     }
 
