@@ -9,10 +9,13 @@ the report; this script only observes (and kills the replica it is told to).
 Usage:
   replicas.py --mode auto|legacy --url URL [--token T] --calls N --pids ID=PID,... spread
   replicas.py --mode legacy --url URL [--token T] --calls N --pids ID=PID,... sessions
+  replicas.py --mode auto --url URL [--token T] --pids ID=PID,... interview
 
 spread:   one client lists the tools and makes N calls, the replica that answered the first
           call is killed, then N more calls. Fits stateless replicas, and 2026-07-28 clients
           (`auto`) on any replica.
+interview: one call of ask-tools' `interview` tool, which asks the client twice
+          (elicitation) and once more (sampling): each retry is a new request.
 sessions: three legacy sessions (each opened by its own client) make N calls each; the
           replica of the first session is killed; that session's next call, then a new
           session in its place and N calls on it; then N more calls on the other two.
@@ -31,6 +34,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -72,7 +76,7 @@ class Recorder:
         return None
 
 
-def open_client(args: argparse.Namespace, recorder: Recorder) -> Client:
+def open_client(args: argparse.Namespace, recorder: Recorder, **callbacks: Any) -> Client:
     headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
     http_client = httpx2.AsyncClient(
         headers=headers,
@@ -83,6 +87,7 @@ def open_client(args: argparse.Namespace, recorder: Recorder) -> Client:
         streamable_http_client(args.url, http_client=http_client),
         mode=args.mode,
         read_timeout_seconds=30,
+        **callbacks,
     )
 
 
@@ -146,6 +151,43 @@ async def sessions(args: argparse.Namespace, pids: dict[str, int]) -> dict[str, 
     return report
 
 
+ANSWERS = {"name": "Ada", "colour": "teal"}
+
+
+async def on_elicitation(context: Any, params: Any) -> Any:
+    asked = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+    field = next(iter(asked["requestedSchema"]["properties"]))
+    return types.ElicitResult(action="accept", content={field: ANSWERS.get(field, "?")})
+
+
+async def on_sampling(context: Any, params: Any) -> Any:
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="a fan of teal"),
+        model="test-model",
+        stop_reason="endTurn",
+    )
+
+
+async def interview(args: argparse.Namespace, pids: dict[str, int]) -> dict[str, Any]:
+    """One `interview` call (two elicitations, one sampling): on 2026-07-28 every round is
+    its own tools/call POST, so each may land on another replica."""
+    recorder = Recorder()
+    report: dict[str, Any] = {}
+    async with open_client(args, recorder, elicitation_callback=on_elicitation, sampling_callback=on_sampling) as client:
+        report["protocol_version"] = client.protocol_version
+        try:
+            result = await client.call_tool("interview", {"topic": "the tour"})
+            texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+            report["result"] = {"is_error": bool(result.is_error), "text": "\n".join(texts)}
+        except MCPError as exc:
+            report["error"] = error_report(exc)
+    report["rounds"] = [
+        {"replica": e["replica"], "status": e["status"]} for e in recorder.exchanges if e["rpc"] == "tools/call"
+    ]
+    return report
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
@@ -153,10 +195,10 @@ def main() -> int:
     parser.add_argument("--token")
     parser.add_argument("--calls", type=int, default=6)
     parser.add_argument("--pids", required=True, help="replica id = process id, comma-separated")
-    parser.add_argument("flow", choices=["spread", "sessions"])
+    parser.add_argument("flow", choices=["spread", "sessions", "interview"])
     args = parser.parse_args()
     pids = {id_: int(pid) for id_, pid in (pair.split("=", 1) for pair in args.pids.split(","))}
-    flow = spread if args.flow == "spread" else sessions
+    flow = {"spread": spread, "sessions": sessions, "interview": interview}[args.flow]
 
     async def run() -> dict[str, Any]:
         with anyio.fail_after(DEADLINE_S):

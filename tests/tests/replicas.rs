@@ -11,6 +11,9 @@
 //!   `404` with JSON-RPC `-32001` ("Session not found") from another replica, and the
 //!   client starts a new session there and goes on; the other sessions are untouched.
 //!   2026-07-28 clients need no affinity on the same replicas.
+//! - A resumable call (2026-07-28 `input_required`, `ask-tools`' `interview`): with one
+//!   `--state-key-file` for all, every retry goes on at the next replica and the call
+//!   finishes; without it the retry at another replica is refused with a clear error.
 //!
 //! Needs `scripts/setup-python.sh` and `scripts/setup-haproxy.sh` (the test fails, with
 //! the command to run, when HAProxy is missing).
@@ -18,7 +21,7 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,6 +37,7 @@ const TOKENS: &str = "admin-5d21 ADMIN\n";
 const TOKEN: &str = "admin-5d21";
 const IDS: [&str; 3] = ["replica-a", "replica-b", "replica-c"];
 const CALLS: &str = "6";
+const STATELESS: &[&str] = &["--stateless", "--allow-host", "mcp.example.test"];
 
 /// The HAProxy binary: `MCP_TOOLS_HAPROXY`, else Debian's `/usr/sbin/haproxy`, else `PATH`.
 fn haproxy() -> PathBuf {
@@ -186,8 +190,8 @@ fn header(response: &str, name: &str) -> Option<String> {
     })
 }
 
-/// One quickstart replica named `id` on `addr` with the shared tokens file.
-fn replica(id: &str, addr: &str, extra: &[&str]) -> ServerProcess {
+/// One replica of `program` named `id` on `addr` with the shared tokens file.
+fn replica_of(program: &Path, id: &str, addr: &str, extra: &[&str]) -> ServerProcess {
     let tokens = scratch_file("replicas.tokens", TOKENS);
     let mut args = vec![
         "serve",
@@ -199,13 +203,23 @@ fn replica(id: &str, addr: &str, extra: &[&str]) -> ServerProcess {
         tokens.to_str().expect("a UTF-8 temp path"),
     ];
     args.extend_from_slice(extra);
-    ServerProcess::start_cli_http(&quickstart(), &args)
+    ServerProcess::start_cli_http(program, &args)
+}
+
+/// One quickstart replica.
+fn replica(id: &str, addr: &str, extra: &[&str]) -> ServerProcess {
+    replica_of(&quickstart(), id, addr, extra)
+}
+
+/// Three replicas of `program` on free ports.
+fn three_of(program: &Path, extra: &[&str]) -> Vec<ServerProcess> {
+    IDS.iter()
+        .map(|id| replica_of(program, id, "127.0.0.1:0", extra))
+        .collect()
 }
 
 fn three(extra: &[&str]) -> Vec<ServerProcess> {
-    IDS.iter()
-        .map(|id| replica(id, "127.0.0.1:0", extra))
-        .collect()
+    three_of(&quickstart(), extra)
 }
 
 /// `--pids replica-a=PID,…` for the client script (which kills the replica it must).
@@ -228,6 +242,19 @@ fn run(balancer: &Balancer, mode: &str, flow: &str, pids: &str) -> Value {
         target,
         &["--calls", CALLS, "--pids", pids, flow],
     )
+}
+
+/// The replicas that answered the `interview` flow's rounds, each `200`.
+fn rounds(report: &Value) -> Vec<String> {
+    report["rounds"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"))
+        .iter()
+        .map(|round| {
+            assert_eq!(round["status"], 200, "{report}");
+            round["replica"].as_str().expect("a replica id").to_string()
+        })
+        .collect()
 }
 
 /// The replicas that answered `calls`, after checking every call got its echo.
@@ -283,8 +310,28 @@ fn check_spread(report: &Value, label: &str, live: &[&str], protocol: &str) -> S
 
 #[test]
 fn stateless_replicas_share_the_load_and_survive_a_killed_replica() {
-    let mut replicas = three(&["--stateless"]);
+    let mut replicas = three(STATELESS);
     let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+
+    // The name clients reach the balancer by is accepted (`--allow-host`); others are not.
+    let initialize = |host: &str| {
+        http_request(
+            &balancer.authority,
+            "POST",
+            "/mcp",
+            &[
+                ("Host", host),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Authorization", &format!("Bearer {TOKEN}")),
+            ],
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        )
+    };
+    let (status, response) = initialize("mcp.example.test");
+    assert_eq!(status, 200, "{response}");
+    let (status, response) = initialize("elsewhere.example.test");
+    assert_eq!(status, 403, "{response}");
 
     // Every replica checks the same tokens: three refusals from three replicas.
     let refusing: BTreeSet<String> = (0..3).map(|_| balancer.refusing_replica()).collect();
@@ -297,7 +344,7 @@ fn stateless_replicas_share_the_load_and_survive_a_killed_replica() {
     // The killed replica comes back on its port and rejoins after one health check.
     let at = IDS.iter().position(|id| *id == killed).expect("a known id");
     let addr = replicas[at].authority().to_string();
-    replicas[at] = replica(&killed, &addr, &["--stateless"]);
+    replicas[at] = replica(&killed, &addr, STATELESS);
     balancer.wait_for(&killed);
     assert!(
         balancer.log().contains(" is DOWN") && balancer.log().contains(" is UP"),
@@ -395,4 +442,56 @@ fn stateful_sessions_stick_to_their_replica_and_start_over_when_it_dies() {
     let live: Vec<&str> = IDS.iter().copied().filter(|id| id != killed).collect();
     let report = run(&balancer, "auto", "spread", &pids(&replicas));
     check_spread(&report, "stateful/auto", &live, "2026-07-28");
+}
+
+#[test]
+fn a_resumable_call_goes_on_at_another_replica_with_the_shared_state_key() {
+    let ask_tools = Path::new(env!("CARGO_BIN_EXE_ask-tools"));
+    let key = scratch_file(
+        "replicas.state-key",
+        "one key for every replica, 32 bytes or more: 7d1e0b9a4c\n",
+    );
+    let key = key.to_str().expect("a UTF-8 temp path");
+
+    // `interview` asks the client twice (elicitation) and once more (sampling): on
+    // 2026-07-28 each answer comes back in a new tools/call carrying the sealed
+    // requestState, and round-robin sends every retry to the next replica.
+    let replicas = three_of(ask_tools, &["--stateless", "--state-key-file", key]);
+    let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+    let report = run(&balancer, "auto", "interview", &pids(&replicas));
+    assert_eq!(report["protocol_version"], "2026-07-28", "{report}");
+    assert_eq!(
+        report["result"]["text"], "the tour: Ada likes teal (a fan of teal)",
+        "{report}"
+    );
+    let answered = rounds(&report);
+    assert_eq!(
+        answered.len(),
+        4,
+        "the first call and three retries: {report}"
+    );
+    for pair in answered.windows(2) {
+        assert_ne!(
+            pair[0], pair[1],
+            "each retry went on at another replica: {answered:?}"
+        );
+    }
+    assert_eq!(set(&answered).len(), 3, "{answered:?}");
+    drop(balancer);
+    drop(replicas);
+
+    // Without a shared key each replica seals with its own random key: the first retry,
+    // at another replica, is refused clearly instead of trusted.
+    let replicas = three_of(ask_tools, &["--stateless"]);
+    let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+    let report = run(&balancer, "auto", "interview", &pids(&replicas));
+    assert_eq!(report["error"]["code"], -32602, "{report}");
+    let message = report["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("requestState") && message.contains("another key"),
+        "{report}"
+    );
+    let answered = rounds(&report);
+    assert_eq!(answered.len(), 2, "{report}");
+    assert_ne!(answered[0], answered[1], "{answered:?}");
 }

@@ -354,7 +354,11 @@ pub(crate) async fn run(
         if let Some(table) = tokens {
             options = options.tokens(table);
         }
-        for host in matches.get_many::<String>("allow_host").into_iter().flatten() {
+        for host in matches
+            .get_many::<String>("allow_host")
+            .into_iter()
+            .flatten()
+        {
             options = options.allow_host(host);
         }
         if let Some(id) = matches.get_one::<String>("replica_id") {
