@@ -5,9 +5,10 @@
 //! Unix print the address bound and a line saying what is exposed (reach, authentication,
 //! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
 //! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
-//! `--session-timeout`, `--disconnect-grace`. On SIGTERM or SIGINT every transport shuts
-//! down gracefully: calls in flight get `--shutdown-grace` to finish, then are cancelled,
-//! and the process exits 0.
+//! `--session-timeout`, `--disconnect-grace`. With the `oauth` feature, HTTP also takes
+//! `--oauth-issuer URL --resource URL [--scope-map FILE]` and the OAuth settings (see
+//! [`oauth_flags`]). On SIGTERM or SIGINT every transport shuts down gracefully: calls in
+//! flight get `--shutdown-grace` to finish, then are cancelled, and the process exits 0.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -183,6 +184,144 @@ pub(crate) fn command() -> Command {
                 ),
         )
         .args(http_limits())
+        .args(oauth_flags())
+}
+
+/// The OAuth flags (`oauth` feature): the issuer, this server's resource URL, the scope map,
+/// the key cache, introspection and step-up.
+#[cfg(feature = "oauth")]
+fn oauth_flags() -> Vec<Arg> {
+    let needs_issuer = |arg: Arg| arg.requires("oauth_issuer");
+    vec![
+        Arg::new("oauth_issuer")
+            .long("oauth-issuer")
+            .value_name("URL")
+            .env("MCP_TOOLS_OAUTH_ISSUER")
+            .requires_all(["http", "resource"])
+            .help(
+                "HTTP: accept OAuth 2.1 access tokens (JWT) from this issuer, exactly as its \
+                 metadata names itself; its keys are found by RFC 8414 / OpenID discovery",
+            ),
+        needs_issuer(
+            Arg::new("resource")
+                .long("resource")
+                .value_name("URL")
+                .env("MCP_TOOLS_OAUTH_RESOURCE")
+                .help(
+                    "This server's public URL as the issuer knows it (e.g. \
+                     https://mcp.example.org/mcp): tokens must name it as their audience",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("scope_map")
+                .long("scope-map")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "Scopes to permissions: `scope PERM PERM…` per line (default: each scope \
+                     names the permission of the same name)",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("jwks_max_age")
+                .long("jwks-max-age")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help("Refetch the issuer's keys when older than TIME (default 5m)"),
+        ),
+        needs_issuer(
+            Arg::new("jwks_min_refetch")
+                .long("jwks-min-refetch")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "Tokens naming an unknown key refetch the keys at most once per TIME \
+                     (default 10s)",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("introspection_client")
+                .long("introspection-client")
+                .value_name("ID")
+                .env("MCP_TOOLS_INTROSPECTION_CLIENT")
+                .help(
+                    "Check opaque (non-JWT) tokens at the issuer's RFC 7662 introspection \
+                     endpoint as this client; its secret comes from the environment variable \
+                     MCP_TOOLS_INTROSPECTION_SECRET",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("introspection_cache")
+                .long("introspection-cache")
+                .value_name("TIME")
+                .value_parser(duration)
+                .requires("introspection_client")
+                .help("Reuse an introspection answer for TIME (default 30s)"),
+        ),
+        needs_issuer(
+            Arg::new("step_up")
+                .long("step-up")
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Answer a call of a tool the token's scopes do not reach with 403 \
+                     insufficient_scope and the scopes to ask for (default: such a tool \
+                     answers like an unknown one)",
+                ),
+        ),
+    ]
+}
+
+/// Without the `oauth` feature there are no OAuth flags.
+#[cfg(not(feature = "oauth"))]
+fn oauth_flags() -> Vec<Arg> {
+    Vec::new()
+}
+
+/// The OAuth resource server the flags ask for (`None` without `--oauth-issuer`), taking
+/// the static `tokens` too; the error text when the scope map, the secret or the issuer's
+/// discovery fails.
+#[cfg(feature = "oauth")]
+async fn oauth_resource_server(
+    matches: &ArgMatches,
+    tokens: Option<TokenTable>,
+) -> Result<Option<crate::server::oauth::ResourceServer>, String> {
+    use crate::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer, ScopeMap};
+    let (Some(issuer), Some(resource)) = (
+        matches.get_one::<String>("oauth_issuer"),
+        matches.get_one::<String>("resource"),
+    ) else {
+        return Ok(None);
+    };
+    let mut config = OAuthConfig::new(issuer, resource);
+    if let Some(path) = matches.get_one::<PathBuf>("scope_map") {
+        config = config.scope_map(ScopeMap::from_file(path).map_err(|e| e.to_string())?);
+    }
+    if let Some(age) = matches.get_one::<Duration>("jwks_max_age") {
+        config = config.keys_max_age(*age);
+    }
+    if let Some(interval) = matches.get_one::<Duration>("jwks_min_refetch") {
+        config = config.unknown_kid_refetch(*interval);
+    }
+    if let Some(client) = matches.get_one::<String>("introspection_client") {
+        let secret = std::env::var("MCP_TOOLS_INTROSPECTION_SECRET").map_err(|_| {
+            "--introspection-client needs the client's secret in the environment variable \
+             MCP_TOOLS_INTROSPECTION_SECRET"
+                .to_string()
+        })?;
+        config = config.introspection(client, secret);
+        if let Some(cache) = matches.get_one::<Duration>("introspection_cache") {
+            config = config.introspection_cache(*cache);
+        }
+    }
+    let verifier = JwtVerifier::discover(config)
+        .await
+        .map_err(|e| format!("cannot use the OAuth issuer {issuer}: {e}"))?;
+    tracing::info!(%issuer, %resource, jwks = %verifier.metadata().jwks_uri, "accepting OAuth access tokens");
+    let mut oauth = ResourceServer::new(verifier).step_up(matches.get_flag("step_up"));
+    if let Some(table) = tokens {
+        oauth = oauth.with_tokens(table);
+    }
+    Ok(Some(oauth))
 }
 
 /// The flags of [`HttpOptions`]' limits (HTTP only).
@@ -351,6 +490,18 @@ pub(crate) async fn run(
             HttpOptions::default().stateful(!matches.get_flag("stateless")),
             matches,
         );
+        #[cfg(feature = "oauth")]
+        let tokens = match oauth_resource_server(matches, tokens.clone()).await {
+            Ok(Some(oauth)) => {
+                options = options.oauth(oauth);
+                None
+            }
+            Ok(None) => tokens,
+            Err(err) => {
+                print_err(&format!("error: {err}\n"));
+                return ExitCode::from(FAILURE);
+            }
+        };
         if let Some(table) = tokens {
             options = options.tokens(table);
         }

@@ -404,10 +404,8 @@ impl Server {
     /// # let _ = service;
     /// ```
     pub fn http_service(&self, options: HttpOptions) -> McpService {
-        let shared = self.shared();
-        shared.list_changed.start_pump();
         McpService::new(
-            shared,
+            self.shared(),
             &options,
             self.max_in_flight,
             self.shutdown.child_token(),
@@ -584,7 +582,7 @@ impl Server {
         addr: SocketAddr,
         options: HttpOptions,
     ) -> Result<HttpServer, ServeError> {
-        let authentication = Authentication::with_tokens(options.authenticator.is_some());
+        let authentication = options.authentication();
         self.check_exposure("HTTP", addr, authentication)?;
         let listener = TcpListener::bind(addr)
             .await
@@ -745,7 +743,7 @@ impl HttpServer {
     }
 
     fn authentication(&self) -> Authentication {
-        Authentication::with_tokens(self.options.authenticator.is_some())
+        self.options.authentication()
     }
 
     /// Serve requests until the shutdown token fires (then shut down gracefully: see

@@ -44,6 +44,11 @@ pub(super) struct Front<M> {
     pub(super) service: StreamableHttpService<McpHandler, M>,
     /// [`HttpOptions::authenticator`](super::HttpOptions::authenticator)'s check, when set.
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
+    /// The OAuth resource server among the authenticators, for step-up.
+    #[cfg(feature = "oauth")]
+    pub(super) oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
+    /// The server's registry, for the step-up check of a `tools/call`.
+    pub(super) registry: crate::registry::Registry,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
     pub(super) in_flight: Arc<Semaphore>,
@@ -91,6 +96,9 @@ impl<M: SessionManager> Front<M> {
         } else {
             (None, request.map(Either::Right))
         };
+        if let Some(refusal) = self.step_up(&request, &message) {
+            return refusal;
+        }
         let (id, initialize) = match &message {
             Some(ClientJsonRpcMessage::Request(r)) => (
                 serde_json::to_value(&r.id).unwrap_or(Value::Null),
@@ -174,30 +182,53 @@ impl<M: SessionManager> Front<M> {
             .unwrap_or_else(|_| Reply::abandoned())
     }
 
-    /// Who owns the sessions this request opens or uses: the credential [`AuthLayer`]
-    /// checked (the `Authorization` header), else the subject and client of a [`Caller`]
-    /// the application put in the extensions; `None` for the local caller.
-    ///
-    /// [`AuthLayer`]: super::AuthLayer
+    /// Who owns the sessions this request opens or uses (`None`: the local caller). A
+    /// caller with a subject or client (OAuth, or a [`Caller`] the application inserted)
+    /// keeps its sessions across token refreshes: they belong to the subject and client.
+    /// Any other caller the authenticator checked owns its sessions by its credential (the
+    /// `Authorization` header: a static token owns its own).
     fn principal<B>(&self, request: &Request<B>) -> Principal {
         let sessions = self.sessions.as_ref()?;
-        if request.extensions().get::<ByCredential>().is_some() {
-            let credential = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .map_or(&b""[..], HeaderValue::as_bytes);
-            return Some(sessions.principal(credential));
-        }
         let caller = request.extensions().get::<Caller>()?;
         if caller.is_local() {
             return None;
         }
-        let who = format!(
-            "{}\0{}",
-            caller.subject().unwrap_or(""),
-            caller.client_id().unwrap_or("")
-        );
-        Some(sessions.principal(who.as_bytes()))
+        let by_credential = request.extensions().get::<ByCredential>().is_some();
+        let owner = match (caller.subject(), caller.client_id()) {
+            (None, None) if by_credential => {
+                let mut owner = b"credential\0".to_vec();
+                let credential = request.headers().get(header::AUTHORIZATION);
+                owner.extend_from_slice(credential.map_or(&b""[..], HeaderValue::as_bytes));
+                owner
+            }
+            (subject, client) => format!(
+                "caller\0{}\0{}",
+                subject.unwrap_or_default(),
+                client.unwrap_or_default()
+            )
+            .into_bytes(),
+        };
+        Some(sessions.principal(&owner))
+    }
+
+    /// The `403 insufficient_scope` answer to a `tools/call` naming a tool the caller's
+    /// scopes do not reach, when the OAuth resource server has step-up on.
+    fn step_up<B>(
+        &self,
+        request: &Request<B>,
+        message: &Option<ClientJsonRpcMessage>,
+    ) -> Option<Response<Reply>> {
+        #[cfg(feature = "oauth")]
+        if let (Some(oauth), Some(ClientJsonRpcMessage::Request(r))) = (&self.oauth, message)
+            && let ClientRequest::CallToolRequest(call) = &r.request
+        {
+            let caller = request.extensions().get::<Caller>()?;
+            return oauth
+                .insufficient_scope(caller, &self.registry, &call.params.name)
+                .map(super::service::Rejection::into_response);
+        }
+        let _ = (request, message, &self.registry);
+        None
     }
 
     /// Read the whole body (up to the cap) and check it with the codec: the message, and

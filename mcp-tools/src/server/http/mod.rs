@@ -98,6 +98,8 @@ pub(crate) async fn serve(
     let site = Arc::new(Site {
         service: service.clone(),
         path: options.path.clone(),
+        #[cfg(feature = "oauth")]
+        oauth: options.oauth.clone(),
         ready: AtomicBool::new(true),
         replica: options
             .replica_id
@@ -124,10 +126,22 @@ fn rmcp_config(options: &HttpOptions, cancel: CancellationToken) -> StreamableHt
         .with_cancellation_token(cancel)
 }
 
+/// An answer built as `Response<String>` (the OAuth metadata document) as a reply.
+#[cfg(feature = "oauth")]
+fn from_text(response: Response<String>) -> Response<Reply> {
+    let (parts, body) = response.into_parts();
+    let mut reply = respond(parts.status, "text/plain", Bytes::from(body));
+    reply.headers_mut().extend(parts.headers);
+    reply
+}
+
 /// What `serve_http` answers: the endpoint at its path, and the health endpoints.
 struct Site {
     service: McpService,
     path: String,
+    /// The OAuth resource server, whose metadata document this site serves.
+    #[cfg(feature = "oauth")]
+    oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
     /// False once draining.
     ready: AtomicBool,
     /// The `Mcp-Replica` header's value ([`HttpOptions::replica_id`]).
@@ -137,6 +151,14 @@ struct Site {
 impl Site {
     async fn route(&self, request: Request<Incoming>) -> Response<Reply> {
         let path = request.uri().path();
+        #[cfg(feature = "oauth")]
+        if let Some(metadata) = self
+            .oauth
+            .as_ref()
+            .and_then(|oauth| oauth.metadata_response(request.method(), path, &self.path))
+        {
+            return from_text(metadata);
+        }
         if path == self.path {
             return self
                 .service
@@ -313,6 +335,14 @@ async fn refuse(mut stream: TcpStream) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn readiness_turns_503_when_draining() {
+        assert_eq!(super::readiness(true).status(), 200);
+        let draining = super::readiness(false);
+        assert_eq!(draining.status(), 503);
+        assert_eq!(draining.headers()["content-type"], "text/plain");
+    }
+
     #[test]
     fn the_refusal_has_the_length_it_announces() {
         let text = std::str::from_utf8(super::REFUSED).unwrap();

@@ -47,6 +47,10 @@ pub struct HttpOptions {
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    /// The OAuth resource server among the authenticators, for the metadata document and
+    /// step-up (`oauth` feature).
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
     pub(crate) path: String,
     pub(crate) limits: HttpLimits,
     pub(crate) replica_id: Option<String>,
@@ -97,6 +101,8 @@ impl Default for HttpOptions {
                 .flat_map(|scheme| loopback.iter().map(move |h| format!("{scheme}://{h}:*")))
                 .collect(),
             authenticator: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
             path: "/mcp".into(),
             limits: HttpLimits::default(),
             replica_id: None,
@@ -176,7 +182,45 @@ impl HttpOptions {
     /// ```
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> HttpOptions {
         self.authenticator = Some(Arc::new(authenticator));
+        #[cfg(feature = "oauth")]
+        {
+            self.oauth = None;
+        }
         self
+    }
+
+    /// Serve as an OAuth 2.1 resource server (feature `oauth`): `oauth` authenticates every
+    /// request (replacing any [`authenticator`](Self::authenticator) set before), and the
+    /// endpoint also answers its RFC 9728 metadata at `/.well-known/oauth-protected-resource`
+    /// (and that path followed by the endpoint's or the resource's path) and, when enabled,
+    /// the step-up `403`. See [`ResourceServer`](crate::server::oauth::ResourceServer).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_tools::server::HttpOptions;
+    /// use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer};
+    /// let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp");
+    /// let options = HttpOptions::default().oauth(ResourceServer::new(JwtVerifier::discover(config).await?));
+    /// # let _ = options; Ok(()) }
+    /// ```
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: crate::server::oauth::ResourceServer) -> HttpOptions {
+        let oauth = Arc::new(oauth);
+        self.authenticator = Some(oauth.clone());
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// How the endpoint checks its callers, for the exposure check and the startup line.
+    pub(crate) fn authentication(&self) -> crate::server::exposure::Authentication {
+        use crate::server::exposure::Authentication;
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return Authentication::OAuth {
+                tokens: oauth.has_tokens(),
+            };
+        }
+        Authentication::with_tokens(self.authenticator.is_some())
     }
 
     /// [`tokens`](Self::tokens) from a tokens file (format: [`TokenTable`]).

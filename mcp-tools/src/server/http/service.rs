@@ -31,6 +31,7 @@ use crate::Caller;
 use crate::server::TokenResolver;
 use crate::server::auth::bearer_token;
 use crate::server::handler::{McpHandler, Shared};
+use crate::server::notify::ListChanged;
 
 /// The error type of request bodies the endpoint reads.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -81,6 +82,8 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 #[derive(Clone)]
 pub struct McpService {
     endpoint: Arc<Endpoint>,
+    /// Started on the first request (building the service needs no runtime).
+    list_changed: Arc<ListChanged>,
 }
 
 /// The front door, with the session manager of its mode.
@@ -99,9 +102,15 @@ impl McpService {
         cancel: CancellationToken,
     ) -> McpService {
         let config = super::rmcp_config(options, cancel);
+        let list_changed = shared.list_changed.clone();
+        let registry = shared.registry.clone();
         let factory = move || Ok(McpHandler::new_session(shared.clone()));
         let in_flight = Arc::new(Semaphore::new(max_in_flight.max(1)));
         let authenticator = options.authenticator.clone();
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &options.oauth {
+            oauth.advertise(&registry);
+        }
         let endpoint = if options.stateful {
             let mut manager = LocalSessionManager::default();
             manager.session_config.keep_alive = Some(options.limits.session_idle_timeout);
@@ -109,7 +118,10 @@ impl McpService {
             let sessions = Sessions::new(manager.clone(), options.limits.max_sessions);
             Endpoint::Stateful(Front {
                 service: StreamableHttpService::new(factory, manager, config),
-                authenticator,
+                authenticator: authenticator.clone(),
+                #[cfg(feature = "oauth")]
+                oauth: options.oauth.clone(),
+                registry: registry.clone(),
                 sessions: Some(Arc::new(sessions)),
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
@@ -119,7 +131,10 @@ impl McpService {
             let manager = Arc::new(NeverSessionManager::default());
             Endpoint::Stateless(Front {
                 service: StreamableHttpService::new(factory, manager, config),
-                authenticator,
+                authenticator: authenticator.clone(),
+                #[cfg(feature = "oauth")]
+                oauth: options.oauth.clone(),
+                registry: registry.clone(),
                 sessions: None,
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
@@ -128,11 +143,13 @@ impl McpService {
         };
         McpService {
             endpoint: Arc::new(endpoint),
+            list_changed,
         }
     }
 
     /// Answer one request.
     pub(super) async fn handle(&self, request: Request<RequestBody>) -> Response<Reply> {
+        self.list_changed.start_pump();
         match &*self.endpoint {
             Endpoint::Stateful(front) => front.handle(request).await,
             Endpoint::Stateless(front) => front.handle(request).await,
@@ -304,7 +321,7 @@ impl Rejection {
         self.status
     }
 
-    fn into_response(self) -> Response<Reply> {
+    pub(super) fn into_response(self) -> Response<Reply> {
         let mut response = plain(self.status, &self.message);
         for (name, value) in self.headers {
             response.headers_mut().insert(name, value);
