@@ -43,10 +43,11 @@ pub enum Doc {
     Exprs(Vec<syn::Expr>),
 }
 
-/// The extractor rule: a type written `State<…>` (one type argument) or `ToolContext`,
-/// bare or under `mcp_tools::` / `::mcp_tools::`. A type of another path (`crate::State`),
-/// or a `State` without a type argument (a user's `enum State`), is an argument.
-fn is_extractor_type(ty: &Type) -> bool {
+/// The extractor rule: a type written `State<…>` (one type argument), `ToolContext` or
+/// `Caller`, bare or under `mcp_tools::` / `::mcp_tools::`. A type of another path
+/// (`crate::State`), or a `State` without a type argument (a user's `enum State`), is an
+/// argument.
+pub fn is_extractor_type(ty: &Type) -> bool {
     let Type::Path(path) = ty else { return false };
     if path.qself.is_some() {
         return false;
@@ -57,7 +58,7 @@ fn is_extractor_type(ty: &Type) -> bool {
         [krate, .., last] if krate.ident == "mcp_tools" => last,
         _ => return false,
     };
-    if last.ident == "ToolContext" {
+    if last.ident == "ToolContext" || last.ident == "Caller" {
         return last.arguments.is_none();
     }
     last.ident == "State" && single_type_argument(&last.arguments).is_some()
@@ -299,6 +300,9 @@ mod tests {
             "mcp_tools::context::State<Db>",
             "ToolContext",
             "mcp_tools::ToolContext",
+            "Caller",
+            "mcp_tools::Caller",
+            "::mcp_tools::Caller",
         ] {
             assert!(is_extractor_type(&ty(extractor)), "{extractor}");
         }
@@ -310,6 +314,10 @@ mod tests {
             "ToolContext<u8>",
             "&ToolContext",
             "Option<State<Db>>",
+            "&Caller",
+            "Option<Caller>",
+            "Caller<u8>",
+            "auth::Caller",
             "String",
         ] {
             assert!(!is_extractor_type(&ty(argument)), "{argument}");

@@ -89,6 +89,7 @@ fn common(cx: &Ctxt, item: &AnnotatedFn) {
     }
     for param in &item.params {
         owned(cx, kind, param);
+        optional_extractor(cx, kind, param);
         if let ParamKind::Arg { attr, .. } = &param.kind {
             if let Some(name) = &attr.rename
                 && name.value().is_empty()
@@ -131,6 +132,26 @@ fn owned(cx: &Ctxt, kind: Kind, param: &Param) {
         format!(
             "{} arguments are parsed from the request into owned values; take `{owned}` instead of `{}`",
             kind.attr(),
+            tokens(&param.ty)
+        ),
+    );
+}
+
+/// An extractor is always filled in, so `Option<State<T>>`, `Option<ToolContext>` and
+/// `Option<Caller>` are mistakes, not arguments (none of them could be deserialized).
+fn optional_extractor(cx: &Ctxt, kind: Kind, param: &Param) {
+    if !matches!(param.kind, ParamKind::Arg { .. }) {
+        return;
+    }
+    let Some(inner) = ast::option_inner(&param.ty).filter(|t| ast::is_extractor_type(t)) else {
+        return;
+    };
+    cx.error_spanned_by(
+        &param.ty,
+        format!(
+            "{} extractors are never optional (outside a server `Caller` is the local caller, and `build()` checks every `State`); take `{}` instead of `{}`",
+            kind.attr(),
+            tokens(inner),
             tokens(&param.ty)
         ),
     );

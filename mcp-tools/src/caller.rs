@@ -1,5 +1,7 @@
 //! [`Caller`]: who is calling, as the transport's authentication established it.
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value};
 
 use crate::permissions::PermissionSet;
@@ -29,6 +31,9 @@ pub struct Caller {
     permissions: Option<PermissionSet>,
     claims: Map<String, Value>,
 }
+
+/// The local caller, for contexts that carry none of their own.
+pub(crate) static LOCAL: LazyLock<Caller> = LazyLock::new(Caller::local);
 
 impl Caller {
     /// The caller on a transport without authentication (stdio, or TCP and HTTP served
@@ -151,5 +156,18 @@ impl Caller {
     /// ```
     pub fn claims(&self) -> &Map<String, Value> {
         &self.claims
+    }
+}
+
+/// A caller known only by the permissions its token grants, so a
+/// `server::TokenResolver` closure may return a `PermissionSet`.
+///
+/// ```
+/// let caller: mcp_tools::Caller = mcp_tools::PermissionSet::new(["READ"]).into();
+/// assert!(caller.permissions().is_some_and(|p| p.contains("READ")));
+/// ```
+impl From<PermissionSet> for Caller {
+    fn from(permissions: PermissionSet) -> Caller {
+        Caller::with_permissions(permissions)
     }
 }

@@ -1,9 +1,10 @@
-//! The request context handed to tools, and extractors (`State<T>`, `ToolContext`).
+//! The request context handed to tools, and extractors (`State<T>`, `ToolContext`,
+//! [`Caller`]).
 //!
-//! **What counts as an extractor.** A tool parameter whose type is `State<T>` or
-//! `ToolContext` (matched on the last path segment), or any parameter marked `#[extract]`,
-//! is built from the request context through [`FromContext`] and is *not* part of the
-//! input schema. Every other parameter is an argument.
+//! **What counts as an extractor.** A tool parameter whose type is written `State<T>`,
+//! `ToolContext` or `Caller` (bare or under `mcp_tools::`), or any parameter marked
+//! `#[extract]`, is built from the request context through [`FromContext`] and is *not*
+//! part of the input schema. Every other parameter is an argument.
 
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
@@ -15,8 +16,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::caller::{Caller, LOCAL};
 use crate::output::error::ToolError;
-use crate::permissions::PermissionSet;
 
 /// Shared values registered on the registry, looked up by type.
 #[derive(Default, Clone)]
@@ -131,24 +132,26 @@ pub trait ClientPeer: Send + Sync {
 }
 
 /// Everything a tool may want to know about the request it serves: the cancellation
-/// token, the caller's permissions, the request id, registered state, and the client
-/// (progress, logging, sampling, elicitation).
+/// token, the [`Caller`], the request id, registered state, and the client (progress,
+/// logging, sampling, elicitation).
 ///
 /// A `ToolContext` parameter in an `#[mcp_tool]` fn is filled in by the registry. Outside a
-/// server, `ToolContext::default()` is a context with no client, no permissions filter and
-/// a fresh cancellation token.
+/// server, `ToolContext::default()` is a context with no client, the local caller and a
+/// fresh cancellation token.
 ///
 /// ```
 /// use mcp_tools::ToolContext;
 /// let ctx = ToolContext::default().with_request_id("42");
 /// assert_eq!(ctx.request_id(), Some("42"));
+/// assert!(ctx.caller().is_local());
 /// assert!(!ctx.is_cancelled());
 /// ```
 #[derive(Clone, Default)]
 pub struct ToolContext {
     request_id: Option<Arc<str>>,
     cancellation: CancellationToken,
-    permissions: Option<PermissionSet>,
+    /// `None`: the local caller (no allocation on the stdio path).
+    caller: Option<Arc<Caller>>,
     pub(crate) states: Arc<StateMap>,
     peer: Option<Arc<dyn ClientPeer>>,
     /// Where `resource_updated` goes: the registry serving the call (set by it).
@@ -160,7 +163,7 @@ impl fmt::Debug for ToolContext {
         f.debug_struct("ToolContext")
             .field("request_id", &self.request_id)
             .field("cancelled", &self.cancellation.is_cancelled())
-            .field("permissions", &self.permissions)
+            .field("caller", self.caller())
             .field("has_peer", &self.peer.is_some())
             .finish()
     }
@@ -186,9 +189,18 @@ impl ToolContext {
         self
     }
 
-    /// Record the caller's permissions (the registry sets this from the view used).
-    pub fn with_permissions(mut self, permissions: PermissionSet) -> Self {
-        self.permissions = Some(permissions);
+    /// Set who is calling (the server sets it from the transport's authentication; a
+    /// [`Registry::view`](crate::Registry::view) sets a caller with its permissions when the
+    /// context has only the local one).
+    ///
+    /// ```
+    /// use mcp_tools::{Caller, PermissionSet, ToolContext};
+    /// let alice = Caller::new(Some("alice".into()), None, vec![], PermissionSet::empty(), Default::default());
+    /// let ctx = ToolContext::default().with_caller(alice);
+    /// assert_eq!(ctx.caller().subject(), Some("alice"));
+    /// ```
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = (!caller.is_local()).then(|| Arc::new(caller));
         self
     }
 
@@ -203,9 +215,15 @@ impl ToolContext {
         self.request_id.as_deref()
     }
 
-    /// The caller's permissions; `None` means the caller is not filtered.
-    pub fn permissions(&self) -> Option<&PermissionSet> {
-        self.permissions.as_ref()
+    /// Who is calling: the subject, client, scopes, permissions and kept claims the
+    /// transport's authentication established, or [`Caller::local`] (stdio, a server
+    /// without tokens, the command line, a direct [`Registry`](crate::Registry) call).
+    ///
+    /// ```
+    /// assert_eq!(mcp_tools::ToolContext::default().caller().subject(), None);
+    /// ```
+    pub fn caller(&self) -> &Caller {
+        self.caller.as_deref().unwrap_or(&LOCAL)
     }
 
     /// The request's cancellation token: it fires on `notifications/cancelled` or time-out.
@@ -355,6 +373,12 @@ pub trait FromContext: Sized {
 impl FromContext for ToolContext {
     fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
         Ok(ctx.clone())
+    }
+}
+
+impl FromContext for Caller {
+    fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+        Ok(ctx.caller().clone())
     }
 }
 

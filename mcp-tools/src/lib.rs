@@ -208,7 +208,7 @@ pub mod __private {
     #[diagnostic::on_unimplemented(
         message = "`{Self}` is not an extractor: it does not implement `mcp_tools::context::FromContext`",
         label = "taken as an extractor",
-        note = "a type written `State<…>` or `ToolContext` (bare or under `mcp_tools::`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
+        note = "a type written `State<…>`, `ToolContext` or `Caller` (bare or under `mcp_tools::`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
     )]
     pub trait Extractor {}
 

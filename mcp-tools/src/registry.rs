@@ -566,7 +566,8 @@ impl Registry {
     }
 
     /// Call `name` with `arguments` (a JSON object, or null for none), as this view's
-    /// caller: the context gets the caller's permissions unless it already has some.
+    /// caller: a context with the local caller gets a caller with this view's permissions
+    /// ([`ToolContext::caller`]); a context with a caller of its own keeps it.
     ///
     /// Returns `Err(ToolNotFound)` only when the tool is unknown, filtered out, disabled or
     /// hidden from this view's caller;
@@ -601,14 +602,7 @@ impl Registry {
             ));
             return Ok(ToolResult::error(&error, def.category()));
         };
-        let mut ctx = ctx;
-        ctx.states = self.shared.states.clone();
-        ctx.notifier = Some(self.shared.clone());
-        if ctx.permissions().is_none()
-            && let Some(caller) = &self.caller
-        {
-            ctx = ctx.with_permissions(caller.clone());
-        }
+        let ctx = self.prepare(ctx);
         Ok(middleware::run(def, &entry.runtime, &self.shared.middleware, arguments, ctx).await)
     }
 

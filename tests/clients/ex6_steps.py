@@ -6,7 +6,7 @@ venv of scripts/setup-python.sh and assert on the report; this script only obser
 
 Usage:
   ex6_steps.py --mode auto|legacy --steps JSON -- PROGRAM [ARG...]     (stdio)
-  ex6_steps.py --mode auto|legacy --steps JSON --url URL               (streamable HTTP)
+  ex6_steps.py --mode auto|legacy --steps JSON --url URL [--token T]   (streamable HTTP)
 
 JSON is an array of steps, run in order on one session:
   ["info"]                     -> {"name", "version", "protocol_version"}
@@ -104,7 +104,8 @@ async def step(client: Client, spec: list[Any]) -> Any:
 
 async def run(args: argparse.Namespace) -> list[Any]:
     if args.url:
-        http_client = httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=60.0))
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+        http_client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0))
         server: Any = streamable_http_client(args.url, http_client=http_client)
     else:
         server = StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
@@ -128,6 +129,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
     parser.add_argument("--url")
+    parser.add_argument("--token")
     parser.add_argument("--steps", required=True, type=json.loads)
     args = parser.parse_args(argv)
     if bool(args.url) == bool(command):

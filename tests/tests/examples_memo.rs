@@ -1,12 +1,14 @@
 //! The memo example (`examples/memo`, binary `memo-mcp`) as a real process, driven by the
 //! official MCP Python SDK (`tests/clients/ex6_steps.py`) over stdio and streamable HTTP:
 //! the seven tools listed with their schemas, calls with structured results, a `not_found`
-//! error with its Action line, validation errors, and memos surviving a restart (a clean
-//! one over stdio, a killed server over HTTP). Needs `scripts/setup-python.sh`.
+//! error with its Action line, validation errors, memos surviving a restart (a clean
+//! one over stdio, a killed server over HTTP), and `created_by` naming the subject of the
+//! token that created a memo over HTTP (`null` for the local stdio caller). Needs
+//! `scripts/setup-python.sh`.
 
 use std::path::PathBuf;
 
-use mcp_tools_tests::{ServerProcess, Target, example_binary, run_client_script};
+use mcp_tools_tests::{ServerProcess, Target, example_binary, run_client_script, scratch_file};
 use serde_json::{Value, json};
 
 const TOOLS: [&str; 7] = [
@@ -160,6 +162,10 @@ fn memo_over_stdio_keeps_memos_across_restarts() {
     check_listing(&first[1], "stdio");
     let groceries = ok(&first[2], "create").clone();
     let trip = ok(&first[3], "create").clone();
+    assert!(
+        groceries["created_by"].is_null(),
+        "the stdio caller is local: {groceries}"
+    );
     let groceries_id = groceries["id"].as_str().unwrap().to_string();
     let trip_id = trip["id"].as_str().unwrap().to_string();
     assert_eq!(groceries_id.len(), 26, "a ULID");
@@ -266,4 +272,85 @@ fn memo_over_http_keeps_memos_when_the_server_is_killed() {
     assert_eq!(ok(&second[2], "list")["total"], 1);
     let stderr = server.stderr();
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn memo_over_http_records_which_token_holder_created_each_memo() {
+    let scratch = Scratch::new("authors");
+    let bin = PathBuf::from(memo_mcp());
+    let db = scratch.db();
+    let tokens = scratch_file(
+        "memo-authors.tokens",
+        concat!(
+            "alice-5b1f0c9e7d2a  subject=alice\n",
+            "bob-0e4d8a61c3f7    subject=bob\n",
+        ),
+    );
+    let tokens = tokens.to_str().expect("UTF-8 path");
+    let args = [
+        "--log-level",
+        "debug",
+        "--db",
+        db.as_str(),
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--tokens-file",
+        tokens,
+    ];
+    let server = ServerProcess::start_cli_http(&bin, &args);
+    let as_holder = |token: &str, steps: Value| {
+        run_steps(
+            "auto",
+            Target::Http {
+                url: &server.endpoint,
+                token: Some(token),
+            },
+            steps,
+        )
+    };
+
+    let alice = as_holder(
+        "alice-5b1f0c9e7d2a",
+        json!([["call", "memo_create", {"title": "From Alice", "content": "a"}]]),
+    );
+    let alices = ok(&alice[0], "alice's create").clone();
+    assert_eq!(alices["created_by"], "alice", "{alices}");
+
+    let bob = as_holder(
+        "bob-0e4d8a61c3f7",
+        json!([
+            ["call", "memo_create", {"title": "From Bob", "content": "b"}],
+            ["call", "memo_get", {"id": alices["id"]}],
+            ["call", "memo_list", {}]
+        ]),
+    );
+    assert_eq!(ok(&bob[0], "bob's create")["created_by"], "bob");
+    assert_eq!(
+        ok(&bob[1], "bob reads alice's memo")["created_by"],
+        "alice",
+        "the author is the creator, not the reader"
+    );
+
+    let listed = ok(&bob[2], "list")["memos"].clone();
+    let authors: Vec<(&str, &Value)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["title"].as_str().unwrap(), &m["created_by"]))
+        .collect();
+    assert_eq!(
+        authors,
+        [("From Bob", &json!("bob")), ("From Alice", &json!("alice"))]
+    );
+    // The audit trail: each call's span names its caller's subject (and never the token).
+    let stderr = server.stderr();
+    let created_by = |subject: &str| {
+        stderr.lines().any(|line| {
+            line.contains("tool_call{tool=memo_create request_id=")
+                && line.contains(&format!(" subject=\"{subject}\""))
+        })
+    };
+    assert!(created_by("alice") && created_by("bob"), "{stderr}");
+    assert!(!stderr.contains("5b1f0c9e7d2a"), "{stderr}");
 }

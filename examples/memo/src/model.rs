@@ -18,6 +18,10 @@ pub struct Memo {
     pub created_at: DateTime<Utc>,
     /// When the memo was last changed (UTC); strictly later after every update.
     pub updated_at: DateTime<Utc>,
+    /// Who created the memo: the subject of the authenticated caller (a token's
+    /// `subject=NAME` in the server's tokens file, or an OAuth token's `sub`); `null` for the
+    /// local caller (stdio, the command line) and for callers without a subject.
+    pub created_by: Option<String>,
 }
 
 /// A memo without its full content, as listed by [`MemoStore::list`](crate::MemoStore::list).
@@ -35,6 +39,10 @@ pub struct MemoSummary {
     pub created_at: DateTime<Utc>,
     /// When the memo was last changed (UTC).
     pub updated_at: DateTime<Utc>,
+    /// Who created the memo: the subject of the authenticated caller (a token's
+    /// `subject=NAME` in the server's tokens file, or an OAuth token's `sub`); `null` for the
+    /// local caller (stdio, the command line) and for callers without a subject.
+    pub created_by: Option<String>,
 }
 
 /// One page of memo summaries, newest first.

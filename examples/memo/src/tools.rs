@@ -6,9 +6,12 @@
 //! state: register it with `RegistryBuilder::state(store)`.
 //!
 //! All tools are in the `memo` category (so the command line offers `memo create`,
-//! `memo list`, ...) and need no permission, as in the seed.
+//! `memo list`, ...) and need no permission, as in the seed. `memo_create` takes the
+//! [`Caller`] and records its subject as the memo's `created_by` (served over HTTP or TCP
+//! with a tokens file whose lines name `subject=…`, or with OAuth); over stdio and on the
+//! command line the caller is local and `created_by` is `null`.
 
-use mcp_tools::{Json, State, ToolError, ToolResult, mcp_tool};
+use mcp_tools::{Caller, Json, State, ToolError, ToolResult, mcp_tool};
 
 use crate::model::{Memo, MemoList, SearchResults};
 use crate::store::MemoStore;
@@ -19,16 +22,19 @@ use crate::validate::{
 /// Create a memo: a one-line title plus markdown content.
 ///
 /// Returns the new memo with its id (a 26-character ULID); keep the id to read, update or
-/// delete the memo later.
+/// delete the memo later. `created_by` records who created it when the server knows.
 #[mcp_tool(name = "memo_create", tags = ["memo", "write"])]
 pub async fn memo_create(
     store: State<MemoStore>,
+    caller: Caller,
     /// One-line title, 1 to 200 characters (leading and trailing spaces are trimmed)
     title: String,
     /// Body of the memo, usually markdown; may be empty (at most 1 MiB)
     content: String,
 ) -> Result<Json<Memo>, ToolError> {
-    Ok(Json(store.create(&title, &content).await?))
+    Ok(Json(
+        store.create_by(&title, &content, caller.subject()).await?,
+    ))
 }
 
 /// Read one memo in full (title, content, timestamps) by its id.

@@ -199,3 +199,44 @@ async fn foreign_newer_and_unreadable_files_are_refused() {
         err.action()
     );
 }
+
+#[tokio::test]
+async fn a_version_1_database_is_migrated_and_keeps_its_memos_without_an_author() {
+    let fx = fixture().await;
+    let old = fx
+        .store
+        .create("Before", "written by version 1")
+        .await
+        .unwrap();
+    let common::Fixture { dir, store } = fx;
+    drop(store);
+    let path = dir.path().join("memos.db");
+    // Turn the file back into what version 1 wrote: no created_by column.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("ALTER TABLE memos DROP COLUMN created_by; PRAGMA user_version = 1;")
+        .unwrap();
+    drop(conn);
+
+    let store = MemoStore::open(StoreConfig::new(&path)).await.unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(SCHEMA_VERSION, 2);
+    let migrated = store.get(&old.id).await.unwrap();
+    assert_eq!(migrated, old);
+    assert_eq!(migrated.created_by, None);
+    let new = store
+        .create_by("After", "by bob", Some("bob"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get(&new.id).await.unwrap().created_by.as_deref(),
+        Some("bob")
+    );
+    assert_eq!(
+        store.search("written", None).await.unwrap().hits[0].id,
+        old.id
+    );
+}

@@ -263,3 +263,32 @@ fn output_types_have_json_schemas_and_roundtrip() {
     let back: Memo = serde_json::from_str(&serde_json::to_string(&memo).unwrap()).unwrap();
     assert_eq!(back, memo);
 }
+
+#[tokio::test]
+async fn the_author_is_kept_through_reads_lists_updates_and_deletes() {
+    let fx = fixture().await;
+    let s = &fx.store;
+    let local = s.create("Mine", "no author").await.unwrap();
+    assert_eq!(local.created_by, None);
+    let memo = s.create_by("Alice's", "text", Some("alice")).await.unwrap();
+    assert_eq!(memo.created_by.as_deref(), Some("alice"));
+    assert_eq!(s.get(&memo.id).await.unwrap(), memo);
+    let updated = s.update(&memo.id, Some("Renamed"), None).await.unwrap();
+    assert_eq!(
+        updated.created_by.as_deref(),
+        Some("alice"),
+        "an edit keeps the author"
+    );
+    let list = s.list(None, None).await.unwrap();
+    let authors: Vec<Option<&str>> = list.memos.iter().map(|m| m.created_by.as_deref()).collect();
+    assert_eq!(authors, [Some("alice"), None], "newest first");
+    assert_eq!(
+        s.delete(&memo.id).await.unwrap().created_by.as_deref(),
+        Some("alice")
+    );
+    let json = serde_json::to_value(&local).unwrap();
+    assert!(
+        json["created_by"].is_null(),
+        "the local author is an explicit null: {json}"
+    );
+}

@@ -1,5 +1,6 @@
 //! The layers around every handler call, outermost first:
-//! 1. a `tracing` span (`tool_call`, with tool, request id, outcome, `duration_us`) and the
+//! 1. a `tracing` span (`tool_call`, with tool, request id, the caller's `subject` and
+//!    `client_id` when it has them — the audit trail —, outcome, `duration_us`) and the
 //!    tool's call statistics;
 //! 2. the user's [`Around`] hooks, first registered outermost;
 //! 3. the tool's concurrency limit (`max_concurrency`);
@@ -147,6 +148,8 @@ pub(crate) async fn run(
         "tool_call",
         tool = %def.name(),
         request_id = ctx.request_id().unwrap_or(""),
+        subject = ctx.caller().subject(),
+        client_id = ctx.caller().client_id(),
         outcome = tracing::field::Empty,
         duration_us = tracing::field::Empty,
     );

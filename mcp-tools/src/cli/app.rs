@@ -309,8 +309,8 @@ impl App {
                 }
             },
         };
-        if let Some(set) = &permissions {
-            builder = builder.allowed_permissions(set.clone());
+        if let Some(set) = permissions {
+            builder = builder.allowed_permissions(set);
         }
 
         let defs = builder.definitions();
@@ -361,7 +361,6 @@ impl App {
             builder,
             setup,
             on_built,
-            permissions,
         };
         run.dispatch(&matches).await
     }
@@ -413,7 +412,6 @@ struct Run {
     builder: RegistryBuilder,
     setup: Option<SetupFn>,
     on_built: Option<BuiltFn>,
-    permissions: Option<PermissionSet>,
 }
 
 impl Run {
@@ -461,11 +459,8 @@ impl Run {
         arguments: serde_json::Map<String, serde_json::Value>,
         json: bool,
     ) -> ExitCode {
-        let permissions = self.permissions.clone();
         match self.registry(matches) {
-            Ok((registry, _, _)) => {
-                invoke::call(&registry, tool, arguments, permissions, json).await
-            }
+            Ok((registry, _, _)) => invoke::call(&registry, tool, arguments, json).await,
             Err(status) => status,
         }
     }

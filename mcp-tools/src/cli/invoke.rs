@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{ClientPeer, LogLevel, ToolContext};
 use crate::output::content::{Content, ContentBlock};
 use crate::output::result::ToolResult;
-use crate::permissions::PermissionSet;
 use crate::registry::Registry;
 
 /// Exit status of an error result, a failed check or a failed setup.
@@ -47,17 +46,15 @@ pub(crate) async fn call(
     registry: &Registry,
     tool: &str,
     arguments: Map<String, Value>,
-    permissions: Option<PermissionSet>,
     json: bool,
 ) -> ExitCode {
     let token = CancellationToken::new();
     let watcher = tokio::spawn(cancel_on_ctrl_c(token.clone()));
-    let mut ctx = ToolContext::default()
+    // The local caller: `--permissions-file` already narrowed the registry itself, as it
+    // does for `serve` over stdio.
+    let ctx = ToolContext::default()
         .with_cancellation(token)
         .with_peer(Arc::new(StderrPeer));
-    if let Some(permissions) = permissions {
-        ctx = ctx.with_permissions(permissions);
-    }
     tracing::debug!(tool, "calling from the command line");
     let outcome = registry
         .call_tool(tool, Value::Object(arguments), ctx)

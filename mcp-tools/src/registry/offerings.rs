@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use tracing::Instrument;
 
+use crate::Caller;
 use crate::call::middleware;
 use crate::context::ResourceNotifier;
 use crate::context::{StateMap, ToolContext};
@@ -291,13 +292,16 @@ impl Registry {
         &self.shared.offerings
     }
 
-    /// The context a handler gets: the registry's state and this view's permissions.
-    fn prepare(&self, ctx: ToolContext) -> ToolContext {
+    /// The context a handler gets: the registry's state, and a caller with this view's
+    /// permissions when the context has only the local one.
+    pub(super) fn prepare(&self, ctx: ToolContext) -> ToolContext {
         let mut ctx = ctx;
         ctx.states = self.shared.states.clone();
         ctx.notifier = Some(self.shared.clone());
-        match (ctx.permissions(), self.view_permissions()) {
-            (None, Some(caller)) => ctx.with_permissions(caller.clone()),
+        match self.view_permissions() {
+            Some(permissions) if ctx.caller().is_local() => {
+                ctx.with_caller(Caller::with_permissions(permissions.clone()))
+            }
             _ => ctx,
         }
     }
@@ -380,7 +384,9 @@ impl Registry {
         let span = tracing::info_span!(
             "resource_read",
             uri,
-            request_id = ctx.request_id().unwrap_or("")
+            request_id = ctx.request_id().unwrap_or(""),
+            subject = ctx.caller().subject(),
+            client_id = ctx.caller().client_id(),
         );
         let request = ResourceRequest::new(uri, params);
         let contents = self
@@ -418,7 +424,9 @@ impl Registry {
         let span = tracing::info_span!(
             "prompt_get",
             prompt = name,
-            request_id = ctx.request_id().unwrap_or("")
+            request_id = ctx.request_id().unwrap_or(""),
+            subject = ctx.caller().subject(),
+            client_id = ctx.caller().client_id(),
         );
         self.guard(
             format!("prompt '{name}'"),

@@ -1,5 +1,5 @@
-//! Bearer tokens for HTTP callers: a [`TokenResolver`] maps a token to the caller's
-//! [`PermissionSet`]; [`TokenTable`] is the resolver read from a tokens file.
+//! Bearer tokens for HTTP and TCP callers: a [`TokenResolver`] maps a token to the
+//! [`Caller`] presenting it; [`TokenTable`] is the resolver read from a tokens file.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -7,58 +7,76 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::private_file::{self, ExposedFile};
+use crate::Caller;
 use crate::permissions::PermissionSet;
 
-/// Maps a bearer token to the permissions of the caller presenting it.
+/// Maps a bearer token to the [`Caller`] presenting it: its permissions and, when the
+/// table names one, its subject.
 ///
-/// Called once per HTTP request, before the request reaches the MCP layer; `None` means
-/// the token is unknown and the request gets `401 Unauthorized`. Keep it fast (look up a
-/// table, or cache what an external check returned).
+/// Called once per HTTP request (once per connection for TCP), before the request reaches
+/// the MCP layer; `None` means the token is unknown and the request gets
+/// `401 Unauthorized`. Keep it fast (look up a table, or cache what an external check
+/// returned).
 ///
-/// Any `Fn(&str) -> Option<PermissionSet>` closure is a resolver:
+/// Any `Fn(&str) -> Option<C>` closure is a resolver, where `C` is a [`Caller`] or anything
+/// that converts into one (a [`PermissionSet`]: a caller with those permissions and no
+/// subject):
 ///
 /// ```
-/// use mcp_tools::{PermissionSet, server::TokenResolver};
+/// use mcp_tools::{Caller, PermissionSet, server::TokenResolver};
 /// let resolver = |token: &str| (token == "s3cret").then(|| PermissionSet::new(["WIKI_VIEW"]));
-/// assert!(resolver.resolve("s3cret").unwrap().contains("WIKI_VIEW"));
+/// let caller = resolver.resolve("s3cret").unwrap();
+/// assert!(caller.permissions().unwrap().contains("WIKI_VIEW"));
 /// assert!(resolver.resolve("guess").is_none());
+///
+/// let named = |token: &str| (token == "k3y").then(|| {
+///     Caller::new(Some("ci-bot".into()), None, vec![], PermissionSet::empty(), Default::default())
+/// });
+/// assert_eq!(named.resolve("k3y").unwrap().subject(), Some("ci-bot"));
 /// ```
 pub trait TokenResolver: Send + Sync + 'static {
-    /// The permissions of the caller holding `token`, or `None` for an unknown token.
-    fn resolve(&self, token: &str) -> Option<PermissionSet>;
+    /// The caller holding `token`, or `None` for an unknown token.
+    fn resolve(&self, token: &str) -> Option<Caller>;
 }
 
-impl<F> TokenResolver for F
+impl<F, C> TokenResolver for F
 where
-    F: Fn(&str) -> Option<PermissionSet> + Send + Sync + 'static,
+    F: Fn(&str) -> Option<C> + Send + Sync + 'static,
+    C: Into<Caller>,
 {
-    fn resolve(&self, token: &str) -> Option<PermissionSet> {
-        self(token)
+    fn resolve(&self, token: &str) -> Option<Caller> {
+        self(token).map(Into::into)
     }
 }
 
-/// A fixed table of bearer tokens and their permissions, usually read from a tokens file.
+/// A fixed table of bearer tokens and their callers, usually read from a tokens file.
 ///
 /// File format: one token per line followed by the permissions it grants, separated by
 /// whitespace; `#` starts a comment; blank lines are ignored. A token alone on its line
 /// grants no permission (only tools that need none). Tokens use the RFC 6750 characters
 /// (`A-Z a-z 0-9 - . _ ~ + /`, then optional `=` padding); permission names follow the
-/// permissions-file rules.
+/// permissions-file rules. One optional word `subject=NAME` anywhere after the token names
+/// who holds it: the caller's [`subject`](Caller::subject), which tools see and the call
+/// spans log (the audit trail); NAME is 1 to 256 characters without whitespace, `#`, `=`
+/// or control characters. Without it the caller has no subject.
 ///
 /// ```
 /// use mcp_tools::server::{TokenResolver, TokenTable};
 /// let table = TokenTable::parse(concat!(
 ///     "# agents\n",
 ///     "reader-7f3a   TICKET_VIEW WIKI_VIEW\n",
-///     "admin-91bc    TICKET_VIEW TICKET_ADMIN   # full access\n",
+///     "admin-91bc    subject=alice  TICKET_VIEW TICKET_ADMIN   # full access\n",
 /// )).unwrap();
 /// assert_eq!(table.len(), 2);
-/// assert!(table.resolve("admin-91bc").unwrap().contains("TICKET_ADMIN"));
+/// let admin = table.resolve("admin-91bc").unwrap();
+/// assert!(admin.permissions().unwrap().contains("TICKET_ADMIN"));
+/// assert_eq!(admin.subject(), Some("alice"));
+/// assert_eq!(table.resolve("reader-7f3a").unwrap().subject(), None);
 /// assert!(table.resolve("nobody").is_none());
 /// ```
 #[derive(Clone, Default)]
 pub struct TokenTable {
-    tokens: Arc<HashMap<String, PermissionSet>>,
+    tokens: Arc<HashMap<String, Caller>>,
 }
 
 impl fmt::Debug for TokenTable {
@@ -137,20 +155,30 @@ impl TokenTable {
         parse(&text, Some(path))
     }
 
-    /// A table built in code.
+    /// A table built in code: each token with its [`Caller`], or with a [`PermissionSet`]
+    /// for a caller without a subject.
     ///
     /// ```
-    /// use mcp_tools::{PermissionSet, server::{TokenResolver, TokenTable}};
+    /// use mcp_tools::{Caller, PermissionSet, server::{TokenResolver, TokenTable}};
     /// let table = TokenTable::new([("t1", PermissionSet::new(["A"]))]);
     /// assert!(table.resolve("t1").is_some());
+    /// let bob = Caller::new(Some("bob".into()), None, vec![], PermissionSet::empty(), Default::default());
+    /// let table = TokenTable::new([("t2", bob)]);
+    /// assert_eq!(table.resolve("t2").unwrap().subject(), Some("bob"));
     /// ```
-    pub fn new<I, S>(entries: I) -> TokenTable
+    pub fn new<I, S, C>(entries: I) -> TokenTable
     where
-        I: IntoIterator<Item = (S, PermissionSet)>,
+        I: IntoIterator<Item = (S, C)>,
         S: Into<String>,
+        C: Into<Caller>,
     {
         TokenTable {
-            tokens: Arc::new(entries.into_iter().map(|(t, p)| (t.into(), p)).collect()),
+            tokens: Arc::new(
+                entries
+                    .into_iter()
+                    .map(|(t, c)| (t.into(), c.into()))
+                    .collect(),
+            ),
         }
     }
 
@@ -166,7 +194,7 @@ impl TokenTable {
 }
 
 impl TokenResolver for TokenTable {
-    fn resolve(&self, token: &str) -> Option<PermissionSet> {
+    fn resolve(&self, token: &str) -> Option<Caller> {
         self.tokens.get(token).cloned()
     }
 }
@@ -188,7 +216,24 @@ fn parse(text: &str, path: Option<&Path>) -> Result<TokenTable, TokensFileError>
             ));
         }
         let mut names = Vec::new();
+        let mut subject = None;
         for &name in words {
+            if let Some(value) = name.strip_prefix(SUBJECT_PREFIX) {
+                if subject.is_some() {
+                    return Err(syntax(
+                        line,
+                        "this line names its subject twice; keep one `subject=NAME`".into(),
+                    ));
+                }
+                if !is_subject(value) {
+                    return Err(syntax(
+                        line,
+                        "the subject must be 1 to 256 characters without whitespace, '#', '=' or control characters".into(),
+                    ));
+                }
+                subject = Some(value.to_string());
+                continue;
+            }
             if !crate::lines::is_permission_name(name) {
                 return Err(syntax(
                     line,
@@ -199,10 +244,9 @@ fn parse(text: &str, path: Option<&Path>) -> Result<TokenTable, TokensFileError>
             }
             names.push(name);
         }
-        if tokens
-            .insert(token.to_string(), PermissionSet::new(names))
-            .is_some()
-        {
+        let permissions = PermissionSet::new(names);
+        let caller = Caller::new(subject, None, Vec::new(), permissions, Default::default());
+        if tokens.insert(token.to_string(), caller).is_some() {
             return Err(syntax(
                 line,
                 "this token is already listed on an earlier line; give each token one line".into(),
@@ -212,6 +256,17 @@ fn parse(text: &str, path: Option<&Path>) -> Result<TokenTable, TokensFileError>
     Ok(TokenTable {
         tokens: Arc::new(tokens),
     })
+}
+
+/// The word that names a token's subject in a tokens file (`subject=alice`); `=` cannot
+/// occur in a permission name, so it is never taken for one.
+const SUBJECT_PREFIX: &str = "subject=";
+
+/// A subject a tokens file may name: it goes into logs and tools' records as written.
+fn is_subject(subject: &str) -> bool {
+    (1..=256).contains(&subject.chars().count())
+        && !subject.contains('=')
+        && !subject.chars().any(char::is_control)
 }
 
 /// RFC 6750 `b64token`: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
@@ -240,9 +295,45 @@ mod tests {
     fn parses_comments_blank_lines_and_bare_tokens() {
         let table = TokenTable::parse("\n# c\nbare\nfull A B # trailing\n").unwrap();
         assert_eq!(table.len(), 2);
-        assert!(table.resolve("bare").unwrap().is_empty());
+        assert!(
+            table
+                .resolve("bare")
+                .unwrap()
+                .permissions()
+                .unwrap()
+                .is_empty()
+        );
         let full = table.resolve("full").unwrap();
-        assert!(full.contains("A") && full.contains("B"));
+        let permissions = full.permissions().unwrap();
+        assert!(permissions.contains("A") && permissions.contains("B"));
+        assert_eq!(full.subject(), None);
+    }
+
+    #[test]
+    fn a_line_may_name_its_subject() {
+        let table =
+            TokenTable::parse("t1 A subject=alice B\nt2 subject=bob@example.org\n").unwrap();
+        let alice = table.resolve("t1").unwrap();
+        assert_eq!(alice.subject(), Some("alice"));
+        let names: Vec<&str> = alice.permissions().unwrap().names().collect();
+        assert_eq!(names, ["A", "B"]);
+        let bob = table.resolve("t2").unwrap();
+        assert_eq!(bob.subject(), Some("bob@example.org"));
+        assert!(bob.permissions().unwrap().is_empty());
+        for (text, problem) in [
+            ("t subject=a subject=b\n", "twice"),
+            ("t subject=\n", "1 to 256"),
+            ("t subject=a=b\n", "1 to 256"),
+            ("t subject=a\u{7}b\n", "1 to 256"),
+        ] {
+            let err = TokenTable::parse(text).unwrap_err().to_string();
+            assert!(
+                err.starts_with("line 1:") && err.contains(problem),
+                "{text:?}: {err}"
+            );
+        }
+        let long = format!("t subject={}\n", "x".repeat(257));
+        assert!(TokenTable::parse(&long).is_err());
     }
 
     #[test]

@@ -165,7 +165,7 @@ impl McpHandler {
     }
 
     /// The context a tool, resource, prompt or completion fn gets for this request: its
-    /// id, cancellation, and the client (progress, logs, sampling, elicitation).
+    /// id, cancellation, the caller, and the client (progress, logs, sampling, elicitation).
     pub(super) fn tool_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
         self.context_in_round(context, None)
     }
@@ -189,6 +189,7 @@ impl McpHandler {
         ToolContext::default()
             .with_request_id(context.id.to_string())
             .with_cancellation(context.ct.clone())
+            .with_caller(self.caller(context))
             .with_peer(Arc::new(peer))
     }
 

@@ -33,7 +33,6 @@ use super::handler::Shared;
 use super::linger;
 use super::stream::{StreamLimits, accept_next, serve_stream};
 use crate::Caller;
-use crate::permissions::PermissionSet;
 
 /// The method of the authentication line.
 pub const AUTHENTICATE_METHOD: &str = "mcp-tools/authenticate";
@@ -150,7 +149,7 @@ pub(crate) async fn serve(
                 Some(resolver) => {
                     let timeout = options.handshake_timeout;
                     match authenticate(&mut read, resolver.as_ref(), timeout).await {
-                        Ok(permissions) => Some(Caller::with_permissions(permissions)),
+                        Ok(caller) => Some(caller),
                         Err(refusal) => return refuse(read, write, peer, refusal).await,
                     }
                 }
@@ -186,13 +185,13 @@ fn expected_line() -> String {
     )
 }
 
-/// Read and check the authentication line; the caller's permissions when its token is
-/// known. Never logs or echoes the token.
+/// Read and check the authentication line; the token's caller when it is known. Never
+/// logs or echoes the token.
 async fn authenticate<R: AsyncRead + Unpin>(
     read: &mut BufReader<R>,
     resolver: &dyn TokenResolver,
     timeout: Duration,
-) -> Result<PermissionSet, Refusal> {
+) -> Result<Caller, Refusal> {
     let mut line = Vec::new();
     let mut limited = (&mut *read).take(MAX_HANDSHAKE_LINE);
     let reading = limited.read_until(b'\n', &mut line);
@@ -255,24 +254,33 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permissions::PermissionSet;
 
     fn resolver() -> TokenTable {
-        TokenTable::new([("good-token", PermissionSet::new(["A"]))])
+        let caller = Caller::new(
+            Some("alice".into()),
+            None,
+            vec![],
+            PermissionSet::new(["A"]),
+            Default::default(),
+        );
+        TokenTable::new([("good-token", caller)])
     }
 
-    async fn attempt(input: &str) -> Result<PermissionSet, Refusal> {
+    async fn attempt(input: &str) -> Result<Caller, Refusal> {
         let mut read = BufReader::new(input.as_bytes());
         authenticate(&mut read, &resolver(), Duration::from_secs(5)).await
     }
 
     #[tokio::test]
-    async fn a_known_token_yields_its_permissions_and_keeps_the_rest() {
+    async fn a_known_token_yields_its_caller_and_keeps_the_rest() {
         let input = "{\"jsonrpc\":\"2.0\",\"method\":\"mcp-tools/authenticate\",\"params\":{\"token\":\"good-token\"}}\n{\"next\":1}\n";
         let mut read = BufReader::new(input.as_bytes());
-        let permissions = authenticate(&mut read, &resolver(), Duration::from_secs(5))
+        let caller = authenticate(&mut read, &resolver(), Duration::from_secs(5))
             .await
             .unwrap();
-        assert!(permissions.contains("A"));
+        assert!(caller.permissions().unwrap().contains("A"));
+        assert_eq!(caller.subject(), Some("alice"));
         let mut rest = String::new();
         read.read_to_string(&mut rest).await.unwrap();
         assert_eq!(rest, "{\"next\":1}\n");

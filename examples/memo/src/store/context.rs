@@ -119,6 +119,7 @@ mod tests {
             content: content.into(),
             created_at: t,
             updated_at: t,
+            created_by: None,
         }
     }
 

@@ -68,14 +68,28 @@ impl MemoStore {
         &self.config
     }
 
-    /// Creates a memo. The title is trimmed; it must be one non-empty line of at most
-    /// [`MAX_TITLE_CHARS`](crate::MAX_TITLE_CHARS) characters. Content may be empty.
+    /// Creates a memo with no author ([`created_by`](Memo::created_by) `null`), as the
+    /// local user does; see [`create_by`](Self::create_by).
     pub async fn create(&self, title: &str, content: &str) -> Result<Memo, MemoError> {
+        self.create_by(title, content, None).await
+    }
+
+    /// Creates a memo recording who created it (`created_by`, e.g. the subject of the MCP
+    /// caller). The title is trimmed; it must be one non-empty line of at most
+    /// [`MAX_TITLE_CHARS`](crate::MAX_TITLE_CHARS) characters. Content may be empty.
+    pub async fn create_by(
+        &self,
+        title: &str,
+        content: &str,
+        created_by: Option<&str>,
+    ) -> Result<Memo, MemoError> {
         let title = check_title(title)?;
         check_content(content)?;
         let content = content.to_string();
-        tracing::debug!(%title, bytes = content.len(), "memo create");
-        self.with_db(move |db| db.create(title, content)).await
+        let created_by = created_by.map(str::to_string);
+        tracing::debug!(%title, bytes = content.len(), created_by, "memo create");
+        self.with_db(move |db| db.create(title, content, created_by))
+            .await
     }
 
     /// Reads one memo by id (a ULID, any letter case).

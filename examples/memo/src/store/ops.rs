@@ -16,7 +16,7 @@ use crate::model::{Memo, MemoContext, MemoList, MemoSummary, SearchHit};
 const PREVIEW_CHARS: usize = 160;
 
 /// Columns read into a [`Memo`], in the order [`memo_from_row`] expects.
-const MEMO_COLUMNS: &str = "id, title, content, created_at, updated_at";
+const MEMO_COLUMNS: &str = "id, title, content, created_at, updated_at, created_by";
 
 /// One open database plus the id generator; lives behind the store's mutex.
 pub(crate) struct Db {
@@ -41,7 +41,12 @@ impl Db {
     }
 
     /// Inserts a new memo (title and content already validated) in its own transaction.
-    pub(crate) fn create(&mut self, title: String, content: String) -> Result<Memo, MemoError> {
+    pub(crate) fn create(
+        &mut self,
+        title: String,
+        content: String,
+        created_by: Option<String>,
+    ) -> Result<Memo, MemoError> {
         // Ids are monotonic within this process, so id order is creation order.
         let id = self
             .ids
@@ -54,6 +59,7 @@ impl Db {
             content,
             created_at: at,
             updated_at: at,
+            created_by,
         };
         let err = |what| storage_err(&self.path, what);
         let tx = self
@@ -61,15 +67,16 @@ impl Db {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err("starting a write"))?;
         tx.prepare_cached(
-            "INSERT INTO memos (id, title, content, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?4)",
+            "INSERT INTO memos (id, title, content, created_at, updated_at, created_by)
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
         )
         .and_then(|mut stmt| {
             stmt.execute(params![
                 memo.id,
                 memo.title,
                 memo.content,
-                memo.created_at.timestamp_millis()
+                memo.created_at.timestamp_millis(),
+                memo.created_by
             ])
         })
         .map_err(err("inserting a memo"))?;
@@ -99,7 +106,8 @@ impl Db {
         let total = count(&tx).map_err(err("counting memos"))?;
         let memos = tx
             .prepare_cached(
-                "SELECT id, title, substr(content, 1, ?3), length(content), created_at, updated_at
+                "SELECT id, title, substr(content, 1, ?3), length(content), created_at, updated_at,
+                        created_by
                  FROM memos ORDER BY id DESC LIMIT ?1 OFFSET ?2",
             )
             .and_then(|mut stmt| {
@@ -277,6 +285,7 @@ fn memo_from_row(row: &Row<'_>) -> rusqlite::Result<Memo> {
         content: row.get(2)?,
         created_at: time_column(row, 3)?,
         updated_at: time_column(row, 4)?,
+        created_by: row.get(5)?,
     })
 }
 
@@ -291,6 +300,7 @@ fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<MemoSummary> {
         content_chars: content_chars.max(0) as u64,
         created_at: time_column(row, 4)?,
         updated_at: time_column(row, 5)?,
+        created_by: row.get(6)?,
     })
 }
 

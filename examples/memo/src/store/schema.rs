@@ -12,9 +12,12 @@ pub(crate) const APPLICATION_ID: i32 = 0x4D45_4D4F;
 
 /// Schema migrations; entry `i` moves the schema from version `i` to `i + 1`.
 ///
-/// `pk` is an explicit INTEGER PRIMARY KEY so rowids stay stable across VACUUM, which the
-/// external-content FTS5 index relies on; `id` is the public ULID.
-const MIGRATIONS: &[&str] = &[r#"
+/// 1. `pk` is an explicit INTEGER PRIMARY KEY so rowids stay stable across VACUUM, which the
+///    external-content FTS5 index relies on; `id` is the public ULID.
+/// 2. `created_by`: the subject of the caller that created the memo (NULL for the local
+///    caller, and for every memo created before this version).
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE memos (
     pk         INTEGER PRIMARY KEY,
     id         TEXT    NOT NULL UNIQUE,
@@ -40,7 +43,9 @@ CREATE TRIGGER memos_after_update AFTER UPDATE OF title, content ON memos BEGIN
         VALUES ('delete', old.pk, old.title, old.content);
     INSERT INTO memos_fts(rowid, title, content) VALUES (new.pk, new.title, new.content);
 END;
-"#];
+"#,
+    "ALTER TABLE memos ADD COLUMN created_by TEXT;",
+];
 
 /// The schema version this build writes (kept in `PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

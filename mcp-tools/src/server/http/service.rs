@@ -255,7 +255,7 @@ fn resolve_bearer<R: TokenResolver + ?Sized>(
         ));
     };
     match resolver.resolve(token) {
-        Some(permissions) => Ok(Caller::with_permissions(permissions)),
+        Some(caller) => Ok(caller),
         None => {
             tracing::warn!("rejected an HTTP request with an unknown bearer token");
             Err(Rejection::unauthorized(

@@ -320,8 +320,8 @@ impl ResourceServer {
             .and_then(|value| value.to_str().ok())
             .and_then(bearer_token)
             .ok_or(Refused::Missing)?;
-        if let Some(permissions) = self.tokens.as_ref().and_then(|t| t.resolve(token)) {
-            return Ok(Caller::with_permissions(permissions));
+        if let Some(caller) = self.tokens.as_ref().and_then(|t| t.resolve(token)) {
+            return Ok(caller);
         }
         self.verifier.verify(token).await.map_err(|err| match err {
             OAuthError::Token(token) => Refused::Token(token),
