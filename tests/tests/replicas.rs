@@ -23,7 +23,7 @@ use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use mcp_tools_tests::checks::QUICKSTART_TOOLS;
@@ -159,6 +159,18 @@ impl Balancer {
             .unwrap_or_else(|| panic!("no Mcp-Replica header: {response}"))
     }
 
+    /// Wait (at most 15 s) until HAProxy's log has a line containing `needle`.
+    fn wait_for_log(&self, needle: &str) {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(15) {
+            if self.log().contains(needle) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("HAProxy never logged `{needle}`:\n{}", self.log());
+    }
+
     /// Wait (at most 15 s) until HAProxy sends requests to `id` again.
     fn wait_for(&self, id: &str) {
         let started = Instant::now();
@@ -192,7 +204,9 @@ fn header(response: &str, name: &str) -> Option<String> {
 
 /// One replica of `program` named `id` on `addr` with the shared tokens file.
 fn replica_of(program: &Path, id: &str, addr: &str, extra: &[&str]) -> ServerProcess {
-    let tokens = scratch_file("replicas.tokens", TOKENS);
+    // Written once: tests run in parallel, and a replica must never read it half-written.
+    static TOKENS_FILE: OnceLock<PathBuf> = OnceLock::new();
+    let tokens = TOKENS_FILE.get_or_init(|| scratch_file("replicas.tokens", TOKENS));
     let mut args = vec![
         "serve",
         "--http",
@@ -341,16 +355,15 @@ fn stateless_replicas_share_the_load_and_survive_a_killed_replica() {
     let report = run(&balancer, "auto", "spread", &pids(&replicas));
     let killed = check_spread(&report, "stateless/auto", &IDS, "2026-07-28");
 
-    // The killed replica comes back on its port and rejoins after one health check.
+    // HAProxy's health checks take the killed replica out; back on its port, it rejoins
+    // after one good check.
     let at = IDS.iter().position(|id| *id == killed).expect("a known id");
+    let server = format!("mcp_replicas/replica{}", at + 1);
+    balancer.wait_for_log(&format!("{server} is DOWN"));
     let addr = replicas[at].authority().to_string();
     replicas[at] = replica(&killed, &addr, STATELESS);
+    balancer.wait_for_log(&format!("{server} is UP"));
     balancer.wait_for(&killed);
-    assert!(
-        balancer.log().contains(" is DOWN") && balancer.log().contains(" is UP"),
-        "HAProxy's health checks saw the replica go and come back:\n{}",
-        balancer.log()
-    );
 
     // Legacy clients on stateless replicas: initialize, list and calls each go anywhere.
     let report = run(&balancer, "legacy", "spread", &pids(&replicas));
