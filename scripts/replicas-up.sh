@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Starts N replicas of an mcp-tools server behind HAProxy (deploy/haproxy.cfg as shipped) on
 # loopback, prints `listening on http://127.0.0.1:PORT/mcp` on stderr once HAProxy listens,
-# and waits. Every process it starts dies with it, even on SIGKILL (a watchdog kills them
-# within 0.2 s), so it can be a target of the HTTP load harness:
+# and waits. The processes it starts die with it, also on SIGKILL (a watchdog kills them
+# within 0.2 s), so it can be a target of the HTTP load harness. Known gap: after the
+# harness's last round the replicas and HAProxy of that round were seen still running;
+# check for leftovers (`pgrep -a haproxy`) after a measurement:
 #   http-load --target 'lb3=exec scripts/replicas-up.sh --replicas 3 -- target/release/quickstart-mcp serve --stateless'
 #
 # Usage: scripts/replicas-up.sh [--replicas N] [--cpu-log FILE] -- SERVER [ARG...]
