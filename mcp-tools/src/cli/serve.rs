@@ -1,6 +1,7 @@
 //! `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F]
 //! [--unauthenticated-network-access] [--stateless] [--state-key-file F] [--state-ttl TIME]
-//! [--page-size N] [--max-in-flight N] [HTTP limits]`: the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
+//! [--allow-host HOST] [--replica-id NAME] [--page-size N] [--max-in-flight N] [HTTP limits]`:
+//! the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
 //! Unix print the address bound and a line saying what is exposed (reach, authentication,
 //! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
 //! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
@@ -91,6 +92,28 @@ pub(crate) fn command() -> Command {
                 .requires("http")
                 .conflicts_with_all(["stdio", "tcp"])
                 .help("HTTP without sessions: every request is served on its own"),
+        )
+        .arg(
+            Arg::new("allow_host")
+                .long("allow-host")
+                .value_name("HOST")
+                .action(ArgAction::Append)
+                .requires("http")
+                .help(
+                    "HTTP: also accept requests whose Host is HOST (a name, or name:port; \
+                     repeatable), e.g. the name clients reach a load balancer or a Service by; \
+                     loopback names are always accepted",
+                ),
+        )
+        .arg(
+            Arg::new("replica_id")
+                .long("replica-id")
+                .value_name("NAME")
+                .requires("http")
+                .help(
+                    "HTTP: name this replica in an `Mcp-Replica: NAME` header on every response \
+                     (e.g. the pod name behind a load balancer)",
+                ),
         )
         .arg(
             Arg::new("tls_cert")
@@ -481,6 +504,16 @@ pub(crate) async fn run(
         };
         if let Some(table) = tokens {
             options = options.tokens(table);
+        }
+        for host in matches
+            .get_many::<String>("allow_host")
+            .into_iter()
+            .flatten()
+        {
+            options = options.allow_host(host);
+        }
+        if let Some(id) = matches.get_one::<String>("replica_id") {
+            options = options.replica_id(id);
         }
         if let (Some(cert), Some(key)) = (
             matches.get_one::<PathBuf>("tls_cert"),

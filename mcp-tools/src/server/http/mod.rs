@@ -72,6 +72,8 @@ pub const HEALTH_PATH: &str = "/healthz";
 /// assert_eq!(mcp_tools::server::READY_PATH, "/readyz");
 /// ```
 pub const READY_PATH: &str = "/readyz";
+/// The response header naming the replica that answered ([`HttpOptions::replica_id`]).
+const REPLICA_HEADER: &str = "mcp-replica";
 
 /// Serve streamable HTTP on `listener` until `drain` says stop; at most `max_in_flight`
 /// requests are handled at once.
@@ -86,6 +88,7 @@ pub(crate) async fn serve(
     tracing::info!(
         url = %format!("http://{bound}{}", options.path),
         stateful = options.stateful,
+        replica = options.replica_id.as_deref().unwrap_or(""),
         authenticated = options.authenticator.is_some(),
         limits = ?options.limits,
         "serving MCP over streamable HTTP"
@@ -108,6 +111,10 @@ pub(crate) async fn serve(
         #[cfg(feature = "oauth")]
         oauth: options.oauth.clone(),
         ready: AtomicBool::new(true),
+        replica: options
+            .replica_id
+            .as_deref()
+            .and_then(|id| http::HeaderValue::from_str(id).ok()),
     });
     accept_loop(listener, site.clone(), &options, &drain, &tasks).await;
     site.ready.store(false, Ordering::Release);
@@ -147,6 +154,8 @@ struct Site {
     oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
     /// False once draining.
     ready: AtomicBool,
+    /// The `Mcp-Replica` header's value ([`HttpOptions::replica_id`]).
+    replica: Option<http::HeaderValue>,
 }
 
 impl Site {
@@ -239,6 +248,11 @@ async fn accept_loop(
                 async move {
                     let mut response = site.route(request).await;
                     response.body_mut().hold(busy);
+                    if let Some(replica) = &site.replica {
+                        response
+                            .headers_mut()
+                            .insert(REPLICA_HEADER, replica.clone());
+                    }
                     Ok::<_, Infallible>(response)
                 }
             });

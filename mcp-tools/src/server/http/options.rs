@@ -53,6 +53,7 @@ pub struct HttpOptions {
     pub(crate) oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
     pub(crate) path: String,
     pub(crate) limits: HttpLimits,
+    pub(crate) replica_id: Option<String>,
     tls: Option<Tls>,
 }
 
@@ -104,6 +105,7 @@ impl Default for HttpOptions {
             oauth: None,
             path: "/mcp".into(),
             limits: HttpLimits::default(),
+            replica_id: None,
             tls: None,
         }
     }
@@ -118,6 +120,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("authenticator", &self.authenticator.is_some())
             .field("path", &self.path)
             .field("limits", &self.limits)
+            .field("replica_id", &self.replica_id)
             .field("tls", &self.tls.is_some())
             .finish()
     }
@@ -257,6 +260,26 @@ impl HttpOptions {
         } else {
             format!("/{path}")
         };
+        self
+    }
+
+    /// Name this process in an `Mcp-Replica: <id>` header on every response, so a client,
+    /// a load balancer's log or a test can tell which of several replicas behind one
+    /// address answered (see `docs/deploy.md`). Characters outside visible ASCII become
+    /// `_`, and the id is cut at 64 characters.
+    ///
+    /// ```
+    /// let options = mcp_tools::server::HttpOptions::default().replica_id("mcp-7c9f");
+    /// # let _ = options;
+    /// ```
+    pub fn replica_id(mut self, id: impl Into<String>) -> HttpOptions {
+        let id: String = id
+            .into()
+            .chars()
+            .take(64)
+            .map(|c| if c.is_ascii_graphic() { c } else { '_' })
+            .collect();
+        self.replica_id = (!id.is_empty()).then_some(id);
         self
     }
 
