@@ -193,6 +193,19 @@ impl McpHandler {
             .with_peer(Arc::new(peer))
     }
 
+    /// What a resumable request's state is bound to: `method` on `target` with `arguments`
+    /// by this request's caller; `None` before protocol 2026-07-28, where nothing resumes.
+    pub(super) fn binding(
+        &self,
+        context: &RequestContext<RoleServer>,
+        method: &str,
+        target: &str,
+        arguments: &Value,
+    ) -> Option<Vec<u8>> {
+        is_modern(context)
+            .then(|| request_state::binding(method, target, arguments, &self.caller(context)))
+    }
+
     /// Run `run` (a tool, prompt or resource fn) with this request's context. On 2026-07-28
     /// and later (`binding` is `Some`: what the state is bound to) it is one round of a
     /// resumable request: `run` gets the answers the verified `requestState` and
@@ -315,8 +328,7 @@ impl ServerHandler for McpHandler {
             None => self.shared.registry.clone(),
         };
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let binding = is_modern(&context)
-            .then(|| request_state::binding("tools/call", &request.name, &arguments, &caller));
+        let binding = self.binding(&context, "tools/call", &request.name, &arguments);
         let ended = self
             .in_round(
                 &context,

@@ -20,7 +20,6 @@ use serde_json::{Value, json};
 use super::convert;
 use super::handler::{McpHandler, RoundEnd, is_modern};
 use super::paging;
-use super::request_state;
 use crate::definition::completion::{CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
 use crate::output::error::{ErrorKind, ToolError, echo};
@@ -181,10 +180,7 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let (view, _) = self.caller_view(&context);
-        let binding = is_modern(&context).then(|| {
-            let caller = self.caller(&context);
-            request_state::binding("resources/read", &request.uri, &Value::Null, &caller)
-        });
+        let binding = self.binding(&context, "resources/read", &request.uri, &Value::Null);
         let ended = self
             .in_round(
                 &context,
@@ -246,11 +242,9 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let (view, _) = self.caller_view(&context);
-        let binding = is_modern(&context).then(|| {
-            let caller = self.caller(&context);
-            let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-            request_state::binding("prompts/get", &request.name, &arguments, &caller)
-        });
+        let binding = is_modern(&context)
+            .then(|| Value::Object(request.arguments.clone().unwrap_or_default()))
+            .and_then(|arguments| self.binding(&context, "prompts/get", &request.name, &arguments));
         let arguments = prompt_arguments(request.arguments)?;
         let ended = self
             .in_round(
