@@ -14,9 +14,13 @@
 //! - A resumable call (2026-07-28 `input_required`, `ask-tools`' `interview`): with one
 //!   `--state-key-file` for all, every retry goes on at the next replica and the call
 //!   finishes; without it the retry at another replica is refused with a clear error.
+//! - An OAuth access token from a real identity provider (oidc-provider, as in
+//!   `oauth_http.rs`) is accepted by every replica, and a forged one refused by every one.
 //!
 //! Needs `scripts/setup-python.sh` and `scripts/setup-haproxy.sh` (the test fails, with
 //! the command to run, when HAProxy is missing).
+
+mod oidc_common;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -31,6 +35,7 @@ use mcp_tools_tests::{
     ServerProcess, Target, http_request, quickstart, run_client_script, scratch_file,
     workspace_root,
 };
+use oidc_common::Provider;
 use serde_json::Value;
 
 const TOKENS: &str = "admin-5d21 ADMIN\n";
@@ -507,4 +512,62 @@ fn a_resumable_call_goes_on_at_another_replica_with_the_shared_state_key() {
     let answered = rounds(&report);
     assert_eq!(answered.len(), 2, "{report}");
     assert_ne!(answered[0], answered[1], "{answered:?}");
+}
+
+/// An `initialize` through the balancer with `authorization`: the status, and the replica
+/// that answered.
+fn initialize_as(balancer: &Balancer, authorization: &str) -> (u16, String) {
+    let (status, response) = http_request(
+        &balancer.authority,
+        "POST",
+        "/mcp",
+        &[
+            ("Host", "mcp.example.test"),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", authorization),
+        ],
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    let replica = header(&response, "mcp-replica")
+        .unwrap_or_else(|| panic!("no Mcp-Replica header: {response}"));
+    (status, replica)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oauth_token_is_accepted_by_every_replica() {
+    // The tokens' audience: the URL clients know the service by (any replica may answer).
+    let resource = format!("http://127.0.0.1:{}/mcp", free_port());
+    let provider = Provider::start(&resource).await;
+    let token = format!("Bearer {}", provider.token("reader", "notes:read").await);
+    let mut extra = STATELESS.to_vec();
+    extra.extend(["--oauth-issuer", &provider.issuer, "--resource", &resource]);
+    let replicas = tokio::task::block_in_place(|| three(&extra));
+    let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+
+    let (accepted, refused) = tokio::task::block_in_place(|| {
+        let mut accepted = BTreeSet::new();
+        let mut refused = BTreeSet::new();
+        // Round-robin: six requests of each kind reach every replica twice.
+        for _ in 0..6 {
+            let (status, replica) = initialize_as(&balancer, &token);
+            assert_eq!(status, 200, "{replica} refused the token");
+            accepted.insert(replica);
+            // The same token with a character inside its payload changed: a bad signature.
+            let mut forged = token.clone();
+            let at = forged.find('.').expect("a JWT") + 10;
+            let flipped = if &forged[at..=at] == "A" { "B" } else { "A" };
+            forged.replace_range(at..=at, flipped);
+            let (status, replica) = initialize_as(&balancer, &forged);
+            assert_eq!(status, 401, "{replica} accepted a tampered token");
+            refused.insert(replica);
+        }
+        (accepted, refused)
+    });
+    let every: BTreeSet<String> = IDS.iter().map(|id| id.to_string()).collect();
+    assert_eq!(accepted, every, "the replicas that accepted the token");
+    assert_eq!(
+        refused, every,
+        "the replicas that refused the tampered token"
+    );
 }
