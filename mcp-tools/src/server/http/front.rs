@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 use super::connections::{Busy, Connection};
 use super::options::HttpLimits;
 use super::reply::{
-    Abandoned, Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, orphaned, plain,
-    respond, settle_stream,
+    Abandoned, Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening,
+    orphaned, plain, respond, settle_stream,
 };
 use super::sessions::{Principal, Sessions};
 use crate::server::TokenResolver;
@@ -72,16 +72,20 @@ impl<M: SessionManager> Front<M> {
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(Arc::<str>::from);
-        if let (Some(sessions), Some(id)) = (&self.sessions, &session)
-            && !sessions.usable(id, principal).await
-        {
-            // An unknown session and another caller's session look the same.
-            return Ok(json_error(
-                StatusCode::NOT_FOUND,
-                Value::Null,
-                SESSION_NOT_FOUND,
-                "Session not found".into(),
-            ));
+        let mut entered = None;
+        if let (Some(sessions), Some(id)) = (&self.sessions, &session) {
+            match sessions.enter(id, principal) {
+                Some(activity) => entered = Some(activity),
+                None => {
+                    // An unknown session and another caller's session look the same.
+                    return Ok(json_error(
+                        StatusCode::NOT_FOUND,
+                        Value::Null,
+                        SESSION_NOT_FOUND,
+                        "Session not found".into(),
+                    ));
+                }
+            }
         }
         let holds_permit = request.method() == Method::POST;
         let json = prefers_json(request.headers());
@@ -114,15 +118,24 @@ impl<M: SessionManager> Front<M> {
         } else {
             None
         };
+        let (activity, serving) = match entered {
+            Some((activity, serving)) => (Some(activity), Some(serving)),
+            None => (None, None),
+        };
         let holds = Holds {
             _busy: Some(busy),
             _permit: permit,
+            _session: activity,
         };
         let opens_session = initialize && self.sessions.is_some();
+        let serving = match opens_session {
+            true => Some(Sessions::opening_for(principal)),
+            false => serving,
+        };
         let _opening = match (&self.sessions, opens_session) {
             (Some(sessions), true) => {
                 let guard = sessions.opening.lock().await;
-                if sessions.full().await {
+                if sessions.full() {
                     tracing::warn!(
                         max = sessions.max(),
                         "refused a session: the cap is reached"
@@ -143,24 +156,23 @@ impl<M: SessionManager> Front<M> {
             _ => None,
         };
         let grace = self.limits.disconnect_grace;
+        let served = async {
+            match serving {
+                Some(serving) => Sessions::serve(serving, self.service.handle(request)).await,
+                None => self.service.handle(request).await,
+            }
+        };
         let response = tokio::select! {
-            response = self.service.handle(request) => response,
+            response = served => response,
             _ = orphaned(connection.client_closed.clone(), grace) => return Err(Abandoned),
         };
-        if opens_session
-            && let (Some(sessions), Some(created)) = (
-                &self.sessions,
-                response
-                    .headers()
-                    .get(SESSION_HEADER)
-                    .and_then(|v| v.to_str().ok()),
-            )
-        {
-            sessions.opened(created, principal).await;
-        }
         drop(_opening);
-        if !(holds_permit && is_event_stream(&response)) {
+        if !is_event_stream(&response) {
             return Ok(from_rmcp(response, holds));
+        }
+        if !holds_permit {
+            // A `GET` stream: it ends when its client leaves, freeing the session to park.
+            return Ok(listening(response, holds, &connection.client_closed));
         }
         let call = match (&self.sessions, session, &message) {
             (Some(sessions), Some(session), Some(ClientJsonRpcMessage::Request(_))) => {

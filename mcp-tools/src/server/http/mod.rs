@@ -28,7 +28,6 @@ use std::time::Duration;
 
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, TcpStream};
@@ -55,8 +54,16 @@ pub(crate) async fn serve(
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     let bound = listener.local_addr()?;
-    let config = rmcp_config(&options, bound, shutdown.child_token());
-    let factory = move || Ok(McpHandler::new_session(shared.clone()));
+    let mut config = rmcp_config(&options, bound, shutdown.child_token());
+    let handlers = shared.clone();
+    // A stateful request's handler takes over its session's state (a parked session
+    // being rebuilt keeps its log level and subscriptions).
+    let factory = move || {
+        Ok(match sessions::serving_state() {
+            Some(state) => McpHandler::with_session(handlers.clone(), state),
+            None => McpHandler::new_session(handlers.clone()),
+        })
+    };
     tracing::info!(
         url = %format!("http://{bound}{}", options.path),
         stateful = options.stateful,
@@ -65,11 +72,17 @@ pub(crate) async fn serve(
         "serving MCP over streamable HTTP"
     );
     if options.stateful {
-        let mut manager = LocalSessionManager::default();
-        manager.session_config.keep_alive = Some(options.limits.session_idle_timeout);
-        let manager = Arc::new(manager);
-        let sessions = Sessions::new(manager.clone(), options.limits.max_sessions);
-        let service = StreamableHttpService::new(factory, manager, config);
+        let limits = options.limits;
+        let sessions = Arc::new(Sessions::new(
+            shared,
+            limits.max_sessions,
+            limits.session_park_after,
+            limits.session_idle_timeout,
+        ));
+        sessions.sweep_until(shutdown.clone());
+        // rmcp rebuilds a parked session from what `Sessions` keeps as its store.
+        config.session_store = Some(sessions.clone());
+        let service = StreamableHttpService::new(factory, sessions.clone(), config);
         accept_loop(
             listener,
             service,
@@ -110,7 +123,7 @@ fn rmcp_config(
 async fn accept_loop<M: SessionManager>(
     listener: TcpListener,
     service: StreamableHttpService<McpHandler, M>,
-    sessions: Option<Sessions>,
+    sessions: Option<Arc<Sessions>>,
     options: HttpOptions,
     max_in_flight: usize,
     shutdown: CancellationToken,
@@ -121,7 +134,7 @@ async fn accept_loop<M: SessionManager>(
         service,
         path: options.path,
         tokens: options.tokens,
-        sessions: sessions.map(Arc::new),
+        sessions,
         in_flight: Arc::new(Semaphore::new(max_in_flight.max(1))),
         limits,
     });
