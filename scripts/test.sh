@@ -2,7 +2,8 @@
 # The project's test command (the README's, and what .ci/run runs).
 # Installs everything the tests need, cached under .cache/ (git-ignored) so a second run is
 # fast: the Python venv with the official MCP client, Node 22 with the conformance suite,
-# Inspector and supergateway, and a real Trac with the XML-RPC plugin. Then runs every test
+# Inspector and supergateway, a real Trac with the XML-RPC plugin, and Debian's HAProxy
+# (the load balancer of the multi-replica test). Then runs every test
 # of the workspace (unit, integration, doc and compile-fail tests; tracd and the servers
 # under test are started by the tests themselves, on 127.0.0.1 only).
 set -euo pipefail
@@ -11,6 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup-python.sh
 scripts/setup-node.sh
 scripts/trac/setup.sh
+scripts/setup-haproxy.sh >/dev/null
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
 

@@ -267,6 +267,23 @@ impl ToolContext {
 
     /// Ask the client to sample an LLM; an error when there is no client or it lacks the
     /// capability.
+    ///
+    /// On MCP 2026-07-28 and later (no session) a `tools/call` that asks ends with
+    /// `input_required`, and the client's retry runs the tool **again from the start**:
+    /// this call, and every earlier one, then returns the client's recorded answer. Keep the
+    /// code before a question idempotent and ask the same questions in the same order on
+    /// every run (`docs/resumable.md`). Legacy sessions send a real request and wait.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// // Outside a server there is no client to ask.
+    /// let err = mcp_tools::ToolContext::default()
+    ///     .create_message(serde_json::json!({ "messages": [], "maxTokens": 10 }))
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(err.message().contains("cannot sample"));
+    /// # });
+    /// ```
     pub async fn create_message(&self, params: Value) -> Result<Value, ToolError> {
         match &self.peer {
             Some(peer) => peer.create_message(params).await,
@@ -277,7 +294,18 @@ impl ToolContext {
     }
 
     /// Ask the client to elicit input from its user; an error when there is no client or it
-    /// lacks the capability.
+    /// lacks the capability. On MCP 2026-07-28 the tool runs again on the client's retry,
+    /// as [`create_message`](Self::create_message) describes.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let err = mcp_tools::ToolContext::default()
+    ///     .elicit(serde_json::json!({ "message": "Your name?", "requestedSchema": {} }))
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(err.message().contains("cannot elicit"));
+    /// # });
+    /// ```
     pub async fn elicit(&self, params: Value) -> Result<Value, ToolError> {
         match &self.peer {
             Some(peer) => peer.elicit(params).await,

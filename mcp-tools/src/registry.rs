@@ -3,7 +3,7 @@
 
 use std::any::TypeId;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -73,7 +73,9 @@ pub(crate) struct Shared {
     filter: Filter,
     listeners: RwLock<Vec<ChangeListener>>,
     writer: Mutex<()>,
-    report: ValidationReport,
+    /// What the build found; [`Registry::validation_report`] adds the schema problems.
+    built_report: ValidationReport,
+    report: OnceLock<ValidationReport>,
 }
 
 /// A listener of [`Registry::on_change`].
@@ -400,7 +402,6 @@ impl RegistryBuilder {
                 Err(Refusal::MissingStates(missing)) => {
                     needing.extend(missing.into_iter().map(|state| (state, def.clone())));
                 }
-                Err(Refusal::InvalidSchema(problem)) => problems.push(problem),
             }
         }
         if !needing.is_empty() {
@@ -449,7 +450,8 @@ impl RegistryBuilder {
                 filter: self.filter,
                 listeners: RwLock::new(Vec::new()),
                 writer: Mutex::new(()),
-                report,
+                built_report: report,
+                report: OnceLock::new(),
             }),
             caller: None,
         })
@@ -730,8 +732,24 @@ impl Registry {
 
     /// Findings about the tools: non-portable names, `$ref`s left in schemas, schemas a
     /// command line cannot express, thin descriptions, and (with `lenient`) build problems.
+    ///
+    /// The first call also compiles every tool's input schema (serving compiles each one
+    /// at its tool's first call instead) and lists those that are not valid JSON Schema.
     pub fn validation_report(&self) -> &ValidationReport {
-        &self.shared.report
+        self.shared.report.get_or_init(|| {
+            let mut report = self.shared.built_report.clone();
+            for slot in &self.shared.catalog.load().slots {
+                if let Some(problem) = slot.entry.validator.problem() {
+                    let name = slot.entry.def.name();
+                    report.push(
+                        Severity::Error,
+                        name,
+                        &format!("invalid input schema: {problem}"),
+                    );
+                }
+            }
+            report
+        })
     }
 
     /// Call statistics of every served tool, sorted by name.

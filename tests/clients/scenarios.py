@@ -8,6 +8,11 @@ so every check lives in one place, next to the test that needs it.
 Usage:
   scenarios.py --mode auto|legacy SCENARIO... -- PROGRAM [ARG...]    (stdio)
   scenarios.py --mode auto|legacy --url URL [--token TOKEN] SCENARIO...
+  scenarios.py --mode auto|legacy --url URL --oauth-client ID --oauth-secret S
+               --oauth-issuer URL --oauth-scope SCOPES SCENARIO...
+    (the SDK's own OAuth client-credentials flow: it follows the server's 401 to the
+    protected-resource metadata and the authorization server, gets a token and retries;
+    the report's "_requests" lists every HTTP request the client made, in order)
 
 Each scenario runs on the same connection, in the order given, under its own deadline;
 an exception inside one is reported as {"error": {...}} and the next one still runs.
@@ -273,11 +278,52 @@ SCENARIOS: dict[str, Callable[[Client, Observer], Awaitable[dict[str, Any]]]] = 
 }
 
 
+class MemoryTokenStorage:
+    """The SDK's TokenStorage, in memory: the tokens live as long as the run."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client_info: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     obs = Observer()
+    requests: list[str] = []
     if args.url:
         headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
-        http_client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=60.0))
+        auth = None
+        hooks: dict[str, list[Any]] = {}
+        if args.oauth_client:
+            from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+
+            auth = ClientCredentialsOAuthProvider(
+                server_url=args.url,
+                storage=MemoryTokenStorage(),
+                client_id=args.oauth_client,
+                client_secret=args.oauth_secret,
+                scope=args.oauth_scope,
+                issuer=args.oauth_issuer,
+            )
+
+            async def record(response: httpx2.Response) -> None:
+                requests.append(f"{response.request.method} {response.request.url} {response.status_code}")
+
+            hooks = {"response": [record]}
+        http_client = httpx2.AsyncClient(
+            headers=headers, auth=auth, event_hooks=hooks, timeout=httpx2.Timeout(30.0, read=60.0)
+        )
         server: Any = streamable_http_client(args.url, http_client=http_client)
     else:
         server = StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
@@ -298,6 +344,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             except Exception as exc:  # reported, not raised: the Rust test asserts on it
                 report[name] = {"error": error_report(exc)}
     report["_notifications"] = obs.notifications
+    if requests:
+        report["_requests"] = requests
     return report
 
 
@@ -311,6 +359,10 @@ def main() -> int:
     parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
     parser.add_argument("--url")
     parser.add_argument("--token")
+    parser.add_argument("--oauth-client")
+    parser.add_argument("--oauth-secret")
+    parser.add_argument("--oauth-issuer")
+    parser.add_argument("--oauth-scope")
     parser.add_argument("scenarios", nargs="+", choices=sorted(SCENARIOS), metavar="SCENARIO")
     args = parser.parse_args(argv)
     if bool(args.url) == bool(command):

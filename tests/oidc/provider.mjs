@@ -7,6 +7,8 @@
 // client_credentials grant, to two confidential clients with different scopes:
 //   reader / reader-secret   scopes "notes:read"
 //   writer / writer-secret   scopes "notes:read notes:write admin"
+// Either may ask for any of the scopes (an MCP client asks for what the server's 401 or its
+// metadata lists); the token carries only those its client is granted.
 // and opaque access tokens (checked by RFC 7662 introspection) to a third:
 //   legacy / legacy-secret   scopes "notes:read notes:write"
 // The resource server introspects as mcp-server / mcp-server-secret (the only client allowed
@@ -50,6 +52,8 @@ const { default: Provider } = await import(path.join(modules, 'oidc-provider', '
 const jose = await import(path.join(modules, 'jose', 'dist', 'webapi', 'index.js'));
 
 const SCOPES = 'notes:read notes:write admin';
+// What each client's tokens may carry, whatever it asks for.
+const GRANTED = { reader: 'notes:read', writer: SCOPES, legacy: 'notes:read notes:write' };
 const TTL = 300;
 
 async function newKey() {
@@ -76,7 +80,7 @@ function build() {
                 grant_types: ['client_credentials'],
                 redirect_uris: [],
                 response_types: [],
-                scope: 'notes:read',
+                scope: SCOPES,
             },
             {
                 client_id: 'writer',
@@ -119,7 +123,7 @@ function build() {
                 getResourceServerInfo: (_ctx, indicator, client) => {
                     if (indicator !== resource) throw new Error(`unknown resource ${indicator}`);
                     return {
-                        scope: SCOPES,
+                        scope: GRANTED[client.clientId] ?? '',
                         audience: resource,
                         accessTokenTTL: TTL,
                         accessTokenFormat: client.clientId === 'legacy' ? 'opaque' : 'jwt',

@@ -213,6 +213,30 @@ impl ServerProcess {
         self.child.id()
     }
 
+    /// Send the server SIGTERM (what a service manager sends to stop it).
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -TERM {} failed", self.pid());
+    }
+
+    /// Wait up to `deadline` for the server to exit by itself; its status, or `None` if
+    /// it is still running.
+    pub fn wait_exit(&mut self, deadline: Duration) -> Option<std::process::ExitStatus> {
+        let until = std::time::Instant::now() + deadline;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the child can be polled") {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// What the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr

@@ -11,7 +11,7 @@
 //! The suite's checks are weak (a call answered by an error can pass), so the official
 //! Python SDK also drives the same server (`tests/clients/offerings.py`) and the results
 //! are asserted here: resources, templates, prompts, completion, subscriptions, sampling
-//! and elicitation, on protocol 2025-11-25 (HTTP and stdio) and 2026-07-28.
+//! and elicitation, on protocol 2025-11-25 (HTTP and stdio) and 2026-07-28 (resumable calls).
 //!
 //! Needs `scripts/setup-node.sh` and `scripts/setup-python.sh` to have run.
 
@@ -650,7 +650,7 @@ fn python_client_subscribes_and_answers_sampling_and_elicitation_over_stdio() {
 }
 
 #[test]
-fn sampling_and_elicitation_fail_clearly_without_the_capability_or_on_2026_07_28() {
+fn sampling_and_elicitation_fail_clearly_without_the_capability_and_resume_on_2026_07_28() {
     let server = start_http();
     let target = || Target::Http {
         url: &server.endpoint,
@@ -692,16 +692,26 @@ fn sampling_and_elicitation_fail_clearly_without_the_capability_or_on_2026_07_28
         json!(["ResourceUpdated:test://watched-resource"]),
         "{modern}"
     );
-    let sampling = &modern["sampling"]["call"];
-    assert_eq!(sampling["is_error"], true, "{modern}");
+    // 2026-07-28: the call answers input_required, the SDK asks its callback and retries.
+    assert_eq!(
+        modern["sampling"]["call"],
+        json!({"is_error": false, "text": "LLM response: pong from the python client"}),
+        "{modern}"
+    );
+    assert_eq!(
+        modern["sampling"]["requests"][0]["maxTokens"], 100,
+        "{modern}"
+    );
+    let bare_modern = offerings("auto", target(), &["--no-client-capabilities", "sampling"]);
+    let sampling = &bare_modern["sampling"]["call"];
+    assert_eq!(sampling["is_error"], true, "{bare_modern}");
     assert!(
         sampling["text"]
             .as_str()
             .unwrap()
-            .contains("2026-07-28 or later, where a server cannot send sampling/createMessage"),
-        "{modern}"
+            .contains("did not declare the `sampling` capability"),
+        "{bare_modern}"
     );
-    assert_eq!(modern["sampling"]["requests"], json!([]));
     assert_eq!(
         contents(&modern["read"]["template"])[0]["uri"],
         "test://template/4711/data"

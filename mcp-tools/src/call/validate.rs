@@ -1,6 +1,8 @@
 //! Argument validation against a tool's input schema, before any deserialization.
 //! Every problem is reported with its JSON pointer, what was expected and what came.
 
+use std::sync::{Arc, OnceLock};
+
 use crate::schema::JsonObject;
 use jsonschema::Validator;
 use serde_json::Value;
@@ -15,6 +17,47 @@ pub(crate) const MAX_DEPTH: usize = 100;
 
 /// The most problems listed in one error (the rest are counted).
 const MAX_LISTED: usize = 10;
+
+/// A tool's input validator, compiled (and its schema checked against the JSON Schema
+/// meta-schema) the first time a call or [`problem`](Self::problem) needs it, so serving
+/// starts without compiling anything: a server with many tools pays only for those called.
+pub(crate) struct LazyValidator {
+    schema: Arc<JsonObject>,
+    compiled: OnceLock<Result<ArgumentValidator, String>>,
+}
+
+impl LazyValidator {
+    pub(crate) fn new(schema: Arc<JsonObject>) -> LazyValidator {
+        LazyValidator {
+            schema,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    fn compiled(&self) -> &Result<ArgumentValidator, String> {
+        self.compiled
+            .get_or_init(|| ArgumentValidator::compile(&self.schema))
+    }
+
+    /// Why the schema cannot validate anything, if it cannot (compiles it now).
+    pub(crate) fn problem(&self) -> Option<&str> {
+        self.compiled().as_ref().err().map(String::as_str)
+    }
+
+    /// Check `arguments`; the error lists every problem. A tool whose schema does not
+    /// compile refuses every call with an internal error naming the schema problem.
+    pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), ToolError> {
+        match self.compiled() {
+            Ok(validator) => validator.check(tool, arguments),
+            Err(problem) => {
+                tracing::error!(tool, %problem, "the tool's input schema is invalid");
+                Err(ToolError::internal(format!(
+                    "tool '{tool}' has an invalid input schema ({problem}); the server's author must fix it"
+                )))
+            }
+        }
+    }
+}
 
 /// A tool's compiled input validator.
 pub(crate) struct ArgumentValidator {

@@ -241,7 +241,13 @@ impl App {
             .enable_all()
             .build()
         {
-            Ok(runtime) => runtime.block_on(self.run_async()),
+            Ok(runtime) => {
+                let code = runtime.block_on(self.run_async());
+                // A tool still blocking a thread (cancelled work cannot stop it) must not
+                // hold the exit.
+                runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+                code
+            }
             Err(err) => {
                 print_err(&format!("error: cannot start the tokio runtime: {err}\n"));
                 ExitCode::from(FAILURE)

@@ -11,9 +11,10 @@
 //! ```
 //!
 //! The program then has:
-//! - `serve [--stdio | --http ADDR | --tcp ADDR] [--tokens-file F] [--stateless] [--page-size N]
-//!   [--max-in-flight N]`: serve the tools over MCP
-//!   (stdio by default; logs go to stderr);
+//! - `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F] [--stateless]
+//!   [--page-size N] [--max-in-flight N]` (and with the `oauth` feature `--oauth-issuer URL
+//!   --resource URL [--scope-map F]`): serve the tools over MCP (stdio by default; logs go to
+//!   stderr);
 //! - `tools list [--category C] [--json]`, `tools show NAME [--json]`, `tools check`,
 //!   `tools matrix`: look at the tools without serving them;
 //! - one command per tool, `<category> <action>` (the tool name split at the first `_`,

@@ -1,10 +1,15 @@
 //! `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F]
-//! [--unauthenticated-network-access] [--stateless] [--page-size N] [--max-in-flight N]
-//! [HTTP limits]`: the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
+//! [--unauthenticated-network-access] [--stateless] [--state-key-file F] [--state-ttl TIME]
+//! [--allow-host HOST] [--replica-id NAME] [--page-size N] [--max-in-flight N] [HTTP limits]`:
+//! the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
 //! Unix print the address bound and a line saying what is exposed (reach, authentication,
 //! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
 //! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
-//! `--session-timeout`, `--session-park-after`, `--disconnect-grace`.
+//! `--session-timeout`, `--session-park-after`, `--disconnect-grace`. With the `oauth`
+//! feature, HTTP also takes `--oauth-issuer URL --resource URL [--scope-map FILE]` and the
+//! OAuth settings (see [`oauth_flags`]). On SIGTERM or SIGINT every transport shuts down
+//! gracefully: calls in flight get `--shutdown-grace` to finish, then are cancelled, and the
+//! process exits 0.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
 use crate::server::{
-    HttpOptions, ServeError, Server, ServerInfo, TcpOptions, TlsConfig, TokenTable,
+    HttpOptions, ServeError, Server, ServerInfo, StateKey, TcpOptions, TlsConfig, TokenTable,
 };
 
 use super::invoke::{FAILURE, USAGE, print_err};
@@ -90,6 +95,28 @@ pub(crate) fn command() -> Command {
                 .help("HTTP without sessions: every request is served on its own"),
         )
         .arg(
+            Arg::new("allow_host")
+                .long("allow-host")
+                .value_name("HOST")
+                .action(ArgAction::Append)
+                .requires("http")
+                .help(
+                    "HTTP: also accept requests whose Host is HOST (a name, or name:port; \
+                     repeatable), e.g. the name clients reach a load balancer or a Service by; \
+                     loopback names are always accepted",
+                ),
+        )
+        .arg(
+            Arg::new("replica_id")
+                .long("replica-id")
+                .value_name("NAME")
+                .requires("http")
+                .help(
+                    "HTTP: name this replica in an `Mcp-Replica: NAME` header on every response \
+                     (e.g. the pod name behind a load balancer)",
+                ),
+        )
+        .arg(
             Arg::new("tls_cert")
                 .long("tls-cert")
                 .value_name("FILE")
@@ -109,6 +136,28 @@ pub(crate) fn command() -> Command {
                 .help("The private key of --tls-cert (PEM; private to its owner: chmod 600)"),
         )
         .arg(
+            Arg::new("state_key_file")
+                .long("state-key-file")
+                .value_name("FILE")
+                .env("MCP_TOOLS_STATE_KEY_FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "The key (at least 32 bytes; the file private to its owner: chmod 600) that \
+                     seals the requestState of resumable calls on MCP 2026-07-28; give every \
+                     replica the same file. Default: a random key, valid in this process only",
+                ),
+        )
+        .arg(
+            Arg::new("state_ttl")
+                .long("state-ttl")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "How long a requestState stays valid: the time a client has to answer an \
+                     elicitation or sampling round and retry (default 10m)",
+                ),
+        )
+        .arg(
             Arg::new("page_size")
                 .long("page-size")
                 .value_name("N")
@@ -125,7 +174,155 @@ pub(crate) fn command() -> Command {
                      connections on HTTP; more wait their turn (default 256)",
                 ),
         )
+        .arg(
+            Arg::new("shutdown_grace")
+                .long("shutdown-grace")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "On SIGTERM or SIGINT: stop accepting, let calls in flight finish for up to \
+                     TIME, then cancel them and exit 0 (default 10s)",
+                ),
+        )
         .args(http_limits())
+        .args(oauth_flags())
+}
+
+/// The OAuth flags (`oauth` feature): the issuer, this server's resource URL, the scope map,
+/// the key cache, introspection and step-up.
+#[cfg(feature = "oauth")]
+fn oauth_flags() -> Vec<Arg> {
+    let needs_issuer = |arg: Arg| arg.requires("oauth_issuer");
+    vec![
+        Arg::new("oauth_issuer")
+            .long("oauth-issuer")
+            .value_name("URL")
+            .env("MCP_TOOLS_OAUTH_ISSUER")
+            .requires_all(["http", "resource"])
+            .help(
+                "HTTP: accept OAuth 2.1 access tokens (JWT) from this issuer, exactly as its \
+                 metadata names itself; its keys are found by RFC 8414 / OpenID discovery",
+            ),
+        needs_issuer(
+            Arg::new("resource")
+                .long("resource")
+                .value_name("URL")
+                .env("MCP_TOOLS_OAUTH_RESOURCE")
+                .help(
+                    "This server's public URL as the issuer knows it (e.g. \
+                     https://mcp.example.org/mcp): tokens must name it as their audience",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("scope_map")
+                .long("scope-map")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "Scopes to permissions: `scope PERM PERM…` per line (default: each scope \
+                     names the permission of the same name)",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("jwks_max_age")
+                .long("jwks-max-age")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help("Refetch the issuer's keys when older than TIME (default 5m)"),
+        ),
+        needs_issuer(
+            Arg::new("jwks_min_refetch")
+                .long("jwks-min-refetch")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "Tokens naming an unknown key refetch the keys at most once per TIME \
+                     (default 10s)",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("introspection_client")
+                .long("introspection-client")
+                .value_name("ID")
+                .env("MCP_TOOLS_INTROSPECTION_CLIENT")
+                .help(
+                    "Check opaque (non-JWT) tokens at the issuer's RFC 7662 introspection \
+                     endpoint as this client; its secret comes from the environment variable \
+                     MCP_TOOLS_INTROSPECTION_SECRET",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("introspection_cache")
+                .long("introspection-cache")
+                .value_name("TIME")
+                .value_parser(duration)
+                .requires("introspection_client")
+                .help("Reuse an introspection answer for TIME (default 30s)"),
+        ),
+        needs_issuer(
+            Arg::new("step_up")
+                .long("step-up")
+                .action(ArgAction::SetTrue)
+                .help(
+                    "Answer a call of a tool the token's scopes do not reach with 403 \
+                     insufficient_scope and the scopes to ask for (default: such a tool \
+                     answers like an unknown one)",
+                ),
+        ),
+    ]
+}
+
+/// Without the `oauth` feature there are no OAuth flags.
+#[cfg(not(feature = "oauth"))]
+fn oauth_flags() -> Vec<Arg> {
+    Vec::new()
+}
+
+/// The OAuth resource server the flags ask for (`None` without `--oauth-issuer`), taking
+/// the static `tokens` too; the error text when the scope map, the secret or the issuer's
+/// discovery fails.
+#[cfg(feature = "oauth")]
+async fn oauth_resource_server(
+    matches: &ArgMatches,
+    tokens: Option<TokenTable>,
+) -> Result<Option<crate::server::oauth::ResourceServer>, String> {
+    use crate::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer, ScopeMap};
+    let (Some(issuer), Some(resource)) = (
+        matches.get_one::<String>("oauth_issuer"),
+        matches.get_one::<String>("resource"),
+    ) else {
+        return Ok(None);
+    };
+    let mut config = OAuthConfig::new(issuer, resource);
+    if let Some(path) = matches.get_one::<PathBuf>("scope_map") {
+        config = config.scope_map(ScopeMap::from_file(path).map_err(|e| e.to_string())?);
+    }
+    if let Some(age) = matches.get_one::<Duration>("jwks_max_age") {
+        config = config.keys_max_age(*age);
+    }
+    if let Some(interval) = matches.get_one::<Duration>("jwks_min_refetch") {
+        config = config.unknown_kid_refetch(*interval);
+    }
+    if let Some(client) = matches.get_one::<String>("introspection_client") {
+        let secret = std::env::var("MCP_TOOLS_INTROSPECTION_SECRET").map_err(|_| {
+            "--introspection-client needs the client's secret in the environment variable \
+             MCP_TOOLS_INTROSPECTION_SECRET"
+                .to_string()
+        })?;
+        config = config.introspection(client, secret);
+        if let Some(cache) = matches.get_one::<Duration>("introspection_cache") {
+            config = config.introspection_cache(*cache);
+        }
+    }
+    let verifier = JwtVerifier::discover(config)
+        .await
+        .map_err(|e| format!("cannot use the OAuth issuer {issuer}: {e}"))?;
+    tracing::info!(%issuer, %resource, jwks = %verifier.metadata().jwks_uri, "accepting OAuth access tokens");
+    let mut oauth = ResourceServer::new(verifier).step_up(matches.get_flag("step_up"));
+    if let Some(table) = tokens {
+        oauth = oauth.with_tokens(table);
+    }
+    Ok(Some(oauth))
 }
 
 /// The flags of [`HttpOptions`]' limits (HTTP only).
@@ -253,7 +450,7 @@ fn positive(text: &str) -> Result<usize, String> {
 }
 
 /// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
-/// process gets Ctrl-C / SIGTERM (HTTP, TCP).
+/// process gets Ctrl-C / SIGTERM (then shut down gracefully, on every transport).
 pub(crate) async fn run(
     registry: Registry,
     name: &str,
@@ -271,8 +468,23 @@ pub(crate) async fn run(
     if let Some(limit) = matches.get_one::<usize>("max_in_flight") {
         server = server.max_in_flight(*limit);
     }
+    if let Some(grace) = matches.get_one::<Duration>("shutdown_grace") {
+        server = server.shutdown_grace(*grace);
+    }
     if matches.get_flag("unauthenticated_network_access") {
         server = server.unauthenticated_network_access();
+    }
+    if let Some(path) = matches.get_one::<PathBuf>("state_key_file") {
+        match StateKey::from_file(path) {
+            Ok(key) => server = server.state_key(key),
+            Err(err) => {
+                print_err(&format!("error: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        }
+    }
+    if let Some(ttl) = matches.get_one::<Duration>("state_ttl") {
+        server = server.request_state_ttl(*ttl);
     }
     let tokens = match matches.get_one::<PathBuf>("tokens_file") {
         Some(path) => match TokenTable::from_file(path) {
@@ -289,8 +501,30 @@ pub(crate) async fn run(
             HttpOptions::default().stateful(!matches.get_flag("stateless")),
             matches,
         );
+        #[cfg(feature = "oauth")]
+        let tokens = match oauth_resource_server(matches, tokens.clone()).await {
+            Ok(Some(oauth)) => {
+                options = options.oauth(oauth);
+                None
+            }
+            Ok(None) => tokens,
+            Err(err) => {
+                print_err(&format!("error: {err}\n"));
+                return ExitCode::from(FAILURE);
+            }
+        };
         if let Some(table) = tokens {
             options = options.tokens(table);
+        }
+        for host in matches
+            .get_many::<String>("allow_host")
+            .into_iter()
+            .flatten()
+        {
+            options = options.allow_host(host);
+        }
+        if let Some(id) = matches.get_one::<String>("replica_id") {
+            options = options.replica_id(id);
         }
         if let (Some(cert), Some(key)) = (
             matches.get_one::<PathBuf>("tls_cert"),
@@ -405,7 +639,7 @@ async fn stop_on_signal(stop: CancellationToken) {
     }
     #[cfg(not(unix))]
     let _ = tokio::signal::ctrl_c().await;
-    tracing::info!("stopping the server");
+    print_err("shutting down: accepting nothing new; calls in flight may finish\n");
     stop.cancel();
 }
 

@@ -396,11 +396,6 @@ impl ToolDefBuilder {
                 )));
             }
         };
-        if let Err(err) = jsonschema::validator_for(&Value::Object(input_schema.clone())) {
-            return Err(fail(format!(
-                "input schema is not a valid JSON schema: {err}"
-            )));
-        }
         let category = self.category.clone().or_else(|| {
             let prefix = self.name.split('_').next().unwrap_or(&self.name);
             Some(Cow::Owned(prefix.to_string()))

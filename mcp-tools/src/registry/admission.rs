@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::call::middleware::ToolRuntime;
-use crate::call::validate::ArgumentValidator;
+use crate::call::validate::LazyValidator;
 use crate::context::StateMap;
 use crate::definition::tool::ToolDef;
 use crate::permissions::PermissionSet;
@@ -27,8 +27,6 @@ pub(super) struct Filter {
 pub(super) enum Refusal {
     /// It needs state types that were never registered (their names).
     MissingStates(Vec<&'static str>),
-    /// Its input schema does not compile.
-    InvalidSchema(String),
 }
 
 impl Refusal {
@@ -39,16 +37,15 @@ impl Refusal {
                 "tool {name:?} needs state {} but none was registered; call .state(value) on the registry builder",
                 states.join(", ")
             ),
-            Refusal::InvalidSchema(problem) => problem,
         }
     }
 }
 
-/// One admitted tool as the registry holds it: definition, compiled validator, counters
-/// and limits.
+/// One admitted tool as the registry holds it: definition, validator (compiled at its
+/// first call), counters and limits.
 pub(super) struct Entry {
     pub(super) def: Arc<ToolDef>,
-    pub(super) validator: ArgumentValidator,
+    pub(super) validator: LazyValidator,
     pub(super) runtime: ToolRuntime,
     /// Private: no code outside this module can make an `Entry` without [`Filter::admit`].
     _admitted: (),
@@ -74,8 +71,9 @@ impl Filter {
         permitted && in_category && tagged
     }
 
-    /// Admit `def`: `None` when the filter excludes it (its state and schema are then not
-    /// looked at), otherwise its entry, or why it cannot be served.
+    /// Admit `def`: `None` when the filter excludes it (its states are then not looked
+    /// at), otherwise its entry, or why it cannot be served. The input schema is compiled
+    /// at the tool's first call (or by `validation_report`), not here.
     pub(super) fn admit(
         &self,
         def: Arc<ToolDef>,
@@ -93,12 +91,9 @@ impl Filter {
         if !missing.is_empty() {
             return Err(Refusal::MissingStates(missing));
         }
-        let validator = ArgumentValidator::compile(def.input_schema()).map_err(|e| {
-            Refusal::InvalidSchema(format!("tool {:?}: invalid input schema: {e}", def.name()))
-        })?;
         Ok(Some(Entry {
             runtime: ToolRuntime::new(&def),
-            validator,
+            validator: LazyValidator::new(def.input_schema().clone()),
             def,
             _admitted: (),
         }))

@@ -7,6 +7,16 @@
 //! memory. Notifications read before that request still go through at once, so a client
 //! that is not over the bound can always cancel a running call.
 //!
+//! `tools/call` requests of an initialized session are served here directly ([`Direct`]):
+//! the transport hands them to the session's handler itself (rmcp's own request dispatch,
+//! `Service::handle_request`, so every check rmcp makes still runs) in one task and writes
+//! the reply through the codec, instead of passing them through rmcp's service loop, which
+//! costs two more task spawns, a channel hop and a lock per call. Cancellation, the
+//! in-flight bound and the drain on end of input work as for the requests rmcp serves.
+//!
+//! Once draining (graceful shutdown), nothing more is read: when the requests in flight
+//! have been answered the transport ends, which ends the session.
+//!
 //! Two more guards live here because they sit on the same path:
 //! - a notification before the first request is dropped (rmcp ends the whole session with
 //!   `ExpectedInitializeRequest` on one, which over stdio ends the process);
@@ -15,28 +25,162 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
+use rmcp::Service;
 use rmcp::model::{
-    ClientNotification, ClientRequest, ErrorData, GetMeta, JsonRpcMessage, JsonRpcRequest,
-    ProtocolVersion, RequestId,
+    ClientNotification, ClientRequest, ErrorData, GetExtensions, GetMeta, JsonRpcMessage,
+    JsonRpcRequest, ProtocolVersion, RequestId,
 };
-use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{Peer, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
-type Held = Arc<Mutex<HashMap<RequestId, OwnedSemaphorePermit>>>;
+use super::codec::LineSender;
+use super::handler::McpHandler;
+
+/// A request in flight: its slot, and the cancellation of a call served directly.
+struct InFlight {
+    _slot: OwnedSemaphorePermit,
+    cancel: Option<CancellationToken>,
+}
+
+type Held = Arc<Mutex<HashMap<RequestId, InFlight>>>;
+
+/// How long direct calls still running at the end of input may finish and answer (rmcp
+/// drains its own handlers the same 5 s), then they are cancelled.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Serving `tools/call` without rmcp's service loop (see the module docs).
+pub(crate) struct Direct {
+    handler: McpHandler,
+    /// The session's peer, set once rmcp has answered `initialize` (`stream.rs`); until
+    /// then every request goes through rmcp.
+    peer: Arc<OnceLock<Peer<RoleServer>>>,
+    lines: LineSender,
+    calls: JoinSet<()>,
+    /// Parent of every direct call's cancellation: cancelled when the transport closes.
+    closing: CancellationToken,
+}
+
+impl Direct {
+    pub(crate) fn new(
+        handler: McpHandler,
+        peer: Arc<OnceLock<Peer<RoleServer>>>,
+        lines: LineSender,
+    ) -> Direct {
+        Direct {
+            handler,
+            peer,
+            lines,
+            calls: JoinSet::new(),
+            closing: CancellationToken::new(),
+        }
+    }
+
+    /// Cancel the direct calls when `hard` fires (the end of a shutdown grace), too.
+    pub(crate) fn cancelled_by(mut self, hard: &CancellationToken) -> Direct {
+        self.closing = hard.child_token();
+        self
+    }
+
+    /// The session's peer when `request` can be served directly: a `tools/call` of a
+    /// session that completed the `initialize` handshake on a protocol before 2026-07-28,
+    /// with no per-request protocol version (those go through rmcp, which scopes the
+    /// request's version for the handler's own requests to the client).
+    fn peer_for(&self, request: &ClientRequest) -> Option<Peer<RoleServer>> {
+        if !matches!(request, ClientRequest::CallToolRequest(_))
+            || request.get_meta().protocol_version().is_some()
+        {
+            return None;
+        }
+        let peer = self.peer.get()?;
+        let legacy = peer
+            .peer_info()
+            .is_some_and(|info| info.protocol_version < ProtocolVersion::V_2026_07_28);
+        legacy.then(|| peer.clone())
+    }
+
+    /// Serve `request` in a task of its own; its slot is freed once the reply is written.
+    fn start(
+        &mut self,
+        request: JsonRpcRequest<ClientRequest>,
+        peer: Peer<RoleServer>,
+        slot: OwnedSemaphorePermit,
+        held: &Held,
+    ) {
+        let JsonRpcRequest {
+            id, mut request, ..
+        } = request;
+        let cancel = self.closing.child_token();
+        lock(held).insert(
+            id.clone(),
+            InFlight {
+                _slot: slot,
+                cancel: Some(cancel.clone()),
+            },
+        );
+        let mut context = RequestContext::new(id.clone(), peer);
+        context.ct = cancel.clone();
+        std::mem::swap(&mut context.meta, request.get_meta_mut());
+        std::mem::swap(&mut context.extensions, request.extensions_mut());
+        let handler = self.handler.clone();
+        let lines = self.lines.clone();
+        let held = held.clone();
+        self.calls.spawn(async move {
+            let reply = match handler.handle_request(request, context).await {
+                Ok(result) => JsonRpcMessage::response(result, id.clone()),
+                Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
+            };
+            // A cancelled request gets no reply (as rmcp does), and its slot was freed
+            // when the cancellation came in.
+            if cancel.is_cancelled() {
+                return;
+            }
+            if let Err(error) = lines.send(&reply).await {
+                tracing::debug!(%error, "writing a reply failed");
+            }
+            lock(&held).remove(&id);
+        });
+        // Reap finished calls so the set holds only running ones.
+        while self.calls.try_join_next().is_some() {}
+    }
+
+    /// At the end of input: let running calls answer for up to [`DRAIN`], then cancel them.
+    async fn drain(&mut self) {
+        let finished = async { while self.calls.join_next().await.is_some() {} };
+        if tokio::time::timeout(DRAIN, finished).await.is_err() {
+            tracing::warn!("timed out draining in-flight tool calls");
+        }
+        self.closing.cancel();
+        self.calls.shutdown().await;
+    }
+}
+
+impl Drop for Direct {
+    fn drop(&mut self) {
+        self.closing.cancel();
+    }
+}
 
 /// `inner` with at most `limit` requests in flight.
 pub(crate) struct Bounded<T> {
     inner: T,
     slots: Arc<Semaphore>,
+    limit: usize,
     held: Held,
+    /// Fires when the server drains: read nothing more.
+    draining: Option<CancellationToken>,
     /// A request read while every slot was taken; it waits here for one.
     parked: Option<JsonRpcRequest<ClientRequest>>,
     /// Whether rmcp has left its pre-initialization loop (see [`ends_initialization`]):
     /// before that, a notification would end the session, so none is passed on.
     seen_request: bool,
+    /// Serves `tools/call` itself when set.
+    direct: Option<Direct>,
 }
 
 /// True for the requests after which rmcp's pre-initialization loop is over: `initialize`,
@@ -57,18 +201,36 @@ fn ends_initialization(request: &ClientRequest) -> bool {
 }
 
 impl<T> Bounded<T> {
-    pub(crate) fn new(inner: T, limit: usize) -> Bounded<T> {
+    /// `inner` with at most `limit` requests in flight; `direct`: serve `tools/call` here.
+    pub(crate) fn new(inner: T, limit: usize, direct: Option<Direct>) -> Bounded<T> {
         Bounded {
             inner,
             slots: Arc::new(Semaphore::new(limit.max(1))),
+            limit: limit.max(1),
             held: Arc::default(),
+            draining: None,
             parked: None,
             seen_request: false,
+            direct,
+        }
+    }
+
+    /// Stop reading once `draining` fires; end once the requests in flight are answered.
+    pub(crate) fn draining(mut self, draining: CancellationToken) -> Bounded<T> {
+        self.draining = Some(draining);
+        self
+    }
+
+    /// Completes when every request in flight has been answered.
+    fn drained(&self) -> impl Future<Output = ()> + Send + 'static {
+        let (slots, limit) = (self.slots.clone(), self.limit as u32);
+        async move {
+            let _all = slots.acquire_many_owned(limit).await;
         }
     }
 }
 
-fn lock(held: &Held) -> std::sync::MutexGuard<'_, HashMap<RequestId, OwnedSemaphorePermit>> {
+fn lock(held: &Held) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlight>> {
     held.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -102,13 +264,54 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let Some(draining) = self.draining.clone() else {
+            return self.next().await;
+        };
+        if !draining.is_cancelled() {
+            let next = tokio::select! {
+                next = self.next() => Some(next),
+                _ = draining.cancelled() => None,
+            };
+            if let Some(next) = next {
+                return next;
+            }
+        }
+        self.drained().await;
+        None
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Dropped once drained: its handle on the codec's writer must go before the
+        // codec's close waits for the writer to finish.
+        if let Some(mut direct) = self.direct.take() {
+            direct.drain().await;
+        }
+        self.inner.close().await
+    }
+}
+
+impl<T: Transport<RoleServer>> Bounded<T> {
+    /// The next message to pass on (see the module docs).
+    async fn next(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             if let Some(request) = self.parked.take() {
                 // Cancel-safe: if this wait is dropped, the request stays parked.
                 self.parked = Some(request);
                 let slot = self.slots.clone().acquire_owned().await.ok()?;
                 let request = self.parked.take()?;
-                lock(&self.held).insert(request.id.clone(), slot);
+                if let Some(direct) = &mut self.direct
+                    && let Some(peer) = direct.peer_for(&request.request)
+                {
+                    direct.start(request, peer, slot, &self.held);
+                    continue;
+                }
+                lock(&self.held).insert(
+                    request.id.clone(),
+                    InFlight {
+                        _slot: slot,
+                        cancel: None,
+                    },
+                );
                 return Some(JsonRpcMessage::Request(request));
             }
             let message = self.inner.receive().await?;
@@ -150,17 +353,17 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
                         &notification.notification
                         && let Some(id) = &cancelled.params.request_id
                     {
-                        // rmcp drops the reply of a cancelled request, so free its slot now.
-                        lock(&self.held).remove(id);
+                        // rmcp drops the reply of a cancelled request, so free its slot now;
+                        // a call served here is cancelled here.
+                        let freed = lock(&self.held).remove(id);
+                        if let Some(cancel) = freed.and_then(|f| f.cancel) {
+                            cancel.cancel();
+                        }
                     }
                     return Some(JsonRpcMessage::Notification(notification));
                 }
                 other => return Some(other),
             }
         }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close().await
     }
 }

@@ -16,10 +16,12 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::codec::DEFAULT_MAX_LINE_LENGTH;
+use super::drain::Drain;
 use super::exposure::{self, Authentication};
 use super::handler::{McpHandler, Shared};
-use super::http::{self, HttpOptions};
+use super::http::{self, HttpOptions, McpService};
 use super::notify::ListChanged;
+use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealing, StateKey};
 use super::stream;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
@@ -30,6 +32,9 @@ use crate::registry::Registry;
 
 /// The default bound on requests in flight per connection.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+
+/// How long calls in flight may go on after the shutdown token fires, by default.
+pub(crate) const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// How long a sampling or elicitation request waits for the client by default (a person
 /// may be answering an elicitation).
@@ -166,7 +171,11 @@ pub struct Server {
     max_in_flight: usize,
     max_line_length: usize,
     client_timeout: Duration,
+    /// The `requestState` key; `None`: a random one made when the server is built.
+    state_key: Option<StateKey>,
+    state_ttl: Duration,
     shutdown: CancellationToken,
+    shutdown_grace: Duration,
     /// The operator's opt-in to listen beyond loopback with no authentication.
     unauthenticated_network_access: bool,
     /// Built on first use; every setter resets it.
@@ -184,9 +193,12 @@ impl Server {
             page_size: None,
             list_ttl: None,
             client_timeout: DEFAULT_CLIENT_TIMEOUT,
+            state_key: None,
+            state_ttl: DEFAULT_REQUEST_STATE_TTL,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_line_length: DEFAULT_MAX_LINE_LENGTH,
             shutdown: CancellationToken::new(),
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             unauthenticated_network_access: false,
             built: OnceLock::new(),
         }
@@ -234,6 +246,38 @@ impl Server {
     pub fn client_request_timeout(mut self, timeout: Duration) -> Server {
         self.built = OnceLock::new();
         self.client_timeout = timeout;
+        self
+    }
+
+    /// Seal the `requestState` of resumable calls (protocol 2026-07-28: a tool that
+    /// elicits or samples answers `input_required`, and the client retries) with `key`.
+    /// Give every replica behind a load balancer the same key so that a retry may land on
+    /// any of them. Without it the server makes a random key, which only this process can
+    /// verify: one replica.
+    ///
+    /// ```
+    /// use mcp_tools::server::{Server, StateKey};
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let key = StateKey::from_bytes(*b"shared-by-every-replica-32-bytes").unwrap();
+    /// let _server = Server::new(registry).state_key(key);
+    /// ```
+    pub fn state_key(mut self, key: StateKey) -> Server {
+        self.built = OnceLock::new();
+        self.state_key = Some(key);
+        self
+    }
+
+    /// How long a `requestState` stays valid: the time a client has to answer one round
+    /// and retry (default [`DEFAULT_REQUEST_STATE_TTL`], 10 minutes).
+    ///
+    /// ```
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_tools::server::Server::new(registry)
+    ///     .request_state_ttl(std::time::Duration::from_secs(120));
+    /// ```
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Server {
+        self.built = OnceLock::new();
+        self.state_ttl = ttl;
         self
     }
 
@@ -302,7 +346,11 @@ impl Server {
         self
     }
 
-    /// Stop serving when `token` is cancelled (`serve_*` then return `Ok`).
+    /// Shut down gracefully when `token` is cancelled, on every transport: accept no new
+    /// connection (HTTP's readiness endpoint answers `503`), read no new request, let the
+    /// calls in flight finish for the [`shutdown_grace`](Self::shutdown_grace), then
+    /// cancel those still running (their tools see the cancellation, as with a client's
+    /// `notifications/cancelled`) and return `Ok`.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -321,6 +369,68 @@ impl Server {
         self.built = OnceLock::new();
         self.shutdown = token;
         self
+    }
+
+    /// How long calls in flight may go on once the [`shutdown_on`](Self::shutdown_on)
+    /// token fires before they are cancelled (default 10 s). Serving returns as soon as
+    /// none is left, or shortly after the grace.
+    ///
+    /// ```
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_tools::server::Server::new(registry)
+    ///     .shutdown_grace(std::time::Duration::from_secs(25));
+    /// ```
+    pub fn shutdown_grace(mut self, grace: Duration) -> Server {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    fn drain(&self) -> Drain {
+        Drain::start(self.shutdown.clone(), self.shutdown_grace)
+    }
+
+    /// The MCP endpoint (streamable HTTP) as a tower service, to mount in an application
+    /// of your own; see [`McpService`] for what it does and what stays with your server.
+    /// `options`' path, TLS and connection limits are for
+    /// [`serve_http`](Self::serve_http) and are not used here; add the `Host` names your
+    /// application is reached by with [`HttpOptions::allow_host`]. Its sessions end when
+    /// the [`shutdown_on`](Self::shutdown_on) token fires.
+    ///
+    /// ```
+    /// use mcp_tools::server::{HttpOptions, Server};
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let service = Server::new(registry)
+    ///     .http_service(HttpOptions::default().allow_host("app.example.com").stateless());
+    /// # let _ = service;
+    /// ```
+    pub fn http_service(&self, options: HttpOptions) -> McpService {
+        McpService::new(
+            self.shared(),
+            &options,
+            self.max_in_flight,
+            self.shutdown.child_token(),
+        )
+    }
+
+    /// The MCP endpoint as an axum [`Router`](axum::Router) answering at its root, to
+    /// [`nest`](axum::Router::nest) under a path of your application (feature `axum`):
+    /// [`http_service`](Self::http_service) as a route. Your other routes, and layers
+    /// of your own, stay yours; the endpoint reads the [`Caller`](crate::Caller) your
+    /// authentication put in the extensions, or authenticates itself with
+    /// [`HttpOptions::authenticator`].
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, server::{HttpOptions, Server, TokenTable}};
+    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let tokens = TokenTable::new([("s3cret", PermissionSet::new(["NOTE_VIEW"]))]);
+    /// let app: axum::Router = axum::Router::new()
+    ///     .route("/healthz", axum::routing::get(|| async { "ok" }))
+    ///     .nest("/mcp", Server::new(registry).router(HttpOptions::default().tokens(tokens)));
+    /// # let _ = app;
+    /// ```
+    #[cfg(feature = "axum")]
+    pub fn router(&self, options: HttpOptions) -> axum::Router {
+        axum::Router::new().route_service("/", self.http_service(options))
     }
 
     /// The rmcp handler for one new session, to serve over a transport of your own
@@ -356,6 +466,10 @@ impl Server {
             list_changed: ListChanged::attach(&self.registry),
             subscriptions: Subscriptions::attach(&self.registry),
             client_timeout: self.client_timeout,
+            sealing: Sealing {
+                key: self.state_key.clone().unwrap_or_else(StateKey::random),
+                ttl: self.state_ttl,
+            },
         })
     }
 
@@ -377,7 +491,8 @@ impl Server {
         let shared = self.shared();
         shared.list_changed.start_pump();
         let limits = self.stream_limits();
-        stream::serve_stream(shared, read, write, None, limits, self.shutdown).await
+        let drain = self.drain();
+        stream::serve_stream(shared, read, write, None, limits, &drain).await
     }
 
     /// Listen on `addr` for TCP connections, each one MCP session of newline-delimited
@@ -467,7 +582,7 @@ impl Server {
         addr: SocketAddr,
         options: HttpOptions,
     ) -> Result<HttpServer, ServeError> {
-        let authentication = Authentication::with_tokens(options.tokens.is_some());
+        let authentication = options.authentication();
         self.check_exposure("HTTP", addr, authentication)?;
         let listener = TcpListener::bind(addr)
             .await
@@ -541,7 +656,7 @@ impl TcpServer {
             self.listener,
             self.options,
             self.server.stream_limits(),
-            self.server.shutdown,
+            self.server.drain(),
         )
         .await
     }
@@ -580,7 +695,7 @@ impl UnixServer {
         let shared = self.server.shared();
         shared.list_changed.start_pump();
         let limits = self.server.stream_limits();
-        unix::serve(shared, self.listener, limits, self.server.shutdown).await
+        unix::serve(shared, self.listener, limits, self.server.drain()).await
     }
 }
 
@@ -628,10 +743,14 @@ impl HttpServer {
     }
 
     fn authentication(&self) -> Authentication {
-        Authentication::with_tokens(self.options.tokens.is_some())
+        self.options.authentication()
     }
 
-    /// Serve requests until the shutdown token fires.
+    /// Serve requests until the shutdown token fires (then shut down gracefully: see
+    /// [`Server::shutdown_on`]). Besides the MCP endpoint it answers the health
+    /// endpoints, without authentication (they reveal nothing): `GET`
+    /// [`/healthz`](crate::server::HEALTH_PATH) `200` while the process serves, and `GET`
+    /// [`/readyz`](crate::server::READY_PATH) `200` while accepting, `503` once draining.
     pub async fn serve(self) -> Result<(), ServeError> {
         let addr = self.local_addr()?;
         let (transport, encrypted) = (self.transport(), self.is_tls());
@@ -649,7 +768,7 @@ impl HttpServer {
             self.listener,
             self.options,
             self.server.max_in_flight,
-            self.server.shutdown,
+            self.server.drain(),
         )
         .await
     }

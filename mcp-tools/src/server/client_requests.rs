@@ -9,15 +9,17 @@ use std::time::Duration;
 
 use rmcp::model::{
     ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    ElicitRequest, ElicitRequestParams, ServerRequest,
+    ElicitRequest, ElicitRequestParams, InputRequest, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::Value;
 
 use crate::output::error::ToolError;
 
-/// Which client request, for messages and capability checks.
-#[derive(Clone, Copy)]
+/// Which client request, for messages and capability checks (named by its capability
+/// in a `requestState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub(crate) enum ClientRequestKind {
     /// `sampling/createMessage`.
     Sampling,
@@ -26,14 +28,14 @@ pub(crate) enum ClientRequestKind {
 }
 
 impl ClientRequestKind {
-    fn method(self) -> &'static str {
+    pub(crate) fn method(self) -> &'static str {
         match self {
             ClientRequestKind::Sampling => "sampling/createMessage",
             ClientRequestKind::Elicitation => "elicitation/create",
         }
     }
 
-    fn capability(self) -> &'static str {
+    pub(crate) fn capability(self) -> &'static str {
         match self {
             ClientRequestKind::Sampling => "sampling",
             ClientRequestKind::Elicitation => "elicitation",
@@ -48,14 +50,55 @@ impl ClientRequestKind {
     }
 }
 
-/// The error for a client request on protocol 2026-07-28 or later, which has no
-/// server-to-client requests during a call.
+/// The error for a client request on protocol 2026-07-28 or later from a request that
+/// cannot answer `input_required` (completion), which has no server-to-client requests.
 pub(crate) fn not_on_modern(kind: ClientRequestKind) -> ToolError {
     ToolError::permission_denied(format!(
-        "this request runs on MCP protocol 2026-07-28 or later, where a server cannot send {} to the client during a call",
+        "this request runs on MCP protocol 2026-07-28 or later, where only tools/call, \
+         prompts/get and resources/read can ask the client for {} (an input_required \
+         result); this request cannot",
         kind.method()
     ))
-    .with_action("Connect with protocol 2025-11-25 or earlier (an initialize handshake) to use this tool.")
+    .with_action(
+        "Ask from a tool, prompt or resource, or connect with protocol 2025-11-25 or earlier \
+         (an initialize handshake).",
+    )
+}
+
+/// Refuse a `kind` request to a client that did not declare the capability for it.
+pub(crate) fn check_declared(
+    kind: ClientRequestKind,
+    capabilities: Option<&ClientCapabilities>,
+) -> Result<(), ToolError> {
+    if kind.declared(capabilities) {
+        return Ok(());
+    }
+    Err(ToolError::permission_denied(format!(
+        "the client did not declare the `{}` capability, so it cannot answer {}",
+        kind.capability(),
+        kind.method()
+    ))
+    .with_action(format!(
+        "Use a client that supports {}, or a tool that does not need it.",
+        kind.capability()
+    )))
+}
+
+/// The `kind` request a tool's `params` make, checked against the protocol's params type.
+pub(crate) fn input_request(
+    kind: ClientRequestKind,
+    params: Value,
+) -> Result<InputRequest, ToolError> {
+    let request = match kind {
+        ClientRequestKind::Sampling => serde_json::from_value::<CreateMessageRequestParams>(params)
+            .map(|p| InputRequest::CreateMessage(CreateMessageRequest::new(p))),
+        ClientRequestKind::Elicitation => serde_json::from_value::<ElicitRequestParams>(params)
+            .map(|p| InputRequest::Elicitation(ElicitRequest::new(p))),
+    };
+    request.map_err(|error| {
+        ToolError::validation(format!("invalid params for {}: {error}", kind.method()))
+            .with_action("Build the params as the MCP specification describes them.")
+    })
 }
 
 /// Send `params` (the protocol's JSON object) as a `kind` request to the client and return
@@ -68,29 +111,15 @@ pub(crate) async fn send(
     params: Value,
 ) -> Result<Value, ToolError> {
     let method = kind.method();
-    if !kind.declared(capabilities.as_ref()) {
-        return Err(ToolError::permission_denied(format!(
-            "the client did not declare the `{}` capability, so it cannot answer {method}",
-            kind.capability()
-        ))
-        .with_action(format!(
-            "Use a client that supports {}, or a tool that does not need it.",
-            kind.capability()
-        )));
-    }
-    let invalid = |e: serde_json::Error| {
-        ToolError::validation(format!("invalid params for {method}: {e}"))
-            .with_action("Build the params as the MCP specification describes them.")
-    };
-    let request = match kind {
-        ClientRequestKind::Sampling => {
-            ServerRequest::CreateMessageRequest(CreateMessageRequest::new(
-                serde_json::from_value::<CreateMessageRequestParams>(params).map_err(invalid)?,
-            ))
+    check_declared(kind, capabilities.as_ref())?;
+    let request = match input_request(kind, params)? {
+        InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
+        InputRequest::Elicitation(request) => ServerRequest::ElicitRequest(request),
+        other => {
+            return Err(ToolError::internal(format!(
+                "{method} made an unexpected request: {other:?}"
+            )));
         }
-        ClientRequestKind::Elicitation => ServerRequest::ElicitRequest(ElicitRequest::new(
-            serde_json::from_value::<ElicitRequestParams>(params).map_err(invalid)?,
-        )),
     };
     let failed = |error: ServiceError| match error {
         ServiceError::Timeout { .. } => ToolError::timeout(format!(

@@ -21,6 +21,13 @@ pub(crate) enum Authentication {
     None,
     /// Bearer tokens (HTTP `Authorization` header, or the TCP authentication line).
     Tokens,
+    /// OAuth 2.1 access tokens checked against the issuer's keys (HTTP), and static bearer
+    /// tokens too when `tokens` is true.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    OAuth {
+        /// A tokens file (or resolver) is accepted as well.
+        tokens: bool,
+    },
     /// The kernel: the socket file's mode decides who may connect, and the peer's user id
     /// is known (Unix domain sockets).
     PeerCredentials,
@@ -42,6 +49,8 @@ impl fmt::Display for Authentication {
         f.write_str(match self {
             Authentication::None => "none",
             Authentication::Tokens => "bearer tokens",
+            Authentication::OAuth { tokens: false } => "OAuth access tokens",
+            Authentication::OAuth { tokens: true } => "OAuth access tokens and bearer tokens",
             Authentication::PeerCredentials => {
                 "socket file mode 0600 (this user and root may connect); peer uid logged"
             }
@@ -124,11 +133,16 @@ pub(crate) fn log(
     let line = summary(transport, addr, authentication, registry);
     match (is_loopback(addr), authentication) {
         (true, _) => tracing::info!("{line}"),
-        (false, Authentication::Tokens) if encrypted => tracing::info!("{line}"),
+        (false, Authentication::Tokens | Authentication::OAuth { .. }) if encrypted => {
+            tracing::info!("{line}")
+        }
         (false, Authentication::None) => tracing::warn!(
             "{line} — UNAUTHENTICATED: anyone who can reach this address may call every tool"
         ),
-        (false, Authentication::Tokens | Authentication::PeerCredentials) => tracing::warn!(
+        (
+            false,
+            Authentication::Tokens | Authentication::OAuth { .. } | Authentication::PeerCredentials,
+        ) => tracing::warn!(
             "{line} — the tokens cross the network in clear text over plain {transport}: \
              anyone on the path can read and replay them; put TLS in front (a reverse proxy \
              or a tunnel) or use this only on a network you trust"
@@ -174,6 +188,9 @@ mod tests {
         assert!(text.contains("--tokens-file"), "{text}");
         assert!(text.contains("--unauthenticated-network-access"), "{text}");
         assert!(check("TCP", network, Authentication::Tokens, false).is_ok());
+        let oauth = Authentication::OAuth { tokens: false };
+        assert!(check("HTTP", network, oauth, false).is_ok());
+        assert_eq!(oauth.to_string(), "OAuth access tokens");
         assert!(check("TCP", network, Authentication::None, true).is_ok());
         assert!(check("HTTP", addr("127.0.0.1:0"), Authentication::None, false).is_ok());
     }

@@ -4,6 +4,7 @@
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
 #![allow(deprecated)]
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,10 +14,10 @@ use rmcp::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
@@ -25,10 +26,13 @@ use super::convert;
 use super::notify::ListChanged;
 use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
+use super::request_state::{self, Round, Sealing};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use crate::Caller;
 use crate::context::{LogLevel, ToolContext};
+use crate::output::error::ToolError;
 use crate::output::error::echo;
+use crate::output::result::ToolResult;
 use crate::registry::Registry;
 
 /// Methods this server implements: a custom request naming one had unusable params.
@@ -61,6 +65,8 @@ pub(crate) struct Shared {
     pub(crate) subscriptions: Arc<Subscriptions>,
     /// How long a tool's sampling or elicitation request may wait for the client.
     pub(crate) client_timeout: Duration,
+    /// How `requestState` is sealed for resumable calls (2026-07-28).
+    pub(crate) sealing: Sealing,
 }
 
 /// State of one MCP session (a stdio or TCP connection, an HTTP session).
@@ -175,6 +181,16 @@ impl McpHandler {
     /// The context a tool, resource, prompt or completion fn gets for this request: its
     /// id, cancellation, the caller, and the client (progress, logs, sampling, elicitation).
     pub(super) fn tool_context(&self, context: &RequestContext<RoleServer>) -> ToolContext {
+        self.context_in_round(context, None)
+    }
+
+    /// [`tool_context`](Self::tool_context) for a round of a resumable call (2026-07-28):
+    /// its sampling and elicitation requests go to `round`.
+    fn context_in_round(
+        &self,
+        context: &RequestContext<RoleServer>,
+        round: Option<Arc<Round>>,
+    ) -> ToolContext {
         let peer = RequestPeer {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
@@ -182,12 +198,77 @@ impl McpHandler {
             capabilities: context.client_capabilities(),
             client_timeout: self.shared.client_timeout,
             modern: is_modern(context),
+            round,
         };
         ToolContext::default()
             .with_request_id(context.id.to_string())
             .with_cancellation(context.ct.clone())
             .with_caller(self.caller(context))
             .with_peer(Arc::new(peer))
+    }
+
+    /// Run `run` (a tool, prompt or resource fn) with this request's context. On 2026-07-28
+    /// and later (`binding` is `Some`: what the state is bound to) it is one round of a
+    /// resumable request: `run` gets the answers the verified `requestState` and
+    /// `inputResponses` carry, and when it asks for something they do not answer, its future
+    /// is dropped and the round ends with that request and the state for the retry.
+    pub(super) async fn in_round<T, F>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        binding: Option<Vec<u8>>,
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+        run: impl FnOnce(ToolContext) -> F,
+    ) -> Result<RoundEnd<T>, McpError>
+    where
+        F: Future<Output = T>,
+    {
+        let Some(binding) = binding else {
+            return Ok(RoundEnd::Finished(run(self.tool_context(context)).await));
+        };
+        let sealing = &self.shared.sealing;
+        let answers = request_state::answers(sealing, state, responses, &binding)?;
+        let (round, asked) = Round::new(answers);
+        let ran = run(self.context_in_round(context, Some(round.clone())));
+        let asked = tokio::select! {
+            biased;
+            Ok(asked) = asked => asked,
+            output = ran => return Ok(RoundEnd::Finished(output)),
+        };
+        let id = asked.id();
+        Ok(
+            match request_state::seal(sealing, round.answers(), &id, asked.kind, &binding) {
+                Ok(state) => {
+                    let requests = std::iter::once((id, asked.request)).collect();
+                    RoundEnd::Asked(InputRequiredResult::new(Some(requests), Some(state)))
+                }
+                Err(error) => RoundEnd::Failed(error),
+            },
+        )
+    }
+}
+
+/// How a request that may ask the client ended ([`McpHandler::in_round`]).
+pub(super) enum RoundEnd<T> {
+    /// The function returned.
+    Finished(T),
+    /// It asked the client: the `input_required` answer.
+    Asked(InputRequiredResult),
+    /// The state for the next round could not be made (too large).
+    Failed(ToolError),
+}
+
+/// The answer to a `tools/call` from the registry's outcome.
+fn tool_outcome(
+    outcome: Result<ToolResult, crate::registry::ToolNotFound>,
+) -> Result<CallToolResponse, McpError> {
+    match outcome {
+        Ok(result) => Ok(convert::call_result(result).into()),
+        Err(not_found) => {
+            // A client mistake: debug, not warn (the client gets the error).
+            tracing::debug!(tool = %echo(not_found.name()), "tools/call of a tool the caller cannot see");
+            Err(McpError::invalid_params(not_found.to_string(), None))
+        }
     }
 }
 
@@ -243,21 +324,27 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.caller(&context);
-        let ctx = self.tool_context(&context);
+        let registry = match caller.permissions() {
+            Some(permissions) => self.shared.registry.view(permissions),
+            None => self.shared.registry.clone(),
+        };
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let registry = &self.shared.registry;
-        let outcome = match caller.permissions() {
-            Some(permissions) => registry.view(permissions),
-            None => registry.clone(),
-        }
-        .call_tool(&request.name, arguments, ctx)
-        .await;
-        match outcome {
-            Ok(result) => Ok(convert::call_result(result).into()),
-            Err(not_found) => {
-                // A client mistake: debug, not warn (the client gets the error).
-                tracing::debug!(tool = %echo(not_found.name()), "tools/call of a tool the caller cannot see");
-                Err(McpError::invalid_params(not_found.to_string(), None))
+        let binding = is_modern(&context)
+            .then(|| request_state::binding("tools/call", &request.name, &arguments, &caller));
+        let ended = self
+            .in_round(
+                &context,
+                binding,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+                |ctx| registry.call_tool(&request.name, arguments, ctx),
+            )
+            .await?;
+        match ended {
+            RoundEnd::Finished(outcome) => tool_outcome(outcome),
+            RoundEnd::Asked(input_required) => Ok(input_required.into()),
+            RoundEnd::Failed(error) => {
+                Ok(convert::call_result(ToolResult::error(&error, None)).into())
             }
         }
     }

@@ -37,7 +37,11 @@
 //!   registers the session for `notifications/resources/updated`, sent when the
 //!   application calls [`Registry::resource_updated`];
 //! - a tool's sampling and elicitation requests reach the client when it declared the
-//!   capability, bounded by [`Server::client_request_timeout`];
+//!   capability, bounded by [`Server::client_request_timeout`]; on protocol 2026-07-28 and
+//!   later a `tools/call`, `prompts/get` or `resources/read` that asks answers
+//!   `input_required` and the fn runs again with
+//!   the answers on the client's retry, which any replica sharing the [`StateKey`] can
+//!   serve (`docs/resumable.md`);
 //! - unknown methods answer `-32601`;
 //! - at most [`Server::max_in_flight`] requests run at once per connection; beyond that the
 //!   server stops reading from the connection until one finishes (back-pressure), so a
@@ -53,6 +57,7 @@ mod builder;
 mod client_requests;
 mod codec;
 mod convert;
+mod drain;
 mod exposure;
 mod handler;
 mod http;
@@ -64,6 +69,7 @@ mod offerings;
 mod paging;
 mod peer;
 mod private_file;
+mod request_state;
 mod stream;
 mod subscriptions;
 mod tcp;
@@ -95,8 +101,14 @@ pub use auth::{TokenResolver, TokenTable, TokensFileError};
 pub use builder::UnixServer;
 pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
-pub use http::HttpOptions;
+pub use http::{
+    Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, McpService,
+    READY_PATH, Rejection, Reply,
+};
 pub use private_file::ExposedFile;
+pub use request_state::{
+    DEFAULT_REQUEST_STATE_TTL, MAX_REQUEST_STATE_BYTES, StateKey, StateKeyError,
+};
 pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};
 #[cfg(feature = "tls")]
 pub use tls::{TlsConfig, TlsError};

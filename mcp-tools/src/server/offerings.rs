@@ -18,8 +18,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::convert;
-use super::handler::{McpHandler, is_modern};
+use super::handler::{McpHandler, RoundEnd, is_modern};
 use super::paging;
+use super::request_state;
 use crate::definition::completion::{CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
 use crate::output::error::{ErrorKind, ToolError, echo};
@@ -180,16 +181,31 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let (view, _) = self.caller_view(&context);
-        let ctx = self.tool_context(&context);
-        match view.read_resource(&request.uri, ctx).await {
-            Ok(contents) => Ok(ReadResourceResult::new(
+        let binding = is_modern(&context).then(|| {
+            let caller = self.caller(&context);
+            request_state::binding("resources/read", &request.uri, &Value::Null, &caller)
+        });
+        let ended = self
+            .in_round(
+                &context,
+                binding,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+                |ctx| view.read_resource(&request.uri, ctx),
+            )
+            .await?;
+        match ended {
+            RoundEnd::Finished(Ok(contents)) => Ok(ReadResourceResult::new(
                 contents
                     .into_iter()
                     .map(convert::resource_contents)
                     .collect(),
             )
             .into()),
-            Err(error) => Err(protocol_error(error, Unknown::Resource)),
+            RoundEnd::Finished(Err(error)) | RoundEnd::Failed(error) => {
+                Err(protocol_error(error, Unknown::Resource))
+            }
+            RoundEnd::Asked(input_required) => Ok(input_required.into()),
         }
     }
 
@@ -230,11 +246,27 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let (view, _) = self.caller_view(&context);
+        let binding = is_modern(&context).then(|| {
+            let caller = self.caller(&context);
+            let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+            request_state::binding("prompts/get", &request.name, &arguments, &caller)
+        });
         let arguments = prompt_arguments(request.arguments)?;
-        let ctx = self.tool_context(&context);
-        match view.get_prompt(&request.name, arguments, ctx).await {
-            Ok(result) => Ok(convert::prompt_result(result).into()),
-            Err(error) => Err(protocol_error(error, Unknown::Params)),
+        let ended = self
+            .in_round(
+                &context,
+                binding,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+                |ctx| view.get_prompt(&request.name, arguments, ctx),
+            )
+            .await?;
+        match ended {
+            RoundEnd::Finished(Ok(result)) => Ok(convert::prompt_result(result).into()),
+            RoundEnd::Finished(Err(error)) | RoundEnd::Failed(error) => {
+                Err(protocol_error(error, Unknown::Params))
+            }
+            RoundEnd::Asked(input_required) => Ok(input_required.into()),
         }
     }
 

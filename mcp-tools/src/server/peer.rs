@@ -1,9 +1,11 @@
 //! The [`ClientPeer`] a tool sees during a protocol request: progress and log notifications
 //! sent through rmcp's peer, tied to the request's progress token and log level; sampling
-//! and elicitation requests (`client_requests.rs`).
+//! and elicitation requests (`client_requests.rs`, or a resumable call's round on
+//! 2026-07-28: `request_state.rs`).
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
 #![allow(deprecated)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -15,6 +17,7 @@ use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
 
 use super::client_requests::{self, ClientRequestKind};
+use super::request_state::Round;
 use crate::context::{ClientPeer, LogLevel};
 use crate::output::error::ToolError;
 
@@ -48,6 +51,9 @@ pub(crate) struct RequestPeer {
     /// The request runs on protocol 2026-07-28 or later, where a server may not send
     /// requests to the client.
     pub(crate) modern: bool,
+    /// On 2026-07-28 and later, the round of a resumable `tools/call`: client requests
+    /// are answered from it or end the round with `input_required`.
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 impl ClientPeer for RequestPeer {
@@ -100,6 +106,9 @@ impl RequestPeer {
         kind: ClientRequestKind,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        if let Some(round) = &self.round {
+            return round.ask(kind, params, self.capabilities.as_ref());
+        }
         if self.modern {
             return Box::pin(async move { Err(client_requests::not_on_modern(kind)) });
         }

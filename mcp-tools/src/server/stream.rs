@@ -3,7 +3,7 @@
 //! behind the in-flight bound, in front of rmcp's service.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rmcp::service::{QuitReason, ServerInitializeError, serve_server_with_ct};
@@ -12,8 +12,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 use super::ServeError;
-use super::bounded::Bounded;
+use super::bounded::{Bounded, Direct};
 use super::codec::LineCodec;
+use super::drain::Drain;
 use super::handler::{McpHandler, Shared};
 use crate::Caller;
 
@@ -26,7 +27,9 @@ pub(crate) struct StreamLimits {
     pub(crate) max_line_length: usize,
 }
 
-/// Serve one MCP session over `read`/`write` until the peer closes it or `shutdown` fires;
+/// Serve one MCP session over `read`/`write` until the peer closes it or `drain` ends it
+/// (once draining, nothing more is read; the calls in flight finish, or are cancelled when
+/// the grace is over);
 /// `caller`: the caller an authenticated peer's token makes it (`None`: the local caller).
 pub(crate) async fn serve_stream<R, W>(
     shared: Arc<Shared>,
@@ -34,17 +37,26 @@ pub(crate) async fn serve_stream<R, W>(
     write: W,
     caller: Option<Caller>,
     limits: StreamLimits,
-    shutdown: CancellationToken,
+    drain: &Drain,
 ) -> Result<(), ServeError>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let codec = LineCodec::new(read, write, limits.max_line_length);
-    let transport = Bounded::new(codec, limits.max_in_flight);
     let handler = McpHandler::new_session_as(shared, caller);
-    let running = match serve_server_with_ct(handler, transport, shutdown.child_token()).await {
-        Ok(running) => running,
+    let peer = Arc::new(OnceLock::new());
+    let direct = codec
+        .sender()
+        .map(|lines| Direct::new(handler.clone(), peer.clone(), lines).cancelled_by(&drain.hard));
+    let transport =
+        Bounded::new(codec, limits.max_in_flight, direct).draining(drain.draining.child_token());
+    let running = match serve_server_with_ct(handler, transport, drain.hard.child_token()).await {
+        Ok(running) => {
+            // From here on the transport serves `tools/call` itself.
+            let _ = peer.set(running.peer().clone());
+            running
+        }
         Err(ServerInitializeError::ConnectionClosed(_)) => {
             tracing::info!("the client closed the connection before initializing");
             return Ok(());

@@ -23,10 +23,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, BufReader};
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::ServeError;
 use super::auth::{TokenResolver, TokenTable, TokensFileError};
+use super::drain::Drain;
 use super::exposure::Authentication;
 use super::handler::Shared;
 use super::linger;
@@ -115,17 +116,22 @@ impl TcpOptions {
     }
 }
 
-/// Accept TCP connections until `shutdown` fires; each is authenticated (with tokens) and
-/// served on its own task.
+/// Accept TCP connections until `drain` starts; each is authenticated (with tokens) and
+/// served on its own task. Then the sessions finish their calls in flight (within the
+/// shutdown grace) and end.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
     listener: TcpListener,
     options: TcpOptions,
     limits: StreamLimits,
-    shutdown: CancellationToken,
+    drain: Drain,
 ) -> Result<(), ServeError> {
+    let tasks = TaskTracker::new();
     loop {
-        let Some((stream, peer)) = accept_next(&listener, &shutdown, "a TCP").await else {
+        let Some((stream, peer)) = accept_next(&listener, &drain.draining, "a TCP").await else {
+            drop(listener);
+            tasks.close();
+            drain.finish(tasks.wait(), &tasks).await;
             return Ok(());
         };
         if let Err(error) = stream.set_nodelay(true) {
@@ -133,9 +139,9 @@ pub(crate) async fn serve(
         }
         let (read, write) = stream.into_split();
         let shared = shared.clone();
-        let shutdown = shutdown.clone();
         let options = options.clone();
-        tokio::spawn(async move {
+        let drain = drain.watch();
+        tasks.spawn(async move {
             tracing::debug!(%peer, "TCP connection opened");
             let mut read = BufReader::new(read);
             let caller = match &options.tokens {
@@ -148,7 +154,7 @@ pub(crate) async fn serve(
                     }
                 }
             };
-            let served = serve_stream(shared, read, write, caller, limits, shutdown).await;
+            let served = serve_stream(shared, read, write, caller, limits, &drain).await;
             if let Err(error) = served {
                 tracing::warn!(%peer, %error, "TCP session ended with an error");
             }

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::net::UnixListener;
-use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use super::ServeError;
+use super::drain::Drain;
 use super::handler::Shared;
 use super::stream::{StreamLimits, serve_stream};
 
@@ -80,18 +81,25 @@ pub(crate) fn bind(path: &Path) -> Result<Listener, ServeError> {
     })
 }
 
-/// Accept connections until `shutdown` fires; each is served on its own task, in a span
-/// naming the peer's user id.
+/// Accept connections until `drain` starts; each is served on its own task, in a span
+/// naming the peer's user id. Then the sessions finish their calls in flight (within the
+/// shutdown grace) and end.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
     listener: Listener,
     limits: StreamLimits,
-    shutdown: CancellationToken,
+    drain: Drain,
 ) -> Result<(), ServeError> {
+    let tasks = TaskTracker::new();
     loop {
         let accepted = tokio::select! {
             accepted = listener.listener.accept() => accepted,
-            _ = shutdown.cancelled() => return Ok(()),
+            _ = drain.draining.cancelled() => {
+                drop(listener);
+                tasks.close();
+                drain.finish(tasks.wait(), &tasks).await;
+                return Ok(());
+            }
         };
         let stream = match accepted {
             Ok((stream, _)) => stream,
@@ -111,11 +119,11 @@ pub(crate) async fn serve(
         tracing::info!(uid, pid, "Unix socket connection opened");
         let (read, write) = stream.into_split();
         let shared = shared.clone();
-        let shutdown = shutdown.clone();
+        let drain = drain.watch();
         let span = tracing::info_span!("unix_session", uid);
-        tokio::spawn(
+        tasks.spawn(
             async move {
-                let served = serve_stream(shared, read, write, None, limits, shutdown).await;
+                let served = serve_stream(shared, read, write, None, limits, &drain).await;
                 if let Err(error) = served {
                     tracing::warn!(%error, "Unix socket session ended with an error");
                 }

@@ -3,6 +3,10 @@
 //! over `rmcp::transport::stdio()`). It is the baseline that `stdio-load` compares mcp-tools
 //! servers against, so it deliberately uses nothing but rmcp's own API.
 //!
+//! `rmcp-echo --pipes` serves over `rmcp::transport::stdio_pipes()` instead: rmcp's
+//! non-blocking Linux stdio, the transport mcp-tools servers use, so the honest peer for a
+//! throughput ratio. Plain `rmcp-echo` (tokio's blocking `stdio()`) is what rmcp's examples show.
+//!
 //! `rmcp-echo --http ADDR [--stateless] [--nodelay]` serves the same tool over rmcp's own
 //! streamable HTTP (`StreamableHttpService`, `LocalSessionManager` or, stateless,
 //! `NeverSessionManager`, default config), on hyper's HTTP/1.1 server with its defaults,
@@ -12,45 +16,16 @@
 //! Tool: `echo` with arguments `{"message": string}`; the reply is one text block holding the
 //! message unchanged. Logs go to stderr (`RUST_LOG`, default `warn`); stdout is the transport.
 
+// The server lives beside this file so the handler bench can share it.
+#[path = "rmcp_echo/server.rs"]
+mod server;
+
 use rmcp::{
-    ServerHandler, ServiceExt,
-    handler::server::{router::tool::ToolRouter, wrapper::Parameters},
-    schemars, tool, tool_handler, tool_router,
-    transport::stdio,
+    ServiceExt,
+    transport::{stdio, stdio_pipes},
 };
-use serde::Deserialize;
+use server::EchoServer;
 use std::sync::Arc;
-
-/// Arguments of the `echo` tool.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-struct EchoArgs {
-    /// The text to send back.
-    message: String,
-}
-
-/// The server: holds its tool router, built once at start-up.
-#[derive(Clone)]
-struct EchoServer {
-    tool_router: ToolRouter<Self>,
-}
-
-#[tool_router]
-impl EchoServer {
-    fn new() -> Self {
-        Self {
-            tool_router: Self::tool_router(),
-        }
-    }
-
-    /// Returns the given message unchanged.
-    #[tool(name = "echo", description = "Echo the message back unchanged")]
-    async fn echo(&self, Parameters(EchoArgs { message }): Parameters<EchoArgs>) -> String {
-        message
-    }
-}
-
-#[tool_handler(router = self.tool_router, name = "rmcp-echo")]
-impl ServerHandler for EchoServer {}
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -66,7 +41,7 @@ async fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(at) = args.iter().position(|a| a == "--http") {
         let Some(addr) = args.get(at + 1).and_then(|a| a.parse().ok()) else {
-            eprintln!("usage: rmcp-echo [--http ADDR [--stateless] [--nodelay]]");
+            eprintln!("usage: rmcp-echo [--pipes | --http ADDR [--stateless] [--nodelay]]");
             return std::process::ExitCode::from(2);
         };
         let stateful = !args.iter().any(|a| a == "--stateless");
@@ -80,7 +55,12 @@ async fn main() -> std::process::ExitCode {
         };
     }
 
-    let service = match EchoServer::new().serve(stdio()).await {
+    let served = if args.iter().any(|a| a == "--pipes") {
+        EchoServer::new().serve(stdio_pipes()).await
+    } else {
+        EchoServer::new().serve(stdio()).await
+    };
+    let service = match served {
         Ok(service) => service,
         Err(err) => {
             tracing::error!("rmcp-echo: handshake failed: {err}");

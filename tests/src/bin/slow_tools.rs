@@ -1,6 +1,7 @@
 //! `slow-tools`: a fixture server (the generated command line, like any mcp-tools server)
 //! whose `wait` tool never ends by itself and has no time-out, so the HTTP tests can show
 //! what happens to a call whose client is gone. `wait_runs` reports how `wait` calls ended.
+//! `sleep` ends by itself after a while (a call in flight during a graceful shutdown).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,6 +47,16 @@ async fn wait_runs(waits: State<Waits>) -> Json<WaitRuns> {
         started: waits.started.load(Ordering::SeqCst),
         cancelled: waits.cancelled.load(Ordering::SeqCst),
     })
+}
+
+/// Sleep for a while, then say so.
+#[mcp_tool(name = "sleep", read_only)]
+async fn sleep(
+    /// How long, in milliseconds
+    ms: u64,
+) -> String {
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    format!("slept {ms} ms")
 }
 
 /// Echo the message back unchanged.

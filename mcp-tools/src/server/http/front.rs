@@ -1,7 +1,8 @@
-//! The front door in front of rmcp's `StreamableHttpService`: the endpoint path, bearer
-//! tokens, the body read and checked by our codec (every bad body gets a JSON-RPC error
-//! with `400`), sessions (the cap, their owners, no second `initialize`), the bound on
-//! requests in flight, and the disconnect policy.
+//! The front door in front of rmcp's `StreamableHttpService`: the body read and checked
+//! by our codec (every bad body gets a JSON-RPC error with `400`), sessions (the cap, their
+//! owners, no second `initialize`, the session each request serves, for parking), the bound
+//! on requests in flight, and the disconnect policy. Authentication runs first
+//! (`service.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +10,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Either, Full, Limited};
-use hyper::body::Incoming;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
@@ -17,15 +17,14 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::connections::{Busy, Connection};
 use super::options::HttpLimits;
 use super::reply::{
-    Abandoned, Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening,
-    orphaned, plain, respond, settle_stream,
+    Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned,
+    respond, settle_stream,
 };
+use super::service::{Authenticator, ByCredential, RequestBody};
 use super::sessions::{Principal, Sessions};
-use crate::server::TokenResolver;
-use crate::server::auth::bearer_token;
+use crate::Caller;
 use crate::server::codec::{INVALID_REQUEST, PARSE_ERROR, decode_document};
 use crate::server::handler::McpHandler;
 
@@ -36,37 +35,41 @@ const SESSION_NOT_FOUND: i64 = -32001;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// Everything between hyper and rmcp's service.
+/// Put in a request's extensions by the accept loop: fires when the client closes its
+/// side of the connection (a mounted endpoint has none and never sees it fire).
+#[derive(Clone)]
+pub(super) struct ClientGone(pub(super) CancellationToken);
+
+/// Everything between the HTTP server and rmcp's service.
 pub(super) struct Front<M> {
     pub(super) service: StreamableHttpService<McpHandler, M>,
-    pub(super) path: String,
-    pub(super) tokens: Option<Arc<dyn TokenResolver>>,
+    /// [`HttpOptions::authenticator`](super::HttpOptions::authenticator)'s check, when set.
+    pub(super) authenticator: Option<Arc<dyn Authenticator>>,
+    /// The OAuth resource server among the authenticators, for step-up.
+    #[cfg(feature = "oauth")]
+    pub(super) oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
+    /// The server's registry, for the step-up check of a `tools/call`.
+    pub(super) registry: crate::registry::Registry,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
     pub(super) in_flight: Arc<Semaphore>,
+    pub(super) max_in_flight: usize,
     pub(super) limits: HttpLimits,
 }
 
 impl<M: SessionManager> Front<M> {
-    /// Answer one request on `connection` (marked `busy` by the caller as the request
-    /// arrived); `Err` ends the connection without a reply (the client left and its call
-    /// was given up).
-    pub(super) async fn handle(
-        &self,
-        mut request: Request<Incoming>,
-        connection: &Arc<Connection>,
-        busy: Busy,
-    ) -> Result<Response<Reply>, Abandoned> {
-        if request.uri().path() != self.path {
-            return Ok(plain(
-                StatusCode::NOT_FOUND,
-                &format!("Not Found: the MCP endpoint is {}", self.path),
-            ));
-        }
-        let principal = match self.authorize(&mut request) {
-            Ok(principal) => principal,
-            Err(response) => return Ok(*response),
+    /// Answer one request. A call whose client left (and stayed away for the grace
+    /// period) gets a reply whose body fails at once, which ends the connection.
+    pub(super) async fn handle(&self, request: Request<RequestBody>) -> Response<Reply> {
+        let request = match self.authenticate(request).await {
+            Ok(request) => request,
+            Err(refusal) => return refusal,
         };
+        let client_closed = request
+            .extensions()
+            .get::<ClientGone>()
+            .map_or_else(CancellationToken::new, |gone| gone.0.clone());
+        let principal = self.principal(&request);
         let session = request
             .headers()
             .get(SESSION_HEADER)
@@ -75,15 +78,15 @@ impl<M: SessionManager> Front<M> {
         let mut entered = None;
         if let (Some(sessions), Some(id)) = (&self.sessions, &session) {
             match sessions.enter(id, principal) {
-                Some(activity) => entered = Some(activity),
+                Some(entry) => entered = Some(entry),
                 None => {
                     // An unknown session and another caller's session look the same.
-                    return Ok(json_error(
+                    return json_error(
                         StatusCode::NOT_FOUND,
                         Value::Null,
                         SESSION_NOT_FOUND,
                         "Session not found".into(),
-                    ));
+                    );
                 }
             }
         }
@@ -91,13 +94,16 @@ impl<M: SessionManager> Front<M> {
         let json = prefers_json(request.headers());
         // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
         let (message, request) = if holds_permit && is_json(&request) {
-            match self.read_body(request, &connection.client_closed).await {
+            match self.read_body(request, &client_closed).await {
                 Ok((message, request)) => (Some(message), request.map(Either::Left)),
-                Err(response) => return Ok(*response),
+                Err(response) => return *response,
             }
         } else {
             (None, request.map(Either::Right))
         };
+        if let Some(refusal) = self.step_up(&request, &message) {
+            return refusal;
+        }
         let (id, initialize) = match &message {
             Some(ClientJsonRpcMessage::Request(r)) => (
                 serde_json::to_value(&r.id).unwrap_or(Value::Null),
@@ -106,24 +112,21 @@ impl<M: SessionManager> Front<M> {
             _ => (Value::Null, false),
         };
         if initialize && session.is_some() {
-            return Ok(json_error(
+            return json_error(
                 StatusCode::BAD_REQUEST,
                 id,
                 INVALID_REQUEST,
                 "Invalid Request: this session is already initialized".into(),
-            ));
+            );
         }
         let permit = if holds_permit {
             self.in_flight.clone().acquire_owned().await.ok()
         } else {
             None
         };
-        let (activity, serving) = match entered {
-            Some((activity, serving)) => (Some(activity), Some(serving)),
-            None => (None, None),
-        };
+        let (activity, serving) = entered.unzip();
         let holds = Holds {
-            _busy: Some(busy),
+            _busy: None,
             _permit: permit,
             _session: activity,
         };
@@ -140,7 +143,7 @@ impl<M: SessionManager> Front<M> {
                         max = sessions.max(),
                         "refused a session: the cap is reached"
                     );
-                    return Ok(json_error(
+                    return json_error(
                         StatusCode::SERVICE_UNAVAILABLE,
                         id,
                         SERVER_BUSY,
@@ -149,7 +152,7 @@ impl<M: SessionManager> Front<M> {
                              retry later",
                             sessions.max()
                         ),
-                    ));
+                    );
                 }
                 Some(guard)
             }
@@ -164,15 +167,15 @@ impl<M: SessionManager> Front<M> {
         };
         let response = tokio::select! {
             response = served => response,
-            _ = orphaned(connection.client_closed.clone(), grace) => return Err(Abandoned),
+            _ = orphaned(client_closed.clone(), grace) => return Reply::abandoned(),
         };
         drop(_opening);
         if !is_event_stream(&response) {
-            return Ok(from_rmcp(response, holds));
+            return from_rmcp(response, holds);
         }
         if !holds_permit {
             // A `GET` stream: it ends when its client leaves, freeing the session to park.
-            return Ok(listening(response, holds, &connection.client_closed));
+            return listening(response, holds, &client_closed);
         }
         let call = match (&self.sessions, session, &message) {
             (Some(sessions), Some(session), Some(ClientJsonRpcMessage::Request(_))) => {
@@ -184,54 +187,65 @@ impl<M: SessionManager> Front<M> {
             }
             _ => None,
         };
-        settle_stream(
-            response,
-            json,
-            holds,
-            call,
-            &connection.client_closed,
-            grace,
-        )
-        .await
+        settle_stream(response, json, holds, call, &client_closed, grace)
+            .await
+            .unwrap_or_else(|_| Reply::abandoned())
     }
 
-    /// Check the bearer token (when tokens are in use) and attach its [`Caller`](crate::Caller) to the
-    /// request.
-    fn authorize(
+    /// Who owns the sessions this request opens or uses (`None`: the local caller). A
+    /// caller with a subject or client (OAuth, or a [`Caller`] the application inserted)
+    /// keeps its sessions across token refreshes: they belong to the subject and client.
+    /// Any other caller the authenticator checked owns its sessions by its credential (the
+    /// `Authorization` header: a static token owns its own).
+    fn principal<B>(&self, request: &Request<B>) -> Principal {
+        let sessions = self.sessions.as_ref()?;
+        let caller = request.extensions().get::<Caller>()?;
+        if caller.is_local() {
+            return None;
+        }
+        let by_credential = request.extensions().get::<ByCredential>().is_some();
+        let owner = match (caller.subject(), caller.client_id()) {
+            (None, None) if by_credential => {
+                let mut owner = b"credential\0".to_vec();
+                let credential = request.headers().get(header::AUTHORIZATION);
+                owner.extend_from_slice(credential.map_or(&b""[..], HeaderValue::as_bytes));
+                owner
+            }
+            (subject, client) => format!(
+                "caller\0{}\0{}",
+                subject.unwrap_or_default(),
+                client.unwrap_or_default()
+            )
+            .into_bytes(),
+        };
+        Some(sessions.principal(&owner))
+    }
+
+    /// The `403 insufficient_scope` answer to a `tools/call` naming a tool the caller's
+    /// scopes do not reach, when the OAuth resource server has step-up on.
+    fn step_up<B>(
         &self,
-        request: &mut Request<Incoming>,
-    ) -> Result<Principal, Box<Response<Reply>>> {
-        let Some(resolver) = &self.tokens else {
-            return Ok(None);
-        };
-        let token = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(bearer_token);
-        let Some(token) = token else {
-            return Err(Box::new(unauthorized(
-                None,
-                "this server needs an 'Authorization: Bearer <token>' header",
-            )));
-        };
-        let Some(caller) = resolver.resolve(token) else {
-            tracing::warn!("rejected an HTTP request with an unknown bearer token");
-            return Err(Box::new(unauthorized(
-                Some("invalid_token"),
-                "the bearer token is not valid",
-            )));
-        };
-        let principal = self.sessions.as_ref().map(|s| s.principal(token));
-        request.extensions_mut().insert(caller);
-        Ok(principal)
+        request: &Request<B>,
+        message: &Option<ClientJsonRpcMessage>,
+    ) -> Option<Response<Reply>> {
+        #[cfg(feature = "oauth")]
+        if let (Some(oauth), Some(ClientJsonRpcMessage::Request(r))) = (&self.oauth, message)
+            && let ClientRequest::CallToolRequest(call) = &r.request
+        {
+            let caller = request.extensions().get::<Caller>()?;
+            return oauth
+                .insufficient_scope(caller, &self.registry, &call.params.name)
+                .map(super::service::Rejection::into_response);
+        }
+        let _ = (request, message, &self.registry);
+        None
     }
 
     /// Read the whole body (up to the cap) and check it with the codec: the message, and
     /// the request with the body bytes for rmcp; or the error reply.
     async fn read_body(
         &self,
-        request: Request<Incoming>,
+        request: Request<RequestBody>,
         client_closed: &CancellationToken,
     ) -> Result<(ClientJsonRpcMessage, Request<Full<Bytes>>), Box<Response<Reply>>> {
         let max = self.limits.max_body_bytes;
@@ -315,23 +329,6 @@ fn is_json<B>(request: &Request<B>) -> bool {
             let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
             essence.trim().eq_ignore_ascii_case("application/json")
         })
-}
-
-fn unauthorized(error: Option<&str>, message: &str) -> Response<Reply> {
-    let mut response = plain(
-        StatusCode::UNAUTHORIZED,
-        &format!("Unauthorized: {message}"),
-    );
-    let challenge = match error {
-        Some(code) => format!("Bearer realm=\"mcp\", error=\"{code}\""),
-        None => "Bearer realm=\"mcp\"".to_string(),
-    };
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
 }
 
 /// True when the client's `Accept` ranks `application/json` above `text/event-stream`

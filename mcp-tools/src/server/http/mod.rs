@@ -8,109 +8,125 @@
 //! - [`connections`]: a cap on open connections, separate from the bound on requests in
 //!   flight; at the cap the connection idle longest is closed, or the new one gets `503`;
 //!   a header-read time-out and an idle time-out;
-//! - [`front`]: the path, tokens, the body cap (`413`), every body checked by the codec
-//!   before rmcp sees it (`400` with a JSON-RPC error), sessions capped and bound to the
-//!   token that opened them, a second `initialize` refused;
+//! - [`front`]: the body cap (`413`), every body checked by the codec before rmcp sees
+//!   it (`400` with a JSON-RPC error), sessions capped and bound to the caller that
+//!   opened them, a second `initialize` refused;
 //! - the disconnect policy: a client that closed its side keeps its call for
 //!   [`HttpOptions::disconnect_grace`]; then the call is cancelled (as if the client had
-//!   sent `notifications/cancelled`) and the connection closed.
+//!   sent `notifications/cancelled`) and the connection closed;
+//! - [`service`]: the endpoint itself as a public tower `Service` ([`McpService`]) that an
+//!   application can mount, and authentication as a tower `Layer` ([`AuthLayer`]);
+//!   `serve_http` serves that same service;
+//! - the health endpoints `/healthz` (liveness) and `/readyz` (readiness: `503` once
+//!   draining), outside the endpoint and its authentication (they reveal nothing);
+//! - graceful shutdown (`drain.rs`): no new connection, every connection closes once its
+//!   request is answered, calls in flight get the shutdown grace.
 
 mod connections;
 mod front;
 mod options;
 mod reply;
+mod service;
 mod sessions;
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use rmcp::transport::streamable_http_server::session::SessionManager;
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::StreamableHttpServerConfig;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::ServeError;
-use super::handler::{McpHandler, Shared};
+use super::drain::Drain;
+use super::handler::Shared;
 use super::linger;
 use super::stream::accept_next;
 use connections::{Connections, Socket};
-use front::Front;
+use front::ClientGone;
 pub use options::HttpOptions;
 use options::Tls;
-use sessions::Sessions;
+pub use reply::{Abandoned, Reply};
+use reply::{plain, respond};
+pub use service::{AuthLayer, Authenticated, Authenticator, McpService, Rejection};
 
-/// Serve streamable HTTP on `listener` until `shutdown` fires; at most `max_in_flight`
+/// The liveness endpoint of `serve_http`: `GET` answers `200` while the process serves
+/// (no token needed).
+///
+/// ```
+/// assert_eq!(mcp_tools::server::HEALTH_PATH, "/healthz");
+/// ```
+pub const HEALTH_PATH: &str = "/healthz";
+/// The readiness endpoint of `serve_http`: `GET` answers `200` while accepting, `503` once
+/// a graceful shutdown started (no token needed).
+///
+/// ```
+/// assert_eq!(mcp_tools::server::READY_PATH, "/readyz");
+/// ```
+pub const READY_PATH: &str = "/readyz";
+/// The response header naming the replica that answered ([`HttpOptions::replica_id`]).
+const REPLICA_HEADER: &str = "mcp-replica";
+
+/// Serve streamable HTTP on `listener` until `drain` says stop; at most `max_in_flight`
 /// requests are handled at once.
 pub(crate) async fn serve(
     shared: Arc<Shared>,
     listener: TcpListener,
     options: HttpOptions,
     max_in_flight: usize,
-    shutdown: CancellationToken,
+    drain: Drain,
 ) -> Result<(), ServeError> {
     let bound = listener.local_addr()?;
-    let mut config = rmcp_config(&options, bound, shutdown.child_token());
-    let handlers = shared.clone();
-    // A stateful request's handler takes over its session's state (a parked session
-    // being rebuilt keeps its log level and subscriptions).
-    let factory = move || {
-        Ok(match sessions::serving_state() {
-            Some(state) => McpHandler::with_session(handlers.clone(), state),
-            None => McpHandler::new_session(handlers.clone()),
-        })
-    };
     tracing::info!(
         url = %format!("http://{bound}{}", options.path),
         stateful = options.stateful,
-        tokens = options.tokens.is_some(),
+        replica = options.replica_id.as_deref().unwrap_or(""),
+        authenticated = options.authenticator.is_some(),
         limits = ?options.limits,
         "serving MCP over streamable HTTP"
     );
-    if options.stateful {
-        let limits = options.limits;
-        let sessions = Arc::new(Sessions::new(
-            shared,
-            limits.max_sessions,
-            limits.session_park_after,
-            limits.session_idle_timeout,
-        ));
-        sessions.sweep_until(shutdown.clone());
-        // rmcp rebuilds a parked session from what `Sessions` keeps as its store.
-        config.session_store = Some(sessions.clone());
-        let service = StreamableHttpService::new(factory, sessions.clone(), config);
-        accept_loop(
-            listener,
-            service,
-            Some(sessions),
-            options,
-            max_in_flight,
-            shutdown,
-        )
-        .await
-    } else {
-        let service =
-            StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config);
-        accept_loop(listener, service, None, options, max_in_flight, shutdown).await
-    }
-}
-
-fn rmcp_config(
-    options: &HttpOptions,
-    bound: SocketAddr,
-    cancel: CancellationToken,
-) -> StreamableHttpServerConfig {
-    let mut hosts = options.allowed_hosts.clone();
+    let mut endpoint_options = options.clone();
     // The literal address bound is never a DNS-rebinding vector; accept it.
     if !bound.ip().is_unspecified() {
-        hosts.push(bound.ip().to_string());
+        endpoint_options = endpoint_options.allow_host(bound.ip().to_string());
     }
+    let service = McpService::new(
+        shared,
+        &endpoint_options,
+        max_in_flight,
+        drain.hard.child_token(),
+    );
+    let tasks = TaskTracker::new();
+    let site = Arc::new(Site {
+        service: service.clone(),
+        path: options.path.clone(),
+        #[cfg(feature = "oauth")]
+        oauth: options.oauth.clone(),
+        ready: AtomicBool::new(true),
+        replica: options
+            .replica_id
+            .as_deref()
+            .and_then(|id| http::HeaderValue::from_str(id).ok()),
+    });
+    accept_loop(listener, site.clone(), &options, &drain, &tasks).await;
+    site.ready.store(false, Ordering::Release);
+    drop(site);
+    drain.finish(service.idle(), &tasks).await;
+    Ok(())
+}
+
+/// rmcp's configuration for `options`; its sessions end when `cancel` fires.
+fn rmcp_config(options: &HttpOptions, cancel: CancellationToken) -> StreamableHttpServerConfig {
     StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(options.allowed_hosts.clone())
         .with_allowed_origins(options.allowed_origins.clone())
         .enforce_origin_validation()
         .with_legacy_session_mode(options.stateful)
@@ -120,24 +136,81 @@ fn rmcp_config(
         .with_cancellation_token(cancel)
 }
 
-async fn accept_loop<M: SessionManager>(
+/// An answer built as `Response<String>` (the OAuth metadata document) as a reply.
+#[cfg(feature = "oauth")]
+fn from_text(response: Response<String>) -> Response<Reply> {
+    let (parts, body) = response.into_parts();
+    let mut reply = respond(parts.status, "text/plain", Bytes::from(body));
+    reply.headers_mut().extend(parts.headers);
+    reply
+}
+
+/// What `serve_http` answers: the endpoint at its path, and the health endpoints.
+struct Site {
+    service: McpService,
+    path: String,
+    /// The OAuth resource server, whose metadata document this site serves.
+    #[cfg(feature = "oauth")]
+    oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
+    /// False once draining.
+    ready: AtomicBool,
+    /// The `Mcp-Replica` header's value ([`HttpOptions::replica_id`]).
+    replica: Option<http::HeaderValue>,
+}
+
+impl Site {
+    async fn route(&self, request: Request<Incoming>) -> Response<Reply> {
+        let path = request.uri().path();
+        #[cfg(feature = "oauth")]
+        if let Some(metadata) = self
+            .oauth
+            .as_ref()
+            .and_then(|oauth| oauth.metadata_response(request.method(), path, &self.path))
+        {
+            return from_text(metadata);
+        }
+        if path == self.path {
+            return self
+                .service
+                .handle(request.map(service::into_bytes_body))
+                .await;
+        }
+        let probe = matches!(*request.method(), Method::GET | Method::HEAD);
+        match path {
+            HEALTH_PATH if probe => respond(StatusCode::OK, "text/plain", Bytes::from("ok\n")),
+            READY_PATH if probe => readiness(self.ready.load(Ordering::Acquire)),
+            _ => plain(
+                StatusCode::NOT_FOUND,
+                &format!("Not Found: the MCP endpoint is {}", self.path),
+            ),
+        }
+    }
+}
+
+/// The readiness endpoint's answer.
+fn readiness(ready: bool) -> Response<Reply> {
+    if ready {
+        respond(StatusCode::OK, "text/plain", Bytes::from("ready\n"))
+    } else {
+        respond(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            Bytes::from("draining\n"),
+        )
+    }
+}
+
+/// Accept connections until `drain` starts; each is served on a task of `tasks` that
+/// closes it gracefully once draining (and drops it when the grace is over).
+async fn accept_loop(
     listener: TcpListener,
-    service: StreamableHttpService<McpHandler, M>,
-    sessions: Option<Arc<Sessions>>,
-    options: HttpOptions,
-    max_in_flight: usize,
-    shutdown: CancellationToken,
-) -> Result<(), ServeError> {
+    site: Arc<Site>,
+    options: &HttpOptions,
+    drain: &Drain,
+    tasks: &TaskTracker,
+) {
     let limits = options.limits;
     let tls = options.tls_config();
-    let front = Arc::new(Front {
-        service,
-        path: options.path,
-        tokens: options.tokens,
-        sessions,
-        in_flight: Arc::new(Semaphore::new(max_in_flight.max(1))),
-        limits,
-    });
     let connections = Arc::new(Connections::new(limits.max_connections));
     let mut http = hyper::server::conn::http1::Builder::new();
     // hyper's `half_close` stays off: `Socket` keeps a half-closed client's reply.
@@ -145,8 +218,8 @@ async fn accept_loop<M: SessionManager>(
         .header_read_timeout(limits.header_timeout);
     let http = Arc::new(http);
     loop {
-        let Some((stream, peer)) = accept_next(&listener, &shutdown, "an HTTP").await else {
-            return Ok(());
+        let Some((stream, peer)) = accept_next(&listener, &drain.draining, "an HTTP").await else {
+            return;
         };
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY");
@@ -155,22 +228,33 @@ async fn accept_loop<M: SessionManager>(
             tracing::warn!(%peer, "refused an HTTP connection: every connection is busy");
             // A TLS client cannot read a plain 503: it is closed without one.
             if tls.is_none() {
-                tokio::spawn(refuse(stream));
+                tasks.spawn(refuse(stream));
             }
             continue;
         };
-        let front = front.clone();
+        let site = site.clone();
         let http = http.clone();
-        let shutdown = shutdown.clone();
+        let (draining, hard) = (drain.draining.clone(), drain.hard.clone());
         let tls = tls.clone();
-        tokio::spawn(async move {
+        tasks.spawn(async move {
             let connection = admitted.connection.clone();
-            let handler = hyper::service::service_fn(move |request| {
-                let front = front.clone();
-                let connection = connection.clone();
+            let handler = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+                let site = site.clone();
                 // Busy from the moment the request's head is read.
                 let busy = connection.busy();
-                async move { front.handle(request, &connection, busy).await }
+                request
+                    .extensions_mut()
+                    .insert(ClientGone(connection.client_closed.clone()));
+                async move {
+                    let mut response = site.route(request).await;
+                    response.body_mut().hold(busy);
+                    if let Some(replica) = &site.replica {
+                        response
+                            .headers_mut()
+                            .insert(REPLICA_HEADER, replica.clone());
+                    }
+                    Ok::<_, Infallible>(response)
+                }
             });
             let socket = Socket::new(stream, admitted.connection.clone());
             let Some(socket) = secure(socket, tls.as_ref(), limits.header_timeout, peer).await
@@ -189,14 +273,22 @@ async fn accept_loop<M: SessionManager>(
                 why = closing => {
                     tracing::debug!(%peer, ?why, "closing an HTTP connection");
                     served.as_mut().graceful_shutdown();
+                    // An idle connection closes at once; one that took a request
+                    // meanwhile gets a moment to finish it.
+                    tokio::select! {
+                        _ = tokio::time::timeout(connections::CLOSING_GRACE, served) => {}
+                        _ = hard.cancelled() => {}
+                    }
+                    return;
                 }
-                _ = shutdown.cancelled() => return,
+                _ = draining.cancelled() => {
+                    // Finish the request in progress (within the shutdown grace), then close.
+                    served.as_mut().graceful_shutdown();
+                }
             }
-            // An idle connection closes at once; one that took a request meanwhile
-            // gets a moment to finish it.
             tokio::select! {
-                _ = tokio::time::timeout(connections::CLOSING_GRACE, served) => {}
-                _ = shutdown.cancelled() => {}
+                _ = served => {}
+                _ = hard.cancelled() => {}
             }
         });
     }
@@ -253,6 +345,14 @@ async fn refuse(mut stream: TcpStream) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn readiness_turns_503_when_draining() {
+        assert_eq!(super::readiness(true).status(), 200);
+        let draining = super::readiness(false);
+        assert_eq!(draining.status(), 503);
+        assert_eq!(draining.headers()["content-type"], "text/plain");
+    }
+
     #[test]
     fn the_refusal_has_the_length_it_announces() {
         let text = std::str::from_utf8(super::REFUSED).unwrap();

@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::service::Authenticator;
 use crate::server::auth::{TokenResolver, TokenTable, TokensFileError};
 
 /// Options of the streamable HTTP transport.
@@ -46,9 +47,14 @@ pub struct HttpOptions {
     pub(crate) stateful: bool,
     pub(crate) allowed_hosts: Vec<String>,
     pub(crate) allowed_origins: Vec<String>,
-    pub(crate) tokens: Option<Arc<dyn TokenResolver>>,
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    /// The OAuth resource server among the authenticators, for the metadata document and
+    /// step-up (`oauth` feature).
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
     pub(crate) path: String,
     pub(crate) limits: HttpLimits,
+    pub(crate) replica_id: Option<String>,
     tls: Option<Tls>,
 }
 
@@ -97,9 +103,12 @@ impl Default for HttpOptions {
                 .iter()
                 .flat_map(|scheme| loopback.iter().map(move |h| format!("{scheme}://{h}:*")))
                 .collect(),
-            tokens: None,
+            authenticator: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
             path: "/mcp".into(),
             limits: HttpLimits::default(),
+            replica_id: None,
             tls: None,
         }
     }
@@ -111,9 +120,10 @@ impl std::fmt::Debug for HttpOptions {
             .field("stateful", &self.stateful)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
-            .field("tokens", &self.tokens.is_some())
+            .field("authenticator", &self.authenticator.is_some())
             .field("path", &self.path)
             .field("limits", &self.limits)
+            .field("replica_id", &self.replica_id)
             .field("tls", &self.tls.is_some())
             .finish()
     }
@@ -154,9 +164,66 @@ impl HttpOptions {
     /// permissions `resolver` maps its token to. A missing or unknown token gets `401`.
     /// A session belongs to the token that created it: any other token presenting its
     /// id gets the `404` of an unknown session.
-    pub fn tokens(mut self, resolver: impl TokenResolver) -> HttpOptions {
-        self.tokens = Some(Arc::new(resolver));
+    pub fn tokens(self, resolver: impl TokenResolver) -> HttpOptions {
+        self.authenticator(resolver)
+    }
+
+    /// Authenticate every request with `authenticator` (a [`TokenResolver`] is one, see
+    /// [`tokens`](Self::tokens)): a refused request gets its
+    /// [`Rejection`](crate::server::Rejection); an accepted one is served as the
+    /// [`Caller`](crate::Caller) it returned. Sessions belong to the credential (the
+    /// `Authorization` header) that opened them. The same check as
+    /// [`AuthLayer`](crate::server::AuthLayer), applied by
+    /// [`Server::serve_http`](crate::server::Server::serve_http) and
+    /// [`Server::http_service`](crate::server::Server::http_service).
+    ///
+    /// ```
+    /// use mcp_tools::{PermissionSet, server::HttpOptions};
+    /// let options = HttpOptions::default()
+    ///     .authenticator(|token: &str| (token == "s3cret").then(|| PermissionSet::new(["READ"])));
+    /// # let _ = options;
+    /// ```
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> HttpOptions {
+        self.authenticator = Some(Arc::new(authenticator));
+        #[cfg(feature = "oauth")]
+        {
+            self.oauth = None;
+        }
         self
+    }
+
+    /// Serve as an OAuth 2.1 resource server (feature `oauth`): `oauth` authenticates every
+    /// request (replacing any [`authenticator`](Self::authenticator) set before), and the
+    /// endpoint also answers its RFC 9728 metadata at `/.well-known/oauth-protected-resource`
+    /// (and that path followed by the endpoint's or the resource's path) and, when enabled,
+    /// the step-up `403`. See [`ResourceServer`](crate::server::oauth::ResourceServer).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_tools::server::HttpOptions;
+    /// use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer};
+    /// let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp");
+    /// let options = HttpOptions::default().oauth(ResourceServer::new(JwtVerifier::discover(config).await?));
+    /// # let _ = options; Ok(()) }
+    /// ```
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: crate::server::oauth::ResourceServer) -> HttpOptions {
+        let oauth = Arc::new(oauth);
+        self.authenticator = Some(oauth.clone());
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// How the endpoint checks its callers, for the exposure check and the startup line.
+    pub(crate) fn authentication(&self) -> crate::server::exposure::Authentication {
+        use crate::server::exposure::Authentication;
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &self.oauth {
+            return Authentication::OAuth {
+                tokens: oauth.has_tokens(),
+            };
+        }
+        Authentication::with_tokens(self.authenticator.is_some())
     }
 
     /// [`tokens`](Self::tokens) from a tokens file (format: [`TokenTable`]).
@@ -196,6 +263,26 @@ impl HttpOptions {
         } else {
             format!("/{path}")
         };
+        self
+    }
+
+    /// Name this process in an `Mcp-Replica: <id>` header on every response, so a client,
+    /// a load balancer's log or a test can tell which of several replicas behind one
+    /// address answered (see `docs/deploy.md`). Characters outside visible ASCII become
+    /// `_`, and the id is cut at 64 characters.
+    ///
+    /// ```
+    /// let options = mcp_tools::server::HttpOptions::default().replica_id("mcp-7c9f");
+    /// # let _ = options;
+    /// ```
+    pub fn replica_id(mut self, id: impl Into<String>) -> HttpOptions {
+        let id: String = id
+            .into()
+            .chars()
+            .take(64)
+            .map(|c| if c.is_ascii_graphic() { c } else { '_' })
+            .collect();
+        self.replica_id = (!id.is_empty()).then_some(id);
         self
     }
 

@@ -24,10 +24,16 @@ use super::connections::Busy;
 use super::sessions::{Activity, Sessions};
 use crate::server::codec::error_reply;
 
-/// The client's half of a call that was abandoned (its client left); ends the connection.
+/// The error of a [`Reply`] whose client left before it was complete: the call was given
+/// up, and the server ends the connection.
+///
+/// ```
+/// let error = mcp_tools::server::Abandoned;
+/// assert!(error.to_string().contains("closed the connection"));
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[error("the client closed the connection before the reply was ready")]
-pub(super) struct Abandoned;
+pub struct Abandoned;
 
 /// A call streamed from a stateful session, cancelled if its stream ends before the result.
 pub(super) struct SessionCall {
@@ -56,8 +62,28 @@ pub(super) struct Holds {
     pub(super) _session: Option<Activity>,
 }
 
-/// Every response body the front door sends.
-pub(super) struct Reply {
+/// The body of every response the MCP endpoint ([`McpService`](super::McpService)) sends:
+/// JSON, plain text, or a stream of server-sent events. It holds the request's place among
+/// those in flight until it ends; dropping it early (the client left) cancels a streamed
+/// session call.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use http_body_util::BodyExt;
+/// use mcp_tools::server::{HttpOptions, Server};
+/// use tower_service::Service;
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let mut service = Server::new(registry).http_service(HttpOptions::default().stateless());
+/// let request = http::Request::post("/")
+///     .header("content-type", "application/json")
+///     .body(http_body_util::Full::new(bytes::Bytes::from("[]")))
+///     .unwrap();
+/// let reply: mcp_tools::server::Reply = service.call(request).await.unwrap().into_body();
+/// let text = reply.collect().await.unwrap().to_bytes();
+/// assert!(std::str::from_utf8(&text).unwrap().contains("-32600"));
+/// # });
+/// ```
+pub struct Reply {
     inner: BoxBody<Bytes, Infallible>,
     /// An event already read from `inner`, sent first.
     first: Option<Bytes>,
@@ -77,6 +103,19 @@ impl Reply {
             call: None,
             orphaned: None,
         }
+    }
+
+    /// The reply to a call given up because its client left: its body fails at once,
+    /// which ends the connection.
+    pub(super) fn abandoned() -> Response<Reply> {
+        let mut reply = Reply::new(http_body_util::Empty::new().map_err(|e| match e {}).boxed());
+        reply.orphaned = Some(Box::pin(std::future::ready(())));
+        Response::new(reply)
+    }
+
+    /// Keep the connection marked `busy` until this reply ends.
+    pub(super) fn hold(&mut self, busy: Busy) {
+        self.holds._busy = Some(busy);
     }
 
     /// Release what the reply held (it ended).
@@ -133,10 +172,14 @@ impl Body for Reply {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.first.is_none() && self.inner.is_end_stream()
+        // A reply that may still be given up is never known to be over.
+        self.first.is_none() && self.orphaned.is_none() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
+        if self.orphaned.is_some() {
+            return SizeHint::default();
+        }
         let mut hint = self.inner.size_hint();
         if let Some(first) = &self.first {
             let extra = first.len() as u64;

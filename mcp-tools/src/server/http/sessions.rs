@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::server::handler::{Session, Shared};
 
-/// Who opened a session: a keyed hash of the bearer token (`None` without tokens).
+/// Who opened a session: a keyed hash of its credential (`None`: the local caller).
 pub(super) type Principal = Option<u64>;
 
 /// How long a restore waits for the parked session's old service to end.
@@ -91,6 +91,10 @@ pub(super) struct Sessions {
     /// Sessions parked since the last sweep.
     newly_parked: AtomicUsize,
     shared: Arc<Shared>,
+    /// Ends the sweep.
+    stop: CancellationToken,
+    /// Set once the sweep runs.
+    sweeping: AtomicBool,
     /// Held while an `initialize` checks the cap and opens its session, so concurrent
     /// ones cannot overshoot it.
     pub(super) opening: tokio::sync::Mutex<()>,
@@ -113,12 +117,13 @@ impl Drop for Activity {
 
 impl Sessions {
     /// Sessions of a server sharing `shared`: at most `max`, parked after `park_after`
-    /// idle and ended after `expire_after` idle.
+    /// idle and ended after `expire_after` idle; the sweep doing so ends when `stop` fires.
     pub(super) fn new(
         shared: Arc<Shared>,
         max: usize,
         park_after: Duration,
         expire_after: Duration,
+        stop: CancellationToken,
     ) -> Sessions {
         let mut live = LocalSessionManager::default();
         // Our sweep parks and expires idle sessions; this only catches a session whose
@@ -134,6 +139,8 @@ impl Sessions {
             parked: Notify::new(),
             newly_parked: AtomicUsize::new(0),
             shared,
+            stop,
+            sweeping: AtomicBool::new(false),
             opening: tokio::sync::Mutex::new(()),
         }
     }
@@ -142,9 +149,9 @@ impl Sessions {
         self.records.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The principal presenting `token`.
-    pub(super) fn principal(&self, token: &str) -> u64 {
-        self.keys.hash_one(token)
+    /// The principal presenting `credential`.
+    pub(super) fn principal(&self, credential: &[u8]) -> u64 {
+        self.keys.hash_one(credential)
     }
 
     /// The cap on sessions.
@@ -212,8 +219,13 @@ impl Sessions {
         });
     }
 
-    /// Park and expire idle sessions until `shutdown`, checking a few times per period.
-    pub(super) fn sweep_until(self: &Arc<Self>, shutdown: CancellationToken) {
+    /// Start parking and expiring idle sessions (once; needs a Tokio runtime), checking a
+    /// few times per period, until the stop token fires or the sessions are dropped.
+    pub(super) fn start_sweep(self: &Arc<Self>) {
+        if self.sweeping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let shutdown = self.stop.clone();
         let every = (self.park_after / 4).clamp(Duration::from_millis(50), Duration::from_secs(5));
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -442,5 +454,103 @@ impl SessionStore for Sessions {
     async fn delete(&self, id: &str) -> Result<(), SessionStoreError> {
         self.records().remove(id);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use http_body_util::BodyExt;
+    use serde_json::{Value, json};
+    use tower_service::Service;
+
+    use super::Phase;
+    use crate::server::{HttpOptions, McpService, Server};
+
+    /// POST `message` to `service` (in session `session`): the status, the session id
+    /// answered and the body as JSON (`Null` when empty).
+    async fn post(
+        service: &mut McpService,
+        session: Option<&str>,
+        message: Value,
+    ) -> (u16, Option<String>, Value) {
+        let mut request = http::Request::post("/mcp")
+            .header("host", "localhost")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(id) = session {
+            request = request.header("mcp-session-id", id);
+        }
+        let request = request
+            .body(http_body_util::Full::new(bytes::Bytes::from(
+                message.to_string(),
+            )))
+            .unwrap();
+        let response = service.call(request).await.unwrap();
+        let status = response.status().as_u16();
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| v.to_str().unwrap().to_string());
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = match body.is_empty() {
+            true => Value::Null,
+            false => serde_json::from_slice(&body).unwrap(),
+        };
+        (status, id, body)
+    }
+
+    /// A mounted endpoint built outside a runtime parks its idle sessions all the same
+    /// (its first request starts the sweep), and the next request rebuilds one.
+    #[test]
+    fn a_mounted_endpoint_parks_idle_sessions_and_rebuilds_them() {
+        let registry = crate::Registry::builder()
+            .include_linked(false)
+            .build()
+            .unwrap();
+        let options = HttpOptions::default()
+            .session_park_after(Duration::from_millis(50))
+            .session_idle_timeout(Duration::from_secs(30));
+        let mut service = Server::new(registry).http_service(options);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let initialize = json!({
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "parking-test", "version": "1"},
+                },
+            });
+            let (status, id, body) = post(&mut service, None, initialize).await;
+            assert_eq!(status, 200, "{body}");
+            let id = id.expect("a session id");
+            let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            assert_eq!(post(&mut service, Some(&id), initialized).await.0, 202);
+            let sessions = service.sessions().expect("a stateful endpoint").clone();
+            let mut phase = sessions.phase(&id);
+            for _ in 0..100 {
+                if phase == Some(Phase::Parked) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                phase = sessions.phase(&id);
+            }
+            assert_eq!(
+                phase,
+                Some(Phase::Parked),
+                "the idle session was not parked"
+            );
+            let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+            let (status, _, body) = post(&mut service, Some(&id), list).await;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(body["id"], 2, "{body}");
+            assert!(body["result"]["tools"].is_array(), "{body}");
+            assert_eq!(sessions.phase(&id), Some(Phase::Live));
+        });
     }
 }

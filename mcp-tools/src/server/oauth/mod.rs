@@ -3,8 +3,10 @@
 //! A [`JwtVerifier`] trusts one issuer for one resource. It finds the issuer's metadata
 //! (RFC 8414, else OpenID discovery) and signing keys (JWKS), checks each token's signature,
 //! algorithm, issuer, audience (this server's resource URL, RFC 8707) and lifetime, and hands
-//! back a [`Principal`] whose permissions come from the token's scopes through a [`ScopeMap`].
-//! See `docs/auth.md` for what is checked and how to set up an identity provider.
+//! back a [`Caller`](crate::Caller) whose permissions come from the token's scopes through a
+//! [`ScopeMap`]. A [`ResourceServer`] puts it in front of the HTTP endpoint
+//! ([`HttpOptions::oauth`](crate::server::HttpOptions::oauth)). See `docs/auth.md` for what is checked and how to set up an identity
+//! provider.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -22,14 +24,14 @@
 mod challenge;
 mod introspection;
 mod keys;
-mod principal;
+mod resource_server;
 mod scope_map;
 mod verifier;
 
-pub use challenge::{ProtectedResource, Refusal};
+pub use challenge::{METADATA_PATH, ProtectedResource};
 pub use jsonwebtoken::Algorithm;
 pub use keys::IssuerMetadata;
-pub use principal::Principal;
+pub use resource_server::ResourceServer;
 pub use scope_map::{ScopeMap, ScopeMapError};
 pub use verifier::{DEFAULT_ALGORITHMS, JwtVerifier, OAuthConfig};
 

@@ -157,6 +157,45 @@ impl ScopeMap {
         scopes
     }
 
+    /// True for [`identity`](Self::identity).
+    pub(crate) fn is_identity(&self) -> bool {
+        matches!(self.rule, Rule::Identity)
+    }
+
+    /// Scopes that together grant every one of `permissions` (sorted; for a step-up
+    /// `insufficient_scope` answer): with the identity map the permissions themselves; with a
+    /// mapping file, for each permission the scope granting it with the fewest other
+    /// permissions; `None` when some permission no listed scope grants, or for a function map
+    /// (which cannot be inverted).
+    ///
+    /// ```
+    /// use mcp_tools::server::oauth::ScopeMap;
+    /// let map = ScopeMap::parse("notes:read NOTE_VIEW\nnotes:write NOTE_VIEW NOTE_EDIT\n").unwrap();
+    /// assert_eq!(map.scopes_granting(&["NOTE_EDIT"]), Some(vec!["notes:write".to_string()]));
+    /// assert_eq!(map.scopes_granting(&["NOTE_VIEW"]), Some(vec!["notes:read".to_string()]));
+    /// assert_eq!(map.scopes_granting(&["OTHER"]), None);
+    /// assert_eq!(ScopeMap::identity().scopes_granting(&["P"]), Some(vec!["P".to_string()]));
+    /// ```
+    pub fn scopes_granting(&self, permissions: &[&str]) -> Option<Vec<String>> {
+        let mut scopes: Vec<String> = match &self.rule {
+            Rule::Identity => permissions.iter().map(|p| p.to_string()).collect(),
+            Rule::Table(table) => permissions
+                .iter()
+                .map(|permission| {
+                    table
+                        .iter()
+                        .filter(|(_, granted)| granted.iter().any(|g| g == permission))
+                        .min_by(|a, b| a.1.len().cmp(&b.1.len()).then(a.0.cmp(b.0)))
+                        .map(|(scope, _)| scope.clone())
+                })
+                .collect::<Option<_>>()?,
+            Rule::Function(_) => return None,
+        };
+        scopes.sort();
+        scopes.dedup();
+        Some(scopes)
+    }
+
     /// The permissions granted by `scopes` (the token's `scope` claim, split on spaces) and the
     /// token's `claims`.
     ///

@@ -1,5 +1,5 @@
 //! [`JwtVerifier`]: checks a JWT access token against the issuer's keys and claims and turns it
-//! into a [`Principal`].
+//! into a [`Caller`].
 
 use std::time::Duration;
 
@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 use super::introspection::{Expect, IntrospectionClient, Introspector};
 use super::keys::{self, IssuerMetadata, KeyCache};
-use super::{OAuthError, Principal, Refusal, ScopeMap, TokenError};
-use crate::server::auth::bearer_token;
+use super::{OAuthError, ScopeMap, TokenError};
+use crate::Caller;
 
 /// The asymmetric algorithms accepted by default. `none` cannot be named at all, and HMAC is
 /// never accepted: a resource server holds no shared secret, and an HMAC keyed with the
@@ -50,6 +50,7 @@ pub struct OAuthConfig {
     http_timeout: Duration,
     keep_claims: Vec<String>,
     scope_map: ScopeMap,
+    scopes_supported: Vec<String>,
     introspection: Option<IntrospectionClient>,
 }
 
@@ -74,6 +75,7 @@ impl OAuthConfig {
             http_timeout: Duration::from_secs(10),
             keep_claims: Vec::new(),
             scope_map: ScopeMap::identity(),
+            scopes_supported: Vec::new(),
             introspection: None,
         }
     }
@@ -174,7 +176,7 @@ impl OAuthConfig {
         self
     }
 
-    /// Claims copied into the [`Principal`] (besides `sub`, `client_id` and `scope`, which
+    /// Claims copied into the [`Caller`] (besides `sub`, `client_id` and `scope`, which
     /// always are).
     ///
     /// ```
@@ -241,6 +243,34 @@ impl OAuthConfig {
     pub fn scope_map(mut self, map: ScopeMap) -> OAuthConfig {
         self.scope_map = map;
         self
+    }
+
+    /// The scopes this server advertises (RFC 9728 `scopes_supported`, and the `scope` hint
+    /// of a `401`). By default: the scopes a mapping file lists; with the identity map, the
+    /// permissions the served registry needs; with a function map, none unless set here.
+    ///
+    /// ```
+    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs")
+    ///     .scopes_supported(["notes:read", "notes:write"]);
+    /// # let _ = c;
+    /// ```
+    pub fn scopes_supported<I, S>(mut self, scopes: I) -> OAuthConfig
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The scopes set with [`scopes_supported`](Self::scopes_supported).
+    pub(crate) fn advertised_scopes(&self) -> &[String] {
+        &self.scopes_supported
+    }
+
+    /// The scope map in use.
+    pub(crate) fn mapping(&self) -> &ScopeMap {
+        &self.scope_map
     }
 }
 
@@ -367,7 +397,7 @@ impl JwtVerifier {
     /// assert!(matches!(v.verify("garbage").await, Err(OAuthError::Token(TokenError::Malformed))));
     /// # }
     /// ```
-    pub async fn verify(&self, token: &str) -> Result<Principal, OAuthError> {
+    pub async fn verify(&self, token: &str) -> Result<Caller, OAuthError> {
         if let Some(introspector) = &self.introspector
             && token.bytes().filter(|&b| b == b'.').count() != 2
         {
@@ -377,7 +407,7 @@ impl JwtVerifier {
                 leeway: self.config.leeway,
             };
             let claims = introspector.introspect(token, &expect).await?;
-            return Ok(self.principal(claims));
+            return Ok(self.caller(claims));
         }
         let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
         let Some((_, validation)) = self.validations.iter().find(|(alg, _)| *alg == header.alg)
@@ -398,29 +428,10 @@ impl JwtVerifier {
         let data =
             jsonwebtoken::decode::<Map<String, Value>>(token, key.decoding_key(), validation)
                 .map_err(token_error)?;
-        Ok(self.principal(data.claims))
+        Ok(self.caller(data.claims))
     }
 
-    /// Check a request's `Authorization` header value (`None` when it has none): the caller,
-    /// or the [`Refusal`] to answer with
-    /// ([`ProtectedResource::challenge`](super::ProtectedResource::challenge) turns it into the
-    /// status and `WWW-Authenticate` header).
-    ///
-    /// ```no_run
-    /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
-    /// use mcp_tools::server::oauth::Refusal;
-    /// assert!(matches!(v.authenticate(None).await, Err(Refusal::Missing)));
-    /// assert!(matches!(v.authenticate(Some("Basic dXNlcjpwYXNz")).await, Err(Refusal::Missing)));
-    /// # }
-    /// ```
-    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, Refusal> {
-        let token = authorization
-            .and_then(bearer_token)
-            .ok_or(Refusal::Missing)?;
-        self.verify(token).await.map_err(Refusal::Token)
-    }
-
-    fn principal(&self, claims: Map<String, Value>) -> Principal {
+    fn caller(&self, claims: Map<String, Value>) -> Caller {
         let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_string);
         let scopes: Vec<String> = text("scope")
             .map(|s| s.split_whitespace().map(str::to_string).collect())
@@ -432,7 +443,7 @@ impl JwtVerifier {
             .iter()
             .filter_map(|name| Some((name.clone(), claims.get(name)?.clone())))
             .collect();
-        Principal::new(text("sub"), text("client_id"), scopes, permissions, kept)
+        Caller::new(text("sub"), text("client_id"), scopes, permissions, kept)
     }
 }
 

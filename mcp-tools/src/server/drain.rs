@@ -1,0 +1,116 @@
+//! Graceful shutdown, the same on every transport: when the server's shutdown token fires
+//! it stops accepting, lets the calls in flight finish for the shutdown grace, then cancels
+//! what is still running (as a client's `notifications/cancelled` would) and returns.
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// How long cancelled work gets to unwind once the grace is over.
+const UNWIND: Duration = Duration::from_millis(500);
+
+/// One listener's (or one stream's) shutdown: `draining` fires first, `hard` once the
+/// grace is over (or everything finished).
+pub(crate) struct Drain {
+    /// The server's shutdown token: stop accepting, finish what is in flight.
+    pub(crate) draining: CancellationToken,
+    /// Cancel everything still running.
+    pub(crate) hard: CancellationToken,
+    /// This one ends the grace timer when dropped (the copies of [`watch`](Self::watch)
+    /// do not).
+    owner: bool,
+}
+
+impl Drain {
+    /// Watch `shutdown`; `hard` fires `grace` after it (needs a tokio runtime).
+    pub(crate) fn start(shutdown: CancellationToken, grace: Duration) -> Drain {
+        let hard = CancellationToken::new();
+        let (draining, timer) = (shutdown.clone(), hard.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = draining.cancelled() => {}
+                _ = timer.cancelled() => return,
+            }
+            tracing::info!(
+                ?grace,
+                "shutting down: accepting nothing new; calls in flight may finish"
+            );
+            tokio::select! {
+                _ = tokio::time::sleep(grace) => {
+                    tracing::warn!(?grace, "the shutdown grace is over: cancelling the calls still running");
+                    timer.cancel();
+                }
+                _ = timer.cancelled() => {}
+            }
+        });
+        Drain {
+            draining: shutdown,
+            hard,
+            owner: true,
+        }
+    }
+
+    /// The same tokens, for a connection's task.
+    pub(crate) fn watch(&self) -> Drain {
+        Drain {
+            draining: self.draining.clone(),
+            hard: self.hard.clone(),
+            owner: false,
+        }
+    }
+
+    /// After the accept loop ended: wait until `finished` (nothing left in flight) or the
+    /// grace is over, then cancel what is left and give `tasks` a moment to unwind.
+    pub(crate) async fn finish(&self, finished: impl Future<Output = ()>, tasks: &TaskTracker) {
+        tokio::select! {
+            _ = finished => {}
+            _ = self.hard.cancelled() => {}
+        }
+        self.hard.cancel();
+        tasks.close();
+        if tokio::time::timeout(UNWIND, tasks.wait()).await.is_err() {
+            tracing::warn!("some connections did not close after the shutdown grace");
+        }
+    }
+}
+
+impl Drop for Drain {
+    fn drop(&mut self) {
+        // Whatever ends serving ends the timer and what still runs under `hard`.
+        if self.owner {
+            self.hard.cancel();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_hard_stop_comes_one_grace_after_the_shutdown() {
+        let shutdown = CancellationToken::new();
+        let drain = Drain::start(shutdown.clone(), Duration::from_millis(300));
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(!drain.hard.is_cancelled(), "no shutdown yet: no hard stop");
+        shutdown.cancel();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!drain.hard.is_cancelled(), "still within the grace");
+        tokio::time::timeout(Duration::from_secs(5), drain.hard.cancelled())
+            .await
+            .expect("the grace ends");
+    }
+
+    #[tokio::test]
+    async fn finishing_early_cancels_at_once() {
+        let shutdown = CancellationToken::new();
+        let drain = Drain::start(shutdown.clone(), Duration::from_secs(30));
+        shutdown.cancel();
+        let started = std::time::Instant::now();
+        drain.finish(async {}, &TaskTracker::new()).await;
+        assert!(drain.hard.is_cancelled());
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}

@@ -1,0 +1,517 @@
+//! The MCP endpoint as a tower [`Service`]: [`McpService`], and authentication as a tower
+//! [`Layer`]: [`AuthLayer`] runs an [`Authenticator`] and hands the [`Caller`] to the
+//! endpoint in the request's extensions.
+//!
+//! `serve_http` serves exactly this service behind its accept loop; the loop adds only
+//! what belongs to a connection (`TCP_NODELAY`, the header and idle time-outs, the
+//! connection cap, noticing a client that closed its side) and the health endpoints.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes};
+use http::{HeaderName, HeaderValue, Request, Response, StatusCode, header};
+use hyper::body::Body;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::front::Front;
+use super::options::HttpOptions;
+use super::reply::{Reply, plain};
+use super::sessions::{self, Sessions};
+use crate::Caller;
+use crate::server::TokenResolver;
+use crate::server::auth::bearer_token;
+use crate::server::handler::{McpHandler, Shared};
+use crate::server::notify::ListChanged;
+
+/// The error type of request bodies the endpoint reads.
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A boxed future, as tower services return.
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The MCP endpoint (streamable HTTP) as a tower [`Service`], to mount in an application
+/// of your own (axum, hyper, any tower stack); built by
+/// [`Server::http_service`](crate::server::Server::http_service).
+///
+/// Everything about one request is inside it, the same as under
+/// [`Server::serve_http`](crate::server::Server::serve_http), which serves this very
+/// service: the `Host`/`Origin` checks, the body cap (`413`), every body checked by our
+/// codec before rmcp sees it (`400` with a JSON-RPC error), sessions (their cap, each bound
+/// to the caller that opened it, no second `initialize`, idle ones parked after
+/// [`HttpOptions::session_park_after`] and rebuilt by their next request), the bound on requests in flight
+/// ([`Server::max_in_flight`](crate::server::Server::max_in_flight)), and the tokens of
+/// [`HttpOptions::authenticator`] (or [`HttpOptions::tokens`]) when set.
+///
+/// It answers whatever path it is given: route to it (e.g. `/mcp`). What belongs to a
+/// connection stays with the server you mount it in: its time-outs, its connection cap, and
+/// noticing a client that left (hyper drops the reply of a closed connection, which cancels
+/// a streamed session call; [`HttpOptions::disconnect_grace`] applies under `serve_http`
+/// only).
+///
+/// **Who is calling.** The endpoint reads the [`Caller`] from the request's extensions:
+/// put there by [`AuthLayer`] (or [`HttpOptions::authenticator`]), or by your
+/// application from its own authentication. A request with no `Caller` is the local caller
+/// and sees every tool, so mount it without authentication only where every client is
+/// trusted.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use mcp_tools::server::{HttpOptions, Server};
+/// use tower_service::Service;
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let mut service = Server::new(registry).http_service(HttpOptions::default().stateless());
+/// let request = http::Request::post("/mcp")
+///     .header("host", "localhost")
+///     .header("content-type", "application/json")
+///     .header("accept", "application/json, text/event-stream")
+///     .body(http_body_util::Full::new(bytes::Bytes::from("{not json")))
+///     .unwrap();
+/// let response = service.call(request).await.unwrap();
+/// assert_eq!(response.status(), 400); // a JSON-RPC parse error, from our codec
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct McpService {
+    endpoint: Arc<Endpoint>,
+    /// Started on the first request (building the service needs no runtime).
+    list_changed: Arc<ListChanged>,
+}
+
+/// The front door, with the session manager of its mode.
+enum Endpoint {
+    Stateful(Front<Sessions>),
+    Stateless(Front<NeverSessionManager>),
+}
+
+impl McpService {
+    /// The endpoint for `shared` as `options` say; rmcp's sessions end when `cancel`
+    /// fires.
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        options: &HttpOptions,
+        max_in_flight: usize,
+        cancel: CancellationToken,
+    ) -> McpService {
+        let mut config = super::rmcp_config(options, cancel.clone());
+        let list_changed = shared.list_changed.clone();
+        let registry = shared.registry.clone();
+        let handlers = shared.clone();
+        // A stateful request's handler takes over its session's state (a parked session
+        // being rebuilt keeps its log level and subscriptions).
+        let factory = move || {
+            Ok(match sessions::serving_state() {
+                Some(state) => McpHandler::with_session(handlers.clone(), state),
+                None => McpHandler::new_session(handlers.clone()),
+            })
+        };
+        let in_flight = Arc::new(Semaphore::new(max_in_flight.max(1)));
+        let authenticator = options.authenticator.clone();
+        #[cfg(feature = "oauth")]
+        if let Some(oauth) = &options.oauth {
+            oauth.advertise(&registry);
+        }
+        let endpoint = if options.stateful {
+            let limits = options.limits;
+            let sessions = Arc::new(Sessions::new(
+                shared,
+                limits.max_sessions,
+                limits.session_park_after,
+                limits.session_idle_timeout,
+                cancel,
+            ));
+            // Without a runtime yet, the first request starts the sweep.
+            if tokio::runtime::Handle::try_current().is_ok() {
+                sessions.start_sweep();
+            }
+            // rmcp rebuilds a parked session from what `Sessions` keeps as its store.
+            config.session_store = Some(sessions.clone());
+            Endpoint::Stateful(Front {
+                service: StreamableHttpService::new(factory, sessions.clone(), config),
+                authenticator: authenticator.clone(),
+                #[cfg(feature = "oauth")]
+                oauth: options.oauth.clone(),
+                registry: registry.clone(),
+                sessions: Some(sessions),
+                in_flight,
+                max_in_flight: max_in_flight.max(1),
+                limits: options.limits,
+            })
+        } else {
+            let manager = Arc::new(NeverSessionManager::default());
+            Endpoint::Stateless(Front {
+                service: StreamableHttpService::new(factory, manager, config),
+                authenticator: authenticator.clone(),
+                #[cfg(feature = "oauth")]
+                oauth: options.oauth.clone(),
+                registry: registry.clone(),
+                sessions: None,
+                in_flight,
+                max_in_flight: max_in_flight.max(1),
+                limits: options.limits,
+            })
+        };
+        McpService {
+            endpoint: Arc::new(endpoint),
+            list_changed,
+        }
+    }
+
+    /// Answer one request.
+    pub(super) async fn handle(&self, request: Request<RequestBody>) -> Response<Reply> {
+        self.list_changed.start_pump();
+        match &*self.endpoint {
+            Endpoint::Stateful(front) => {
+                if let Some(sessions) = &front.sessions {
+                    sessions.start_sweep();
+                }
+                front.handle(request).await
+            }
+            Endpoint::Stateless(front) => front.handle(request).await,
+        }
+    }
+
+    /// The stateful endpoint's sessions.
+    #[cfg(test)]
+    pub(super) fn sessions(&self) -> Option<&Arc<Sessions>> {
+        match &*self.endpoint {
+            Endpoint::Stateful(front) => front.sessions.as_ref(),
+            Endpoint::Stateless(_) => None,
+        }
+    }
+
+    /// Completes when no request is in flight (every reply has ended).
+    pub(super) async fn idle(&self) {
+        let (in_flight, max) = match &*self.endpoint {
+            Endpoint::Stateful(front) => (front.in_flight.clone(), front.max_in_flight),
+            Endpoint::Stateless(front) => (front.in_flight.clone(), front.max_in_flight),
+        };
+        let _all = in_flight.acquire_many(max as u32).await;
+    }
+}
+
+impl<B> Service<Request<B>> for McpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<Reply>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Response<Reply>, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Requests past the in-flight bound wait inside `call`, keeping their order.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.clone();
+        let request = request.map(into_bytes_body);
+        Box::pin(async move { Ok(service.handle(request).await) })
+    }
+}
+
+/// Decides who is calling from a request's head: the [`Caller`], or the [`Rejection`] to
+/// answer instead. [`AuthLayer`] runs it before the endpoint.
+///
+/// Every [`TokenResolver`] (a [`TokenTable`](crate::server::TokenTable), a closure) is an
+/// authenticator of `Authorization: Bearer` tokens whose caller gets the permissions the
+/// token maps to. Write your own for anything else (a session cookie, a header set by a
+/// trusted proxy, an identity provider):
+///
+/// ```
+/// use mcp_tools::{Caller, PermissionSet};
+/// use mcp_tools::server::{Authenticator, Rejection};
+/// use std::{future::Future, pin::Pin};
+///
+/// /// Trusts the user name a front proxy put in `x-user`.
+/// struct ProxyUser;
+///
+/// impl Authenticator for ProxyUser {
+///     fn authenticate<'a>(
+///         &'a self,
+///         request: &'a http::request::Parts,
+///     ) -> Pin<Box<dyn Future<Output = Result<Caller, Rejection>> + Send + 'a>> {
+///         Box::pin(async move {
+///             let user = request.headers.get("x-user").and_then(|v| v.to_str().ok());
+///             match user {
+///                 Some(user) => Ok(Caller::new(Some(user.into()), None, vec![],
+///                     PermissionSet::new(["NOTE_VIEW"]), Default::default())),
+///                 None => Err(Rejection::unauthorized(None, "no x-user header")),
+///             }
+///         })
+///     }
+/// }
+/// # let _ = mcp_tools::server::AuthLayer::new(ProxyUser);
+/// ```
+pub trait Authenticator: Send + Sync + 'static {
+    /// The caller `request` comes from, or why it is refused.
+    fn authenticate<'a>(
+        &'a self,
+        request: &'a http::request::Parts,
+    ) -> Pin<Box<dyn Future<Output = Result<Caller, Rejection>> + Send + 'a>>;
+}
+
+impl<R: TokenResolver> Authenticator for R {
+    fn authenticate<'a>(
+        &'a self,
+        request: &'a http::request::Parts,
+    ) -> Pin<Box<dyn Future<Output = Result<Caller, Rejection>> + Send + 'a>> {
+        Box::pin(std::future::ready(resolve_bearer(self, request)))
+    }
+}
+
+/// The caller of `request`'s bearer token according to `resolver`.
+fn resolve_bearer<R: TokenResolver + ?Sized>(
+    resolver: &R,
+    request: &http::request::Parts,
+) -> Result<Caller, Rejection> {
+    let token = request
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(bearer_token);
+    let Some(token) = token else {
+        return Err(Rejection::unauthorized(
+            None,
+            "this server needs an 'Authorization: Bearer <token>' header",
+        ));
+    };
+    match resolver.resolve(token) {
+        Some(caller) => Ok(caller),
+        None => {
+            tracing::warn!("rejected an HTTP request with an unknown bearer token");
+            Err(Rejection::unauthorized(
+                Some("invalid_token"),
+                "the bearer token is not valid",
+            ))
+        }
+    }
+}
+
+/// The answer to a request its [`Authenticator`] refused: a status, a plain-text message
+/// and headers (for `401`, a `WWW-Authenticate` challenge).
+///
+/// ```
+/// use mcp_tools::server::Rejection;
+/// let refused = Rejection::unauthorized(Some("invalid_token"), "the token expired");
+/// assert_eq!(refused.status(), 401);
+/// let busy = Rejection::new(http::StatusCode::SERVICE_UNAVAILABLE, "the issuer is unreachable")
+///     .header(http::header::RETRY_AFTER, http::HeaderValue::from_static("5"));
+/// assert_eq!(busy.status(), 503);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    status: StatusCode,
+    message: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Rejection {
+    /// Answer `status` with `message` (sent as `text/plain`).
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Rejection {
+        Rejection {
+            status,
+            message: message.into(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// `401 Unauthorized` with the challenge `Bearer realm="mcp"` and, when given, the
+    /// RFC 6750 `error` code (`invalid_token`, …); the message says why.
+    pub fn unauthorized(error: Option<&str>, message: &str) -> Rejection {
+        let challenge = match error {
+            Some(code) => format!("Bearer realm=\"mcp\", error=\"{code}\""),
+            None => "Bearer realm=\"mcp\"".to_string(),
+        };
+        let rejection =
+            Rejection::new(StatusCode::UNAUTHORIZED, format!("Unauthorized: {message}"));
+        match HeaderValue::from_str(&challenge) {
+            Ok(value) => rejection.header(header::WWW_AUTHENTICATE, value),
+            Err(_) => rejection,
+        }
+    }
+
+    /// Also send header `name` (replacing one of the same name set before).
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Rejection {
+        self.headers.retain(|(set, _)| *set != name);
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The status answered.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub(super) fn into_response(self) -> Response<Reply> {
+        let mut response = plain(self.status, &self.message);
+        for (name, value) in self.headers {
+            response.headers_mut().insert(name, value);
+        }
+        response
+    }
+}
+
+/// Marks a request whose caller [`AuthLayer`] established from its `Authorization`
+/// header: a session then belongs to that credential.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ByCredential;
+
+/// Run `authenticator` on `request`: the request with its [`Caller`] attached, or the
+/// refusal to answer.
+async fn authenticate<B>(
+    authenticator: &dyn Authenticator,
+    request: Request<B>,
+) -> Result<Request<B>, Response<Reply>> {
+    let (mut parts, body) = request.into_parts();
+    let caller = authenticator
+        .authenticate(&parts)
+        .await
+        .map_err(|rejection| {
+            let mut response = rejection.into_response();
+            // The body is left unread, so the connection cannot carry another request: say so,
+            // or a client may send its retry (with a token) on a connection about to close.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        })?;
+    parts.extensions.insert(caller);
+    parts.extensions.insert(ByCredential);
+    Ok(Request::from_parts(parts, body))
+}
+
+impl<M> Front<M> {
+    /// [`HttpOptions::authenticator`]'s check, when set: the request with its caller, or the
+    /// refusal.
+    pub(super) async fn authenticate<B>(
+        &self,
+        request: Request<B>,
+    ) -> Result<Request<B>, Response<Reply>> {
+        match &self.authenticator {
+            Some(authenticator) => authenticate(authenticator.as_ref(), request).await,
+            None => Ok(request),
+        }
+    }
+}
+
+/// Authentication as a tower [`Layer`]: every request goes through the [`Authenticator`]
+/// first; a refused one gets its [`Rejection`], an accepted one reaches the inner service
+/// (usually [`McpService`]) with its [`Caller`] in the extensions.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use mcp_tools::PermissionSet;
+/// use mcp_tools::server::{AuthLayer, HttpOptions, Server, TokenTable};
+/// use tower_layer::Layer;
+/// use tower_service::Service;
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let tokens = TokenTable::new([("s3cret", PermissionSet::new(["NOTE_VIEW"]))]);
+/// let endpoint = Server::new(registry).http_service(HttpOptions::default());
+/// let mut service = AuthLayer::new(tokens).layer(endpoint);
+/// let request = http::Request::post("/mcp")
+///     .header("authorization", "Bearer guess")
+///     .body(http_body_util::Empty::<bytes::Bytes>::new())
+///     .unwrap();
+/// assert_eq!(service.call(request).await.unwrap().status(), 401);
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct AuthLayer {
+    authenticator: Arc<dyn Authenticator>,
+}
+
+impl AuthLayer {
+    /// A layer running `authenticator` (a [`TokenResolver`] or your own).
+    pub fn new(authenticator: impl Authenticator) -> AuthLayer {
+        AuthLayer {
+            authenticator: Arc::new(authenticator),
+        }
+    }
+}
+
+impl<S> Layer<S> for AuthLayer {
+    type Service = Authenticated<S>;
+
+    fn layer(&self, inner: S) -> Authenticated<S> {
+        Authenticated {
+            inner,
+            authenticator: self.authenticator.clone(),
+        }
+    }
+}
+
+/// A service behind [`AuthLayer`].
+///
+/// ```
+/// use mcp_tools::server::{AuthLayer, Authenticated, HttpOptions, McpService, Server, TokenTable};
+/// use tower_layer::Layer;
+/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let endpoint = Server::new(registry).http_service(HttpOptions::default());
+/// let _service: Authenticated<McpService> = AuthLayer::new(TokenTable::default()).layer(endpoint);
+/// ```
+#[derive(Clone)]
+pub struct Authenticated<S> {
+    inner: S,
+    authenticator: Arc<dyn Authenticator>,
+}
+
+impl<S, B> Service<Request<B>> for Authenticated<S>
+where
+    S: Service<Request<B>, Response = Response<Reply>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+    B: Send + 'static,
+{
+    type Response = Response<Reply>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Response<Reply>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        // The inner service was polled ready: call that one, keep a fresh clone.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let authenticator = self.authenticator.clone();
+        Box::pin(async move {
+            match authenticate(authenticator.as_ref(), request).await {
+                Ok(request) => inner.call(request).await,
+                Err(refusal) => Ok(refusal),
+            }
+        })
+    }
+}
+
+/// A request body as the endpoint reads it: its data as [`Bytes`], its error wrapped.
+pub(super) type RequestBody = http_body_util::combinators::UnsyncBoxBody<Bytes, BodyError>;
+
+/// Why reading a request body failed (a concrete type: a bare boxed error in the body's
+/// type trips the compiler's proof that the endpoint's futures are `Send`).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub(super) struct BodyError(BoxError);
+
+/// `body` as a [`RequestBody`].
+pub(super) fn into_bytes_body<B>(body: B) -> RequestBody
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    use http_body_util::BodyExt;
+    body.map_frame(|frame| frame.map_data(|mut data| data.copy_to_bytes(data.remaining())))
+        .map_err(|error| BodyError(error.into()))
+        .boxed_unsync()
+}

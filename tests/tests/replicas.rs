@@ -1,0 +1,510 @@
+//! Three replicas of the quickstart server behind a real HAProxy on loopback, configured
+//! by `deploy/haproxy.cfg` exactly as shipped, driven by the official MCP Python SDK
+//! (`tests/clients/replicas.py`) in `auto` (2026-07-28) and `legacy` modes. Every replica
+//! runs with `--replica-id`, so each response's `Mcp-Replica` header says who answered.
+//!
+//! - Stateless replicas: calls go round-robin over all three with one token file; a
+//!   replica killed mid-run costs no call; back on its port, it rejoins the rotation
+//!   (HAProxy's health check on `/readyz`).
+//! - Stateful replicas: a legacy session sticks to the replica that created it (stick
+//!   table on `Mcp-Session-Id`); when that replica dies, the session's next request gets
+//!   `404` with JSON-RPC `-32001` ("Session not found") from another replica, and the
+//!   client starts a new session there and goes on; the other sessions are untouched.
+//!   2026-07-28 clients need no affinity on the same replicas.
+//! - A resumable call (2026-07-28 `input_required`, `ask-tools`' `interview`): with one
+//!   `--state-key-file` for all, every retry goes on at the next replica and the call
+//!   finishes; without it the retry at another replica is refused with a clear error.
+//!
+//! Needs `scripts/setup-python.sh` and `scripts/setup-haproxy.sh` (the test fails, with
+//! the command to run, when HAProxy is missing).
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use mcp_tools_tests::checks::QUICKSTART_TOOLS;
+use mcp_tools_tests::{
+    ServerProcess, Target, http_request, quickstart, run_client_script, scratch_file,
+    workspace_root,
+};
+use serde_json::Value;
+
+const TOKENS: &str = "admin-5d21 ADMIN\n";
+const TOKEN: &str = "admin-5d21";
+const IDS: [&str; 3] = ["replica-a", "replica-b", "replica-c"];
+const CALLS: &str = "6";
+const STATELESS: &[&str] = &["--stateless", "--allow-host", "mcp.example.test"];
+
+/// The HAProxy binary: `MCP_TOOLS_HAPROXY`, else Debian's `/usr/sbin/haproxy`, else `PATH`.
+fn haproxy() -> PathBuf {
+    if let Some(path) = std::env::var_os("MCP_TOOLS_HAPROXY") {
+        return PathBuf::from(path);
+    }
+    let debian = PathBuf::from("/usr/sbin/haproxy");
+    if debian.exists() {
+        return debian;
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("haproxy"))
+        .find(|candidate| candidate.exists());
+    on_path.unwrap_or_else(|| {
+        panic!(
+            "HAProxy is not installed; the multi-replica test needs it: run scripts/setup-haproxy.sh \
+             (installs Debian's haproxy) or set MCP_TOOLS_HAPROXY"
+        )
+    })
+}
+
+/// A port free a moment ago on 127.0.0.1.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a loopback port can be bound")
+        .port()
+}
+
+/// HAProxy running `deploy/haproxy.cfg` in the foreground; killed when dropped.
+struct Balancer {
+    child: Child,
+    url: String,
+    authority: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Balancer {
+    /// HAProxy in front of `replicas` (health checks on `/readyz`), once it accepts
+    /// connections.
+    fn start(replicas: &[&ServerProcess]) -> Balancer {
+        assert_eq!(replicas.len(), 3, "deploy/haproxy.cfg has three servers");
+        let config = workspace_root().join("deploy/haproxy.cfg");
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            let authority = format!("127.0.0.1:{}", free_port());
+            let mut command = Command::new(haproxy());
+            command
+                .arg("-db")
+                .arg("-f")
+                .arg(&config)
+                .env("MCP_LB_BIND", &authority)
+                .env("MCP_HEALTH_PATH", "/readyz")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            for (n, replica) in replicas.iter().enumerate() {
+                command.env(format!("MCP_REPLICA_{}", n + 1), replica.authority());
+            }
+            let mut child = command.spawn().expect("haproxy starts");
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let stderr = child.stderr.take().expect("piped");
+            let lines = log.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+                }
+            });
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(10) {
+                if TcpStream::connect(&authority).is_ok() {
+                    return Balancer {
+                        child,
+                        url: format!("http://{authority}/mcp"),
+                        authority,
+                        log,
+                    };
+                }
+                if child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            failures.push(log.lock().unwrap_or_else(|e| e.into_inner()).join("\n"));
+        }
+        panic!(
+            "haproxy -f deploy/haproxy.cfg did not listen; its logs:\n{}",
+            failures.join("\n---\n")
+        );
+    }
+
+    fn log(&self) -> String {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .join("\n")
+    }
+
+    /// The replica that answers a request with an unknown token (every replica checks
+    /// tokens: `401`, with its `Mcp-Replica`).
+    fn refusing_replica(&self) -> String {
+        let (status, response) = http_request(
+            &self.authority,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Authorization", "Bearer not-a-token"),
+            ],
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        );
+        assert_eq!(status, 401, "{response}\nhaproxy:\n{}", self.log());
+        header(&response, "mcp-replica")
+            .unwrap_or_else(|| panic!("no Mcp-Replica header: {response}"))
+    }
+
+    /// Wait (at most 15 s) until HAProxy's log has a line containing `needle`.
+    fn wait_for_log(&self, needle: &str) {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(15) {
+            if self.log().contains(needle) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("HAProxy never logged `{needle}`:\n{}", self.log());
+    }
+
+    /// Wait (at most 15 s) until HAProxy sends requests to `id` again.
+    fn wait_for(&self, id: &str) {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(15) {
+            if self.refusing_replica() == id {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("{id} did not rejoin the rotation; haproxy:\n{}", self.log());
+    }
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The value of header `name` in a raw HTTP response.
+fn header(response: &str, name: &str) -> Option<String> {
+    let head = response.split("\r\n\r\n").next().unwrap_or("");
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.trim()
+            .eq_ignore_ascii_case(name)
+            .then(|| value.trim().to_string())
+    })
+}
+
+/// One replica of `program` named `id` on `addr` with the shared tokens file.
+fn replica_of(program: &Path, id: &str, addr: &str, extra: &[&str]) -> ServerProcess {
+    // Written once: tests run in parallel, and a replica must never read it half-written.
+    static TOKENS_FILE: OnceLock<PathBuf> = OnceLock::new();
+    let tokens = TOKENS_FILE.get_or_init(|| scratch_file("replicas.tokens", TOKENS));
+    let mut args = vec![
+        "serve",
+        "--http",
+        addr,
+        "--replica-id",
+        id,
+        "--tokens-file",
+        tokens.to_str().expect("a UTF-8 temp path"),
+    ];
+    args.extend_from_slice(extra);
+    ServerProcess::start_cli_http(program, &args)
+}
+
+/// One quickstart replica.
+fn replica(id: &str, addr: &str, extra: &[&str]) -> ServerProcess {
+    replica_of(&quickstart(), id, addr, extra)
+}
+
+/// Three replicas of `program` on free ports.
+fn three_of(program: &Path, extra: &[&str]) -> Vec<ServerProcess> {
+    IDS.iter()
+        .map(|id| replica_of(program, id, "127.0.0.1:0", extra))
+        .collect()
+}
+
+fn three(extra: &[&str]) -> Vec<ServerProcess> {
+    three_of(&quickstart(), extra)
+}
+
+/// `--pids replica-a=PID,…` for the client script (which kills the replica it must).
+fn pids(replicas: &[ServerProcess]) -> String {
+    IDS.iter()
+        .zip(replicas)
+        .map(|(id, server)| format!("{id}={}", server.pid()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn run(balancer: &Balancer, mode: &str, flow: &str, pids: &str) -> Value {
+    let target = Target::Http {
+        url: &balancer.url,
+        token: Some(TOKEN),
+    };
+    run_client_script(
+        "replicas.py",
+        mode,
+        target,
+        &["--calls", CALLS, "--pids", pids, flow],
+    )
+}
+
+/// The replicas that answered the `interview` flow's rounds, each `200`.
+fn rounds(report: &Value) -> Vec<String> {
+    report["rounds"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"))
+        .iter()
+        .map(|round| {
+            assert_eq!(round["status"], 200, "{report}");
+            round["replica"].as_str().expect("a replica id").to_string()
+        })
+        .collect()
+}
+
+/// The replicas that answered `calls`, after checking every call got its echo.
+fn answered(calls: &Value, label: &str) -> Vec<String> {
+    let calls = calls
+        .as_array()
+        .unwrap_or_else(|| panic!("{label}: {calls}"));
+    assert_eq!(calls.len(), 6, "{label}: {calls:?}");
+    calls
+        .iter()
+        .map(|call| {
+            assert_eq!(call["ok"], true, "{label}: a call failed: {call}");
+            call["replica"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{label}: no replica named: {call}"))
+                .to_string()
+        })
+        .collect()
+}
+
+fn set(replicas: &[String]) -> BTreeSet<&str> {
+    replicas.iter().map(String::as_str).collect()
+}
+
+/// The `spread` flow's report: every replica in `live` took calls before the kill, the
+/// killed one none after, and no call failed.
+fn check_spread(report: &Value, label: &str, live: &[&str], protocol: &str) -> String {
+    assert_eq!(report["protocol_version"], protocol, "{label}");
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{label}: {report}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(tools, QUICKSTART_TOOLS, "{label}: the token's tools");
+    let before = answered(&report["before"], label);
+    assert_eq!(
+        set(&before),
+        live.iter().copied().collect(),
+        "{label}: round-robin over every live replica: {before:?}"
+    );
+    let killed = report["killed"].as_str().expect("a killed replica");
+    assert!(report["killed_pid"].is_u64(), "{label}: {report}");
+    let after = answered(&report["after"], label);
+    let expected: BTreeSet<&str> = live.iter().copied().filter(|id| *id != killed).collect();
+    assert_eq!(
+        set(&after),
+        expected,
+        "{label}: after {killed} died, the others took every call: {after:?}"
+    );
+    killed.to_string()
+}
+
+#[test]
+fn stateless_replicas_share_the_load_and_survive_a_killed_replica() {
+    let mut replicas = three(STATELESS);
+    let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+
+    // The name clients reach the balancer by is accepted (`--allow-host`); others are not.
+    let initialize = |host: &str| {
+        http_request(
+            &balancer.authority,
+            "POST",
+            "/mcp",
+            &[
+                ("Host", host),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Authorization", &format!("Bearer {TOKEN}")),
+            ],
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        )
+    };
+    let (status, response) = initialize("mcp.example.test");
+    assert_eq!(status, 200, "{response}");
+    let (status, response) = initialize("elsewhere.example.test");
+    assert_eq!(status, 403, "{response}");
+
+    // Every replica checks the same tokens: three refusals from three replicas.
+    let refusing: BTreeSet<String> = (0..3).map(|_| balancer.refusing_replica()).collect();
+    assert_eq!(refusing.len(), 3, "{refusing:?}");
+
+    // 2026-07-28: no session; the accepted token is accepted by every replica.
+    let report = run(&balancer, "auto", "spread", &pids(&replicas));
+    let killed = check_spread(&report, "stateless/auto", &IDS, "2026-07-28");
+
+    // HAProxy's health checks take the killed replica out; back on its port, it rejoins
+    // after one good check.
+    let at = IDS.iter().position(|id| *id == killed).expect("a known id");
+    let server = format!("mcp_replicas/replica{}", at + 1);
+    balancer.wait_for_log(&format!("{server} is DOWN"));
+    let addr = replicas[at].authority().to_string();
+    replicas[at] = replica(&killed, &addr, STATELESS);
+    balancer.wait_for_log(&format!("{server} is UP"));
+    balancer.wait_for(&killed);
+
+    // Legacy clients on stateless replicas: initialize, list and calls each go anywhere.
+    let report = run(&balancer, "legacy", "spread", &pids(&replicas));
+    check_spread(&report, "stateless/legacy", &IDS, "2025-11-25");
+}
+
+#[test]
+fn stateful_sessions_stick_to_their_replica_and_start_over_when_it_dies() {
+    let replicas = three(&[]);
+    let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+
+    let report = run(&balancer, "legacy", "sessions", &pids(&replicas));
+    let label = "stateful/legacy";
+    assert_eq!(report["protocol_version"], "2025-11-25", "{label}");
+    let homes: Vec<String> = report["initialized_on"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"))
+        .iter()
+        .map(|id| id.as_str().expect("a replica id").to_string())
+        .collect();
+    assert_eq!(
+        set(&homes).len(),
+        3,
+        "three new sessions went round-robin: {homes:?}"
+    );
+    for (n, home) in homes.iter().enumerate() {
+        let before = answered(&report["before"][n], label);
+        assert!(
+            before.iter().all(|id| id == home),
+            "session {n} sticks to {home}: {before:?}"
+        );
+    }
+    let killed = &homes[0];
+    assert_eq!(report["killed"], killed.as_str());
+
+    // The orphaned session: a clear "unknown session", from a live replica.
+    let orphaned = &report["orphaned_call"];
+    assert_eq!(orphaned["error"]["code"], -32001, "{orphaned}");
+    assert_eq!(
+        orphaned["error"]["message"], "Session not found",
+        "{orphaned}"
+    );
+    assert_ne!(orphaned["replica"], killed.as_str(), "{orphaned}");
+
+    // The client starts over on a live replica and sticks there.
+    let again = answered(&report["reinitialized"], label);
+    let new_home = report["reinitialized_on"].as_str().expect("a replica");
+    assert_ne!(new_home, killed, "{report}");
+    assert!(again.iter().all(|id| id == new_home), "{again:?}");
+    // The other sessions never noticed.
+    for n in 1..3 {
+        let after = answered(&report["others_after"][n - 1], label);
+        assert!(
+            after.iter().all(|id| *id == homes[n]),
+            "session {n} stays on {}: {after:?}",
+            homes[n]
+        );
+    }
+
+    // The same answer byte for byte without an SDK: 404 with JSON-RPC -32001.
+    let dead_session = report["exchanges"][0]
+        .as_array()
+        .and_then(|exchanges| {
+            exchanges
+                .iter()
+                .find_map(|e| (e["rpc"] == "initialize").then(|| e["session"].as_str())?)
+        })
+        .expect("the first session's id")
+        .to_string();
+    let (status, response) = http_request(
+        &balancer.authority,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", &format!("Bearer {TOKEN}")),
+            ("Mcp-Session-Id", &dead_session),
+        ],
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#,
+    );
+    assert_eq!(status, 404, "{response}");
+    let body: Value = serde_json::from_str(response.split("\r\n\r\n").nth(1).unwrap_or(""))
+        .unwrap_or_else(|e| panic!("not a JSON-RPC error ({e}): {response}"));
+    assert_eq!(body["error"]["code"], -32001, "{response}");
+
+    // 2026-07-28 clients on the same (stateful) replicas need no affinity: round-robin
+    // over the two still alive, and one more killed costs no call.
+    let live: Vec<&str> = IDS.iter().copied().filter(|id| id != killed).collect();
+    let report = run(&balancer, "auto", "spread", &pids(&replicas));
+    check_spread(&report, "stateful/auto", &live, "2026-07-28");
+}
+
+#[test]
+fn a_resumable_call_goes_on_at_another_replica_with_the_shared_state_key() {
+    let ask_tools = Path::new(env!("CARGO_BIN_EXE_ask-tools"));
+    let key = scratch_file(
+        "replicas.state-key",
+        "one key for every replica, 32 bytes or more: 7d1e0b9a4c\n",
+    );
+    let key = key.to_str().expect("a UTF-8 temp path");
+
+    // `interview` asks the client twice (elicitation) and once more (sampling): on
+    // 2026-07-28 each answer comes back in a new tools/call carrying the sealed
+    // requestState, and round-robin sends every retry to the next replica.
+    let replicas = three_of(ask_tools, &["--stateless", "--state-key-file", key]);
+    let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+    let report = run(&balancer, "auto", "interview", &pids(&replicas));
+    assert_eq!(report["protocol_version"], "2026-07-28", "{report}");
+    assert_eq!(
+        report["result"]["text"], "the tour: Ada likes teal (a fan of teal)",
+        "{report}"
+    );
+    let answered = rounds(&report);
+    assert_eq!(
+        answered.len(),
+        4,
+        "the first call and three retries: {report}"
+    );
+    for pair in answered.windows(2) {
+        assert_ne!(
+            pair[0], pair[1],
+            "each retry went on at another replica: {answered:?}"
+        );
+    }
+    assert_eq!(set(&answered).len(), 3, "{answered:?}");
+    drop(balancer);
+    drop(replicas);
+
+    // Without a shared key each replica seals with its own random key: the first retry,
+    // at another replica, is refused clearly instead of trusted.
+    let replicas = three_of(ask_tools, &["--stateless"]);
+    let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+    let report = run(&balancer, "auto", "interview", &pids(&replicas));
+    assert_eq!(report["error"]["code"], -32602, "{report}");
+    let message = report["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("requestState") && message.contains("another key"),
+        "{report}"
+    );
+    let answered = rounds(&report);
+    assert_eq!(answered.len(), 2, "{report}");
+    assert_ne!(answered[0], answered[1], "{answered:?}");
+}
