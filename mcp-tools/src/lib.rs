@@ -176,6 +176,10 @@ pub mod __private {
     pub use crate::output::{IntoPromptResult, IntoResourceContents, IntoToolResult, ToolError};
     pub use crate::schema::JsonObject;
 
+    /// The CLI's flag conversion, for the fuzz targets.
+    #[cfg(feature = "cli")]
+    pub use crate::cli::command_line_arguments;
+
     use serde_json::Value;
 
     /// Deserialize validated arguments into the tool's args type.

@@ -7,7 +7,9 @@
 //!   that answers HTTP bodies): every reply is one JSON-RPC message per line;
 //! - [`tool_arguments`]: argument validation and deserialization of real tools;
 //! - [`uri_template`]: RFC 6570 template parsing and matching;
-//! - [`permissions_file`], [`tokens_file`]: the two files an operator writes.
+//! - [`permissions_file`], [`tokens_file`]: the two files an operator writes;
+//! - [`cli_flags`]: the generated CLI's conversion of a command line to a tool's
+//!   arguments, by the tool's schema.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -28,6 +30,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("uri_template", uri_template),
     ("permissions_file", permissions_file),
     ("tokens_file", tokens_file),
+    ("cli_flags", cli_flags),
 ];
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -147,6 +150,45 @@ pub fn tokens_file(data: &[u8]) {
             if let Some(token) = token {
                 assert!(table.resolve(token).is_some(), "{token:?} was parsed");
             }
+        }
+    }
+}
+
+/// `data` as the words after a tool's command (one per line) for every fixture tool: a
+/// usage error or arguments, never a panic; what converts names only the schema's
+/// properties, and a flag's value has the JSON type its property declares.
+pub fn cli_flags(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let words: Vec<String> = text.split('\n').map(str::to_string).collect();
+    for def in registry().list_tools().iter() {
+        let Ok(arguments) = mcp_tools::__private::command_line_arguments(def, &words) else {
+            continue;
+        };
+        let schema = def.input_schema();
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let from_json = words.iter().any(|w| w.starts_with("--json"));
+        for (name, value) in &arguments {
+            let Some(spec) = properties.and_then(|p| p.get(name)) else {
+                assert!(from_json, "{}: --{name} is no property", def.name());
+                continue;
+            };
+            if from_json {
+                continue;
+            }
+            let declared = spec.get("type").and_then(Value::as_str);
+            let fits = match declared {
+                Some("integer") => value.is_i64() || value.is_u64(),
+                Some("number") => value.is_number(),
+                Some("boolean") => value.is_boolean(),
+                Some("string") => value.is_string(),
+                Some("array") => value.is_array(),
+                _ => true,
+            };
+            assert!(
+                fits,
+                "{}: {name} = {value} is not a {declared:?}",
+                def.name()
+            );
         }
     }
 }

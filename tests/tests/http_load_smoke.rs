@@ -1,5 +1,6 @@
 //! `http-load --smoke` against the quickstart (stateful) and its rmcp peer (`rmcp-echo
 //! --http`): the harness runs end to end and both servers answer every call. The figures
+//! Ours parks idle sessions after 200 ms, so the second memory reading sees them parked. The figures
 //! themselves belong to `docs/performance.md` (release builds, a quiet machine), not here.
 
 use mcp_tools_tests::{quickstart, run_with_deadline};
@@ -8,7 +9,10 @@ use std::time::Duration;
 
 #[test]
 fn http_load_smoke_runs_against_ours_and_the_rmcp_peer() {
-    let ours = format!("exec {} serve --http 127.0.0.1:0", quickstart().display());
+    let ours = format!(
+        "exec {} serve --http 127.0.0.1:0 --session-park-after 200ms",
+        quickstart().display()
+    );
     let peer = format!(
         "exec {} --http 127.0.0.1:0 --nodelay",
         env!("CARGO_BIN_EXE_rmcp-echo")
@@ -16,6 +20,8 @@ fn http_load_smoke_runs_against_ours_and_the_rmcp_peer() {
     let mut command = Command::new(env!("CARGO_BIN_EXE_http-load"));
     command.args([
         "--smoke",
+        "--idle-wait",
+        "1",
         "--target",
         &format!("ours={ours}"),
         "--target",
@@ -46,6 +52,12 @@ fn http_load_smoke_runs_against_ours_and_the_rmcp_peer() {
         assert_eq!(run["idle_connections"]["served"], true, "{run}");
         assert!(
             run["idle_sessions"]["kb_per_session"].as_f64().is_some(),
+            "{run}"
+        );
+        assert!(
+            run["idle_sessions"]["kb_per_session_after_wait"]
+                .as_f64()
+                .is_some(),
             "{run}"
         );
         assert_eq!(run["idle_sessions"]["opened"], 50, "{run}");

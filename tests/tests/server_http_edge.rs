@@ -592,3 +592,105 @@ fn a_call_whose_client_left_is_cancelled_stateful() {
 fn a_call_whose_client_left_is_cancelled_stateless() {
     disconnected_calls_are_cancelled_after_the_grace(false);
 }
+
+/// The log messages `slow_count` sent to `session`'s `GET` stream (opened for the call,
+/// closed after it).
+fn logged_steps(authority: &str, session: &str) -> usize {
+    let mut stream = TcpStream::connect(authority).unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n\r\n"
+    );
+    stream.write_all(get.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    // The stream's head (and priming event) first, so the call's logs find it open.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !seen.windows(4).any(|w| w == b"\r\n\r\n") && Instant::now() < deadline {
+        if let Ok(n) = stream.read(&mut buffer) {
+            seen.extend_from_slice(&buffer[..n]);
+        }
+    }
+    let headers = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Session-Id", session),
+    ];
+    let reply = post(
+        authority,
+        &headers,
+        &call_body(3, "slow_count", json!({"steps": 2, "delay_ms": 0})),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < deadline {
+        if let Ok(n) = stream.read(&mut buffer) {
+            seen.extend_from_slice(&buffer[..n]);
+        }
+    }
+    String::from_utf8_lossy(&seen)
+        .matches("slow_count reached step")
+        .count()
+}
+
+#[test]
+fn parked_sessions_come_back_with_their_state() {
+    // Parked after 100 ms idle; ended after 30 s.
+    let server = serve(
+        &quickstart(),
+        &["--session-park-after", "100ms", "--session-timeout", "30s"],
+    );
+    let authority = server.authority();
+    let quiet = open_session(authority, None);
+    let chatty = open_session(authority, None);
+    let headers = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Session-Id", quiet.as_str()),
+    ];
+    let set_level =
+        br#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}"#;
+    let reply = post(authority, &headers, set_level);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(
+        logged_steps(authority, &quiet),
+        0,
+        "info logs are below warning"
+    );
+    assert_eq!(
+        logged_steps(authority, &chatty),
+        2,
+        "the default level logs info"
+    );
+
+    for round in 0..2 {
+        // Idle long enough to be parked, then used again: the same session, same state.
+        std::thread::sleep(Duration::from_millis(700));
+        echo_works(authority, Some(&quiet));
+        assert_eq!(
+            logged_steps(authority, &quiet),
+            0,
+            "round {round}: the level is kept"
+        );
+        std::thread::sleep(Duration::from_millis(700));
+        assert_eq!(logged_steps(authority, &chatty), 2, "round {round}");
+        // A second initialize is still refused on a rebuilt session.
+        let again = post(authority, &headers, INITIALIZE.as_bytes());
+        again.assert_jsonrpc_error(400, -32600, json!(1), "initialize on a rebuilt session");
+    }
+
+    // A parked session can be deleted; its id is then unknown.
+    std::thread::sleep(Duration::from_millis(700));
+    let mut stream = TcpStream::connect(authority).unwrap();
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {quiet}\r\n\r\n"
+    );
+    stream.write_all(delete.as_bytes()).unwrap();
+    let deleted = read_reply(&mut stream);
+    assert!(deleted.status < 300, "{}", deleted.text());
+    let gone = call(authority, Some(&quiet), "echo", json!({"message": "late"}));
+    gone.assert_jsonrpc_error(404, -32001, Value::Null, "a deleted parked session");
+    echo_works(authority, Some(&chatty));
+}

@@ -12,6 +12,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Arg, ArgAction, ArgMatches};
 use serde_json::{Map, Number, Value};
 
+use super::command;
 use crate::definition::tool::ToolDef;
 use crate::registry::report::{cli_inexpressible, const_members};
 
@@ -145,6 +146,21 @@ impl ToolFlags {
         }
         arguments
     }
+}
+
+/// The arguments `def`'s command would call it with, given the words after the command
+/// (`args`): what the generated CLI converts, from the schema's flags and `--json`; a
+/// usage error as text. The fuzz targets' way in (`mcp_tools::__private`).
+pub fn command_line_arguments(
+    def: &ToolDef,
+    args: &[String],
+) -> Result<Map<String, Value>, String> {
+    let flags = ToolFlags::of(def, &command::reserved_longs(&[]));
+    let matches = clap::Command::new(def.name().to_string())
+        .args(flags.args())
+        .try_get_matches_from(std::iter::once(def.name()).chain(args.iter().map(String::as_str)))
+        .map_err(|error| error.to_string())?;
+    Ok(flags.arguments(&matches))
 }
 
 /// `--json [ARGS]`: with a value, the arguments as a JSON object; without one, print the

@@ -43,6 +43,8 @@ mod prescan;
 mod serve;
 
 pub use app::{App, SetupError};
+#[doc(hidden)]
+pub use flags::command_line_arguments;
 
 /// The `clap` version this module builds its commands with, for [`App::setup`]'s flag
 /// types (`#[derive(clap::Args)]` needs `clap` in your own `Cargo.toml` too).

@@ -5,10 +5,11 @@
 //! Unix print the address bound and a line saying what is exposed (reach, authentication,
 //! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
 //! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
-//! `--session-timeout`, `--disconnect-grace`. With the `oauth` feature, HTTP also takes
-//! `--oauth-issuer URL --resource URL [--scope-map FILE]` and the OAuth settings (see
-//! [`oauth_flags`]). On SIGTERM or SIGINT every transport shuts down gracefully: calls in
-//! flight get `--shutdown-grace` to finish, then are cancelled, and the process exits 0.
+//! `--session-timeout`, `--session-park-after`, `--disconnect-grace`. With the `oauth`
+//! feature, HTTP also takes `--oauth-issuer URL --resource URL [--scope-map FILE]` and the
+//! OAuth settings (see [`oauth_flags`]). On SIGTERM or SIGINT every transport shuts down
+//! gracefully: calls in flight get `--shutdown-grace` to finish, then are cancelled, and the
+//! process exits 0.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -325,7 +326,7 @@ async fn oauth_resource_server(
 }
 
 /// The flags of [`HttpOptions`]' limits (HTTP only).
-fn http_limits() -> [Arg; 7] {
+fn http_limits() -> [Arg; 8] {
     let count = |id: &'static str, long: &'static str, help: &'static str| {
         Arg::new(id)
             .long(long)
@@ -367,13 +368,20 @@ fn http_limits() -> [Arg; 7] {
         count(
             "max_sessions",
             "max-sessions",
-            "HTTP: live sessions at most; past it a new session's initialize gets 503 \
+            "HTTP: sessions (live or parked) at most; past it a new session's initialize gets 503 \
              (default 1024)",
         ),
         time(
             "session_timeout",
             "session-timeout",
-            "HTTP: a session with no request for TIME ends (default 5m)",
+            "HTTP: a session with no request in progress and no stream open for TIME ends \
+             (default 5m)",
+        ),
+        time(
+            "session_park_after",
+            "session-park-after",
+            "HTTP: a session idle for TIME is parked: its service is closed, a small record \
+             kept, and its next request rebuilds it (default 60s)",
         ),
         time(
             "disconnect_grace",
@@ -421,6 +429,9 @@ fn with_limits(mut options: HttpOptions, matches: &ArgMatches) -> HttpOptions {
     }
     if let Some(t) = time("session_timeout") {
         options = options.session_idle_timeout(t);
+    }
+    if let Some(t) = time("session_park_after") {
+        options = options.session_park_after(t);
     }
     if let Some(t) = time("disconnect_grace") {
         options = options.disconnect_grace(t);

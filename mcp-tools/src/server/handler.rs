@@ -86,6 +86,14 @@ pub(super) struct Session {
     listens_pending: Mutex<Vec<u64>>,
 }
 
+impl Session {
+    /// This session's service ended (an HTTP session was parked): the handler that
+    /// rebuilds it registers its own peer.
+    pub(super) fn parked(&self) {
+        self.registered.store(false, Ordering::SeqCst);
+    }
+}
+
 /// rmcp's [`ServerHandler`] over a [`Registry`], one per MCP session.
 ///
 /// [`Server`](super::Server) creates these for its transports; get one from
@@ -125,6 +133,12 @@ impl McpHandler {
                 ..Session::default()
             }),
         }
+    }
+
+    /// A handler taking over `session` (an HTTP session's state, kept while the session is
+    /// parked and handed to the handler that rebuilds it).
+    pub(super) fn with_session(shared: Arc<Shared>, session: Arc<Session>) -> McpHandler {
+        McpHandler { shared, session }
     }
 
     /// The caller: the HTTP request's (put into its extensions by the authentication in
@@ -427,6 +441,10 @@ impl ServerHandler for McpHandler {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if !self.session.registered.swap(true, Ordering::SeqCst) {
             self.shared.list_changed.start_pump();
+            // A rebuilt session's resource subscriptions reach its new peer.
+            self.shared
+                .subscriptions
+                .rebind(&self.session.subscriptions, &context.peer);
             self.shared.list_changed.add_peer(context.peer);
         }
     }

@@ -59,6 +59,12 @@ impl ListChanged {
         });
     }
 
+    /// Let go of the peers of sessions that ended.
+    pub(crate) fn forget_closed(&self) {
+        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        peers.retain(|p| !p.is_transport_closed());
+    }
+
     /// Remember a legacy session's peer.
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
         let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());

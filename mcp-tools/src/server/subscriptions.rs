@@ -84,6 +84,25 @@ impl Subscriptions {
         self.start_pump();
     }
 
+    /// Reach `session` (already subscribed to something) through `peer` from now on: its
+    /// service was rebuilt.
+    pub(crate) fn rebind(&self, session: &Arc<SessionSubscriptions>, peer: &Peer<RoleServer>) {
+        if !session.listed.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|(s, p)| {
+            s.strong_count() > 0 && !p.is_transport_closed() && !s.ptr_eq(&Arc::downgrade(session))
+        });
+        sessions.push((Arc::downgrade(session), peer.clone()));
+    }
+
+    /// Let go of the peers of sessions that ended.
+    pub(crate) fn forget_closed(&self) {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|(s, p)| s.strong_count() > 0 && !p.is_transport_closed());
+    }
+
     /// Stop notifying `session` about `uri`.
     pub(crate) fn unsubscribe(&self, session: &SessionSubscriptions, uri: &str) {
         session

@@ -9,7 +9,9 @@
 //! - **concurrent**: `--clients` clients (each its own connection and session), each
 //!   making `--calls-per-client` calls: req/s over all, p50, p99, errors;
 //! - **idle sessions** (servers that hand out `Mcp-Session-Id`): the server's RSS before
-//!   and after opening `--sessions` sessions that then do nothing: KB per session;
+//!   and after opening `--sessions` sessions that then do nothing: KB per session, half a
+//!   second after the last one opened, and again after `--idle-wait` seconds (when given:
+//!   a server that parks idle sessions has done so by then);
 //! - **idle connections**: `--idle-connections` connections that send nothing, then the
 //!   time a new client takes to get its first reply (capped at 10 s).
 //!
@@ -60,6 +62,10 @@ struct Cli {
     /// Idle sessions opened to measure memory per session
     #[arg(long, default_value_t = 1000)]
     sessions: usize,
+    /// Seconds to leave the idle sessions alone before measuring them a second time
+    /// (0: measure once)
+    #[arg(long, default_value_t = 0)]
+    idle_wait: u64,
     /// Idle connections opened before a new client is timed
     #[arg(long, default_value_t = 10_000)]
     idle_connections: usize,
@@ -141,7 +147,7 @@ async fn run_target(command: &str, cli: &Cli) -> Result<Value, String> {
 async fn phases(url: &str, pid: u32, cli: &Cli) -> Result<Value, String> {
     let sequential = clients(url, 1, cli.calls).await?;
     let concurrent = clients(url, cli.clients, cli.calls_per_client).await?;
-    let sessions = idle_sessions(url, pid, cli.sessions).await?;
+    let sessions = idle_sessions(url, pid, cli.sessions, cli.idle_wait).await?;
     let idle = idle_connections(url, cli.idle_connections).await;
     Ok(json!({
         "sequential": sequential,
@@ -267,7 +273,7 @@ fn percentile_ms(sorted: &[Duration], q: f64) -> f64 {
 }
 
 /// RSS growth per idle session, in KB (`null` for a server without sessions).
-async fn idle_sessions(url: &str, pid: u32, count: usize) -> Result<Value, String> {
+async fn idle_sessions(url: &str, pid: u32, count: usize, wait: u64) -> Result<Value, String> {
     if open(url).await?.session.is_none() || pid == 0 {
         return Ok(Value::Null);
     }
@@ -279,12 +285,17 @@ async fn idle_sessions(url: &str, pid: u32, count: usize) -> Result<Value, Strin
             opened += 1;
         }
     }
+    let per_session = |after: u64| {
+        (after.saturating_sub(before) as f64 / opened.max(1) as f64 * 10.0).round() / 10.0
+    };
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = rss_kb(pid).await;
-    Ok(json!({
-        "opened": opened,
-        "kb_per_session": (after.saturating_sub(before) as f64 / opened.max(1) as f64 * 10.0).round() / 10.0,
-    }))
+    let mut measured = json!({"opened": opened, "kb_per_session": per_session(after)});
+    if wait > 0 {
+        tokio::time::sleep(Duration::from_secs(wait)).await;
+        measured["kb_per_session_after_wait"] = json!(per_session(rss_kb(pid).await));
+    }
+    Ok(measured)
 }
 
 /// The server's resident memory in KB (the process and its children).
@@ -330,8 +341,9 @@ async fn idle_connections(url: &str, count: usize) -> Value {
 /// The medians per target as a Markdown table.
 fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
     let mut out = format!(
-        "| target | 1 client req/s | p50 ms | p99 ms | {n} clients req/s | p50 ms | p99 ms | errors | KB per idle session | new client after {c} idle connections, ms |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "| target | 1 client req/s | p50 ms | p99 ms | {n} clients req/s | p50 ms | p99 ms | errors | KB per idle session | after {w} s | new client after {c} idle connections, ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
         n = cli.clients,
+        w = cli.idle_wait,
         c = cli.idle_connections
     );
     for (name, runs) in results {
@@ -344,7 +356,7 @@ fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
             })
             .sum();
         out.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {errors} | {} | {} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {} | {errors} | {} | {} | {} |\n",
             m(&["sequential", "req_per_s"]),
             m(&["sequential", "p50_ms"]),
             m(&["sequential", "p99_ms"]),
@@ -352,6 +364,7 @@ fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
             m(&["concurrent", "p50_ms"]),
             m(&["concurrent", "p99_ms"]),
             m(&["idle_sessions", "kb_per_session"]),
+            m(&["idle_sessions", "kb_per_session_after_wait"]),
             m(&["idle_connections", "new_client_ms"]),
         ));
     }

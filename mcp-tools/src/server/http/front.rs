@@ -1,7 +1,8 @@
 //! The front door in front of rmcp's `StreamableHttpService`: the body read and checked
 //! by our codec (every bad body gets a JSON-RPC error with `400`), sessions (the cap, their
-//! owners, no second `initialize`), the bound on requests in flight, and the disconnect
-//! policy. Authentication runs first (`service.rs`).
+//! owners, no second `initialize`, the session each request serves, for parking), the bound
+//! on requests in flight, and the disconnect policy. Authentication runs first
+//! (`service.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,8 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::options::HttpLimits;
 use super::reply::{
-    Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, orphaned, respond,
-    settle_stream,
+    Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned,
+    respond, settle_stream,
 };
 use super::service::{Authenticator, ByCredential, RequestBody};
 use super::sessions::{Principal, Sessions};
@@ -74,16 +75,20 @@ impl<M: SessionManager> Front<M> {
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(Arc::<str>::from);
-        if let (Some(sessions), Some(id)) = (&self.sessions, &session)
-            && !sessions.usable(id, principal).await
-        {
-            // An unknown session and another caller's session look the same.
-            return json_error(
-                StatusCode::NOT_FOUND,
-                Value::Null,
-                SESSION_NOT_FOUND,
-                "Session not found".into(),
-            );
+        let mut entered = None;
+        if let (Some(sessions), Some(id)) = (&self.sessions, &session) {
+            match sessions.enter(id, principal) {
+                Some(entry) => entered = Some(entry),
+                None => {
+                    // An unknown session and another caller's session look the same.
+                    return json_error(
+                        StatusCode::NOT_FOUND,
+                        Value::Null,
+                        SESSION_NOT_FOUND,
+                        "Session not found".into(),
+                    );
+                }
+            }
         }
         let holds_permit = request.method() == Method::POST;
         let json = prefers_json(request.headers());
@@ -119,15 +124,21 @@ impl<M: SessionManager> Front<M> {
         } else {
             None
         };
+        let (activity, serving) = entered.unzip();
         let holds = Holds {
             _busy: None,
             _permit: permit,
+            _session: activity,
         };
         let opens_session = initialize && self.sessions.is_some();
+        let serving = match opens_session {
+            true => Some(Sessions::opening_for(principal)),
+            false => serving,
+        };
         let _opening = match (&self.sessions, opens_session) {
             (Some(sessions), true) => {
                 let guard = sessions.opening.lock().await;
-                if sessions.full().await {
+                if sessions.full() {
                     tracing::warn!(
                         max = sessions.max(),
                         "refused a session: the cap is reached"
@@ -148,24 +159,23 @@ impl<M: SessionManager> Front<M> {
             _ => None,
         };
         let grace = self.limits.disconnect_grace;
+        let served = async {
+            match serving {
+                Some(serving) => Sessions::serve(serving, self.service.handle(request)).await,
+                None => self.service.handle(request).await,
+            }
+        };
         let response = tokio::select! {
-            response = self.service.handle(request) => response,
+            response = served => response,
             _ = orphaned(client_closed.clone(), grace) => return Reply::abandoned(),
         };
-        if opens_session
-            && let (Some(sessions), Some(created)) = (
-                &self.sessions,
-                response
-                    .headers()
-                    .get(SESSION_HEADER)
-                    .and_then(|v| v.to_str().ok()),
-            )
-        {
-            sessions.opened(created, principal).await;
-        }
         drop(_opening);
-        if !(holds_permit && is_event_stream(&response)) {
+        if !is_event_stream(&response) {
             return from_rmcp(response, holds);
+        }
+        if !holds_permit {
+            // A `GET` stream: it ends when its client leaves, freeing the session to park.
+            return listening(response, holds, &client_closed);
         }
         let call = match (&self.sessions, session, &message) {
             (Some(sessions), Some(session), Some(ClientJsonRpcMessage::Request(_))) => {

@@ -24,6 +24,7 @@ use crate::server::auth::{TokenResolver, TokenTable, TokensFileError};
 /// | [`max_body_bytes`](Self::max_body_bytes) | 4 MiB | a longer body gets `413` |
 /// | [`max_sessions`](Self::max_sessions) | 1024 | a new session's `initialize` gets `503` |
 /// | [`session_idle_timeout`](Self::session_idle_timeout) | 5 min | the session ends; its id then gets `404` |
+/// | [`session_park_after`](Self::session_park_after) | 60 s | the session is parked: its service is closed and a record of under 1 KB kept; its next request rebuilds it |
 /// | [`disconnect_grace`](Self::disconnect_grace) | 10 s | a call whose client closed its side is cancelled |
 ///
 /// Requests in flight at once (over all connections) are bounded by
@@ -73,6 +74,7 @@ pub(crate) struct HttpLimits {
     pub(crate) max_body_bytes: usize,
     pub(crate) max_sessions: usize,
     pub(crate) session_idle_timeout: Duration,
+    pub(crate) session_park_after: Duration,
     pub(crate) disconnect_grace: Duration,
 }
 
@@ -85,6 +87,7 @@ impl Default for HttpLimits {
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 1024,
             session_idle_timeout: Duration::from_secs(300),
+            session_park_after: Duration::from_secs(60),
             disconnect_grace: Duration::from_secs(10),
         }
     }
@@ -311,7 +314,7 @@ impl HttpOptions {
         self
     }
 
-    /// At most `limit` live stateful sessions (default 1024; at least 1). Past it, an
+    /// At most `limit` stateful sessions, live or parked (default 1024; at least 1). Past it, an
     /// `initialize` that would open a new session gets `503` with a JSON-RPC error until
     /// a session ends (`DELETE`, or [`session_idle_timeout`](Self::session_idle_timeout)).
     pub fn max_sessions(mut self, limit: usize) -> HttpOptions {
@@ -319,9 +322,30 @@ impl HttpOptions {
         self
     }
 
-    /// How long a stateful session lives without any request (default 5 minutes).
+    /// How long a stateful session lives with no request in progress and no stream open
+    /// (default 5 minutes).
     pub fn session_idle_timeout(mut self, timeout: Duration) -> HttpOptions {
         self.limits.session_idle_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a stateful session stays live with no request in progress and no stream
+    /// open before it is parked (default 60 s, rmcp's retention of finished streams for
+    /// resumption). A parked session keeps its id, owner, `initialize` parameters, log
+    /// level and resource subscriptions (under 1 KB instead of about 50 KB); its next
+    /// request rebuilds it by replaying the handshake, unseen by the client. Streams that
+    /// finished before parking can no longer be resumed with `Last-Event-ID`, and
+    /// notifications sent while no stream was open are not replayed to the next `GET`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = mcp_tools::server::HttpOptions::default()
+    ///     .session_park_after(Duration::from_secs(10))
+    ///     .session_idle_timeout(Duration::from_secs(3600));
+    /// assert!(options.is_stateful());
+    /// ```
+    pub fn session_park_after(mut self, idle: Duration) -> HttpOptions {
+        self.limits.session_park_after = idle.max(Duration::from_millis(1));
         self
     }
 

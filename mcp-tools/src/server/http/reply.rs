@@ -21,7 +21,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 use super::connections::Busy;
-use super::sessions::Sessions;
+use super::sessions::{Activity, Sessions};
 use crate::server::codec::error_reply;
 
 /// The error of a [`Reply`] whose client left before it was complete: the call was given
@@ -58,6 +58,8 @@ impl SessionCall {
 pub(super) struct Holds {
     pub(super) _busy: Option<Busy>,
     pub(super) _permit: Option<OwnedSemaphorePermit>,
+    /// Keeps the session from being parked or expired while the reply runs.
+    pub(super) _session: Option<Activity>,
 }
 
 /// The body of every response the MCP endpoint ([`McpService`](super::McpService)) sends:
@@ -244,6 +246,18 @@ pub(super) fn from_rmcp(
     let mut reply = Reply::new(body);
     reply.holds = holds;
     Response::from_parts(parts, reply)
+}
+
+/// rmcp's `GET` stream as ours: it ends as soon as its client closes its side (nothing
+/// in it is owed to anyone).
+pub(super) fn listening(
+    response: Response<BoxBody<Bytes, Infallible>>,
+    holds: Holds,
+    client_closed: &CancellationToken,
+) -> Response<Reply> {
+    let mut response = from_rmcp(response, holds);
+    response.body_mut().orphaned = Some(Box::pin(orphaned(client_closed.clone(), Duration::ZERO)));
+    response
 }
 
 /// True for a reply stream (`text/event-stream`).

@@ -16,7 +16,6 @@ use bytes::{Buf, Bytes};
 use http::{HeaderName, HeaderValue, Request, Response, StatusCode, header};
 use hyper::body::Body;
 use rmcp::transport::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -26,7 +25,7 @@ use tower_service::Service;
 use super::front::Front;
 use super::options::HttpOptions;
 use super::reply::{Reply, plain};
-use super::sessions::Sessions;
+use super::sessions::{self, Sessions};
 use crate::Caller;
 use crate::server::TokenResolver;
 use crate::server::auth::bearer_token;
@@ -47,7 +46,8 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// [`Server::serve_http`](crate::server::Server::serve_http), which serves this very
 /// service: the `Host`/`Origin` checks, the body cap (`413`), every body checked by our
 /// codec before rmcp sees it (`400` with a JSON-RPC error), sessions (their cap, each bound
-/// to the caller that opened it, no second `initialize`), the bound on requests in flight
+/// to the caller that opened it, no second `initialize`, idle ones parked after
+/// [`HttpOptions::session_park_after`] and rebuilt by their next request), the bound on requests in flight
 /// ([`Server::max_in_flight`](crate::server::Server::max_in_flight)), and the tokens of
 /// [`HttpOptions::authenticator`] (or [`HttpOptions::tokens`]) when set.
 ///
@@ -88,7 +88,7 @@ pub struct McpService {
 
 /// The front door, with the session manager of its mode.
 enum Endpoint {
-    Stateful(Front<LocalSessionManager>),
+    Stateful(Front<Sessions>),
     Stateless(Front<NeverSessionManager>),
 }
 
@@ -101,10 +101,18 @@ impl McpService {
         max_in_flight: usize,
         cancel: CancellationToken,
     ) -> McpService {
-        let config = super::rmcp_config(options, cancel);
+        let mut config = super::rmcp_config(options, cancel.clone());
         let list_changed = shared.list_changed.clone();
         let registry = shared.registry.clone();
-        let factory = move || Ok(McpHandler::new_session(shared.clone()));
+        let handlers = shared.clone();
+        // A stateful request's handler takes over its session's state (a parked session
+        // being rebuilt keeps its log level and subscriptions).
+        let factory = move || {
+            Ok(match sessions::serving_state() {
+                Some(state) => McpHandler::with_session(handlers.clone(), state),
+                None => McpHandler::new_session(handlers.clone()),
+            })
+        };
         let in_flight = Arc::new(Semaphore::new(max_in_flight.max(1)));
         let authenticator = options.authenticator.clone();
         #[cfg(feature = "oauth")]
@@ -112,17 +120,27 @@ impl McpService {
             oauth.advertise(&registry);
         }
         let endpoint = if options.stateful {
-            let mut manager = LocalSessionManager::default();
-            manager.session_config.keep_alive = Some(options.limits.session_idle_timeout);
-            let manager = Arc::new(manager);
-            let sessions = Sessions::new(manager.clone(), options.limits.max_sessions);
+            let limits = options.limits;
+            let sessions = Arc::new(Sessions::new(
+                shared,
+                limits.max_sessions,
+                limits.session_park_after,
+                limits.session_idle_timeout,
+                cancel,
+            ));
+            // Without a runtime yet, the first request starts the sweep.
+            if tokio::runtime::Handle::try_current().is_ok() {
+                sessions.start_sweep();
+            }
+            // rmcp rebuilds a parked session from what `Sessions` keeps as its store.
+            config.session_store = Some(sessions.clone());
             Endpoint::Stateful(Front {
-                service: StreamableHttpService::new(factory, manager, config),
+                service: StreamableHttpService::new(factory, sessions.clone(), config),
                 authenticator: authenticator.clone(),
                 #[cfg(feature = "oauth")]
                 oauth: options.oauth.clone(),
                 registry: registry.clone(),
-                sessions: Some(Arc::new(sessions)),
+                sessions: Some(sessions),
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
                 limits: options.limits,
@@ -151,8 +169,22 @@ impl McpService {
     pub(super) async fn handle(&self, request: Request<RequestBody>) -> Response<Reply> {
         self.list_changed.start_pump();
         match &*self.endpoint {
-            Endpoint::Stateful(front) => front.handle(request).await,
+            Endpoint::Stateful(front) => {
+                if let Some(sessions) = &front.sessions {
+                    sessions.start_sweep();
+                }
+                front.handle(request).await
+            }
             Endpoint::Stateless(front) => front.handle(request).await,
+        }
+    }
+
+    /// The stateful endpoint's sessions.
+    #[cfg(test)]
+    pub(super) fn sessions(&self) -> Option<&Arc<Sessions>> {
+        match &*self.endpoint {
+            Endpoint::Stateful(front) => front.sessions.as_ref(),
+            Endpoint::Stateless(_) => None,
         }
     }
 
