@@ -58,6 +58,12 @@ async fn greet(caller: Caller) -> String {
     format!("Hello, {}!", caller.subject().unwrap_or("local user"))
 }
 
+/// Held by each test that calls a tool: tracing caches whether a log site is enabled when
+/// the site is first hit, and a site first hit on another test's thread while
+/// [`the_call_span_names_the_subject_and_client`] installs its subscriber can be cached as
+/// disabled for it, so the tests here run one at a time.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn registry() -> Registry {
     Registry::builder().build().expect("the registry builds")
 }
@@ -95,6 +101,7 @@ fn a_context_outside_a_server_has_the_local_caller() {
 
 #[tokio::test]
 async fn tools_see_the_local_caller_unless_the_context_carries_one() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let registry = registry();
     let local = call(&registry, "whoami", ToolContext::default()).await;
     assert_eq!(
@@ -113,6 +120,7 @@ async fn tools_see_the_local_caller_unless_the_context_carries_one() {
 
 #[tokio::test]
 async fn a_view_gives_a_local_context_a_caller_with_its_permissions_and_keeps_a_real_one() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let registry = registry();
     let view = registry.view(&PermissionSet::new(["NOTE_READ"]));
     let anonymous = call(&view, "whoami_read", ToolContext::default()).await;
@@ -135,6 +143,7 @@ async fn a_view_gives_a_local_context_a_caller_with_its_permissions_and_keeps_a_
 
 #[tokio::test]
 async fn resources_and_prompts_get_the_caller_too() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let registry = registry();
     let read = |ctx| {
         let registry = registry.clone();
@@ -183,6 +192,7 @@ impl Write for Captured {
 
 #[tokio::test]
 async fn the_call_span_names_the_subject_and_client() {
+    let _one_at_a_time = ONE_AT_A_TIME.lock().await;
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
