@@ -33,6 +33,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+import client_cli
+
 warnings.simplefilter("ignore")
 
 STEP_DEADLINE_S = 60.0
@@ -121,27 +123,12 @@ async def run(args: argparse.Namespace) -> list[Any]:
 
 
 def main() -> int:
-    argv = sys.argv[1:]
-    command: list[str] = []
-    if "--" in argv:
-        at = argv.index("--")
-        argv, command = argv[:at], argv[at + 1 :]
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
-    parser.add_argument("--url")
-    parser.add_argument("--token")
+    parser = client_cli.parser(__doc__)
     parser.add_argument("--steps", required=True, type=json.loads)
-    args = parser.parse_args(argv)
-    if bool(args.url) == bool(command):
-        parser.error("give either --url URL or `-- PROGRAM [ARG...]` (stdio)")
+    args = client_cli.parse(parser)
     if not isinstance(args.steps, list) or not all(isinstance(s, list) and s for s in args.steps):
         parser.error("--steps must be a JSON array of non-empty arrays")
-    args.stdio = command
-    report = anyio.run(run, args)
-    json.dump(report, sys.stdout, indent=1, default=str)
-    sys.stdout.write("\n")
-    return 0
-
+    return client_cli.report(run, args)
 
 if __name__ == "__main__":
     sys.exit(main())

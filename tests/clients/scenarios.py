@@ -21,7 +21,6 @@ an exception inside one is reported as {"error": {...}} and the next one still r
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from typing import Any, Awaitable, Callable
@@ -33,6 +32,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+
+import client_cli
 
 # The SDK flags the logging feature as deprecated (SEP-2577); the tests use it on purpose.
 warnings.simplefilter("ignore")
@@ -350,29 +351,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> int:
-    argv = sys.argv[1:]
-    command: list[str] = []
-    if "--" in argv:
-        at = argv.index("--")
-        argv, command = argv[:at], argv[at + 1 :]
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
-    parser.add_argument("--url")
-    parser.add_argument("--token")
+    parser = client_cli.parser(__doc__)
     parser.add_argument("--oauth-client")
     parser.add_argument("--oauth-secret")
     parser.add_argument("--oauth-issuer")
     parser.add_argument("--oauth-scope")
     parser.add_argument("scenarios", nargs="+", choices=sorted(SCENARIOS), metavar="SCENARIO")
-    args = parser.parse_args(argv)
-    if bool(args.url) == bool(command):
-        parser.error("give either --url URL or `-- PROGRAM [ARG...]` (stdio)")
-    args.stdio = command
-    report = anyio.run(run, args)
-    json.dump(report, sys.stdout, indent=1, default=str)
-    sys.stdout.write("\n")
-    return 0
-
+    return client_cli.report(run, client_cli.parse(parser))
 
 if __name__ == "__main__":
     sys.exit(main())
