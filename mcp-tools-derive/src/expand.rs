@@ -102,27 +102,38 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
     let name = tool.name();
     let name_const = name_const(tool);
 
-    let (args_struct, args_ty, field_values) = arguments(tool);
+    let Arguments {
+        definition,
+        ty: args_ty,
+        parse,
+    } = arguments(tool);
     let extractors = extractors(tool);
     let requirements = requirements(tool);
     let call_args = call_args(tool, |p| {
-        field_values
-            .iter()
-            .find(|(field, _)| *field == p.ident)
-            .map(|(_, value)| value.clone())
-            .unwrap_or_default()
+        let ident = &p.ident;
+        quote! { #ident }
     });
     let ret_ty = return_type(&tool.item);
     let metadata = metadata(tool);
     let constraints = constraints(tool);
 
+    // The handler is one plain fn per tool returning its boxed future: no closure type, so
+    // no handler type to instantiate the runtime's generics for.
     quote! {
         #item
 
         #name_const
 
         const _: () = {
-            #args_struct
+            #definition
+
+            fn __mcp_tool_call(__arguments: ::mcp_tools::__private::JsonObject, __ctx: ::mcp_tools::ToolContext) -> ::mcp_tools::__private::ToolFuture {
+                ::std::boxed::Box::pin(async move {
+                    #parse
+                    #(#extractors)*
+                    ::mcp_tools::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
+                })
+            }
 
             fn __mcp_tool_def() -> ::core::result::Result<::mcp_tools::__private::ToolDef, ::mcp_tools::__private::DefError> {
                 let __input_schema = ::mcp_tools::__private::input_schema::<#args_ty>(#name, &[#(#constraints),*])?;
@@ -132,11 +143,7 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
                     .output_schema(<#ret_ty as ::mcp_tools::__private::IntoToolResult>::output_schema())
                     #(#requirements)*
                     .source(::core::file!(), ::core::line!())
-                    .handler(|__arguments: ::mcp_tools::__private::JsonObject, __ctx: ::mcp_tools::ToolContext| async move {
-                        let __args: #args_ty = ::mcp_tools::__private::parse_args(#name, __arguments)?;
-                        #(#extractors)*
-                        ::mcp_tools::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
-                    })
+                    .boxed_handler(__mcp_tool_call)
                     .build()
             }
 
@@ -414,28 +421,49 @@ fn common_calls(item: &AnnotatedFn) -> TokenStream {
     }
 }
 
-/// The arguments type (hidden struct or the user's `#[args]` type), its definition, and
-/// the expression passing each plain argument.
-fn arguments(tool: &AnnotatedFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, TokenStream)>) {
+/// How a tool gets its arguments.
+struct Arguments {
+    /// Items beside the handler: the argument checks, and for plain arguments the hidden
+    /// struct whose schemars derive gives the input schema, and the default fns.
+    definition: TokenStream,
+    /// The type the input schema is generated for.
+    ty: TokenStream,
+    /// The handler's statements binding each argument (by the parameter's name, or
+    /// `__args` for an `#[args]` struct) from `__arguments`.
+    parse: TokenStream,
+}
+
+/// An `#[args]` struct is deserialized whole; plain arguments are taken one by one with
+/// the runtime's `Arguments` (the same answers as a derived `Deserialize`, without a
+/// visitor per tool).
+fn arguments(tool: &AnnotatedFn) -> Arguments {
+    let name = tool.name();
     if let Some(param) = tool
         .params
         .iter()
         .find(|p| matches!(p.kind, ParamKind::Args))
     {
         let ty = &param.ty;
-        let check = argument_check(ty);
-        return (quote! { #check }, quote! { #ty }, Vec::new());
+        return Arguments {
+            definition: argument_check(ty),
+            ty: quote! { #ty },
+            parse: quote! {
+                let __args: #ty = ::mcp_tools::__private::parse_args(#name, __arguments)?;
+            },
+        };
     }
     let mut fields = Vec::new();
-    let mut checks = Vec::new();
     let mut defaults = Vec::new();
-    let mut values = Vec::new();
+    let mut wires = Vec::new();
+    let mut idents = Vec::new();
+    let mut takes = Vec::new();
     for param in &tool.params {
         let ParamKind::Arg { attr, doc } = &param.kind else {
             continue;
         };
         let ident = &param.ident;
         let ty = &param.ty;
+        let index = wires.len();
         let mut attrs = Vec::new();
         for line in doc {
             attrs.push(quote! { #[doc = #line] });
@@ -446,7 +474,8 @@ fn arguments(tool: &AnnotatedFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, 
         if let Some(rename) = &attr.rename {
             attrs.push(quote! { #[serde(rename = #rename)] });
         }
-        if let Some(default) = &attr.default {
+        // Spanned at the type, so a type that cannot be an argument is reported there.
+        let take = if let Some(default) = &attr.default {
             let default_fn = format_ident!("__mcp_default_{}", ident);
             let path = default_fn.to_string();
             let value = default_value(default);
@@ -454,10 +483,18 @@ fn arguments(tool: &AnnotatedFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, 
                 fn #default_fn() -> #ty { #value }
             });
             attrs.push(quote! { #[serde(default = #path)] });
+            let take =
+                quote_spanned! {ty.span()=> ::mcp_tools::__private::Arguments::take_or::<#ty> };
+            quote! { #take(&mut __fields, #index, #default_fn) }
         } else if is_vec(ty) || is_bool(ty) {
             // The optional-parameter rule: `[]` / `false` when absent, and the schema says so.
             attrs.push(quote! { #[serde(default)] });
-        }
+            let take = quote_spanned! {ty.span()=> ::mcp_tools::__private::Arguments::take_or_default::<#ty> };
+            quote! { #take(&mut __fields, #index) }
+        } else {
+            let take = quote_spanned! {ty.span()=> ::mcp_tools::__private::Arguments::take::<#ty> };
+            quote! { #take(&mut __fields, #index) }
+        };
         let bound = |key: &str, min: &Option<syn::Expr>, max: &Option<syn::Expr>| {
             let key = format_ident!("{}", key);
             let min = min.as_ref().map(|m| quote! { min = #m, });
@@ -469,20 +506,43 @@ fn arguments(tool: &AnnotatedFn) -> (TokenStream, TokenStream, Vec<(syn::Ident, 
         if let Some(pattern) = &attr.pattern {
             attrs.push(quote! { #[schemars(pattern(#pattern))] });
         }
-        checks.push(argument_check(ty));
         fields.push(quote! { #(#attrs)* #ident: #ty, });
-        values.push((ident.clone(), quote! { __args.#ident }));
+        wires.push(param.wire_name());
+        idents.push(ident);
+        takes.push(take);
     }
     let definition = quote! {
-        #(#checks)*
-        #[derive(::mcp_tools::__private::serde::Deserialize, ::mcp_tools::__private::schemars::JsonSchema)]
-        #[serde(crate = "::mcp_tools::__private::serde", deny_unknown_fields)]
+        // Only its schema is used: the arguments are taken one by one.
+        #[derive(::mcp_tools::__private::schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
         #[schemars(crate = "::mcp_tools::__private::schemars")]
-        #[allow(non_camel_case_types)]
+        #[allow(non_camel_case_types, dead_code)]
         struct __McpToolArgs { #(#fields)* }
         #(#defaults)*
     };
-    (definition, quote! { __McpToolArgs }, values)
+    let open = quote! {
+        let mut __fields = ::mcp_tools::__private::Arguments::new(#name, __arguments, &[#(#wires),*]);
+    };
+    let parse = if takes.is_empty() {
+        quote! {
+            #open
+            __fields.finish()?;
+        }
+    } else {
+        quote! {
+            #open
+            let __taken = (#(#takes,)*);
+            let (#(::core::result::Result::Ok(#idents),)*) = __taken else {
+                return ::core::result::Result::Err(__fields.error());
+            };
+            __fields.finish()?;
+        }
+    };
+    Arguments {
+        definition,
+        ty: quote! { __McpToolArgs },
+        parse,
+    }
 }
 
 /// The builder calls for every tool metadata key.

@@ -169,12 +169,15 @@ pub mod __private {
     pub use crate::registration::Registration;
 
     pub use crate::context::FromContext;
+    pub use crate::definition::arguments::{Arguments, Skipped};
     pub use crate::definition::{
         CliOptions, CompletionRequest, DefError, IntoCompletion, Params, PromptArgument, PromptDef,
         ResourceDef, ResourceRequest, ToolDef,
     };
     pub use crate::output::{IntoPromptResult, IntoResourceContents, IntoToolResult, ToolError};
     pub use crate::schema::JsonObject;
+
+    pub use crate::definition::tool::ToolFuture;
 
     /// The CLI's flag conversion, for the fuzz targets.
     #[cfg(feature = "cli")]
@@ -187,9 +190,8 @@ pub mod __private {
         tool: &str,
         arguments: JsonObject,
     ) -> Result<T, ToolError> {
-        serde_json::from_value(Value::Object(arguments)).map_err(|err| {
-            ToolError::validation(format!("invalid arguments for tool '{tool}': {err}"))
-        })
+        serde_json::from_value(Value::Object(arguments))
+            .map_err(|err| crate::definition::arguments::invalid_arguments(tool, err))
     }
 
     /// What a tool argument's type needs; bounded on by the generated code so a missing
@@ -200,7 +202,7 @@ pub mod __private {
         note = "derive them on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]` (schemars 1.x)",
         note = "if it is an extractor imported under another name, mark the parameter `#[extract]`"
     )]
-    pub trait ToolArgument {}
+    pub trait ToolArgument: serde::de::DeserializeOwned + schemars::JsonSchema {}
 
     impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
 
@@ -232,7 +234,15 @@ pub mod __private {
         tool: &str,
         constraints: &[Constraint],
     ) -> Result<JsonObject, DefError> {
-        let schema = crate::schema::input_schema_for::<T>();
+        checked_constraints(tool, constraints, crate::schema::input_schema_for::<T>())
+    }
+
+    /// [`input_schema`]'s check, compiled once rather than once per tool.
+    fn checked_constraints(
+        tool: &str,
+        constraints: &[Constraint],
+        schema: JsonObject,
+    ) -> Result<JsonObject, DefError> {
         let properties = schema.get("properties").and_then(Value::as_object);
         for (argument, key, keywords) in constraints {
             let property = properties.and_then(|p| p.get(*argument));

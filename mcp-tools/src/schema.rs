@@ -21,8 +21,14 @@ fn settings() -> SchemaSettings {
     })
 }
 
+/// The schema of `T` as a client-ready object. Only the schemars call depends on `T`; the
+/// rest is [`client_ready`], compiled once rather than once per tool.
 fn generate<T: JsonSchema + ?Sized>(settings: SchemaSettings) -> JsonObject {
-    let schema = settings.into_generator().into_root_schema_for::<T>();
+    client_ready(settings.into_generator().into_root_schema_for::<T>())
+}
+
+/// A root schema as an object without `$schema` or a root `title`.
+fn client_ready(schema: schemars::Schema) -> JsonObject {
     let mut object = match schema.to_value() {
         Value::Object(object) => object,
         Value::Bool(true) => JsonObject::new(),
@@ -63,7 +69,11 @@ pub fn input_schema_for<T: JsonSchema + ?Sized>() -> JsonObject {
 /// assert_eq!(schema["required"], serde_json::json!(["result"]));
 /// ```
 pub fn output_schema_for<T: JsonSchema + ?Sized>() -> JsonObject {
-    let schema = generate::<T>(settings().for_serialize());
+    wrapped_output(generate::<T>(settings().for_serialize()))
+}
+
+/// An output schema as the protocol wants it: an object, else wrapped as `{"result": …}`.
+fn wrapped_output(schema: JsonObject) -> JsonObject {
     if is_object_schema(&schema) {
         return schema;
     }
@@ -88,13 +98,20 @@ pub fn is_object_schema(schema: &JsonObject) -> bool {
 /// assert!(mcp_tools::schema::wraps_output::<String>());
 /// ```
 pub fn wraps_output<T: JsonSchema + ?Sized + 'static>() -> bool {
+    wraps_output_of(TypeId::of::<T>(), || {
+        generate::<T>(settings().for_serialize())
+    })
+}
+
+/// [`wraps_output`] for the type `id`, whose output schema `schema` makes when not cached
+/// (the cache lookup is compiled once, not once per output type).
+fn wraps_output_of(id: TypeId, schema: fn() -> JsonObject) -> bool {
     static CACHE: OnceLock<RwLock<HashMap<TypeId, bool>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    let id = TypeId::of::<T>();
     if let Some(wraps) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
         return *wraps;
     }
-    let wraps = !is_object_schema(&generate::<T>(settings().for_serialize()));
+    let wraps = !is_object_schema(&schema());
     cache
         .write()
         .unwrap_or_else(|e| e.into_inner())

@@ -3,6 +3,7 @@
 //! you did with a builder. Depends on [`output`](crate::output) and [`context`](crate::context)
 //! (handlers return outputs and take a context); nothing here knows the registry.
 
+pub(crate) mod arguments;
 pub(crate) mod common;
 pub(crate) mod completion;
 pub(crate) mod params;

@@ -49,6 +49,24 @@ where
     }
 }
 
+/// The boxed future of one tool call, as a generated handler returns it.
+#[doc(hidden)]
+pub type ToolFuture = BoxFuture<'static, Result<ToolResult, ToolError>>;
+
+/// A handler that is a plain fn returning its boxed future: what `#[mcp_tool]` generates
+/// (one small fn per tool, and no handler type of its own), called without boxing again.
+struct BoxedToolFn(fn(JsonObject, ToolContext) -> ToolFuture);
+
+impl ToolHandler for BoxedToolFn {
+    fn call(
+        &self,
+        arguments: JsonObject,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, Result<ToolResult, ToolError>> {
+        (self.0)(arguments, ctx)
+    }
+}
+
 /// Behaviour hints a client may use to decide how carefully to call a tool. `None`: not
 /// said (clients then assume the protocol's defaults: not read-only, destructive, not
 /// idempotent, open world).
@@ -355,6 +373,13 @@ impl ToolDefBuilder {
         Fut: Future<Output = Result<ToolResult, ToolError>> + Send + 'static,
     {
         self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The handler as a fn that boxes its own future. For the macros' generated code.
+    #[doc(hidden)]
+    pub fn boxed_handler(mut self, handler: fn(JsonObject, ToolContext) -> ToolFuture) -> Self {
+        self.handler = Some(Arc::new(BoxedToolFn(handler)));
         self
     }
 

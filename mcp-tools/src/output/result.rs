@@ -50,8 +50,14 @@ impl ToolResult {
     /// A successful result with structured content and its pretty JSON as text (the spec
     /// asks servers to send both).
     pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
-        let value = serde_json::to_value(value)
-            .map_err(|e| ToolError::internal(format!("cannot serialize tool output: {e}")))?;
+        ToolResult::structured(serde_json::to_value(value))
+    }
+
+    /// [`ToolResult::json`] after the serialization, the part that does not depend on the
+    /// value's type (compiled once, not once per output type).
+    fn structured(value: Result<Value, serde_json::Error>) -> Result<Self, ToolError> {
+        let value =
+            value.map_err(|e| ToolError::internal(format!("cannot serialize tool output: {e}")))?;
         let text = serde_json::to_string_pretty(&value)
             .map_err(|e| ToolError::internal(format!("cannot serialize tool output: {e}")))?;
         Ok(ToolResult {
@@ -236,12 +242,18 @@ impl IntoToolResult for Vec<ContentBlock> {
     }
 }
 
+/// A structured value whose schema is not an object, as sent: `{"result": value}`.
+fn wrapped_output(value: Value) -> Value {
+    serde_json::json!({ "result": value })
+}
+
 impl<T: Serialize + JsonSchema + 'static> IntoToolResult for Json<T> {
     fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        let value = serde_json::to_value(&self.0);
         if schema::wraps_output::<T>() {
-            ToolResult::json(&serde_json::json!({ "result": self.0 }))
+            ToolResult::structured(value.map(wrapped_output))
         } else {
-            ToolResult::json(&self.0)
+            ToolResult::structured(value)
         }
     }
 
