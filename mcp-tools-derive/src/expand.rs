@@ -118,23 +118,14 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
     let constraints = constraints(tool);
 
     // The handler is one plain fn per tool returning its boxed future: no closure type, so
-    // no handler type to instantiate the runtime's generics for.
+    // no handler type to instantiate the runtime's generics for. Items in this order so
+    // errors come in the fn's order: the return type, the arguments, then the schema derive.
     quote! {
         #item
 
         #name_const
 
         const _: () = {
-            #definition
-
-            fn __mcp_tool_call(__arguments: ::mcp_tools::__private::JsonObject, __ctx: ::mcp_tools::ToolContext) -> ::mcp_tools::__private::ToolFuture {
-                ::std::boxed::Box::pin(async move {
-                    #parse
-                    #(#extractors)*
-                    ::mcp_tools::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
-                })
-            }
-
             fn __mcp_tool_def() -> ::core::result::Result<::mcp_tools::__private::ToolDef, ::mcp_tools::__private::DefError> {
                 let __input_schema = ::mcp_tools::__private::input_schema::<#args_ty>(#name, &[#(#constraints),*])?;
                 ::mcp_tools::__private::ToolDef::builder(#name)
@@ -146,6 +137,16 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
                     .boxed_handler(__mcp_tool_call)
                     .build()
             }
+
+            fn __mcp_tool_call(__arguments: ::mcp_tools::__private::JsonObject, __ctx: ::mcp_tools::ToolContext) -> ::mcp_tools::__private::ToolFuture {
+                ::std::boxed::Box::pin(async move {
+                    #parse
+                    #(#extractors)*
+                    ::mcp_tools::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
+                })
+            }
+
+            #definition
 
             ::mcp_tools::__private::inventory::submit! {
                 ::mcp_tools::__private::Registration::new(__mcp_tool_def)
