@@ -109,3 +109,26 @@ fn every_fuzz_target_survives_its_corpus_and_mutations() {
         eprintln!("{name}: {runs} mutated inputs");
     }
 }
+
+// Findings of the coverage-guided campaigns, each kept as a named case (its input is in the
+// seed corpus too).
+
+/// The body check skipped a UTF-8 byte-order mark and accepted the request, but rmcp parsed
+/// the raw body again and answered a plain-text `415`.
+#[test]
+fn http_body_with_a_byte_order_mark_is_answered() {
+    mcp_tools_tests::fuzz::http_body(
+        b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\r\n",
+    );
+}
+
+/// The body check read a member given twice as its last value (as `serde_json::Value`
+/// does) and accepted the notification; rmcp's typed parse of the raw body refused it with
+/// a plain-text `415`.
+#[test]
+fn http_body_with_a_member_given_twice_is_answered() {
+    mcp_tools_tests::fuzz::http_body(
+        br#"{"jsonrpc":"2.0","method":"noti.0","method":"notifications/initialized"}"#,
+    );
+    mcp_tools_tests::fuzz::http_body(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#);
+}
