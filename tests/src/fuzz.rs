@@ -1,5 +1,5 @@
 //! Fuzz target bodies for every parser that sees untrusted bytes, shared by the
-//! coverage-guided targets in `fuzz/` (`cargo +nightly fuzz run NAME`) and the bounded
+//! coverage-guided targets in `fuzz/` (`scripts/fuzz-campaign.sh`) and the bounded
 //! stable smoke run in `tests/tests/fuzz_smoke.rs`. Each takes arbitrary bytes, must not
 //! panic or hang, and checks what its parser promises.
 //!

@@ -1,7 +1,8 @@
 //! A bounded run of every fuzz target on stable: the seed corpus of `fuzz/corpus/<target>/`,
 //! then mutations of it from a fixed-seed generator, for at most `MCP_TOOLS_FUZZ_MS`
 //! milliseconds per target (default 1,500). Coverage-guided campaigns use the same bodies:
-//! `cd fuzz && cargo +nightly fuzz run <target>`.
+//! `scripts/fuzz-campaign.sh` (docs/fuzzing.md). Each finding of a campaign is also a named
+//! test below.
 
 use std::time::{Duration, Instant};
 
