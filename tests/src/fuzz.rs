@@ -1,10 +1,12 @@
 //! Fuzz target bodies for every parser that sees untrusted bytes, shared by the
-//! coverage-guided targets in `fuzz/` (`cargo +nightly fuzz run NAME`) and the bounded
+//! coverage-guided targets in `fuzz/` (`scripts/fuzz-campaign.sh`) and the bounded
 //! stable smoke run in `tests/tests/fuzz_smoke.rs`. Each takes arbitrary bytes, must not
 //! panic or hang, and checks what its parser promises.
 //!
-//! - [`line_codec`]: a whole MCP session over the stdio/TCP line codec (the same check
-//!   that answers HTTP bodies): every reply is one JSON-RPC message per line;
+//! - [`line_codec`]: a whole MCP session over the stdio/TCP line codec: every reply is
+//!   one JSON-RPC message per line;
+//! - [`http_body`]: one `POST` body through the HTTP endpoint's body check (the same codec
+//!   checks, then rmcp): a `400` with a JSON-RPC error, or a message rmcp answers;
 //! - [`tool_arguments`]: argument validation and deserialization of real tools;
 //! - [`uri_template`]: RFC 6570 template parsing and matching;
 //! - [`permissions_file`], [`tokens_file`]: the two files an operator writes;
@@ -14,11 +16,16 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE, HOST};
+use http::{Request, StatusCode};
+use http_body_util::{BodyExt, Full};
 use mcp_tools::definition::{ToolDef, UriTemplate};
-use mcp_tools::server::{Server, TokenResolver, TokenTable};
+use mcp_tools::server::{HttpOptions, McpService, Server, TokenResolver, TokenTable};
 use mcp_tools::{PermissionSet, Registry, ToolContext};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tower_service::Service;
 
 /// A fuzz target: arbitrary bytes in, a panic on a broken promise.
 pub type Target = fn(&[u8]);
@@ -26,6 +33,7 @@ pub type Target = fn(&[u8]);
 /// The fuzz targets by name, for the smoke run.
 pub const TARGETS: &[(&str, Target)] = &[
     ("line_codec", line_codec),
+    ("http_body", http_body),
     ("tool_arguments", tool_arguments),
     ("uri_template", uri_template),
     ("permissions_file", permissions_file),
@@ -92,6 +100,85 @@ pub fn line_codec(data: &[u8]) {
     for line in output.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let message: Value = serde_json::from_slice(line).expect("every reply line is JSON");
         assert_eq!(message["jsonrpc"], "2.0", "{message}");
+    }
+}
+
+/// The fixture's stateless HTTP endpoint: the tower `Service` `serve_http` serves.
+fn http_endpoint() -> &'static McpService {
+    static ENDPOINT: OnceLock<McpService> = OnceLock::new();
+    ENDPOINT.get_or_init(|| {
+        Server::new(registry().clone()).http_service(HttpOptions::default().stateless())
+    })
+}
+
+/// `data` as the body of a JSON `POST` to the HTTP endpoint. The body check answers every
+/// body it refuses with `400`, `Content-Type: application/json` and a JSON-RPC error:
+/// `-32700` only for what is not JSON, `-32600` for JSON that is no JSON-RPC message, with
+/// `"id"` null or the body's own. What it lets through is a JSON-RPC 2.0 object, which rmcp
+/// answers with `200` and the reply to the same `id` (a request) or `202` (anything else).
+pub fn http_body(data: &[u8]) {
+    let (status, content_type, reply) = runtime().block_on(async {
+        let request = Request::post("/mcp")
+            .header(HOST, "localhost")
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(Full::new(Bytes::copy_from_slice(data)))
+            .expect("a valid request head");
+        let mut endpoint = http_endpoint().clone();
+        let Ok(response) = endpoint.call(request).await;
+        let (parts, body) = response.into_parts();
+        let body = tokio::time::timeout(Duration::from_secs(10), body.collect())
+            .await
+            .expect("the reply ends")
+            .expect("the reply's body is whole")
+            .to_bytes();
+        let content_type = parts
+            .headers
+            .get(CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        (parts.status, content_type, body)
+    });
+    let text = String::from_utf8_lossy(&reply);
+    let document = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(data);
+    let sent = serde_json::from_slice::<Value>(document).ok();
+    if status == StatusCode::BAD_REQUEST {
+        assert_eq!(content_type.as_deref(), Some("application/json"), "{text}");
+        let reply: Value = serde_json::from_slice(&reply).expect("a refusal is JSON");
+        assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+        assert!(reply.get("result").is_none(), "{reply}");
+        assert!(reply["error"]["message"].is_string(), "{reply}");
+        let sent_id = sent.as_ref().and_then(|sent| sent.get("id"));
+        assert!(
+            reply["id"].is_null() || Some(&reply["id"]) == sent_id,
+            "{reply} answers another id than {sent_id:?}"
+        );
+        match reply["error"]["code"].as_i64() {
+            Some(-32700) => assert!(sent.is_none(), "JSON refused as a parse error: {reply}"),
+            Some(-32600) => assert!(
+                sent.is_some() || text.contains("nested deeper"),
+                "no JSON, yet not a parse error: {reply}"
+            ),
+            _ => panic!("a refusal is -32700 or -32600: {reply}"),
+        }
+        return;
+    }
+    let Some(Value::Object(message)) = sent else {
+        panic!("a body that is no JSON object got {status}: {text}");
+    };
+    assert_eq!(
+        message.get("jsonrpc"),
+        Some(&Value::from("2.0")),
+        "{status}: {text}"
+    );
+    let id = message.get("id");
+    let is_request = id.is_some() && message.get("method").is_some_and(Value::is_string);
+    if is_request {
+        assert_eq!(status, StatusCode::OK, "{text}");
+        let reply: Value = serde_json::from_slice(&reply).expect("a reply is JSON");
+        assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+        assert_eq!(Some(&reply["id"]), id, "{reply}");
+    } else {
+        assert_eq!(status, StatusCode::ACCEPTED, "{text}");
     }
 }
 

@@ -1,7 +1,8 @@
 //! A bounded run of every fuzz target on stable: the seed corpus of `fuzz/corpus/<target>/`,
 //! then mutations of it from a fixed-seed generator, for at most `MCP_TOOLS_FUZZ_MS`
 //! milliseconds per target (default 1,500). Coverage-guided campaigns use the same bodies:
-//! `cd fuzz && cargo +nightly fuzz run <target>`.
+//! `scripts/fuzz-campaign.sh` (docs/fuzzing.md). Each finding of a campaign is also a named
+//! test below.
 
 use std::time::{Duration, Instant};
 
@@ -108,4 +109,27 @@ fn every_fuzz_target_survives_its_corpus_and_mutations() {
         }
         eprintln!("{name}: {runs} mutated inputs");
     }
+}
+
+// Findings of the coverage-guided campaigns, each kept as a named case (its input is in the
+// seed corpus too).
+
+/// The body check skipped a UTF-8 byte-order mark and accepted the request, but rmcp parsed
+/// the raw body again and answered a plain-text `415`.
+#[test]
+fn http_body_with_a_byte_order_mark_is_answered() {
+    mcp_tools_tests::fuzz::http_body(
+        b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\r\n",
+    );
+}
+
+/// The body check read a member given twice as its last value (as `serde_json::Value`
+/// does) and accepted the notification; rmcp's typed parse of the raw body refused it with
+/// a plain-text `415`.
+#[test]
+fn http_body_with_a_member_given_twice_is_answered() {
+    mcp_tools_tests::fuzz::http_body(
+        br#"{"jsonrpc":"2.0","method":"noti.0","method":"notifications/initialized"}"#,
+    );
+    mcp_tools_tests::fuzz::http_body(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#);
 }

@@ -101,6 +101,15 @@ impl ListChanged {
     }
 }
 
+impl Drop for ListChanged {
+    /// Wake the pump so it sees the broadcaster gone and ends: otherwise every server
+    /// built on a long-lived registry would leave a task parked forever (found by the
+    /// `line_codec` fuzz campaign's memory growth, one server per input).
+    fn drop(&mut self) {
+        self.wake.notify_one();
+    }
+}
+
 /// Send one notification to every legacy session's peer and every `subscriptions/listen`
 /// stream at once. A failed send is only logged (debug): the session may have just gone.
 /// `what` names the notification and `stream` what a sink is called, for the log line.
@@ -188,5 +197,31 @@ impl Drop for SinkGuard<'_> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|(k, _)| *k != self.key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ListChanged;
+    use crate::registry::Registry;
+
+    /// A server built on a registry that outlives it leaves no task behind (each such
+    /// server used to leave its pump parked forever).
+    #[tokio::test]
+    async fn the_pump_ends_with_its_broadcaster() {
+        let registry = Registry::builder().include_linked(false).build().unwrap();
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let list_changed = ListChanged::attach(&registry);
+        list_changed.start_pump();
+        tokio::task::yield_now().await;
+        assert_eq!(metrics.num_alive_tasks(), 1);
+        drop(list_changed);
+        for _ in 0..100 {
+            if metrics.num_alive_tasks() == 0 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(metrics.num_alive_tasks(), 0, "the pump still runs");
     }
 }

@@ -306,7 +306,14 @@ impl<M: SessionManager> Front<M> {
             }
         };
         match decode_document(&bytes) {
-            Ok(message) => Ok((message, Request::from_parts(parts, Full::new(bytes)))),
+            Ok(message) => {
+                // rmcp gets the message as checked, not the body: it parses the bytes
+                // itself and would refuse with a plain-text 415 what the codec accepted
+                // (a byte-order mark, a member given twice, found by the http_body fuzz
+                // target).
+                let checked = serde_json::to_vec(&message).map_or(bytes, Bytes::from);
+                Ok((message, Request::from_parts(parts, Full::new(checked))))
+            }
             Err(reply) => {
                 tracing::debug!(%reply, "answering a bad HTTP body");
                 Err(Box::new(respond(
