@@ -77,8 +77,11 @@ mod tcp;
 mod tests;
 #[cfg(test)]
 mod tests_offerings;
+#[cfg(test)]
+mod tests_tool_pages;
 #[cfg(feature = "tls")]
 mod tls;
+mod tool_pages;
 #[cfg(unix)]
 mod unix;
 
