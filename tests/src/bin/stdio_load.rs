@@ -7,8 +7,9 @@
 //! process tree, backed by polling `VmRSS`). With several `--cmd` servers, runs alternate between them (A B A B …) so a
 //! ratio against a peer measured in the same invocation can be given.
 //!
-//! With `--method list` each request is instead a full `tools/list` walk (the first page,
-//! then every `nextCursor`), and the rate is pages per second.
+//! With `--method list` the requests are instead `tools/list` page requests, walking the
+//! list (the first page, then every `nextCursor`, then over again), and the rate is pages
+//! per second.
 //!
 //! Output: one JSON line on stdout summarising every server (median requests/s, errors,
 //! peak RSS, ratios against the baseline), plus one JSON line per run on stderr. Exit code 0

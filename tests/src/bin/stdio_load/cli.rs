@@ -39,8 +39,8 @@ pub struct Cli {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     runs: u32,
 
-    /// What each request is: a `tools/call` of --tool, or a full `tools/list` walk (first
-    /// page, then every `nextCursor`; --requests counts walks, --window walks at once).
+    /// What each request is: a `tools/call` of --tool, or a `tools/list` page request of
+    /// a walk (first page, then every `nextCursor`, then over again; --window walks at once).
     #[arg(long, value_enum, default_value_t = Method::Call)]
     method: Method,
 

@@ -1,8 +1,10 @@
-//! `--method list`: full `tools/list` walks. A walk asks for the first page, then follows
-//! `nextCursor` page by page until a page has none; `--window` walks run at once (each
-//! with one page request in flight) until `--requests` walks have completed. A walk is
-//! correct when every page was a result and, with `--expect-tools N`, it listed exactly N
-//! tools with distinct names.
+//! `--method list`: `tools/list` walks. A walk asks for the first page, then follows
+//! `nextCursor` page by page until a page has none, and starts over; `--window` walks run
+//! at once, each with one page request in flight, until `--requests` page requests have
+//! been answered (so servers listing the same number of pages are measured alike, however
+//! many tools each page holds; a walk cut off by the end is not checked). A page is
+//! correct when it is a result; a walk that ends must, with `--expect-tools N`, have listed
+//! exactly N tools, all distinct, or its last page counts as an error.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,9 +53,9 @@ struct Walk {
 
 /// How one reply line moves the walks on.
 enum Step {
-    /// Ask for the page after `cursor` for the same walk.
+    /// A correct page: ask for the page after `cursor` for the same walk.
     Next { walk: Walk, cursor: String },
-    /// The walk is over; whether it was correct.
+    /// The walk's last page; whether it (and the walk) was correct.
     Done(bool),
     /// Not a reply to a page request in flight.
     Unexpected,
@@ -112,8 +114,32 @@ fn page_request(id: u64, cursor: Option<&str>) -> Vec<u8> {
         .into_bytes()
 }
 
-/// Runs `config.requests` walks, `config.window` at a time, counting correct walks in
-/// `ok`, wrong ones in `errors`, pages in `pages`. Returns the writer (stdin kept open).
+/// The page requests of one run: the walks waiting for a page, by request id.
+struct Walks {
+    pending: HashMap<u64, Walk>,
+    /// Requests sent; ids are 1, 2, … so this is also the last id.
+    sent: u64,
+}
+
+impl Walks {
+    /// Ask for the page after `cursor` (the first page without one) for `walk`.
+    async fn send(
+        &mut self,
+        writer: &mut BufWriter<ChildStdin>,
+        walk: Walk,
+        cursor: Option<&str>,
+        counters: &Counters,
+    ) -> anyhow::Result<()> {
+        self.sent += 1;
+        self.pending.insert(self.sent, walk);
+        counters.sent.store(self.sent, Ordering::Relaxed);
+        write_line(writer, &page_request(self.sent, cursor)).await
+    }
+}
+
+/// Answers `config.requests` page requests in walks, `config.window` walks at a time,
+/// counting correct pages in `ok` and wrong ones in `errors`. Returns the writer (stdin
+/// kept open).
 pub(crate) async fn walk_lists(
     mut writer: BufWriter<ChildStdin>,
     mut reader: BufReader<ChildStdout>,
@@ -121,53 +147,42 @@ pub(crate) async fn walk_lists(
     counters: &Arc<Counters>,
 ) -> anyhow::Result<BufWriter<ChildStdin>> {
     let total = config.requests;
-    let mut pending: HashMap<u64, Walk> = HashMap::new();
-    let mut next_id = 1u64;
-    let mut started = 0u64;
-    let mut finished = 0u64;
-    while started < total.min(config.window) {
-        write_line(&mut writer, &page_request(next_id, None)).await?;
-        pending.insert(next_id, Walk::default());
-        next_id += 1;
-        started += 1;
+    let mut walks = Walks {
+        pending: HashMap::new(),
+        sent: 0,
+    };
+    for _ in 0..total.min(config.window) {
+        walks
+            .send(&mut writer, Walk::default(), None, counters)
+            .await?;
     }
-    counters.sent.store(started, Ordering::Relaxed);
     writer.flush().await?;
+    let mut answered = 0u64;
     let mut line = Vec::new();
-    while finished < total {
+    while answered < total {
         if !read_line(&mut reader, &mut line).await? {
-            bail!("the server closed stdout after {finished} of {total} walks");
+            bail!("the server closed stdout after {answered} of {total} pages");
         }
-        let follow_up = match step(&line, &mut pending, config.expect_tools) {
-            Step::Notification => None,
+        let (correct, walk, cursor) = match step(&line, &mut walks.pending, config.expect_tools) {
+            Step::Notification => continue,
             Step::Unexpected => {
                 counters.unexpected.fetch_add(1, Ordering::Relaxed);
-                None
+                continue;
             }
-            Step::Next { walk, cursor } => {
-                counters.pages.fetch_add(1, Ordering::Relaxed);
-                Some((walk, Some(cursor)))
-            }
-            Step::Done(correct) => {
-                counters.pages.fetch_add(1, Ordering::Relaxed);
-                finished += 1;
-                let counter = if correct {
-                    &counters.ok
-                } else {
-                    &counters.errors
-                };
-                counter.fetch_add(1, Ordering::Relaxed);
-                (started < total).then(|| {
-                    started += 1;
-                    counters.sent.store(started, Ordering::Relaxed);
-                    (Walk::default(), None)
-                })
-            }
+            Step::Next { walk, cursor } => (true, walk, Some(cursor)),
+            Step::Done(correct) => (correct, Walk::default(), None),
         };
-        if let Some((walk, cursor)) = follow_up {
-            write_line(&mut writer, &page_request(next_id, cursor.as_deref())).await?;
-            pending.insert(next_id, walk);
-            next_id += 1;
+        answered += 1;
+        let counter = if correct {
+            &counters.ok
+        } else {
+            &counters.errors
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        if walks.sent < total {
+            walks
+                .send(&mut writer, walk, cursor.as_deref(), counters)
+                .await?;
         }
         // Send what was written once every reply already read has been handled.
         if reader.buffer().is_empty() {

@@ -51,12 +51,9 @@ pub struct RunResult {
     pub handshake_ms: f64,
     /// Seconds from the first call sent to the last reply read (or to the deadline).
     pub elapsed_s: f64,
-    /// Replies (correct or not) per second over `elapsed_s`; with `--method list`, pages
-    /// per second.
+    /// Replies (correct or not) per second over `elapsed_s` (with `--method list`, pages
+    /// per second).
     pub rps: f64,
-    /// With `--method list`: the pages read (every walk's replies).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pages: Option<u64>,
     /// Peak resident set in kB of the server's process tree: the sum of each process's
     /// `VmHWM` at the end of the run, or the largest polled `VmRSS` sum if that is larger
     /// (or the only figure, when the server died).
@@ -96,8 +93,6 @@ pub(crate) struct Counters {
     pub(crate) ok: AtomicU64,
     pub(crate) errors: AtomicU64,
     pub(crate) unexpected: AtomicU64,
-    /// `tools/list` pages read (`--method list`).
-    pub(crate) pages: AtomicU64,
 }
 
 /// Runs `target` once with `config`.
@@ -115,7 +110,6 @@ pub async fn run_once(index: usize, target: &Target, config: &RunConfig, round: 
         handshake_ms: 0.0,
         elapsed_s: 0.0,
         rps: 0.0,
-        pages: None,
         peak_rss_kb: None,
         processes: None,
         timed_out: false,
@@ -203,14 +197,7 @@ pub async fn run_once(index: usize, target: &Target, config: &RunConfig, round: 
     result.errors = counters.errors.load(Ordering::Relaxed);
     result.unexpected = counters.unexpected.load(Ordering::Relaxed);
     result.unanswered = config.requests - (result.ok + result.errors).min(config.requests);
-    let answered = match config.method {
-        Method::Call => (result.ok + result.errors) as f64,
-        Method::List => {
-            let pages = counters.pages.load(Ordering::Relaxed);
-            result.pages = Some(pages);
-            pages as f64
-        }
-    };
+    let answered = (result.ok + result.errors) as f64;
     if result.elapsed_s > 0.0 {
         result.rps = answered / result.elapsed_s;
     }
