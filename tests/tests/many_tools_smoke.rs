@@ -36,72 +36,52 @@ fn assert_clean(summary: &Value, labels: &[&str]) {
     }
 }
 
+/// `stdio-load --method list` walks of `targets` (label, fixture flags): `pages` page
+/// requests, two walks at a time, each walk to list `expect` tools.
+fn walks(expect: u64, pages: u64, targets: &[(&str, &str)]) -> (Option<i32>, Value) {
+    let (expect, pages) = (expect.to_string(), pages.to_string());
+    let mut args = vec![
+        "--method".to_string(),
+        "list".into(),
+        "--expect-tools".into(),
+        expect,
+        "--requests".into(),
+        pages,
+        "--window".into(),
+        "2".into(),
+    ];
+    for (label, flags) in targets {
+        args.extend(["--cmd".into(), format!("{label}={}", server(flags))]);
+    }
+    stdio_load(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 #[test]
 fn tools_list_walks_list_all_1000_tools_once_at_any_page_size() {
-    let paged = format!("paged={}", server("serve --stdio --page-size 100"));
-    let one_by_one = format!("one-by-one={}", server("serve --stdio --page-size 1"));
-    let (code, summary) = stdio_load(&[
-        "--method",
-        "list",
-        "--expect-tools",
-        "1000",
-        "--requests",
-        "2000",
-        "--window",
-        "2",
-        "--cmd",
-        &paged,
-        "--cmd",
-        &one_by_one,
-    ]);
+    let (code, summary) = walks(
+        1000,
+        2000,
+        &[
+            ("paged", "serve --stdio --page-size 100"),
+            ("one-by-one", "serve --stdio --page-size 1"),
+        ],
+    );
     assert_eq!(code, Some(0), "{summary}");
     assert_clean(&summary, &["paged", "one-by-one"]);
     assert_eq!(summary["method"], "list", "{summary}");
 
-    let whole = format!("whole={}", server("serve --stdio"));
-    let (code, summary) = stdio_load(&[
-        "--method",
-        "list",
-        "--expect-tools",
-        "1000",
-        "--requests",
-        "20",
-        "--cmd",
-        &whole,
-    ]);
+    let (code, summary) = walks(1000, 20, &[("whole", "serve --stdio")]);
     assert_eq!(code, Some(0), "{summary}");
     assert_clean(&summary, &["whole"]);
 
-    let one = format!("one={}", server("--tools 1 serve --stdio"));
-    let (code, summary) = stdio_load(&[
-        "--method",
-        "list",
-        "--expect-tools",
-        "1",
-        "--requests",
-        "200",
-        "--cmd",
-        &one,
-    ]);
+    let (code, summary) = walks(1, 200, &[("one", "--tools 1 serve --stdio")]);
     assert_eq!(code, Some(0), "{summary}");
     assert_clean(&summary, &["one"]);
 }
 
 #[test]
 fn a_walk_missing_a_tool_is_an_error() {
-    let paged = format!("paged={}", server("serve --stdio --page-size 100"));
-    let (code, summary) = stdio_load(&[
-        "--method",
-        "list",
-        "--expect-tools",
-        "1001",
-        "--requests",
-        "20",
-        "--window",
-        "2",
-        "--cmd",
-        &paged,
-    ]);
+    let (code, summary) = walks(1001, 20, &[("paged", "serve --stdio --page-size 100")]);
     assert_eq!(code, Some(1), "{summary}");
     // Two walks of ten pages: each walk's last page counts as the error.
     assert_eq!(summary["servers"][0]["errors"], 2, "{summary}");
