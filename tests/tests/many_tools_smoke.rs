@@ -37,9 +37,9 @@ fn assert_clean(summary: &Value, labels: &[&str]) {
 }
 
 /// `stdio-load --method list` walks of `targets` (label, fixture flags): `pages` page
-/// requests, two walks at a time, each walk to list `expect` tools.
-fn walks(expect: u64, pages: u64, targets: &[(&str, &str)]) -> (Option<i32>, Value) {
-    let (expect, pages) = (expect.to_string(), pages.to_string());
+/// requests, `window` walks at a time, each walk to list `expect` tools.
+fn walks(expect: u64, pages: u64, window: u64, targets: &[(&str, &str)]) -> (Option<i32>, Value) {
+    let (expect, pages, window) = (expect.to_string(), pages.to_string(), window.to_string());
     let mut args = vec![
         "--method".to_string(),
         "list".into(),
@@ -48,7 +48,7 @@ fn walks(expect: u64, pages: u64, targets: &[(&str, &str)]) -> (Option<i32>, Val
         "--requests".into(),
         pages,
         "--window".into(),
-        "2".into(),
+        window,
     ];
     for (label, flags) in targets {
         args.extend(["--cmd".into(), format!("{label}={}", server(flags))]);
@@ -61,6 +61,7 @@ fn tools_list_walks_list_all_1000_tools_once_at_any_page_size() {
     let (code, summary) = walks(
         1000,
         2000,
+        2,
         &[
             ("paged", "serve --stdio --page-size 100"),
             ("one-by-one", "serve --stdio --page-size 1"),
@@ -70,20 +71,20 @@ fn tools_list_walks_list_all_1000_tools_once_at_any_page_size() {
     assert_clean(&summary, &["paged", "one-by-one"]);
     assert_eq!(summary["method"], "list", "{summary}");
 
-    let (code, summary) = walks(1000, 20, &[("whole", "serve --stdio")]);
+    let (code, summary) = walks(1000, 20, 2, &[("whole", "serve --stdio")]);
     assert_eq!(code, Some(0), "{summary}");
     assert_clean(&summary, &["whole"]);
 
-    let (code, summary) = walks(1, 200, &[("one", "--tools 1 serve --stdio")]);
+    let (code, summary) = walks(1, 200, 2, &[("one", "--tools 1 serve --stdio")]);
     assert_eq!(code, Some(0), "{summary}");
     assert_clean(&summary, &["one"]);
 }
 
 #[test]
 fn a_walk_missing_a_tool_is_an_error() {
-    let (code, summary) = walks(1001, 20, &[("paged", "serve --stdio --page-size 100")]);
+    let (code, summary) = walks(1001, 20, 1, &[("paged", "serve --stdio --page-size 100")]);
     assert_eq!(code, Some(1), "{summary}");
-    // Two walks of ten pages: each walk's last page counts as the error.
+    // Two walks of ten pages, one after the other: each walk's last page is the error.
     assert_eq!(summary["servers"][0]["errors"], 2, "{summary}");
 }
 
