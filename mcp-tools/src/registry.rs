@@ -90,6 +90,8 @@ struct Slot {
 
 /// An immutable snapshot of the tools; every change swaps in a new one.
 struct Catalog {
+    /// Counts the runtime changes that led to this snapshot (0 when built).
+    version: u64,
     slots: Vec<Slot>,
     by_name: HashMap<Arc<str>, usize>,
     views: Mutex<HashMap<Option<Mask>, Arc<ViewLists>>>,
@@ -101,7 +103,7 @@ struct ViewLists {
 }
 
 impl Catalog {
-    fn new(mut slots: Vec<Slot>) -> Catalog {
+    fn new(mut slots: Vec<Slot>, version: u64) -> Catalog {
         slots.sort_by(|a, b| a.entry.def.name().cmp(b.entry.def.name()));
         let by_name = slots
             .iter()
@@ -109,6 +111,7 @@ impl Catalog {
             .map(|(i, slot)| (Arc::from(slot.entry.def.name()), i))
             .collect();
         Catalog {
+            version,
             slots,
             by_name,
             views: Mutex::new(HashMap::new()),
@@ -434,7 +437,7 @@ impl RegistryBuilder {
                 report.push(Severity::Error, "", problem);
             }
         }
-        let catalog = Catalog::new(slots);
+        let catalog = Catalog::new(slots, 0);
         for slot in &catalog.slots {
             report.check_tool(&slot.entry.def);
         }
@@ -532,12 +535,21 @@ impl Registry {
     /// sorted by name; computed once per change and per caller. Each serializes to its
     /// `tools/list` entry.
     pub fn list_tools(&self) -> Arc<[Arc<ToolDef>]> {
-        self.shared
-            .catalog
-            .load()
-            .lists(self.caller.as_ref())
-            .tools
-            .clone()
+        self.listed_tools().1
+    }
+
+    /// [`list_tools`](Self::list_tools) with the version of the snapshot it comes from,
+    /// read together: the version counts runtime changes, so it tells a list (and the
+    /// cursors and pages made from it) from any list before or after a change.
+    pub(crate) fn listed_tools(&self) -> (u64, Arc<[Arc<ToolDef>]>) {
+        let catalog = self.shared.catalog.load();
+        let tools = catalog.lists(self.caller.as_ref()).tools.clone();
+        (catalog.version, tools)
+    }
+
+    /// The version of the tools: how many runtime changes the registry has had.
+    pub(crate) fn version(&self) -> u64 {
+        self.shared.catalog.load().version
     }
 
     /// The definition of `name`, if served, enabled and visible to this view's caller.
@@ -628,7 +640,7 @@ impl Registry {
                 .ok_or_else(|| ToolNotFound { name: name.into() })?;
             let changed = slot.enabled != enabled;
             slot.enabled = enabled;
-            Ok(changed)
+            Ok((changed, changed))
         })?;
         if changed {
             self.notify(if enabled {
@@ -689,7 +701,7 @@ impl Registry {
                 entry,
                 enabled: true,
             });
-            Ok(())
+            Ok(((), true))
         })?;
         self.notify(RegistryChange::Registered(name));
         Ok(())
@@ -702,7 +714,7 @@ impl Registry {
                 .iter()
                 .position(|s| s.entry.def.name() == name)
                 .ok_or_else(|| ToolNotFound { name: name.into() })?;
-            Ok(slots.remove(index).entry.def.clone())
+            Ok((slots.remove(index).entry.def.clone(), true))
         })?;
         self.notify(RegistryChange::Unregistered(name.into()));
         Ok(removed)
@@ -768,11 +780,20 @@ impl Registry {
         self.shared.states.contains(TypeId::of::<T>())
     }
 
-    fn mutate<R, E>(&self, change: impl FnOnce(&mut Vec<Slot>) -> Result<R, E>) -> Result<R, E> {
+    /// Apply `change` to a copy of the slots, and swap the copy in as the next version when
+    /// `change` says it changed something (`Ok((outcome, changed))`).
+    fn mutate<R, E>(
+        &self,
+        change: impl FnOnce(&mut Vec<Slot>) -> Result<(R, bool), E>,
+    ) -> Result<R, E> {
         let _writer = self.shared.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let mut slots = self.shared.catalog.load().slots.clone();
-        let outcome = change(&mut slots)?;
-        self.shared.catalog.store(Arc::new(Catalog::new(slots)));
+        let current = self.shared.catalog.load();
+        let mut slots = current.slots.clone();
+        let (outcome, changed) = change(&mut slots)?;
+        if changed {
+            let next = Catalog::new(slots, current.version + 1);
+            self.shared.catalog.store(Arc::new(next));
+        }
         Ok(outcome)
     }
 

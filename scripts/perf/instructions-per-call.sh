@@ -4,17 +4,19 @@
 # `stdio-load`, once with 1 call and once with N+1 calls; (Ir(N+1) - Ir(1)) / N is the
 # cost of one call with start-up and shutdown taken out. Server threads are summed.
 #
-# usage: scripts/perf/instructions-per-call.sh [-n N] [-w WINDOW] LABEL=COMMAND...
+# usage: scripts/perf/instructions-per-call.sh [-n N] [-w WINDOW] [-a "STDIO-LOAD ARGS"] LABEL=COMMAND...
 #   e.g. scripts/perf/instructions-per-call.sh -n 5000 \
 #          ours="target/release/quickstart-mcp serve --stdio" rmcp="target/release/rmcp-echo --pipes"
 # Needs valgrind and a release `stdio-load` (STDIO_LOAD, default target/release/stdio-load).
 set -euo pipefail
 n=5000
 window=1000
-while getopts "n:w:" opt; do
+extra=""
+while getopts "n:w:a:" opt; do
     case $opt in
         n) n=$OPTARG ;;
         w) window=$OPTARG ;;
+        a) extra=$OPTARG ;;
         *) exit 2 ;;
     esac
 done
@@ -33,7 +35,8 @@ for spec in "$@"; do
     cmd=${spec#*=}
     for calls in 1 $((n + 1)); do
         rm -f "$out"/cg.*
-        "$load" -n "$calls" -w "$window" --deadline 600 \
+        # shellcheck disable=SC2086 # $extra is a list of arguments
+        "$load" -n "$calls" -w "$window" --deadline 600 $extra \
             --cmd "$label=exec valgrind --tool=callgrind --trace-children=no --callgrind-out-file=$out/cg.%p $cmd" \
             >/dev/null 2>"$out/stderr" || { cat "$out/stderr" >&2; exit 1; }
         eval "ir_$calls=$(total_ir "$out"/cg.*)"

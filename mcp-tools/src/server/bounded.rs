@@ -7,7 +7,8 @@
 //! memory. Notifications read before that request still go through at once, so a client
 //! that is not over the bound can always cancel a running call.
 //!
-//! `tools/call` requests of an initialized session are served here directly ([`Direct`]):
+//! `tools/call` and `tools/list` requests of an initialized session are served here
+//! directly ([`Direct`]; `tools/list` pages from bytes serialized once, `tool_pages.rs`):
 //! the transport hands them to the session's handler itself (rmcp's own request dispatch,
 //! `Service::handle_request`, so every check rmcp makes still runs) in one task and writes
 //! the reply through the codec, instead of passing them through rmcp's service loop, which
@@ -87,13 +88,15 @@ impl Direct {
         self
     }
 
-    /// The session's peer when `request` can be served directly: a `tools/call` of a
-    /// session that completed the `initialize` handshake on a protocol before 2026-07-28,
-    /// with no per-request protocol version (those go through rmcp, which scopes the
+    /// The session's peer when `request` can be served directly: a `tools/call` or
+    /// `tools/list` of a session that completed the `initialize` handshake on a protocol
+    /// before 2026-07-28, with no per-request protocol version (those go through rmcp, which scopes the
     /// request's version for the handler's own requests to the client).
     fn peer_for(&self, request: &ClientRequest) -> Option<Peer<RoleServer>> {
-        if !matches!(request, ClientRequest::CallToolRequest(_))
-            || request.get_meta().protocol_version().is_some()
+        if !matches!(
+            request,
+            ClientRequest::CallToolRequest(_) | ClientRequest::ListToolsRequest(_)
+        ) || request.get_meta().protocol_version().is_some()
         {
             return None;
         }
@@ -131,16 +134,29 @@ impl Direct {
         let lines = self.lines.clone();
         let held = held.clone();
         self.calls.spawn(async move {
-            let reply = match handler.handle_request(request, context).await {
-                Ok(result) => JsonRpcMessage::response(result, id.clone()),
-                Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
+            let written = match request {
+                // A page serialized once, in its envelope (tool_pages.rs).
+                ClientRequest::ListToolsRequest(list) => {
+                    let line = handler.tools_list_line(&id, list, context).await;
+                    if cancel.is_cancelled() {
+                        return;
+                    }
+                    lines.send_line(line).await
+                }
+                request => {
+                    let reply = match handler.handle_request(request, context).await {
+                        Ok(result) => JsonRpcMessage::response(result, id.clone()),
+                        Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
+                    };
+                    // A cancelled request gets no reply (as rmcp does), and its slot was
+                    // freed when the cancellation came in.
+                    if cancel.is_cancelled() {
+                        return;
+                    }
+                    lines.send(&reply).await
+                }
             };
-            // A cancelled request gets no reply (as rmcp does), and its slot was freed
-            // when the cancellation came in.
-            if cancel.is_cancelled() {
-                return;
-            }
-            if let Err(error) = lines.send(&reply).await {
+            if let Err(error) = written {
                 tracing::debug!(%error, "writing a reply failed");
             }
             lock(&held).remove(&id);

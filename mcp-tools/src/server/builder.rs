@@ -26,6 +26,7 @@ use super::stream;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
 use super::tcp::{self, TcpOptions};
+use super::tool_pages::ToolPages;
 #[cfg(unix)]
 use super::unix;
 use crate::registry::Registry;
@@ -439,7 +440,7 @@ impl Server {
         McpHandler::new_session(self.shared())
     }
 
-    fn shared(&self) -> Arc<Shared> {
+    pub(super) fn shared(&self) -> Arc<Shared> {
         self.built.get_or_init(|| self.build_shared()).clone()
     }
 
@@ -470,6 +471,7 @@ impl Server {
                 key: self.state_key.clone().unwrap_or_else(StateKey::random),
                 ttl: self.state_ttl,
             },
+            tool_pages: ToolPages::default(),
         })
     }
 

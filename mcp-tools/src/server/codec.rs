@@ -86,7 +86,13 @@ pub(crate) struct LineSender(mpsc::Sender<Outgoing>);
 impl LineSender {
     /// Serialize `message` as one line and wait until the writer has written it.
     pub(crate) async fn send(&self, message: &TxJsonRpcMessage<RoleServer>) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+        let line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+        self.send_line(line).await
+    }
+
+    /// Send one message already serialized (without its newline, which this adds) and
+    /// wait until the writer has written it.
+    pub(crate) async fn send_line(&self, mut line: Vec<u8>) -> std::io::Result<()> {
         line.push(b'\n');
         let (done, written) = oneshot::channel();
         self.0

@@ -28,6 +28,7 @@ use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::request_state::{self, Round, Sealing};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
+use super::tool_pages::ToolPages;
 use crate::Caller;
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
@@ -67,6 +68,8 @@ pub(crate) struct Shared {
     pub(crate) client_timeout: Duration,
     /// How `requestState` is sealed for resumable calls (2026-07-28).
     pub(crate) sealing: Sealing,
+    /// `tools/list` pages serialized once, for the transports that write their own replies.
+    pub(crate) tool_pages: ToolPages,
 }
 
 /// State of one MCP session (a stdio or TCP connection, an HTTP session).
@@ -298,17 +301,11 @@ impl ServerHandler for McpHandler {
         let caller = self.caller(&context);
         let cursor = request.and_then(|r| r.cursor);
         let registry = &self.shared.registry;
-        // Read the generation on both sides of the list so a cursor never pairs an old
-        // generation with a newer list.
-        let (generation, tools) = loop {
-            let before = self.shared.list_changed.generation();
-            let tools = match caller.permissions() {
-                Some(permissions) => registry.view(permissions).list_tools(),
-                None => registry.list_tools(),
-            };
-            if self.shared.list_changed.generation() == before {
-                break (before, tools);
-            }
+        // The list and its registry version come from one snapshot, so a cursor never
+        // pairs an old version with a newer list.
+        let (generation, tools) = match caller.permissions() {
+            Some(permissions) => registry.view(permissions).listed_tools(),
+            None => registry.listed_tools(),
         };
         let start = paging::page_start(cursor.as_deref(), generation)?;
         let (start, end, next) = paging::page_bounds(tools.len(), start, self.shared.page_size)?;

@@ -27,6 +27,11 @@ impl RawClient {
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
         tokio::spawn(async move { server.serve_io(server_read, server_write).await });
+        RawClient::over(client_end)
+    }
+
+    /// A client on `client_end` of a pipe whose other end something serves.
+    pub(super) fn over(client_end: DuplexStream) -> RawClient {
         let (read, write) = tokio::io::split(client_end);
         RawClient {
             write,
@@ -42,12 +47,16 @@ impl RawClient {
     }
 
     pub(super) async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(20), self.lines.next_line())
+        serde_json::from_str(&self.next_line().await).unwrap()
+    }
+
+    /// The next line from the server, as sent (without its newline).
+    pub(super) async fn next_line(&mut self) -> String {
+        tokio::time::timeout(std::time::Duration::from_secs(20), self.lines.next_line())
             .await
             .expect("no message from the server within 20 s")
             .unwrap()
-            .expect("the server closed the pipe");
-        serde_json::from_str(&line).unwrap()
+            .expect("the server closed the pipe")
     }
 
     /// The reply to request `id`, keeping notifications that come first.
@@ -68,7 +77,7 @@ impl RawClient {
         self.reply(id).await
     }
 
-    async fn initialize(&mut self) -> Value {
+    pub(super) async fn initialize(&mut self) -> Value {
         let reply = self
             .request(
                 0,
@@ -88,7 +97,7 @@ fn text_tool(name: &str) -> ToolDef {
 }
 
 /// A tool answering its own name, to be configured further.
-fn text_tool_builder(name: &str) -> crate::definition::ToolDefBuilder {
+pub(super) fn text_tool_builder(name: &str) -> crate::definition::ToolDefBuilder {
     let reply = name.to_string();
     ToolDef::builder(name.to_string())
         .description(format!("Answers {name}."))
@@ -124,7 +133,7 @@ impl Drop for Decrement {
     }
 }
 
-fn registry(defs: impl IntoIterator<Item = ToolDef>) -> Registry {
+pub(super) fn registry(defs: impl IntoIterator<Item = ToolDef>) -> Registry {
     defs.into_iter()
         .fold(Registry::builder().include_linked(false), |b, d| b.tool(d))
         .build()

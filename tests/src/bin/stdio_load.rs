@@ -7,6 +7,10 @@
 //! process tree, backed by polling `VmRSS`). With several `--cmd` servers, runs alternate between them (A B A B …) so a
 //! ratio against a peer measured in the same invocation can be given.
 //!
+//! With `--method list` the requests are instead `tools/list` page requests, walking the
+//! list (the first page, then every `nextCursor`, then over again), and the rate is pages
+//! per second.
+//!
 //! Output: one JSON line on stdout summarising every server (median requests/s, errors,
 //! peak RSS, ratios against the baseline), plus one JSON line per run on stderr. Exit code 0
 //! when every run got a correct reply to every request; 1 otherwise (the summary is still
@@ -21,6 +25,8 @@
 // The modules live in `stdio_load/`; a bin crate root resolves `mod` beside itself.
 #[path = "stdio_load/cli.rs"]
 mod cli;
+#[path = "stdio_load/list.rs"]
+mod list;
 #[path = "stdio_load/proc_stats.rs"]
 mod proc_stats;
 #[path = "stdio_load/report.rs"]

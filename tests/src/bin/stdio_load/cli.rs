@@ -39,6 +39,15 @@ pub struct Cli {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     runs: u32,
 
+    /// What each request is: a `tools/call` of --tool, or a `tools/list` page request of
+    /// a walk (first page, then every `nextCursor`, then over again; --window walks at once).
+    #[arg(long, value_enum, default_value_t = Method::Call)]
+    method: Method,
+
+    /// With --method list: a walk is correct only if it lists exactly N distinct tools.
+    #[arg(long, value_name = "N")]
+    expect_tools: Option<u64>,
+
     /// Name of the tool to call.
     #[arg(long, default_value = "echo")]
     tool: String,
@@ -72,6 +81,16 @@ pub struct Cli {
     command: Vec<String>,
 }
 
+/// What the harness sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// `tools/call` requests.
+    Call,
+    /// Full `tools/list` walks, following `nextCursor`.
+    List,
+}
+
 /// One server to measure.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -88,6 +107,10 @@ pub struct Target {
 /// Settings shared by every run.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    /// What each request is.
+    pub method: Method,
+    /// With [`Method::List`]: the number of distinct tools a correct walk lists.
+    pub expect_tools: Option<u64>,
     /// Requests per run.
     pub requests: u64,
     /// In-flight bound.
@@ -183,11 +206,16 @@ impl Cli {
         if self.tool.is_empty() {
             bail!("--tool must not be empty");
         }
+        if self.expect_tools.is_some() && self.method != Method::List {
+            bail!("--expect-tools goes with --method list");
+        }
         Ok(Plan {
             targets,
             runs: self.runs,
             baseline,
             config: RunConfig {
+                method: self.method,
+                expect_tools: self.expect_tools,
                 requests: self.requests,
                 window: self.window,
                 deadline: Duration::from_secs_f64(self.deadline),
@@ -235,6 +263,16 @@ mod tests {
         assert!(plan(&["--deadline", "NaN", "--", "x"]).is_err());
         assert!(plan(&["-w", "0", "--", "x"]).is_err());
         assert!(plan(&["--baseline", "zz", "--cmd", "a=x"]).is_err());
+        assert!(plan(&["--expect-tools", "3", "--", "x"]).is_err());
+        assert!(plan(&["--method", "lists", "--", "x"]).is_err());
+    }
+
+    #[test]
+    fn list_walks() {
+        let p = plan(&["--method", "list", "--expect-tools", "1000", "--", "x"]).unwrap();
+        assert_eq!(p.config.method, Method::List);
+        assert_eq!(p.config.expect_tools, Some(1000));
+        assert_eq!(plan(&["--", "x"]).unwrap().config.method, Method::Call);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::cli::Plan;
+use crate::cli::{Method, Plan};
 use crate::run::RunResult;
 
 /// Per-server aggregate over its runs.
@@ -31,6 +31,7 @@ struct ServerSummary {
 /// Everything the harness reports at the end.
 #[derive(Debug, Serialize)]
 pub struct Summary {
+    method: Method,
     tool: String,
     requests: u64,
     window: u64,
@@ -85,6 +86,7 @@ impl Summary {
             };
         }
         Summary {
+            method: plan.config.method,
             tool: serde_json::from_str(&plan.config.tool_json).unwrap_or_default(),
             requests: plan.config.requests,
             window: plan.config.window,

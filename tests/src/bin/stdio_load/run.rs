@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, BufWrit
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Semaphore;
 
-use crate::cli::{RunConfig, Target};
+use crate::cli::{Method, RunConfig, Target};
 use crate::proc_stats::{RssPoller, tree_kb};
 
 /// How much of the server's stderr is kept for error reports.
@@ -51,7 +51,8 @@ pub struct RunResult {
     pub handshake_ms: f64,
     /// Seconds from the first call sent to the last reply read (or to the deadline).
     pub elapsed_s: f64,
-    /// Replies (correct or not) per second over `elapsed_s`.
+    /// Replies (correct or not) per second over `elapsed_s` (with `--method list`, pages
+    /// per second).
     pub rps: f64,
     /// Peak resident set in kB of the server's process tree: the sum of each process's
     /// `VmHWM` at the end of the run, or the largest polled `VmRSS` sum if that is larger
@@ -87,11 +88,11 @@ impl RunResult {
 
 /// Counters shared by the reader and the writer of one run.
 #[derive(Default)]
-struct Counters {
-    sent: AtomicU64,
-    ok: AtomicU64,
-    errors: AtomicU64,
-    unexpected: AtomicU64,
+pub(crate) struct Counters {
+    pub(crate) sent: AtomicU64,
+    pub(crate) ok: AtomicU64,
+    pub(crate) errors: AtomicU64,
+    pub(crate) unexpected: AtomicU64,
 }
 
 /// Runs `target` once with `config`.
@@ -155,7 +156,10 @@ pub async fn run_once(index: usize, target: &Target, config: &RunConfig, round: 
         handshake(&mut writer, &mut reader, config).await?;
         result.handshake_ms = spawned_at.elapsed().as_secs_f64() * 1e3;
         let started = Instant::now();
-        let writer = pipeline(writer, reader, config, &counters).await?;
+        let writer = match config.method {
+            Method::Call => pipeline(writer, reader, config, &counters).await?,
+            Method::List => crate::list::walk_lists(writer, reader, config, &counters).await?,
+        };
         Ok::<_, anyhow::Error>((started.elapsed(), writer))
     })
     .await;
@@ -429,7 +433,10 @@ fn classify(line: &[u8], expect_text: Option<&str>) -> Line {
 }
 
 /// Writes one message and its newline.
-async fn write_line(writer: &mut BufWriter<ChildStdin>, line: &[u8]) -> anyhow::Result<()> {
+pub(crate) async fn write_line(
+    writer: &mut BufWriter<ChildStdin>,
+    line: &[u8],
+) -> anyhow::Result<()> {
     writer
         .write_all(line)
         .await
@@ -442,7 +449,10 @@ async fn write_line(writer: &mut BufWriter<ChildStdin>, line: &[u8]) -> anyhow::
 }
 
 /// Reads one line into `buf` (newline stripped). `Ok(false)` at end of stream.
-async fn read_line(reader: &mut BufReader<ChildStdout>, buf: &mut Vec<u8>) -> anyhow::Result<bool> {
+pub(crate) async fn read_line(
+    reader: &mut BufReader<ChildStdout>,
+    buf: &mut Vec<u8>,
+) -> anyhow::Result<bool> {
     buf.clear();
     let limit = (MAX_LINE_BYTES + 1) as u64;
     let n = (&mut *reader)
@@ -535,6 +545,8 @@ for line in sys.stdin:
 
     fn config(requests: u64, deadline_s: u64) -> RunConfig {
         RunConfig {
+            method: Method::Call,
+            expect_tools: None,
             requests,
             window: 8,
             deadline: Duration::from_secs(deadline_s),

@@ -1,0 +1,109 @@
+//! `stdio-load` against the many-tools fixture, 1,000 tools beside its 1-tool self: the
+//! `tools/list` walks (pages served from pre-serialized bytes, server/tool_pages.rs) list
+//! every tool exactly once whatever the page size, a walk that lists a tool too few is
+//! caught, and `tools/call` answers alike at 1 and 1,000 tools. The figures belong to
+//! `docs/performance.md` ("Many tools": release builds, interleaved rounds), not here.
+
+use mcp_tools_tests::run_with_deadline;
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+
+/// Runs `stdio-load` with `args`; its exit code and its JSON summary.
+fn stdio_load(args: &[&str]) -> (Option<i32>, Value) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stdio-load"));
+    command.args(["--deadline", "60"]).args(args);
+    let finished = run_with_deadline(command, Duration::from_secs(150));
+    let summary = serde_json::from_str(finished.stdout.trim())
+        .unwrap_or_else(|_| panic!("no JSON summary:\n{}\n{}", finished.stdout, finished.stderr));
+    (finished.code, summary)
+}
+
+fn server(flags: &str) -> String {
+    format!("exec {} {flags}", env!("CARGO_BIN_EXE_many-tools-fixture"))
+}
+
+/// Every server of `summary` ran cleanly, answering all of its requests.
+fn assert_clean(summary: &Value, labels: &[&str]) {
+    let servers = summary["servers"].as_array().expect("servers");
+    assert_eq!(servers.len(), labels.len(), "{summary}");
+    for (server, label) in servers.iter().zip(labels) {
+        assert_eq!(server["label"], *label, "{server}");
+        assert_eq!(server["clean_runs"], 1, "{server}");
+        for count in ["errors", "unanswered", "unexpected", "timed_out_runs"] {
+            assert_eq!(server[count], 0, "{count}: {server}");
+        }
+    }
+}
+
+/// `stdio-load --method list` walks of `targets` (label, fixture flags): `pages` page
+/// requests, `window` walks at a time, each walk to list `expect` tools.
+fn walks(expect: u64, pages: u64, window: u64, targets: &[(&str, &str)]) -> (Option<i32>, Value) {
+    let (expect, pages, window) = (expect.to_string(), pages.to_string(), window.to_string());
+    let mut args = vec![
+        "--method".to_string(),
+        "list".into(),
+        "--expect-tools".into(),
+        expect,
+        "--requests".into(),
+        pages,
+        "--window".into(),
+        window,
+    ];
+    for (label, flags) in targets {
+        args.extend(["--cmd".into(), format!("{label}={}", server(flags))]);
+    }
+    stdio_load(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+#[test]
+fn tools_list_walks_list_all_1000_tools_once_at_any_page_size() {
+    let (code, summary) = walks(
+        1000,
+        2000,
+        2,
+        &[
+            ("paged", "serve --stdio --page-size 100"),
+            ("one-by-one", "serve --stdio --page-size 1"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{summary}");
+    assert_clean(&summary, &["paged", "one-by-one"]);
+    assert_eq!(summary["method"], "list", "{summary}");
+
+    let (code, summary) = walks(1000, 20, 2, &[("whole", "serve --stdio")]);
+    assert_eq!(code, Some(0), "{summary}");
+    assert_clean(&summary, &["whole"]);
+
+    let (code, summary) = walks(1, 200, 2, &[("one", "--tools 1 serve --stdio")]);
+    assert_eq!(code, Some(0), "{summary}");
+    assert_clean(&summary, &["one"]);
+}
+
+#[test]
+fn a_walk_missing_a_tool_is_an_error() {
+    let (code, summary) = walks(1001, 20, 1, &[("paged", "serve --stdio --page-size 100")]);
+    assert_eq!(code, Some(1), "{summary}");
+    // Two walks of ten pages, one after the other: each walk's last page is the error.
+    assert_eq!(summary["servers"][0]["errors"], 2, "{summary}");
+}
+
+#[test]
+fn tools_call_answers_at_1_and_1000_tools() {
+    let one = format!("one={}", server("--tools 1 serve --stdio"));
+    let thousand = format!("thousand={}", server("serve --stdio"));
+    let (code, summary) = stdio_load(&[
+        "--tool",
+        "echo_0000",
+        "--expect-text",
+        "hello",
+        "--requests",
+        "2000",
+        "--cmd",
+        &one,
+        "--cmd",
+        &thousand,
+    ]);
+    assert_eq!(code, Some(0), "{summary}");
+    assert_clean(&summary, &["one", "thousand"]);
+}
