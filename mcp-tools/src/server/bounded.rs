@@ -104,7 +104,8 @@ impl Direct {
         legacy.then(|| peer.clone())
     }
 
-    /// Serve `request` in a task of its own; its slot is freed once the reply is written.
+    /// Serve `request` in a task of its own; its slot is freed once the reply is written
+    /// (by the writer, [`LineSender::send_then`]).
     fn start(
         &mut self,
         request: JsonRpcRequest<ClientRequest>,
@@ -140,10 +141,13 @@ impl Direct {
             if cancel.is_cancelled() {
                 return;
             }
-            if let Err(error) = lines.send(&reply).await {
+            // The writer frees the slot once the reply is written; this task ends here.
+            if let Err(error) = lines
+                .send_then(&reply, move || drop(lock(&held).remove(&id)))
+                .await
+            {
                 tracing::debug!(%error, "writing a reply failed");
             }
-            lock(&held).remove(&id);
         });
         // Reap finished calls so the set holds only running ones.
         while self.calls.try_join_next().is_some() {}
