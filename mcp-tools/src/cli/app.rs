@@ -444,12 +444,7 @@ impl Parsed {
                 let Some(("serve", sub)) = matches.subcommand() else {
                     return ExitCode::from(USAGE);
                 };
-                match build.registry(&matches) {
-                    Ok((registry, name, version)) => {
-                        serve::run(registry, &name, &version, sub).await
-                    }
-                    Err(status) => status,
-                }
+                build.serve(&matches, sub).await
             }
             Parsed::Command { run, matches } => run.dispatch(&matches).await,
         }
@@ -516,6 +511,14 @@ struct Build {
 }
 
 impl Build {
+    /// `serve` with its flags `sub` (`matches`: the whole command line's).
+    async fn serve(self, matches: &ArgMatches, sub: &ArgMatches) -> ExitCode {
+        match self.registry(matches) {
+            Ok((registry, name, version)) => serve::run(registry, &name, &version, sub).await,
+            Err(status) => status,
+        }
+    }
+
     /// Run the setup hook and build the registry; on failure the error is printed and
     /// the exit status returned.
     fn registry(self, matches: &ArgMatches) -> Result<(Registry, String, String), ExitCode> {
@@ -557,10 +560,8 @@ impl Run {
                 let json = flags::wants_json_output(sub);
                 self.call(matches, &tool, arguments, json).await
             }
-            "serve" => match self.build.registry(matches) {
-                Ok((registry, name, version)) => serve::run(registry, &name, &version, sub).await,
-                Err(status) => status,
-            },
+            // Parsed by the `serve` root first (`App::parse`); the whole tree has it too.
+            "serve" => self.build.serve(matches, sub).await,
             _ => {
                 let leaf = match self.plan.tree.get(word) {
                     Some(Node::Leaf(leaf)) => Some((leaf, sub)),
@@ -755,18 +756,22 @@ mod tests {
         url: Option<String>,
     }
 
+    /// An app with one tool, `demo_run` (command `demo run`).
+    fn demo_app() -> App {
+        App::new(
+            "t",
+            "1",
+            Registry::builder()
+                .include_linked(false)
+                .tool(tool("demo_run")),
+        )
+    }
+
     #[test]
     fn the_setup_hook_runs_only_when_tools_are_called() {
         let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let app = |ran: Arc<std::sync::atomic::AtomicBool>| {
-            App::new(
-                "t",
-                "1",
-                Registry::builder()
-                    .include_linked(false)
-                    .tool(tool("demo_run")),
-            )
-            .setup(move |args: Url, builder| {
+            demo_app().setup(move |args: Url, builder| {
                 ran.store(true, std::sync::atomic::Ordering::SeqCst);
                 match args.url {
                     Some(_) => Ok(builder),
@@ -790,14 +795,7 @@ mod tests {
     fn serve_gets_the_setup_flags_without_the_tool_commands() {
         let seen: Arc<std::sync::Mutex<Vec<Option<String>>>> = Arc::default();
         let app = |seen: Arc<std::sync::Mutex<Vec<Option<String>>>>| {
-            App::new(
-                "t",
-                "1",
-                Registry::builder()
-                    .include_linked(false)
-                    .tool(tool("demo_run")),
-            )
-            .setup(move |args: Url, _builder| {
+            demo_app().setup(move |args: Url, _builder| {
                 seen.lock().unwrap().push(args.url);
                 Err("stopping before serving".into())
             })
@@ -825,14 +823,7 @@ mod tests {
     fn the_on_built_hook_sees_the_registry_commands_use() {
         let seen: Arc<std::sync::Mutex<Option<Registry>>> = Arc::default();
         let app = |seen: Arc<std::sync::Mutex<Option<Registry>>>| {
-            App::new(
-                "t",
-                "1",
-                Registry::builder()
-                    .include_linked(false)
-                    .tool(tool("demo_run")),
-            )
-            .on_built(move |registry| *seen.lock().unwrap() = Some(registry.clone()))
+            demo_app().on_built(move |registry| *seen.lock().unwrap() = Some(registry.clone()))
         };
         let status = block_on(app(seen.clone()).run_from(["t", "tools", "list"]));
         assert_eq!(status, ExitCode::SUCCESS);
