@@ -109,6 +109,16 @@ fn terminate(mut child: Child) -> i32 {
     child.wait().expect("wait").code().expect("exit code")
 }
 
+/// The number of threads of process `pid` (Linux: `/proc/PID/status`).
+fn threads(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("/proc/PID/status has a Threads line")
+}
+
 #[test]
 fn serve_over_stdio_with_a_permissions_file() {
     let mut child = cli()
@@ -149,6 +159,9 @@ fn serve_over_stdio_with_a_permissions_file() {
     ));
     let greeting = response(&lines, 3);
     assert_eq!(greeting["result"]["content"][0]["text"], "Hey, Bo!");
+    // One stdio session runs on one thread (`App::run` picks a current-thread runtime for
+    // it; docs/performance.md says why).
+    assert_eq!(threads(child.id()), 1, "threads of `serve` over stdio");
     send(request(
         4,
         "tools/call",
@@ -175,6 +188,8 @@ fn serve_over_tcp_until_sigterm() {
     assert_eq!(response(&lines, 2)["result"]["content"][0]["text"], "TCP");
     send(request(3, "tools/list", json!({})));
     assert!(tool_names(&response(&lines, 3)).contains(&"notes_add".to_string()));
+    // Network transports keep the multi-threaded runtime.
+    assert!(threads(child.id()) > 1, "threads of `serve --tcp`");
     assert_eq!(terminate(child), 0);
 }
 

@@ -226,10 +226,14 @@ impl App {
         self.about.as_deref()
     }
 
-    /// Parse `std::env::args_os()` and run the command on a new multi-threaded tokio
-    /// runtime; returns the exit status (see [`run_from`](Self::run_from)). The whole
-    /// `main` of a server. Do not call it from inside a runtime (use
-    /// [`run_async`](Self::run_async)).
+    /// Parse `std::env::args_os()` and run the command on a new tokio runtime; returns
+    /// the exit status (see [`run_from`](Self::run_from)). The whole `main` of a server.
+    /// Do not call it from inside a runtime (use [`run_async`](Self::run_async)).
+    ///
+    /// `serve` over stdio runs on a current-thread runtime (one session: the fastest way
+    /// to serve it, see `docs/performance.md`), every other command on a multi-threaded
+    /// one. A tool that blocks its thread holds up the whole stdio session on it, so do
+    /// blocking work with [`run_blocking`](crate::call::run_blocking).
     ///
     /// ```no_run
     /// fn main() -> std::process::ExitCode {
@@ -237,12 +241,22 @@ impl App {
     /// }
     /// ```
     pub fn run(self) -> ExitCode {
-        match tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-        {
+        let parsed = self.parse(std::env::args_os().collect());
+        // One stdio session is served best by one thread: its pipes are non-blocking, and
+        // a reply then costs no wake-up of another thread (blocking work goes to tokio's
+        // blocking pool, `run_blocking`, either way). Everything else gets the workers.
+        let runtime = if parsed.serves_stdio() {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        } else {
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+        };
+        match runtime {
             Ok(runtime) => {
-                let code = runtime.block_on(self.run_async());
+                let code = runtime.block_on(parsed.run());
                 // A tool still blocking a thread (cancelled work cannot stop it) must not
                 // hold the exit.
                 runtime.shutdown_timeout(std::time::Duration::from_millis(200));
@@ -287,6 +301,12 @@ impl App {
         T: Into<OsString> + Clone,
     {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        self.parse(args).run().await
+    }
+
+    /// Parse the command line `args` (printing help, version and errors); the command is
+    /// not run yet.
+    fn parse(self, args: Vec<OsString>) -> Parsed {
         let App {
             name,
             version,
@@ -305,13 +325,44 @@ impl App {
                 Ok(set) => Some(set),
                 Err(err) => {
                     print_err(&format!("error: {err}\n"));
-                    return ExitCode::from(USAGE);
+                    return Parsed::Done(ExitCode::from(USAGE));
                 }
             },
         };
         if let Some(set) = permissions {
             builder = builder.allowed_permissions(set);
         }
+
+        let build = Build {
+            name,
+            version,
+            builder,
+            setup,
+            on_built,
+        };
+        // `serve` needs neither the tools' commands nor their definitions (the registry
+        // collects them once): parse a root that knows only `serve` first, and build the
+        // whole tree for any other command line (its errors and help come from the tree).
+        let serving = command::serve_root(&build.name, &build.version, about.as_deref(), &globals);
+        if let Err(problem) = check_globals(&serving, &globals) {
+            print_err(&format!("error: {problem}\n"));
+            return Parsed::Done(ExitCode::from(FAILURE));
+        }
+        if let Ok(matches) = serving.try_get_matches_from(&args)
+            && matches.subcommand_name() == Some("serve")
+        {
+            if let Err(status) = start(&matches, scanned.as_ref()) {
+                return Parsed::Done(status);
+            }
+            return Parsed::Serve { build, matches };
+        }
+        let Build {
+            name,
+            version,
+            builder,
+            setup,
+            on_built,
+        } = build;
 
         let defs = builder.definitions();
         let mut all_globals = command::builtin_globals();
@@ -336,34 +387,81 @@ impl App {
         .command();
         if let Err(problem) = check_globals(&root, &globals) {
             print_err(&format!("error: {problem}\n"));
-            return ExitCode::from(FAILURE);
+            return Parsed::Done(ExitCode::from(FAILURE));
         }
         let matches = match root.try_get_matches_from(&args) {
             Ok(matches) => matches,
             Err(err) => {
                 let _ = err.print();
-                return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(USAGE));
+                return Parsed::Done(ExitCode::from(
+                    u8::try_from(err.exit_code()).unwrap_or(USAGE),
+                ));
             }
         };
-        if matches.get_one::<PathBuf>(PERMISSIONS_ARG) != scanned.as_ref() {
-            print_err(
-                "error: could not read --permissions-file before parsing; put it as `--permissions-file FILE` before the command\n",
-            );
-            return ExitCode::from(USAGE);
+        if let Err(status) = start(&matches, scanned.as_ref()) {
+            return Parsed::Done(status);
         }
-        logging::init(matches.get_one::<String>(LOG_LEVEL_ARG).map(String::as_str));
-
         let run = Run {
-            name,
-            version,
             defs,
             plan,
-            builder,
-            setup,
-            on_built,
+            build: Build {
+                name,
+                version,
+                builder,
+                setup,
+                on_built,
+            },
         };
-        run.dispatch(&matches).await
+        Parsed::Command { run, matches }
     }
+}
+
+/// A command line parsed by [`App::parse`], ready to run.
+enum Parsed {
+    /// Nothing (more) to run: help, version or an error was printed.
+    Done(ExitCode),
+    /// `serve`, parsed by the root that knows only `serve`.
+    Serve { build: Build, matches: ArgMatches },
+    /// Any other command.
+    Command { run: Run, matches: ArgMatches },
+}
+
+impl Parsed {
+    /// Whether this is `serve` over stdio.
+    fn serves_stdio(&self) -> bool {
+        match self {
+            Parsed::Serve { matches, .. } => matches
+                .subcommand_matches("serve")
+                .is_some_and(serve::over_stdio),
+            _ => false,
+        }
+    }
+
+    async fn run(self) -> ExitCode {
+        match self {
+            Parsed::Done(status) => status,
+            Parsed::Serve { build, matches } => {
+                let Some(("serve", sub)) = matches.subcommand() else {
+                    return ExitCode::from(USAGE);
+                };
+                build.serve(&matches, sub).await
+            }
+            Parsed::Command { run, matches } => run.dispatch(&matches).await,
+        }
+    }
+}
+
+/// After parsing: check that the `--permissions-file` read before parsing is the one
+/// parsed (`scanned`), and start logging.
+fn start(matches: &ArgMatches, scanned: Option<&PathBuf>) -> Result<(), ExitCode> {
+    if matches.get_one::<PathBuf>(PERMISSIONS_ARG) != scanned {
+        print_err(
+            "error: could not read --permissions-file before parsing; put it as `--permissions-file FILE` before the command\n",
+        );
+        return Err(ExitCode::from(USAGE));
+    }
+    logging::init(matches.get_one::<String>(LOG_LEVEL_ARG).map(String::as_str));
+    Ok(())
 }
 
 /// The flags of [`App::setup`] must not reuse a built-in flag or id (clap would reject
@@ -403,15 +501,50 @@ fn check_globals(root: &Command, globals: &[Arg]) -> Result<(), String> {
     Ok(())
 }
 
-/// One parsed command line being run.
-struct Run {
+/// What builds the registry of a command that needs one.
+struct Build {
     name: String,
     version: String,
-    defs: Vec<Arc<ToolDef>>,
-    plan: Plan,
     builder: RegistryBuilder,
     setup: Option<SetupFn>,
     on_built: Option<BuiltFn>,
+}
+
+impl Build {
+    /// `serve` with its flags `sub` (`matches`: the whole command line's).
+    async fn serve(self, matches: &ArgMatches, sub: &ArgMatches) -> ExitCode {
+        match self.registry(matches) {
+            Ok((registry, name, version)) => serve::run(registry, &name, &version, sub).await,
+            Err(status) => status,
+        }
+    }
+
+    /// Run the setup hook and build the registry; on failure the error is printed and
+    /// the exit status returned.
+    fn registry(self, matches: &ArgMatches) -> Result<(Registry, String, String), ExitCode> {
+        let mut builder = self.builder;
+        if let Some(setup) = self.setup {
+            builder = setup(matches, builder).map_err(|err| {
+                print_err(&format!("error: {err}\n"));
+                ExitCode::from(FAILURE)
+            })?;
+        }
+        let registry = builder.build().map_err(|err| {
+            print_err(&format!("error: {err}\n"));
+            ExitCode::from(FAILURE)
+        })?;
+        if let Some(on_built) = self.on_built {
+            on_built(&registry);
+        }
+        Ok((registry, self.name, self.version))
+    }
+}
+
+/// One parsed command line being run.
+struct Run {
+    defs: Vec<Arc<ToolDef>>,
+    plan: Plan,
+    build: Build,
 }
 
 impl Run {
@@ -427,10 +560,8 @@ impl Run {
                 let json = flags::wants_json_output(sub);
                 self.call(matches, &tool, arguments, json).await
             }
-            "serve" => match self.registry(matches) {
-                Ok((registry, name, version)) => serve::run(registry, &name, &version, sub).await,
-                Err(status) => status,
-            },
+            // Parsed by the `serve` root first (`App::parse`); the whole tree has it too.
+            "serve" => self.build.serve(matches, sub).await,
             _ => {
                 let leaf = match self.plan.tree.get(word) {
                     Some(Node::Leaf(leaf)) => Some((leaf, sub)),
@@ -459,7 +590,7 @@ impl Run {
         arguments: serde_json::Map<String, serde_json::Value>,
         json: bool,
     ) -> ExitCode {
-        match self.registry(matches) {
+        match self.build.registry(matches) {
             Ok((registry, _, _)) => invoke::call(&registry, tool, arguments, json).await,
             Err(status) => status,
         }
@@ -480,12 +611,12 @@ impl Run {
                 let Some(def) = self.defs.iter().find(|d| Some(d.name()) == name) else {
                     return ExitCode::from(USAGE);
                 };
-                print_out(&inspect::show(def, &self.plan, &self.name, json));
+                print_out(&inspect::show(def, &self.plan, &self.build.name, json));
             }
             "matrix" => print_out(&inspect::matrix(&self.defs)),
             "check" => {
                 let plan = self.plan.clone();
-                let registry = match self.registry(matches) {
+                let registry = match self.build.registry(matches) {
                     Ok((registry, _, _)) => registry,
                     Err(status) => return status,
                 };
@@ -499,26 +630,6 @@ impl Run {
             _ => return ExitCode::from(USAGE),
         }
         ExitCode::SUCCESS
-    }
-
-    /// Run the setup hook and build the registry; on failure the error is printed and
-    /// the exit status returned.
-    fn registry(self, matches: &ArgMatches) -> Result<(Registry, String, String), ExitCode> {
-        let mut builder = self.builder;
-        if let Some(setup) = self.setup {
-            builder = setup(matches, builder).map_err(|err| {
-                print_err(&format!("error: {err}\n"));
-                ExitCode::from(FAILURE)
-            })?;
-        }
-        let registry = builder.build().map_err(|err| {
-            print_err(&format!("error: {err}\n"));
-            ExitCode::from(FAILURE)
-        })?;
-        if let Some(on_built) = self.on_built {
-            on_built(&registry);
-        }
-        Ok((registry, self.name, self.version))
     }
 }
 
@@ -645,18 +756,22 @@ mod tests {
         url: Option<String>,
     }
 
+    /// An app with one tool, `demo_run` (command `demo run`).
+    fn demo_app() -> App {
+        App::new(
+            "t",
+            "1",
+            Registry::builder()
+                .include_linked(false)
+                .tool(tool("demo_run")),
+        )
+    }
+
     #[test]
     fn the_setup_hook_runs_only_when_tools_are_called() {
         let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let app = |ran: Arc<std::sync::atomic::AtomicBool>| {
-            App::new(
-                "t",
-                "1",
-                Registry::builder()
-                    .include_linked(false)
-                    .tool(tool("demo_run")),
-            )
-            .setup(move |args: Url, builder| {
+            demo_app().setup(move |args: Url, builder| {
                 ran.store(true, std::sync::atomic::Ordering::SeqCst);
                 match args.url {
                     Some(_) => Ok(builder),
@@ -674,18 +789,41 @@ mod tests {
         assert_eq!(status, ExitCode::SUCCESS);
     }
 
+    /// `serve` is parsed by a root without the tools' commands: the setup flags still
+    /// reach the hook, before or after the command word, and bad flags are usage errors.
+    #[test]
+    fn serve_gets_the_setup_flags_without_the_tool_commands() {
+        let seen: Arc<std::sync::Mutex<Vec<Option<String>>>> = Arc::default();
+        let app = |seen: Arc<std::sync::Mutex<Vec<Option<String>>>>| {
+            demo_app().setup(move |args: Url, _builder| {
+                seen.lock().unwrap().push(args.url);
+                Err("stopping before serving".into())
+            })
+        };
+        for args in [
+            &["t", "--url", "u", "serve", "--stdio"][..],
+            &["t", "serve", "--url", "v"],
+        ] {
+            let status = block_on(app(seen.clone()).run_from(args));
+            assert_eq!(status, ExitCode::from(FAILURE), "{args:?}");
+        }
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [Some("u".to_string()), Some("v".to_string())]
+        );
+        let status = block_on(app(seen.clone()).run_from(["t", "serve", "--no-such-flag"]));
+        assert_eq!(status, ExitCode::from(USAGE));
+        // The other commands still have the whole tree.
+        let status = block_on(app(seen.clone()).run_from(["t", "tools", "list"]));
+        assert_eq!(status, ExitCode::SUCCESS);
+        assert_eq!(seen.lock().unwrap().len(), 2);
+    }
+
     #[test]
     fn the_on_built_hook_sees_the_registry_commands_use() {
         let seen: Arc<std::sync::Mutex<Option<Registry>>> = Arc::default();
         let app = |seen: Arc<std::sync::Mutex<Option<Registry>>>| {
-            App::new(
-                "t",
-                "1",
-                Registry::builder()
-                    .include_linked(false)
-                    .tool(tool("demo_run")),
-            )
-            .on_built(move |registry| *seen.lock().unwrap() = Some(registry.clone()))
+            demo_app().on_built(move |registry| *seen.lock().unwrap() = Some(registry.clone()))
         };
         let status = block_on(app(seen.clone()).run_from(["t", "tools", "list"]));
         assert_eq!(status, ExitCode::SUCCESS);

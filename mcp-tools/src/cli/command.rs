@@ -68,27 +68,40 @@ pub(crate) fn reserved_longs(globals: &[Arg]) -> BTreeSet<String> {
     reserved
 }
 
+/// The root command with the global flags and `serve`, and no other command: what a
+/// server's start-up parses (see `App::run_from`). `serve`'s arguments, the globals and
+/// their errors are the same as in [`Root::command`]'s tree.
+pub(crate) fn serve_root(
+    name: &str,
+    version: &str,
+    about: Option<&str>,
+    extra_globals: &[Arg],
+) -> Command {
+    let mut root = Command::new(name.to_string())
+        .bin_name(name.to_string())
+        .version(version.to_string())
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .args(builtin_globals())
+        .args(
+            extra_globals
+                .iter()
+                .cloned()
+                .map(|a| a.global(true).help_heading(GLOBAL_HEADING)),
+        )
+        .subcommand(serve::command());
+    if let Some(about) = about.filter(|a| !a.trim().is_empty()) {
+        root = root.about(about.to_string());
+    }
+    root
+}
+
 impl Root<'_> {
     /// The whole command line.
     pub(crate) fn command(&self) -> Command {
-        let mut root = Command::new(self.name.to_string())
-            .bin_name(self.name.to_string())
-            .version(self.version.to_string())
-            .subcommand_required(true)
-            .arg_required_else_help(true)
-            .args(builtin_globals())
-            .args(
-                self.extra_globals
-                    .iter()
-                    .cloned()
-                    .map(|a| a.global(true).help_heading(GLOBAL_HEADING)),
-            )
-            .subcommand(serve::command())
+        let mut root = serve_root(self.name, self.version, self.about, self.extra_globals)
             .subcommand(self.tools_command())
             .subcommand(self.call_command());
-        if let Some(about) = self.about.filter(|a| !a.trim().is_empty()) {
-            root = root.about(about.to_string());
-        }
         for (word, node) in &self.plan.tree {
             root = root.subcommand(match node {
                 Node::Leaf(leaf) => leaf_command(word, leaf),

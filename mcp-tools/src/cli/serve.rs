@@ -449,6 +449,13 @@ fn positive(text: &str) -> Result<usize, String> {
     }
 }
 
+/// Whether `serve`'s flags (`matches`) choose stdio (the default transport).
+pub(crate) fn over_stdio(matches: &ArgMatches) -> bool {
+    !["http", "tcp", "unix"]
+        .iter()
+        .any(|transport| matches.contains_id(transport))
+}
+
 /// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
 /// process gets Ctrl-C / SIGTERM (then shut down gracefully, on every transport).
 pub(crate) async fn run(

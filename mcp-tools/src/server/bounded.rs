@@ -107,7 +107,8 @@ impl Direct {
         legacy.then(|| peer.clone())
     }
 
-    /// Serve `request` in a task of its own; its slot is freed once the reply is written.
+    /// Serve `request` in a task of its own; its slot is freed once the reply is written
+    /// (by the writer, [`LineSender::send_then`]).
     fn start(
         &mut self,
         request: JsonRpcRequest<ClientRequest>,
@@ -134,32 +135,30 @@ impl Direct {
         let lines = self.lines.clone();
         let held = held.clone();
         self.calls.spawn(async move {
-            let written = match request {
+            let reply = match request {
                 // A page serialized once, in its envelope (tool_pages.rs).
                 ClientRequest::ListToolsRequest(list) => {
-                    let line = handler.tools_list_line(&id, list, context).await;
-                    if cancel.is_cancelled() {
-                        return;
-                    }
-                    lines.send_line(line).await
+                    Reply::Line(handler.tools_list_line(&id, list, context).await)
                 }
-                request => {
-                    let reply = match handler.handle_request(request, context).await {
-                        Ok(result) => JsonRpcMessage::response(result, id.clone()),
-                        Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
-                    };
-                    // A cancelled request gets no reply (as rmcp does), and its slot was
-                    // freed when the cancellation came in.
-                    if cancel.is_cancelled() {
-                        return;
-                    }
-                    lines.send(&reply).await
-                }
+                request => Reply::Message(match handler.handle_request(request, context).await {
+                    Ok(result) => JsonRpcMessage::response(result, id.clone()),
+                    Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
+                }),
+            };
+            // A cancelled request gets no reply (as rmcp does), and its slot was freed
+            // when the cancellation came in.
+            if cancel.is_cancelled() {
+                return;
+            }
+            // The writer frees the slot once the reply is written; this task ends here.
+            let free = move || drop(lock(&held).remove(&id));
+            let written = match reply {
+                Reply::Line(line) => lines.send_line_then(line, free).await,
+                Reply::Message(message) => lines.send_then(&message, free).await,
             };
             if let Err(error) = written {
                 tracing::debug!(%error, "writing a reply failed");
             }
-            lock(&held).remove(&id);
         });
         // Reap finished calls so the set holds only running ones.
         while self.calls.try_join_next().is_some() {}
@@ -174,6 +173,13 @@ impl Direct {
         self.closing.cancel();
         self.calls.shutdown().await;
     }
+}
+
+/// What a call served in the transport answers: a message to serialize, or a line already
+/// serialized (a cached `tools/list` page in its envelope).
+enum Reply {
+    Message(TxJsonRpcMessage<RoleServer>),
+    Line(Vec<u8>),
 }
 
 impl Drop for Direct {

@@ -21,7 +21,12 @@
 //! Replies and error lines are written by one writer task fed through a bounded channel,
 //! so an error line is never torn by a cancelled `receive` and a client that floods
 //! garbage without reading is held back like any other client. `send` completes once its
-//! message is written, which the in-flight bound relies on.
+//! message is written, which the in-flight bound relies on; a reply of a call the transport
+//! serves itself instead hands the writer what to do once it is written
+//! ([`LineSender::send_then`]), so the call's task ends as soon as its reply is queued.
+//! The writer writes every line queued at that moment in one `write` (up to
+//! [`WRITE_BATCH`] bytes), and input is read in chunks of [`READ_CHUNK`]: a pipelining
+//! client costs a few system calls per batch of messages, not two per message.
 
 use std::borrow::Cow;
 
@@ -46,10 +51,26 @@ pub(crate) const PARSE_ERROR: i64 = -32700;
 pub(crate) const INVALID_REQUEST: i64 = -32600;
 
 /// Lines queued for the writer before `send` and error replies wait.
-const WRITE_QUEUE: usize = 64;
+const WRITE_QUEUE: usize = 256;
 
-/// One line for the writer, and where to report that it was written.
-type Outgoing = (Vec<u8>, Option<oneshot::Sender<std::io::Result<()>>>);
+/// The most bytes of queued lines gathered into one `write` (a longer line is written alone).
+const WRITE_BATCH: usize = 64 * 1024;
+
+/// Bytes read from the client at once (a pipe's default capacity on Linux).
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What the writer does once a line is written (or failed to be).
+enum Written {
+    /// Nothing: an error reply of the codec's own.
+    Nothing,
+    /// Tell a waiting `send`.
+    Report(oneshot::Sender<std::io::Result<()>>),
+    /// Run this, e.g. free the in-flight slot of the request the line answers.
+    Then(Box<dyn FnOnce() + Send>),
+}
+
+/// One line for the writer, and what to do once it is written.
+type Outgoing = (Vec<u8>, Written);
 
 /// What a finished line turned out to be.
 #[derive(Debug)]
@@ -86,20 +107,62 @@ pub(crate) struct LineSender(mpsc::Sender<Outgoing>);
 impl LineSender {
     /// Serialize `message` as one line and wait until the writer has written it.
     pub(crate) async fn send(&self, message: &TxJsonRpcMessage<RoleServer>) -> std::io::Result<()> {
-        let line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
-        self.send_line(line).await
+        let (done, written) = oneshot::channel();
+        self.queue(serialize(message)?, Written::Report(done))
+            .await?;
+        written.await.map_err(|_| closed("the writer stopped"))?
     }
 
-    /// Send one message already serialized (without its newline, which this adds) and
-    /// wait until the writer has written it.
-    pub(crate) async fn send_line(&self, mut line: Vec<u8>) -> std::io::Result<()> {
+    /// Serialize `message` as one line and queue it (waiting only for room in the queue);
+    /// the writer runs `then` once the line is written or its write failed. When the writer
+    /// is gone, or `message` does not serialize, `then` runs here.
+    pub(crate) async fn send_then(
+        &self,
+        message: &TxJsonRpcMessage<RoleServer>,
+        then: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
+        match serialize(message) {
+            Ok(line) => self.send_line_then(line, then).await,
+            Err(error) => {
+                then();
+                Err(error)
+            }
+        }
+    }
+
+    /// [`send_then`](Self::send_then) for a message already serialized (without its
+    /// newline, which this adds).
+    pub(crate) async fn send_line_then(
+        &self,
+        line: Vec<u8>,
+        then: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
+        self.queue(line, Written::Then(Box::new(then))).await
+    }
+
+    async fn queue(&self, mut line: Vec<u8>, written: Written) -> std::io::Result<()> {
         line.push(b'\n');
-        let (done, written) = oneshot::channel();
-        self.0
-            .send((line, Some(done)))
-            .await
-            .map_err(|_| closed("the writer stopped"))?;
-        written.await.map_err(|_| closed("the writer stopped"))?
+        if let Err(mpsc::error::SendError((_, written))) = self.0.send((line, written)).await {
+            written.run(Err(closed("the writer stopped")));
+            return Err(closed("the writer stopped"));
+        }
+        Ok(())
+    }
+}
+
+fn serialize(message: &TxJsonRpcMessage<RoleServer>) -> std::io::Result<Vec<u8>> {
+    serde_json::to_vec(message).map_err(std::io::Error::other)
+}
+
+impl Written {
+    fn run(self, outcome: std::io::Result<()>) {
+        match self {
+            Written::Nothing => {}
+            Written::Report(done) => {
+                let _ = done.send(outcome);
+            }
+            Written::Then(then) => then(),
+        }
     }
 }
 
@@ -111,7 +174,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> LineCodec<R> {
     {
         let (out, queue) = mpsc::channel(WRITE_QUEUE);
         LineCodec {
-            read: BufReader::new(read),
+            read: BufReader::with_capacity(READ_CHUNK, read),
             line: Vec::new(),
             max_line_length: max_line_length.max(1),
             discarding: false,
@@ -190,7 +253,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineCodec<
                 // Cancel-safe: if this wait is dropped, the reply stays pending.
                 self.pending = Some(line);
                 let permit = self.out.as_ref()?.0.reserve().await.ok()?;
-                permit.send((self.pending.take()?, None));
+                permit.send((self.pending.take()?, Written::Nothing));
             }
             if self.eof {
                 return None;
@@ -248,27 +311,49 @@ fn closed(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::BrokenPipe, what.to_string())
 }
 
-/// Write queued lines in order, flushing whenever the queue runs dry.
+/// Write queued lines in order: every line queued at the moment in one write (up to
+/// [`WRITE_BATCH`] bytes), flushed before waiting for more.
 async fn write_lines<W: AsyncWrite + Unpin>(mut write: W, mut queue: mpsc::Receiver<Outgoing>) {
     let mut failed = false;
-    while let Some((line, done)) = queue.recv().await {
+    let mut batch: Vec<u8> = Vec::new();
+    let mut done: Vec<Written> = Vec::new();
+    while let Some((first, written)) = queue.recv().await {
+        done.push(written);
+        // One line alone is written from its own buffer; more are gathered into `batch`.
+        let mut single = Some(first);
+        while single.as_ref().map_or(batch.len(), Vec::len) < WRITE_BATCH
+            && let Ok((line, written)) = queue.try_recv()
+        {
+            if let Some(first) = single.take() {
+                batch.extend_from_slice(&first);
+            }
+            batch.extend_from_slice(&line);
+            done.push(written);
+        }
+        let bytes = single.as_deref().unwrap_or(&batch);
         let outcome = if failed {
             Err(closed("an earlier write failed"))
         } else {
-            let mut outcome = write.write_all(&line).await;
-            if outcome.is_ok() && queue.is_empty() {
+            let mut outcome = write.write_all(bytes).await;
+            if outcome.is_ok() {
                 outcome = write.flush().await;
             }
             outcome
         };
+        batch.clear();
+        batch.shrink_to(WRITE_BATCH);
         if let Err(error) = &outcome
             && !failed
         {
             tracing::debug!(%error, "writing to the client failed");
             failed = true;
         }
-        if let Some(done) = done {
-            let _ = done.send(outcome);
+        for written in done.drain(..) {
+            let outcome = match &outcome {
+                Ok(()) => Ok(()),
+                Err(error) => Err(std::io::Error::new(error.kind(), error.to_string())),
+            };
+            written.run(outcome);
         }
     }
     let _ = write.flush().await;
