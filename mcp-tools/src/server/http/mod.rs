@@ -23,6 +23,7 @@
 //!   request is answered, calls in flight get the shutdown grace.
 
 mod connections;
+mod direct;
 mod front;
 mod options;
 mod reply;
