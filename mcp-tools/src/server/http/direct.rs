@@ -96,14 +96,11 @@ impl Direct {
         }
     }
 
-    /// `message` ready to be served directly, or given back when rmcp must serve it (it
-    /// has no side effects: whether it qualifies depends on the message and the headers).
-    pub(super) fn eligible(
-        headers: &HeaderMap,
-        message: ClientJsonRpcMessage,
-    ) -> Result<Eligible, ClientJsonRpcMessage> {
+    /// `message` ready to be served directly, or `None` when rmcp must serve it (whether
+    /// it qualifies depends on the message and the headers only).
+    pub(super) fn eligible(headers: &HeaderMap, message: ClientJsonRpcMessage) -> Option<Eligible> {
         let ClientJsonRpcMessage::Request(request) = message else {
-            return Err(message);
+            return None;
         };
         let served_here = matches!(
             request.request,
@@ -118,10 +115,8 @@ impl Direct {
                 | ClientRequest::CompleteRequest(_)
         ) && request.request.get_meta().protocol_version().is_none()
             && accepts_json_and_streams(headers);
-        match header_version(headers) {
-            Some(version) if served_here => Ok(Eligible { request, version }),
-            _ => Err(ClientJsonRpcMessage::Request(request)),
-        }
+        let version = header_version(headers).filter(|_| served_here)?;
+        Some(Eligible { request, version })
     }
 
     /// True when rmcp's DNS-rebinding check accepts the `Host` and `Origin` of `parts`:

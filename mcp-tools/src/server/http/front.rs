@@ -172,9 +172,9 @@ impl<M: SessionManager> Front<M> {
             _ => None,
         };
         let direct = match (&self.direct, message) {
-            (Some(direct), Some(message)) => Direct::eligible(request.headers(), message)
-                .ok()
-                .map(|eligible| (direct, eligible)),
+            (Some(direct), Some(message)) => {
+                Direct::eligible(request.headers(), message).map(|eligible| (direct, eligible))
+            }
             _ => None,
         };
         let grace = self.limits.disconnect_grace;
