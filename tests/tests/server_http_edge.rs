@@ -694,3 +694,90 @@ fn parked_sessions_come_back_with_their_state() {
     gone.assert_jsonrpc_error(404, -32001, Value::Null, "a deleted parked session");
     echo_works(authority, Some(&chatty));
 }
+
+/// POST `body` to `/mcp` at `authority` with exactly the header lines `head` (each ending
+/// in `\r\n`) besides `Connection`, `Content-Type` and `Content-Length`.
+fn post_with_head(authority: &str, head: &str, body: &[u8]) -> Reply {
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\n{head}Connection: close\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    let mut stream = TcpStream::connect(authority).unwrap();
+    stream.write_all(&request).unwrap();
+    read_reply(&mut stream)
+}
+
+/// Stateless calls that the front door serves itself (rmcp's dispatch without its
+/// per-request service) keep every check rmcp makes on the way, answer a result alone as
+/// one JSON body, and stream what a tool sends before its result.
+#[test]
+fn stateless_calls_served_directly_keep_rmcps_checks_and_stream_progress() {
+    let server = serve(&quickstart(), &["--stateless"]);
+    let authority = server.authority();
+    let port = authority.rsplit(':').next().unwrap();
+    let echo = call_body(3, "echo", json!({"message": "direct"}));
+    let head = |host: &str, extra: &str| {
+        format!(
+            "Host: {host}\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\n{extra}"
+        )
+    };
+    for round in 0..2 {
+        // The second round meets the Host/Origin pairs accepted in the first.
+        let reply = post_with_head(authority, &head(authority, ""), &echo);
+        assert_eq!(reply.status, 200, "round {round}: {}", reply.text());
+        assert_eq!(reply.header("content-type"), Some("application/json"));
+        assert_eq!(reply.json()["result"]["content"][0]["text"], "direct");
+        let local = format!("localhost:{port}");
+        let reply = post_with_head(
+            authority,
+            &head(&local, "Origin: http://localhost:5173\r\n"),
+            &echo,
+        );
+        assert_eq!(reply.status, 200, "a loopback Origin: {}", reply.text());
+        let reply = post_with_head(authority, &head("evil.example.com", ""), &echo);
+        assert_eq!(reply.status, 403, "a foreign Host: {}", reply.text());
+        let foreign_origin = head(authority, "Origin: http://evil.example.com\r\n");
+        let reply = post_with_head(authority, &foreign_origin, &echo);
+        assert_eq!(reply.status, 403, "a foreign Origin: {}", reply.text());
+    }
+    // rmcp's own refusals still come from rmcp.
+    let unknown_version = format!(
+        "Host: {authority}\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 1999-01-01\r\n"
+    );
+    let reply = post_with_head(authority, &unknown_version, &echo);
+    assert_eq!(
+        reply.status,
+        400,
+        "an unknown protocol version: {}",
+        reply.text()
+    );
+    let json_only = format!("Host: {authority}\r\nAccept: application/json\r\n");
+    let reply = post_with_head(authority, &json_only, &echo);
+    assert_eq!(
+        reply.status,
+        406,
+        "no event streams accepted: {}",
+        reply.text()
+    );
+    // A tool reporting progress: its notifications stream before the result.
+    let counting = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "slow_count", "arguments": {"steps": 2, "delay_ms": 10},
+        "_meta": {"progressToken": "p1"}}});
+    let reply = post_with_head(
+        authority,
+        &head(authority, ""),
+        counting.to_string().as_bytes(),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+    let text = String::from_utf8_lossy(&reply.body);
+    let progress = text.find("notifications/progress").expect(&text);
+    let result = text.find("counted to 2").expect(&text);
+    assert!(progress < result, "progress comes first: {text}");
+    assert!(text.contains("\"id\":9"), "{text}");
+}

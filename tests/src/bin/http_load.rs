@@ -8,6 +8,8 @@
 //!   keep-alive connection: req/s, p50, p99;
 //! - **concurrent**: `--clients` clients (each its own connection and session), each
 //!   making `--calls-per-client` calls: req/s over all, p50, p99, errors;
+//! - in both, the server's CPU time (user + system, from `/proc`) per call: unlike req/s
+//!   it hardly depends on what else the machine runs;
 //! - **idle sessions** (servers that hand out `Mcp-Session-Id`): the server's RSS before
 //!   and after opening `--sessions` sessions that then do nothing: KB per session, half a
 //!   second after the last one opened, and again after `--idle-wait` seconds (when given:
@@ -145,8 +147,8 @@ async fn run_target(command: &str, cli: &Cli) -> Result<Value, String> {
 }
 
 async fn phases(url: &str, pid: u32, cli: &Cli) -> Result<Value, String> {
-    let sequential = clients(url, 1, cli.calls).await?;
-    let concurrent = clients(url, cli.clients, cli.calls_per_client).await?;
+    let sequential = clients(url, pid, 1, cli.calls).await?;
+    let concurrent = clients(url, pid, cli.clients, cli.calls_per_client).await?;
     let sessions = idle_sessions(url, pid, cli.sessions, cli.idle_wait).await?;
     let idle = idle_connections(url, cli.idle_connections).await;
     Ok(json!({
@@ -219,12 +221,14 @@ async fn open(url: &str) -> Result<Conn, String> {
     Ok(conn)
 }
 
-/// `count` clients each making `calls` echo calls; req/s, p50, p99 (ms), errors.
-async fn clients(url: &str, count: usize, calls: usize) -> Result<Value, String> {
+/// `count` clients each making `calls` echo calls; req/s, p50, p99 (ms), errors, and the
+/// server's (`pid`'s) CPU time per call.
+async fn clients(url: &str, pid: u32, count: usize, calls: usize) -> Result<Value, String> {
     let mut conns = Vec::with_capacity(count);
     for _ in 0..count {
         conns.push(open(url).await?);
     }
+    let cpu_before = cpu_us(pid);
     let started = Instant::now();
     let mut runs = tokio::task::JoinSet::new();
     for mut conn in conns {
@@ -255,13 +259,35 @@ async fn clients(url: &str, count: usize, calls: usize) -> Result<Value, String>
         errors += e;
     }
     let elapsed = started.elapsed();
+    let cpu = cpu_us(pid).saturating_sub(cpu_before);
     latencies.sort();
     Ok(json!({
         "req_per_s": ((count * calls) as f64 / elapsed.as_secs_f64()).round(),
         "p50_ms": percentile_ms(&latencies, 0.50),
         "p99_ms": percentile_ms(&latencies, 0.99),
         "errors": errors,
+        "cpu_us_per_call": (cpu as f64 / (count * calls).max(1) as f64 * 10.0).round() / 10.0,
     }))
+}
+
+/// Clock ticks per second of `/proc/PID/stat`'s times (`USER_HZ`: 100 on Linux).
+const USER_HZ: u64 = 100;
+
+/// The CPU time (user + system) the process tree of `pid` has used so far, in µs.
+fn cpu_us(pid: u32) -> u64 {
+    let ticks = |pid: u32| -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command name start at field 3; utime and stime are 14 and 15.
+        let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace().skip(11);
+        let user: u64 = fields.next()?.parse().ok()?;
+        let system: u64 = fields.next()?.parse().ok()?;
+        Some(user + system)
+    };
+    let total: u64 = proc_stats::process_tree(pid)
+        .into_iter()
+        .filter_map(ticks)
+        .sum();
+    total * (1_000_000 / USER_HZ)
 }
 
 fn percentile_ms(sorted: &[Duration], q: f64) -> f64 {
@@ -341,7 +367,7 @@ async fn idle_connections(url: &str, count: usize) -> Value {
 /// The medians per target as a Markdown table.
 fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
     let mut out = format!(
-        "| target | 1 client req/s | p50 ms | p99 ms | {n} clients req/s | p50 ms | p99 ms | errors | KB per idle session | after {w} s | new client after {c} idle connections, ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| target | 1 client req/s | p50 ms | p99 ms | {n} clients req/s | p50 ms | p99 ms | errors | server CPU µs per call | KB per idle session | after {w} s | new client after {c} idle connections, ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         n = cli.clients,
         w = cli.idle_wait,
         c = cli.idle_connections
@@ -356,13 +382,14 @@ fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
             })
             .sum();
         out.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {errors} | {} | {} | {} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {} | {errors} | {} | {} | {} | {} |\n",
             m(&["sequential", "req_per_s"]),
             m(&["sequential", "p50_ms"]),
             m(&["sequential", "p99_ms"]),
             m(&["concurrent", "req_per_s"]),
             m(&["concurrent", "p50_ms"]),
             m(&["concurrent", "p99_ms"]),
+            m(&["concurrent", "cpu_us_per_call"]),
             m(&["idle_sessions", "kb_per_session"]),
             m(&["idle_sessions", "kb_per_session_after_wait"]),
             m(&["idle_connections", "new_client_ms"]),

@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::direct::Direct;
 use super::options::HttpLimits;
 use super::reply::{
     Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned,
@@ -52,6 +53,8 @@ pub(super) struct Front<M> {
     pub(super) registry: crate::registry::Registry,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
+    /// Stateless mode's direct path for everyday requests (`None` when stateful).
+    pub(super) direct: Option<Direct>,
     pub(super) in_flight: Arc<Semaphore>,
     pub(super) max_in_flight: usize,
     pub(super) limits: HttpLimits,
@@ -158,11 +161,38 @@ impl<M: SessionManager> Front<M> {
             }
             _ => None,
         };
+        let call = match (&self.sessions, session, &message) {
+            (Some(sessions), Some(session), Some(ClientJsonRpcMessage::Request(_))) => {
+                Some(SessionCall {
+                    sessions: sessions.clone(),
+                    session,
+                    request_id: id,
+                })
+            }
+            _ => None,
+        };
+        let direct = match (&self.direct, message) {
+            (Some(direct), Some(message)) => {
+                Direct::eligible(request.headers(), message).map(|eligible| (direct, eligible))
+            }
+            _ => None,
+        };
         let grace = self.limits.disconnect_grace;
+        // rmcp's futures are several kilobytes: boxed, so this one stays small (it is moved
+        // whole into hyper's connection task for every request).
         let served = async {
+            let mut request = request;
+            if let Some((direct, eligible)) = direct {
+                let (parts, body) = request.into_parts();
+                if direct.site_accepted(&self.service, &parts).await {
+                    return Box::pin(direct.serve(parts, eligible)).await;
+                }
+                request = Request::from_parts(parts, body);
+            }
+            let rmcp = Box::pin(self.service.handle(request));
             match serving {
-                Some(serving) => Sessions::serve(serving, self.service.handle(request)).await,
-                None => self.service.handle(request).await,
+                Some(serving) => Sessions::serve(serving, rmcp).await,
+                None => rmcp.await,
             }
         };
         let response = tokio::select! {
@@ -177,16 +207,6 @@ impl<M: SessionManager> Front<M> {
             // A `GET` stream: it ends when its client leaves, freeing the session to park.
             return listening(response, holds, &client_closed);
         }
-        let call = match (&self.sessions, session, &message) {
-            (Some(sessions), Some(session), Some(ClientJsonRpcMessage::Request(_))) => {
-                Some(SessionCall {
-                    sessions: sessions.clone(),
-                    session,
-                    request_id: id,
-                })
-            }
-            _ => None,
-        };
         settle_stream(response, json, holds, call, &client_closed, grace)
             .await
             .unwrap_or_else(|_| Reply::abandoned())

@@ -11,6 +11,8 @@
 //! - [`front`]: the body cap (`413`), every body checked by the codec before rmcp sees
 //!   it (`400` with a JSON-RPC error), sessions capped and bound to the caller that
 //!   opened them, a second `initialize` refused;
+//! - [`direct`]: stateless everyday requests (`tools/call`, the lists, …) served through
+//!   rmcp's dispatch without its per-request service loop, every check kept;
 //! - the disconnect policy: a client that closed its side keeps its call for
 //!   [`HttpOptions::disconnect_grace`]; then the call is cancelled (as if the client had
 //!   sent `notifications/cancelled`) and the connection closed;
@@ -23,6 +25,7 @@
 //!   request is answered, calls in flight get the shutdown grace.
 
 mod connections;
+mod direct;
 mod front;
 mod options;
 mod reply;

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::direct::Direct;
 use super::front::Front;
 use super::options::HttpOptions;
 use super::reply::{Reply, plain};
@@ -141,12 +142,15 @@ impl McpService {
                 oauth: options.oauth.clone(),
                 registry: registry.clone(),
                 sessions: Some(sessions),
+                direct: None,
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
                 limits: options.limits,
             })
         } else {
             let manager = Arc::new(NeverSessionManager::default());
+            let keep_alive = config.sse_keep_alive;
+            let direct = Direct::new(shared, keep_alive, cancel);
             Endpoint::Stateless(Front {
                 service: StreamableHttpService::new(factory, manager, config),
                 authenticator: authenticator.clone(),
@@ -154,6 +158,7 @@ impl McpService {
                 oauth: options.oauth.clone(),
                 registry: registry.clone(),
                 sessions: None,
+                direct: Some(direct),
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
                 limits: options.limits,

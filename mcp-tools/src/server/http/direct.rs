@@ -1,0 +1,503 @@
+//! Stateless requests served without rmcp's per-request machinery.
+//!
+//! For every stateless request, rmcp's `StreamableHttpService` parses the body again,
+//! builds a handler, starts a service loop over a one-message transport, spawns the
+//! handler's call from that loop, spawns a task waiting for the loop, and passes the reply
+//! back through two channels. For the everyday requests (`tools/call`, the lists,
+//! `resources/read`, `prompts/get`, `completion/complete`, `ping`) the front door does that
+//! work itself, as stdio's `Direct` does: the request it already decoded goes to rmcp's own
+//! dispatch (`Service::handle_request` of the server's handler, so every check rmcp makes
+//! there still runs) inside the HTTP request's own task, and the reply is written here. The
+//! handler still gets a peer (rmcp's `serve_directly` over a transport that carries only
+//! the handler's own messages into this request's reply), so progress and log
+//! notifications stream exactly as through rmcp: a result alone is one JSON body, anything
+//! sent before it turns the reply into an event stream.
+//!
+//! Only a request rmcp would serve the same way takes this path; every other request, and
+//! every one rmcp would refuse, goes through rmcp unchanged:
+//! - one of the methods above, without a protocol version in its `_meta` (per-request
+//!   negotiation is rmcp's);
+//! - no `MCP-Protocol-Version` header, or a known version before 2026-07-28 (later ones
+//!   bring rmcp's standard-header checks);
+//! - an `Accept` naming both `application/json` and `text/event-stream`, without
+//!   parameters;
+//! - a `Host` (with its `Origin`, if any) that rmcp's own DNS-rebinding check accepted:
+//!   each pair is put to rmcp once, as a request it refuses before reading anything, and a
+//!   few accepted pairs are remembered.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::BodyExt;
+use http_body_util::combinators::BoxBody;
+use hyper::body::{Body, Frame};
+use rmcp::Service;
+use rmcp::model::{
+    ClientCapabilities, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData,
+    GetExtensions, GetMeta, Implementation, InitializeRequestParams, JsonRpcMessage,
+    JsonRpcRequest, ProtocolVersion, ServerConfig, ServerJsonRpcMessage, ServerResult,
+};
+use rmcp::service::{
+    NotificationContext, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage,
+    serve_directly_with_ct,
+};
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::Transport;
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::server::handler::{McpHandler, Shared};
+
+/// How many accepted `Host`/`Origin` pairs are remembered (more are checked by rmcp on
+/// every request, as before).
+const REMEMBERED_SITES: usize = 32;
+
+/// Messages a call may send before its reply is read (progress, logs).
+const OUTGOING: usize = 16;
+
+/// What a stateless request needs to be served directly: its request and the protocol
+/// version its handler sees (from `MCP-Protocol-Version`, as rmcp derives it).
+pub(super) struct Eligible {
+    request: JsonRpcRequest<ClientRequest>,
+    version: ProtocolVersion,
+}
+
+/// Serves stateless requests without rmcp's service loop (see the module docs).
+pub(super) struct Direct {
+    /// One handler for every direct request: the methods served here read no session
+    /// state (the caller comes with each request).
+    handler: McpHandler,
+    /// `Host`/`Origin` pairs rmcp's check accepted.
+    sites: RwLock<Vec<(HeaderValue, Option<HeaderValue>)>>,
+    /// How often a streamed reply sends a keep-alive comment (rmcp's setting).
+    keep_alive: Option<Duration>,
+    /// Fires when the server stops: replies in progress end.
+    shutdown: CancellationToken,
+}
+
+impl Direct {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        keep_alive: Option<Duration>,
+        shutdown: CancellationToken,
+    ) -> Direct {
+        Direct {
+            handler: McpHandler::new_session(shared),
+            sites: RwLock::default(),
+            keep_alive,
+            shutdown,
+        }
+    }
+
+    /// `message` ready to be served directly, or `None` when rmcp must serve it (whether
+    /// it qualifies depends on the message and the headers only).
+    pub(super) fn eligible(headers: &HeaderMap, message: ClientJsonRpcMessage) -> Option<Eligible> {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return None;
+        };
+        let served_here = matches!(
+            request.request,
+            ClientRequest::CallToolRequest(_)
+                | ClientRequest::ListToolsRequest(_)
+                | ClientRequest::PingRequest(_)
+                | ClientRequest::ListResourcesRequest(_)
+                | ClientRequest::ListResourceTemplatesRequest(_)
+                | ClientRequest::ReadResourceRequest(_)
+                | ClientRequest::ListPromptsRequest(_)
+                | ClientRequest::GetPromptRequest(_)
+                | ClientRequest::CompleteRequest(_)
+        ) && request.request.get_meta().protocol_version().is_none()
+            && accepts_json_and_streams(headers);
+        let version = header_version(headers).filter(|_| served_here)?;
+        Some(Eligible { request, version })
+    }
+
+    /// True when rmcp's DNS-rebinding check accepts the `Host` and `Origin` of `parts`:
+    /// remembered, or asked of `rmcp` (a request it answers with `405` once the check
+    /// passed, `403` or `400` otherwise).
+    pub(super) async fn site_accepted<M: SessionManager>(
+        &self,
+        rmcp: &StreamableHttpService<McpHandler, M>,
+        parts: &http::request::Parts,
+    ) -> bool {
+        let Some(host) = parts.headers.get(header::HOST) else {
+            return false;
+        };
+        let origin = parts.headers.get(header::ORIGIN);
+        if parts.headers.get_all(header::HOST).iter().nth(1).is_some()
+            || parts
+                .headers
+                .get_all(header::ORIGIN)
+                .iter()
+                .nth(1)
+                .is_some()
+        {
+            return false;
+        }
+        let known = |sites: &Vec<(HeaderValue, Option<HeaderValue>)>| {
+            sites.iter().any(|(h, o)| h == host && o.as_ref() == origin)
+        };
+        if known(&self.sites.read().unwrap_or_else(|e| e.into_inner())) {
+            return true;
+        }
+        let mut probe = Request::builder()
+            .method(Method::OPTIONS)
+            .uri(parts.uri.clone())
+            .header(header::HOST, host.clone());
+        if let Some(origin) = origin {
+            probe = probe.header(header::ORIGIN, origin.clone());
+        }
+        let Ok(probe) = probe.body(http_body_util::Empty::<Bytes>::new()) else {
+            return false;
+        };
+        if Box::pin(rmcp.handle(probe)).await.status() != StatusCode::METHOD_NOT_ALLOWED {
+            return false;
+        }
+        let mut sites = self.sites.write().unwrap_or_else(|e| e.into_inner());
+        if sites.len() < REMEMBERED_SITES && !known(&sites) {
+            sites.push((host.clone(), origin.cloned()));
+        }
+        true
+    }
+
+    /// Serve `eligible` for the request whose head is `parts`: rmcp's response shape (a
+    /// JSON body, or an event stream when the handler sends something before its result).
+    pub(super) async fn serve(
+        &self,
+        parts: http::request::Parts,
+        eligible: Eligible,
+    ) -> Response<BoxBody<Bytes, Infallible>> {
+        let Eligible { request, version } = eligible;
+        let JsonRpcRequest {
+            id, mut request, ..
+        } = request;
+        let (sender, mut outgoing) = mpsc::channel(OUTGOING);
+        let cancel = CancellationToken::new();
+        // The handler's peer: what it sends goes to `outgoing`; nothing comes in.
+        let peer_info =
+            InitializeRequestParams::new(ClientCapabilities::default(), Implementation::default())
+                .with_protocol_version(version);
+        let running = serve_directly_with_ct(
+            PeerOnly,
+            ReplyTransport(sender.clone()),
+            Some(peer_info),
+            cancel.clone(),
+        );
+        request.extensions_mut().insert(parts);
+        let mut context = RequestContext::new(id.clone(), running.peer().clone());
+        context.ct = cancel.child_token();
+        std::mem::swap(&mut context.meta, request.get_meta_mut());
+        std::mem::swap(&mut context.extensions, request.extensions_mut());
+        let handler = self.handler.clone();
+        let mut call = Box::pin(async move {
+            match handler.handle_request(request, context).await {
+                Ok(result) => JsonRpcMessage::response(result, id),
+                Err(error) => JsonRpcMessage::error(error, Some(id)),
+            }
+        });
+        let first = tokio::select! {
+            biased;
+            Some(first) = outgoing.recv() => first,
+            reply = &mut call => {
+                cancel.cancel();
+                return json_response(&reply);
+            }
+            _ = self.shutdown.cancelled() => {
+                cancel.cancel();
+                return internal_error("the server stopped before the reply was ready");
+            }
+        };
+        // Something came before the result: stream, with the rest of the call in a task.
+        let shutdown = self.shutdown.clone();
+        let ended = cancel.clone();
+        tokio::spawn(async move {
+            let _running = running;
+            tokio::select! {
+                reply = call => {
+                    let _ = sender.send(reply).await;
+                }
+                _ = ended.cancelled() => {}
+                _ = shutdown.cancelled() => {}
+            }
+            ended.cancel();
+        });
+        event_stream(Stream {
+            first: Some(first),
+            outgoing,
+            keep_alive: self.keep_alive.map(|every| {
+                let mut ticks =
+                    tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                ticks
+            }),
+            cancel_on_drop: Some(cancel.drop_guard()),
+        })
+    }
+}
+
+/// The protocol version a stateless request's handler sees: the `MCP-Protocol-Version`
+/// header's (2025-03-26 without one, as rmcp assumes); `None` when rmcp must judge the
+/// header (unknown, not text, repeated) or it is 2026-07-28 or later.
+fn header_version(headers: &HeaderMap) -> Option<ProtocolVersion> {
+    const HEADER: &str = "mcp-protocol-version";
+    let mut values = headers.get_all(HEADER).iter();
+    let Some(value) = values.next() else {
+        return Some(ProtocolVersion::V_2025_03_26);
+    };
+    if values.next().is_some() {
+        return None;
+    }
+    let value = value.to_str().ok()?;
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|known| known.as_str() == value)
+        .filter(|known| known.as_str() < ProtocolVersion::V_2026_07_28.as_str())
+        .cloned()
+}
+
+/// True when `Accept` plainly names both `application/json` and `text/event-stream` (what
+/// rmcp requires of a `POST`); any parameter or quoting leaves the judgement to rmcp.
+fn accepts_json_and_streams(headers: &HeaderMap) -> bool {
+    let (mut json, mut stream) = (false, false);
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        if value.contains([';', '"']) {
+            return false;
+        }
+        for range in value.split(',') {
+            let range = range.trim();
+            json |= range.eq_ignore_ascii_case("application/json");
+            stream |= range.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && stream
+}
+
+/// `reply` as the whole response, a JSON body (as rmcp answers a stateless request whose
+/// first message is its result: `200` whether a result or an error).
+fn json_response(reply: &ServerJsonRpcMessage) -> Response<BoxBody<Bytes, Infallible>> {
+    let body = match serde_json::to_vec(reply) {
+        Ok(body) => body,
+        Err(error) => {
+            tracing::error!(%error, "cannot serialize a reply");
+            return internal_error("the reply could not be serialized");
+        }
+    };
+    let mut response = Response::new(http_body_util::Full::new(Bytes::from(body)).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The answer to a request the server could not finish: `500` with a JSON-RPC error
+/// saying `why` (as rmcp answers a stateless request that got no reply).
+fn internal_error(why: &str) -> Response<BoxBody<Bytes, Infallible>> {
+    let body = crate::server::codec::error_reply(
+        serde_json::Value::Null,
+        -32603,
+        format!("Internal error: {why}"),
+    )
+    .to_string();
+    let mut response = Response::new(http_body_util::Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A streamed reply with rmcp's headers.
+fn event_stream(stream: Stream) -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(stream.boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// A directly served call's reply as server-sent events: each message the call sent, then
+/// its result, with a keep-alive comment while nothing comes. Dropping it (the client
+/// left) cancels the call.
+struct Stream {
+    first: Option<ServerJsonRpcMessage>,
+    outgoing: mpsc::Receiver<ServerJsonRpcMessage>,
+    keep_alive: Option<tokio::time::Interval>,
+    /// Cancels the call when the reply is dropped before its end; `None` once ended.
+    cancel_on_drop: Option<DropGuard>,
+}
+
+impl Body for Stream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        if this.cancel_on_drop.is_none() {
+            return Poll::Ready(None);
+        }
+        let message = match this.first.take() {
+            Some(first) => Some(first),
+            None => match this.outgoing.poll_recv(cx) {
+                Poll::Ready(message) => message,
+                Poll::Pending => {
+                    if let Some(ticks) = &mut this.keep_alive
+                        && ticks.poll_tick(cx).is_ready()
+                    {
+                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(
+                            b": keep-alive\n\n",
+                        )))));
+                    }
+                    return Poll::Pending;
+                }
+            },
+        };
+        let Some(message) = message else {
+            // The call ended without a result (cancelled, or the server stopped).
+            this.cancel_on_drop = None;
+            return Poll::Ready(None);
+        };
+        if matches!(
+            message,
+            JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_)
+        ) {
+            // The result ends the stream; the call is over, nothing to cancel.
+            if let Some(guard) = this.cancel_on_drop.take() {
+                guard.disarm();
+            }
+        }
+        let mut event = b"data: ".to_vec();
+        if let Err(error) = serde_json::to_writer(&mut event, &message) {
+            tracing::error!(%error, "cannot serialize a streamed message");
+            return Poll::Ready(None);
+        }
+        event.extend_from_slice(b"\n\n");
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(event)))))
+    }
+}
+
+/// The transport under a directly served call's peer: what the handler sends through the
+/// peer goes into the request's reply; nothing ever comes in (the request itself was
+/// handed to the handler directly).
+struct ReplyTransport(mpsc::Sender<ServerJsonRpcMessage>);
+
+/// A message sent after its reply ended.
+#[derive(Debug, thiserror::Error)]
+#[error("the reply this message belongs to has ended")]
+struct ReplyEnded;
+
+impl Transport<RoleServer> for ReplyTransport {
+    type Error = ReplyEnded;
+
+    fn name() -> Cow<'static, str> {
+        "stateless HTTP reply".into()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), ReplyEnded>> + Send + 'static {
+        let sender = self.0.clone();
+        async move { sender.send(item).await.map_err(|_| ReplyEnded) }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
+        std::future::pending()
+    }
+
+    async fn close(&mut self) -> Result<(), ReplyEnded> {
+        Ok(())
+    }
+}
+
+/// The service of a directly served call's peer loop: it carries the handler's outgoing
+/// messages only, and is never asked anything (its transport brings nothing in).
+struct PeerOnly;
+
+impl Service<RoleServer> for PeerOnly {
+    async fn handle_request(
+        &self,
+        _request: ClientRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        Err(ErrorData::internal_error(
+            "this peer serves no requests",
+            None,
+        ))
+    }
+
+    async fn handle_notification(
+        &self,
+        _notification: ClientNotification,
+        _context: NotificationContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.append(
+                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                value.parse().unwrap(),
+            );
+        }
+        headers
+    }
+
+    #[test]
+    fn only_plain_accept_headers_naming_both_types_qualify() {
+        let accept = |value: &str| accepts_json_and_streams(&headers(&[("accept", value)]));
+        assert!(accept("application/json, text/event-stream"));
+        assert!(accept("TEXT/EVENT-STREAM,application/json"));
+        assert!(!accept("application/json"));
+        assert!(!accept("application/json, text/event-stream;q=0"));
+        assert!(!accept("application/json, */*"));
+        assert!(!accepts_json_and_streams(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn protocol_versions_rmcp_serves_the_same_way_qualify() {
+        let version = |value: &str| header_version(&headers(&[("mcp-protocol-version", value)]));
+        assert_eq!(
+            header_version(&HeaderMap::new()),
+            Some(ProtocolVersion::V_2025_03_26)
+        );
+        assert_eq!(version("2025-11-25"), Some(ProtocolVersion::V_2025_11_25));
+        assert_eq!(version("2025-06-18"), Some(ProtocolVersion::V_2025_06_18));
+        assert_eq!(version("2026-07-28"), None, "standard headers: rmcp's");
+        assert_eq!(version("1999-01-01"), None, "unknown: rmcp answers");
+        let twice = headers(&[
+            ("mcp-protocol-version", "2025-11-25"),
+            ("mcp-protocol-version", "2025-06-18"),
+        ]);
+        assert_eq!(header_version(&twice), None);
+    }
+}
