@@ -60,7 +60,10 @@ mod convert;
 mod drain;
 mod exposure;
 mod handler;
+#[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod http_server;
 mod linger;
 mod notify;
 #[cfg(feature = "oauth")]
@@ -99,12 +102,15 @@ pub use rmcp;
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
 #[cfg(unix)]
 pub use builder::UnixServer;
-pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
+pub use builder::{ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
+#[cfg(feature = "http")]
 pub use http::{
     Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, McpService,
     READY_PATH, Rejection, Reply,
 };
+#[cfg(feature = "http")]
+pub use http_server::HttpServer;
 pub use private_file::ExposedFile;
 pub use request_state::{
     DEFAULT_REQUEST_STATE_TTL, MAX_REQUEST_STATE_BYTES, StateKey, StateKeyError,
@@ -151,6 +157,7 @@ pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
 /// Serve `registry` over streamable HTTP at `http://ADDR/mcp` with the default
 /// [`HttpOptions`] (stateful sessions, loopback Host/Origin only, no tokens, so `addr` must
 /// be a loopback address), until the process ends. Shortcut for `Server::new(registry).serve_http(addr, HttpOptions::default())`.
+/// Feature `http`.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -159,6 +166,7 @@ pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
 /// # Ok(())
 /// # }
 /// ```
+#[cfg(feature = "http")]
 pub async fn http(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
     Server::new(registry)
         .serve_http(addr, HttpOptions::default())
