@@ -225,6 +225,10 @@ fn the_minimal_example_has_no_http_flags() {
             "{flag} in a build without `http`:\n{help}"
         );
     }
+    assert!(
+        help.contains("Allow --tcp on a non-loopback address"),
+        "{help}"
+    );
     let refused = Command::new(&binary)
         .args(["serve", "--http", "127.0.0.1:0"])
         .stdin(Stdio::null())

@@ -22,6 +22,12 @@ use super::invoke::{FAILURE, USAGE, print_err};
 #[cfg(feature = "http")]
 use super::serve_http;
 
+/// The network transports' flags, as the help names them.
+#[cfg(feature = "http")]
+const NETWORK_FLAGS: &str = "--http/--tcp";
+#[cfg(not(feature = "http"))]
+const NETWORK_FLAGS: &str = "--tcp";
+
 /// The `serve` command.
 pub(crate) fn command() -> Command {
     let command = Command::new("serve")
@@ -74,10 +80,10 @@ pub(crate) fn command() -> Command {
                 .action(ArgAction::SetTrue)
                 .requires("network")
                 .conflicts_with("stdio")
-                .help(
-                    "Allow --http/--tcp on a non-loopback address without --tokens-file: \
-                     anyone who can reach the address may call every tool",
-                ),
+                .help(format!(
+                    "Allow {NETWORK_FLAGS} on a non-loopback address without --tokens-file: \
+                     anyone who can reach the address may call every tool"
+                )),
         )
         .arg(
             Arg::new("state_key_file")

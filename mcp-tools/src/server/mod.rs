@@ -1,8 +1,8 @@
-//! Serving a [`Registry`] over MCP: stdio, streamable HTTP, TCP and Unix domain sockets,
-//! through `rmcp`.
+//! Serving a [`Registry`] over MCP: stdio, TCP and Unix domain sockets (feature `server`)
+//! and streamable HTTP (feature `http`), through `rmcp`.
 //!
-//! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`http`] and
-//! [`tcp`] are one-line shortcuts with the defaults.
+//! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`tcp`] and
+//! (feature `http`) `http` are one-line shortcuts with the defaults.
 //!
 //! ```no_run
 //! use mcp_tools::{server::Server, Registry};
