@@ -78,45 +78,46 @@ else
 fi
 export PATH="$NODE_BIN_DIR:$PATH"
 
-# --- Step 2: pinned npm tools --------------------------------------------------------------
-npm_stamp="$NPM_DIR/.stamp"
-npm_want="$(cat "$PKG_SRC/package.json" "$PKG_SRC/package-lock.json" | sha256sum | cut -d' ' -f1) node=$NODE_VERSION"
-if [ "$force" = 0 ] && [ -d "$NPM_DIR/node_modules" ] && [ "$(cat "$npm_stamp" 2>/dev/null)" = "$npm_want" ]; then
-    log "npm tools: cached"
-else
-    log "installing pinned npm tools into $NPM_DIR (npm ci)"
-    mkdir -p "$NPM_DIR"
-    rm -f "$npm_stamp"
-    cp "$PKG_SRC/package.json" "$PKG_SRC/package-lock.json" "$NPM_DIR/"
-    # No install scripts are needed by these packages (the inspector's postinstall is a
-    # no-op when it is installed as a dependency), so none are run.
-    (cd "$NPM_DIR" && npm ci --ignore-scripts --no-audit --no-fund >&2) || die "npm ci failed"
+# npm_ci_into DIR SRC LABEL SMOKE...: install the pinned package.json + package-lock.json of
+# SRC into DIR with `npm ci`, unless DIR's stamp (their hash and the Node version) matches;
+# then run the smoke check SMOKE inside DIR. No install scripts are needed by these packages
+# (the inspector's postinstall is a no-op when it is installed as a dependency), so none run.
+npm_ci_into() {
+    local dir="$1" src="$2" label="$3"
+    shift 3
+    local stamp="$dir/.stamp" want
+    want="$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1) node=$NODE_VERSION"
+    if [ "$force" = 0 ] && [ -d "$dir/node_modules" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+        log "$label: cached"
+        return
+    fi
+    log "installing $label into $dir (npm ci)"
+    mkdir -p "$dir"
+    rm -f "$stamp"
+    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund >&2) || die "npm ci ($label) failed"
+    (cd "$dir" && "$@") || die "$label: the smoke check failed"
+    echo "$want" >"$stamp"
+}
 
-    # Smoke checks: each CLI starts under Node 22.
-    bin="$NPM_DIR/node_modules/.bin"
-    "$bin/conformance" --help >/dev/null || die "conformance --help failed"
-    "$bin/inspector" --cli --version >/dev/null || die "inspector --cli --version failed"
-    "$bin/supergateway" --help >/dev/null || die "supergateway --help failed"
-    echo "$npm_want" >"$npm_stamp"
-fi
+# Each CLI starts under Node 22.
+tools_start() {
+    node_modules/.bin/conformance --help >/dev/null &&
+        node_modules/.bin/inspector --cli --version >/dev/null &&
+        node_modules/.bin/supergateway --help >/dev/null
+}
+
+# The module loads under Node 22.
+provider_loads() {
+    node --input-type=module -e "import('oidc-provider').then((m) => { if (typeof m.default !== 'function') process.exit(1); })"
+}
+
+# --- Step 2: the pinned npm tools ------------------------------------------------------------
+npm_ci_into "$NPM_DIR" "$PKG_SRC" "npm tools" tools_start
 
 # --- Step 3: the pinned OpenID provider for the auth tests ------------------------------------
 # Its own folder and stamp, so that it does not churn the tools of step 2.
-oidc_stamp="$OIDC_DIR/.stamp"
-oidc_want="$(cat "$OIDC_SRC/package.json" "$OIDC_SRC/package-lock.json" | sha256sum | cut -d' ' -f1) node=$NODE_VERSION"
-if [ "$force" = 0 ] && [ -d "$OIDC_DIR/node_modules" ] && [ "$(cat "$oidc_stamp" 2>/dev/null)" = "$oidc_want" ]; then
-    log "oidc-provider: cached"
-else
-    log "installing the pinned oidc-provider into $OIDC_DIR (npm ci)"
-    mkdir -p "$OIDC_DIR"
-    rm -f "$oidc_stamp"
-    cp "$OIDC_SRC/package.json" "$OIDC_SRC/package-lock.json" "$OIDC_DIR/"
-    (cd "$OIDC_DIR" && npm ci --ignore-scripts --no-audit --no-fund >&2) || die "npm ci (oidc-provider) failed"
-    # Smoke check: the module loads under Node 22.
-    (cd "$OIDC_DIR" && node --input-type=module -e "import('oidc-provider').then((m) => { if (typeof m.default !== 'function') process.exit(1); })") ||
-        die "oidc-provider does not load"
-    echo "$oidc_want" >"$oidc_stamp"
-fi
+npm_ci_into "$OIDC_DIR" "$OIDC_SRC" "oidc-provider" provider_loads
 
 log "ready: node $("$NODE_BIN_DIR/node" --version); tools in $NPM_DIR/node_modules/.bin"
 echo "export PATH=\"$NODE_BIN_DIR:$NPM_DIR/node_modules/.bin:\$PATH\""

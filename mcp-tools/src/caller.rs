@@ -1,5 +1,6 @@
 //! [`Caller`]: who is calling, as the transport's authentication established it.
 
+use std::fmt;
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
@@ -22,7 +23,20 @@ use crate::permissions::PermissionSet;
 /// assert!(caller.permissions().is_some_and(|p| p.contains("NOTE_VIEW")));
 /// assert!(Caller::local().permissions().is_none());
 /// ```
-#[derive(Debug, Clone, Default)]
+///
+/// Its `Debug` output names the kept claims but never prints their values, so a caller in a
+/// log line or a panic message does not leak what the token said.
+///
+/// ```
+/// # use mcp_tools::{Caller, PermissionSet};
+/// let mut claims = serde_json::Map::new();
+/// claims.insert("email".into(), "alice@example.org".into());
+/// let caller = Caller::new(Some("alice".into()), None, vec![], PermissionSet::empty(), claims);
+/// let shown = format!("{caller:?}");
+/// assert!(shown.contains("alice") && shown.contains("email"));
+/// assert!(!shown.contains("alice@example.org"));
+/// ```
+#[derive(Clone, Default)]
 pub struct Caller {
     subject: Option<String>,
     client_id: Option<String>,
@@ -30,6 +44,18 @@ pub struct Caller {
     /// `None`: the local caller, limited only by the registry's own filter.
     permissions: Option<PermissionSet>,
     claims: Map<String, Value>,
+}
+
+impl fmt::Debug for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Caller")
+            .field("subject", &self.subject)
+            .field("client_id", &self.client_id)
+            .field("scopes", &self.scopes)
+            .field("permissions", &self.permissions)
+            .field("claims", &self.claims.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// The local caller, for contexts that carry none of their own.

@@ -244,7 +244,7 @@ pub(crate) async fn guard<T>(
         biased;
         _ = cancellation.cancelled() => Err(ToolError::new(
             ErrorKind::Cancelled,
-            format!("{label} was cancelled by the client"),
+            format!("{label} was cancelled before it finished"),
         )),
         done = guarded => done.unwrap_or_else(|panic| Err(panicked(&label, panic))),
     }

@@ -26,7 +26,8 @@ pub enum ErrorKind {
     Timeout,
     /// The backend the tool talks to failed or could not be reached.
     Upstream,
-    /// The call was cancelled by the client.
+    /// The call was cancelled: by the client, or by the server shutting down once its grace
+    /// for calls in flight was over.
     Cancelled,
     /// A bug or unexpected condition inside the tool (including a panic).
     Internal,

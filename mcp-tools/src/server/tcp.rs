@@ -243,7 +243,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    tracing::warn!(%peer, reason = %refusal.message, "refused a TCP connection");
+    tracing::debug!(%peer, reason = %refusal.message, "refused a TCP connection");
     let reply = json!({"jsonrpc": "2.0", "id": refusal.id,
                        "error": {"code": UNAUTHORIZED, "message": refusal.message}});
     let mut line = reply.to_string().into_bytes();

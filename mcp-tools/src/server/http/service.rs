@@ -289,7 +289,7 @@ fn resolve_bearer<R: TokenResolver + ?Sized>(
     match resolver.resolve(token) {
         Some(caller) => Ok(caller),
         None => {
-            tracing::warn!("rejected an HTTP request with an unknown bearer token");
+            tracing::debug!("rejected an HTTP request with an unknown bearer token");
             Err(Rejection::unauthorized(
                 Some("invalid_token"),
                 "the bearer token is not valid",
