@@ -43,9 +43,25 @@
 //! # });
 //! ```
 //!
-//! The server layer (feature `server`, on by default) serves a registry over stdio,
-//! streamable HTTP and TCP through `rmcp`. See `docs/architecture.md` for the path of one
-//! call through the code.
+//! The server layer (feature `server`, on by default) serves a registry over stdio, TCP
+//! and Unix sockets through `rmcp`, and over streamable HTTP with the `http` feature. See
+//! `docs/architecture.md` for the path of one call through the code.
+//!
+//! ## Features
+//! | feature | what it adds | brings in |
+//! |---|---|---|
+//! | *(none)* | `#[mcp_tool]`, [`Registry`], validation, middleware: a tools library | schemars, serde_json, jsonschema, tokio |
+//! | `server` (default) | [`server`]: `Server::serve_stdio`, `serve_tcp`, `serve_unix`, `serve_io` | rmcp (server, IO transport) |
+//! | `http` | streamable HTTP: `Server::serve_http`, `bind_http`, `http_service`, `HttpOptions`, `McpService`, `AuthLayer`, health endpoints; `serve --http` | `server`, hyper, http, rmcp's streamable HTTP server |
+//! | `tls` | HTTPS: `HttpOptions::tls`, `TlsConfig`; `serve --tls-cert/--tls-key` | `http`, rustls + ring |
+//! | `oauth` | OAuth 2.1 resource server (`server::oauth`); `serve --oauth-issuer …` | `http`, jsonwebtoken, reqwest |
+//! | `oauth-tls` | `oauth` for issuers reached over https | `oauth`, reqwest's rustls |
+//! | `axum` | `Server::router`: the endpoint as an axum `Router` | `http`, axum |
+//! | `cli` | `cli_app!` and `cli`: the generated command line; `serve` offers the transports the features above enable | `server`, clap, tracing-subscriber |
+//!
+//! A stdio-only server (`cli`, or `server` with a `main` of its own) links no HTTP stack,
+//! TLS or OAuth client; `docs/performance.md` ("Binary size") has the sizes and the
+//! `release-small` profile.
 //!
 //! ## Where things are
 //! The crate root holds what a tool author writes every day. The rest is named by module:
@@ -53,8 +69,8 @@
 //! (results, content, errors, resource contents, prompt messages), [`context`] (the
 //! request context and extractors), [`call`] (middleware), [`registry`] (the builder,
 //! build errors, reports), [`permissions`], [`schema`], and behind features [`server`]
-//! (`server`, the only place rmcp appears) and `cli` (`cli`). `docs/versioning.md` says
-//! what is public API.
+//! (features `server` and `http`; the only place rmcp appears) and `cli` (`cli`).
+//! `docs/versioning.md` says what is public API.
 //!
 //! ## The `inventory` linker caveat
 //! Tools are collected from every crate *linked* into the final binary. A library crate

@@ -41,6 +41,8 @@ mod logging;
 mod plan;
 mod prescan;
 mod serve;
+#[cfg(feature = "http")]
+mod serve_http;
 
 pub use app::{App, SetupError};
 #[doc(hidden)]

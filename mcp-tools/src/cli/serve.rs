@@ -1,13 +1,9 @@
-//! `serve [--stdio | --http ADDR | --tcp ADDR | --unix PATH] [--tokens-file F]
-//! [--unauthenticated-network-access] [--stateless] [--state-key-file F] [--state-ttl TIME]
-//! [--allow-host HOST] [--replica-id NAME] [--page-size N] [--max-in-flight N] [HTTP limits]`:
-//! the registry over MCP through [`crate::server::Server`]. HTTP, TCP and
-//! Unix print the address bound and a line saying what is exposed (reach, authentication,
-//! tools). The HTTP limits are the [`HttpOptions`] ones: `--max-connections`,
-//! `--header-timeout`, `--idle-timeout`, `--max-body`, `--max-sessions`,
-//! `--session-timeout`, `--session-park-after`, `--disconnect-grace`. With the `oauth`
-//! feature, HTTP also takes `--oauth-issuer URL --resource URL [--scope-map FILE]` and the
-//! OAuth settings (see [`oauth_flags`]). On SIGTERM or SIGINT every transport shuts down
+//! `serve [--stdio | --tcp ADDR | --unix PATH] [--tokens-file F]
+//! [--unauthenticated-network-access] [--state-key-file F] [--state-ttl TIME]
+//! [--page-size N] [--max-in-flight N] [--shutdown-grace TIME]`: the registry over MCP
+//! through [`crate::server::Server`]. With the `http` feature also `--http ADDR` and its
+//! flags (`serve_http.rs`). TCP and Unix print the address bound and a line saying what is
+//! exposed (reach, authentication, tools). On SIGTERM or SIGINT every transport shuts down
 //! gracefully: calls in flight get `--shutdown-grace` to finish, then are cancelled, and the
 //! process exits 0.
 
@@ -20,29 +16,32 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::Registry;
-use crate::server::{
-    HttpOptions, ServeError, Server, ServerInfo, StateKey, TcpOptions, TlsConfig, TokenTable,
-};
+use crate::server::{ServeError, Server, ServerInfo, StateKey, TcpOptions, TokenTable};
 
 use super::invoke::{FAILURE, USAGE, print_err};
+#[cfg(feature = "http")]
+use super::serve_http;
+
+/// The network transports' flags, as the help names them.
+#[cfg(feature = "http")]
+const NETWORK_FLAGS: &str = "--http/--tcp";
+#[cfg(not(feature = "http"))]
+const NETWORK_FLAGS: &str = "--tcp";
 
 /// The `serve` command.
 pub(crate) fn command() -> Command {
-    Command::new("serve")
+    let command = Command::new("serve")
         .about("Serve the tools over MCP (stdio by default; logs go to stderr)")
         .arg(
             Arg::new("stdio")
                 .long("stdio")
                 .action(ArgAction::SetTrue)
                 .help("Serve one session over stdin/stdout (the default)"),
-        )
-        .arg(
-            Arg::new("http")
-                .long("http")
-                .value_name("ADDR")
-                .value_parser(clap::value_parser!(SocketAddr))
-                .help("Serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080)"),
-        )
+        );
+    // `--http ADDR` (feature `http`) joins the `transport` and `network` groups itself.
+    #[cfg(feature = "http")]
+    let command = command.arg(serve_http::transport());
+    let command = command
         .arg(
             Arg::new("tcp")
                 .long("tcp")
@@ -60,8 +59,8 @@ pub(crate) fn command() -> Command {
                      only this user may connect), one session per connection",
                 ),
         )
-        .group(ArgGroup::new("transport").args(["stdio", "http", "tcp", "unix"]))
-        .group(ArgGroup::new("network").args(["http", "tcp"]))
+        .group(ArgGroup::new("transport").args(["stdio", "tcp", "unix"]))
+        .group(ArgGroup::new("network").args(["tcp"]))
         .arg(
             Arg::new("tokens_file")
                 .long("tokens-file")
@@ -81,59 +80,10 @@ pub(crate) fn command() -> Command {
                 .action(ArgAction::SetTrue)
                 .requires("network")
                 .conflicts_with("stdio")
-                .help(
-                    "Allow --http/--tcp on a non-loopback address without --tokens-file: \
-                     anyone who can reach the address may call every tool",
-                ),
-        )
-        .arg(
-            Arg::new("stateless")
-                .long("stateless")
-                .action(ArgAction::SetTrue)
-                .requires("http")
-                .conflicts_with_all(["stdio", "tcp"])
-                .help("HTTP without sessions: every request is served on its own"),
-        )
-        .arg(
-            Arg::new("allow_host")
-                .long("allow-host")
-                .value_name("HOST")
-                .action(ArgAction::Append)
-                .requires("http")
-                .help(
-                    "HTTP: also accept requests whose Host is HOST (a name, or name:port; \
-                     repeatable), e.g. the name clients reach a load balancer or a Service by; \
-                     loopback names are always accepted",
-                ),
-        )
-        .arg(
-            Arg::new("replica_id")
-                .long("replica-id")
-                .value_name("NAME")
-                .requires("http")
-                .help(
-                    "HTTP: name this replica in an `Mcp-Replica: NAME` header on every response \
-                     (e.g. the pod name behind a load balancer)",
-                ),
-        )
-        .arg(
-            Arg::new("tls_cert")
-                .long("tls-cert")
-                .value_name("FILE")
-                .value_parser(clap::value_parser!(PathBuf))
-                .requires_all(["http", "tls_key"])
-                .help(
-                    "Serve HTTPS with this certificate chain (PEM, leaf first); SIGHUP reloads \
-                     it and the key",
-                ),
-        )
-        .arg(
-            Arg::new("tls_key")
-                .long("tls-key")
-                .value_name("FILE")
-                .value_parser(clap::value_parser!(PathBuf))
-                .requires_all(["http", "tls_cert"])
-                .help("The private key of --tls-cert (PEM; private to its owner: chmod 600)"),
+                .help(format!(
+                    "Allow {NETWORK_FLAGS} on a non-loopback address without --tokens-file: \
+                     anyone who can reach the address may call every tool"
+                )),
         )
         .arg(
             Arg::new("state_key_file")
@@ -183,217 +133,14 @@ pub(crate) fn command() -> Command {
                     "On SIGTERM or SIGINT: stop accepting, let calls in flight finish for up to \
                      TIME, then cancel them and exit 0 (default 10s)",
                 ),
-        )
-        .args(http_limits())
-        .args(oauth_flags())
-}
-
-/// The OAuth flags (`oauth` feature): the issuer, this server's resource URL, the scope map,
-/// the key cache, introspection and step-up.
-#[cfg(feature = "oauth")]
-fn oauth_flags() -> Vec<Arg> {
-    let needs_issuer = |arg: Arg| arg.requires("oauth_issuer");
-    vec![
-        Arg::new("oauth_issuer")
-            .long("oauth-issuer")
-            .value_name("URL")
-            .env("MCP_TOOLS_OAUTH_ISSUER")
-            .requires_all(["http", "resource"])
-            .help(
-                "HTTP: accept OAuth 2.1 access tokens (JWT) from this issuer, exactly as its \
-                 metadata names itself; its keys are found by RFC 8414 / OpenID discovery",
-            ),
-        needs_issuer(
-            Arg::new("resource")
-                .long("resource")
-                .value_name("URL")
-                .env("MCP_TOOLS_OAUTH_RESOURCE")
-                .help(
-                    "This server's public URL as the issuer knows it (e.g. \
-                     https://mcp.example.org/mcp): tokens must name it as their audience",
-                ),
-        ),
-        needs_issuer(
-            Arg::new("scope_map")
-                .long("scope-map")
-                .value_name("FILE")
-                .value_parser(clap::value_parser!(PathBuf))
-                .help(
-                    "Scopes to permissions: `scope PERM PERM…` per line (default: each scope \
-                     names the permission of the same name)",
-                ),
-        ),
-        needs_issuer(
-            Arg::new("jwks_max_age")
-                .long("jwks-max-age")
-                .value_name("TIME")
-                .value_parser(duration)
-                .help("Refetch the issuer's keys when older than TIME (default 5m)"),
-        ),
-        needs_issuer(
-            Arg::new("jwks_min_refetch")
-                .long("jwks-min-refetch")
-                .value_name("TIME")
-                .value_parser(duration)
-                .help(
-                    "Tokens naming an unknown key refetch the keys at most once per TIME \
-                     (default 10s)",
-                ),
-        ),
-        needs_issuer(
-            Arg::new("introspection_client")
-                .long("introspection-client")
-                .value_name("ID")
-                .env("MCP_TOOLS_INTROSPECTION_CLIENT")
-                .help(
-                    "Check opaque (non-JWT) tokens at the issuer's RFC 7662 introspection \
-                     endpoint as this client; its secret comes from the environment variable \
-                     MCP_TOOLS_INTROSPECTION_SECRET",
-                ),
-        ),
-        needs_issuer(
-            Arg::new("introspection_cache")
-                .long("introspection-cache")
-                .value_name("TIME")
-                .value_parser(duration)
-                .requires("introspection_client")
-                .help("Reuse an introspection answer for TIME (default 30s)"),
-        ),
-        needs_issuer(
-            Arg::new("step_up")
-                .long("step-up")
-                .action(ArgAction::SetTrue)
-                .help(
-                    "Answer a call of a tool the token's scopes do not reach with 403 \
-                     insufficient_scope and the scopes to ask for (default: such a tool \
-                     answers like an unknown one)",
-                ),
-        ),
-    ]
-}
-
-/// Without the `oauth` feature there are no OAuth flags.
-#[cfg(not(feature = "oauth"))]
-fn oauth_flags() -> Vec<Arg> {
-    Vec::new()
-}
-
-/// The OAuth resource server the flags ask for (`None` without `--oauth-issuer`), taking
-/// the static `tokens` too; the error text when the scope map, the secret or the issuer's
-/// discovery fails.
-#[cfg(feature = "oauth")]
-async fn oauth_resource_server(
-    matches: &ArgMatches,
-    tokens: Option<TokenTable>,
-) -> Result<Option<crate::server::oauth::ResourceServer>, String> {
-    use crate::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer, ScopeMap};
-    let (Some(issuer), Some(resource)) = (
-        matches.get_one::<String>("oauth_issuer"),
-        matches.get_one::<String>("resource"),
-    ) else {
-        return Ok(None);
-    };
-    let mut config = OAuthConfig::new(issuer, resource);
-    if let Some(path) = matches.get_one::<PathBuf>("scope_map") {
-        config = config.scope_map(ScopeMap::from_file(path).map_err(|e| e.to_string())?);
-    }
-    if let Some(age) = matches.get_one::<Duration>("jwks_max_age") {
-        config = config.keys_max_age(*age);
-    }
-    if let Some(interval) = matches.get_one::<Duration>("jwks_min_refetch") {
-        config = config.unknown_kid_refetch(*interval);
-    }
-    if let Some(client) = matches.get_one::<String>("introspection_client") {
-        let secret = std::env::var("MCP_TOOLS_INTROSPECTION_SECRET").map_err(|_| {
-            "--introspection-client needs the client's secret in the environment variable \
-             MCP_TOOLS_INTROSPECTION_SECRET"
-                .to_string()
-        })?;
-        config = config.introspection(client, secret);
-        if let Some(cache) = matches.get_one::<Duration>("introspection_cache") {
-            config = config.introspection_cache(*cache);
-        }
-    }
-    let verifier = JwtVerifier::discover(config)
-        .await
-        .map_err(|e| format!("cannot use the OAuth issuer {issuer}: {e}"))?;
-    tracing::info!(%issuer, %resource, jwks = %verifier.metadata().jwks_uri, "accepting OAuth access tokens");
-    let mut oauth = ResourceServer::new(verifier).step_up(matches.get_flag("step_up"));
-    if let Some(table) = tokens {
-        oauth = oauth.with_tokens(table);
-    }
-    Ok(Some(oauth))
-}
-
-/// The flags of [`HttpOptions`]' limits (HTTP only).
-fn http_limits() -> [Arg; 8] {
-    let count = |id: &'static str, long: &'static str, help: &'static str| {
-        Arg::new(id)
-            .long(long)
-            .value_name("N")
-            .value_parser(positive)
-            .requires("http")
-            .help(help)
-    };
-    let time = |id: &'static str, long: &'static str, help: &'static str| {
-        Arg::new(id)
-            .long(long)
-            .value_name("TIME")
-            .value_parser(duration)
-            .requires("http")
-            .help(help)
-    };
-    [
-        count(
-            "max_connections",
-            "max-connections",
-            "HTTP: open connections at most; past it the connection idle longest is closed, \
-             or the new one gets 503 when all are busy (default 1024)",
-        ),
-        time(
-            "header_timeout",
-            "header-timeout",
-            "HTTP: time a client has to send a request's headers (default 10s)",
-        ),
-        time(
-            "idle_timeout",
-            "idle-timeout",
-            "HTTP: a connection with no request in progress is closed after TIME (default 60s)",
-        ),
-        count(
-            "max_body",
-            "max-body",
-            "HTTP: bytes in one request body; a longer one gets 413 (default 4194304)",
-        ),
-        count(
-            "max_sessions",
-            "max-sessions",
-            "HTTP: sessions (live or parked) at most; past it a new session's initialize gets 503 \
-             (default 1024)",
-        ),
-        time(
-            "session_timeout",
-            "session-timeout",
-            "HTTP: a session with no request in progress and no stream open for TIME ends \
-             (default 5m)",
-        ),
-        time(
-            "session_park_after",
-            "session-park-after",
-            "HTTP: a session idle for TIME is parked: its service is closed, a small record \
-             kept, and its next request rebuilds it (default 60s)",
-        ),
-        time(
-            "disconnect_grace",
-            "disconnect-grace",
-            "HTTP: a call whose client closed its side of the connection is cancelled \
-             after TIME (default 10s)",
-        ),
-    ]
+        );
+    #[cfg(feature = "http")]
+    let command = command.args(serve_http::flags());
+    command
 }
 
 /// A time: a whole number with a unit `ms`, `s` or `m` (a bare number is seconds).
-fn duration(text: &str) -> Result<Duration, String> {
+pub(super) fn duration(text: &str) -> Result<Duration, String> {
     let (number, unit) = text
         .find(|c: char| !c.is_ascii_digit())
         .map_or((text, ""), |at| text.split_at(at));
@@ -408,39 +155,8 @@ fn duration(text: &str) -> Result<Duration, String> {
     }
 }
 
-/// `options` with the limits given on the command line.
-fn with_limits(mut options: HttpOptions, matches: &ArgMatches) -> HttpOptions {
-    let count = |id: &str| matches.get_one::<usize>(id).copied();
-    let time = |id: &str| matches.get_one::<Duration>(id).copied();
-    if let Some(n) = count("max_connections") {
-        options = options.max_connections(n);
-    }
-    if let Some(t) = time("header_timeout") {
-        options = options.header_timeout(t);
-    }
-    if let Some(t) = time("idle_timeout") {
-        options = options.idle_timeout(t);
-    }
-    if let Some(n) = count("max_body") {
-        options = options.max_body_bytes(n);
-    }
-    if let Some(n) = count("max_sessions") {
-        options = options.max_sessions(n);
-    }
-    if let Some(t) = time("session_timeout") {
-        options = options.session_idle_timeout(t);
-    }
-    if let Some(t) = time("session_park_after") {
-        options = options.session_park_after(t);
-    }
-    if let Some(t) = time("disconnect_grace") {
-        options = options.disconnect_grace(t);
-    }
-    options
-}
-
-/// A whole number of at least 1, for `--page-size` and `--max-in-flight`.
-fn positive(text: &str) -> Result<usize, String> {
+/// A whole number of at least 1, for `--page-size`, `--max-in-flight` and the HTTP counts.
+pub(super) fn positive(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(format!(
@@ -503,52 +219,11 @@ pub(crate) async fn run(
         },
         None => None,
     };
-    let served = if let Some(addr) = matches.get_one::<SocketAddr>("http") {
-        let mut options = with_limits(
-            HttpOptions::default().stateful(!matches.get_flag("stateless")),
-            matches,
-        );
-        #[cfg(feature = "oauth")]
-        let tokens = match oauth_resource_server(matches, tokens.clone()).await {
-            Ok(Some(oauth)) => {
-                options = options.oauth(oauth);
-                None
-            }
-            Ok(None) => tokens,
-            Err(err) => {
-                print_err(&format!("error: {err}\n"));
-                return ExitCode::from(FAILURE);
-            }
-        };
-        if let Some(table) = tokens {
-            options = options.tokens(table);
-        }
-        for host in matches
-            .get_many::<String>("allow_host")
-            .into_iter()
-            .flatten()
-        {
-            options = options.allow_host(host);
-        }
-        if let Some(id) = matches.get_one::<String>("replica_id") {
-            options = options.replica_id(id);
-        }
-        if let (Some(cert), Some(key)) = (
-            matches.get_one::<PathBuf>("tls_cert"),
-            matches.get_one::<PathBuf>("tls_key"),
-        ) {
-            let tls = match TlsConfig::from_pem_files(cert, key) {
-                Ok(tls) => tls,
-                Err(err) => {
-                    print_err(&format!("error: {err}\n"));
-                    return ExitCode::from(USAGE);
-                }
-            };
-            tokio::spawn(reload_on_hangup(tls.clone()));
-            options = options.tls(tls);
-        }
-        serve_http(server, *addr, options).await
-    } else if let Some(addr) = matches.get_one::<SocketAddr>("tcp") {
+    #[cfg(feature = "http")]
+    if let Some(addr) = matches.get_one::<SocketAddr>("http") {
+        return serve_http::run(server, *addr, tokens, matches).await;
+    }
+    let served = if let Some(addr) = matches.get_one::<SocketAddr>("tcp") {
         let mut options = TcpOptions::default();
         if let Some(table) = tokens {
             options = options.tokens(table);
@@ -560,6 +235,11 @@ pub(crate) async fn run(
         tracing::info!("serving MCP over stdio");
         server.serve_stdio().await
     };
+    exit_code(served)
+}
+
+/// The exit status of a server that stopped: 0, 2 (usage: a refused exposure) or 1.
+pub(super) fn exit_code(served: Result<(), ServeError>) -> ExitCode {
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err @ ServeError::Unauthenticated { .. }) => {
@@ -571,19 +251,6 @@ pub(crate) async fn run(
             ExitCode::from(FAILURE)
         }
     }
-}
-
-async fn serve_http(
-    server: Server,
-    addr: SocketAddr,
-    options: HttpOptions,
-) -> Result<(), ServeError> {
-    let bound = server.bind_http(addr, options).await?;
-    // Always on stderr, whatever the log level: with port 0 it is how a caller learns
-    // the port.
-    print_err(&format!("serving MCP over HTTP at {}\n", bound.url()?));
-    print_err(&format!("{}\n", bound.exposure()?));
-    bound.serve().await
 }
 
 async fn serve_tcp(
@@ -608,26 +275,6 @@ async fn serve_unix(server: Server, path: &std::path::Path) -> Result<(), ServeE
     ));
     print_err(&format!("{}\n", bound.exposure()));
     bound.serve().await
-}
-
-/// Reload `tls`'s certificate and key on every SIGHUP; a pair that fails to load is
-/// reported and the one in use stays.
-async fn reload_on_hangup(tls: TlsConfig) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut hangups) = signal(SignalKind::hangup()) else {
-            return;
-        };
-        while hangups.recv().await.is_some() {
-            match tls.reload() {
-                Ok(()) => print_err("reloaded the TLS certificate and key\n"),
-                Err(err) => print_err(&format!("error: {err}; keeping the certificate in use\n")),
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tls;
 }
 
 /// Cancel `stop` on Ctrl-C or SIGTERM.

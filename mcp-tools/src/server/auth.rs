@@ -279,6 +279,7 @@ fn is_token(token: &str) -> bool {
 }
 
 /// The `Bearer` credentials of an `Authorization` header value, if it holds any.
+#[cfg(feature = "http")]
 pub(crate) fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, rest) = header.trim().split_once(' ')?;
     scheme
@@ -380,6 +381,7 @@ mod tests {
         assert!(err.to_string().contains("/nonexistent/tokens"), "{err}");
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn bearer_header_parsing() {
         assert_eq!(bearer_token("Bearer abc"), Some("abc"));

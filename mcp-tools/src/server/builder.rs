@@ -1,5 +1,6 @@
 //! The public face of the server: [`Server`] (builder and `serve_*`), [`ServerInfo`],
-//! the bound listeners [`HttpServer`] / [`TcpServer`], and [`ServeError`].
+//! the bound listeners [`TcpServer`] / `UnixServer`, and [`ServeError`]. Streamable HTTP
+//! (feature `http`) adds its methods and `HttpServer` in `http_server.rs`.
 //! Binding checks the address first: beyond loopback, authentication or an explicit opt-in
 //! is required (see `exposure.rs`).
 
@@ -19,7 +20,6 @@ use super::codec::DEFAULT_MAX_LINE_LENGTH;
 use super::drain::Drain;
 use super::exposure::{self, Authentication};
 use super::handler::{McpHandler, Shared};
-use super::http::{self, HttpOptions, McpService};
 use super::notify::ListChanged;
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealing, StateKey};
 use super::stream;
@@ -150,32 +150,32 @@ pub enum ServeError {
 /// Serves a [`Registry`] over MCP. Build it, then call one `serve_*` method.
 ///
 /// ```no_run
-/// use mcp_tools::server::{HttpOptions, Server};
+/// use mcp_tools::server::{Server, TcpOptions};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let registry = mcp_tools::Registry::builder().build()?;
 /// Server::new(registry)
 ///     .info(mcp_tools::server_info!())
 ///     .page_size(50)
 ///     .max_in_flight(128)
-///     .serve_http("127.0.0.1:8080".parse()?, HttpOptions::default().tokens_file("tokens")?)
+///     .serve_tcp("127.0.0.1:9000".parse()?, TcpOptions::default().tokens_file("tokens")?)
 ///     .await?;
 /// # Ok(())
 /// # }
 /// ```
 #[must_use]
 pub struct Server {
-    registry: Registry,
+    pub(super) registry: Registry,
     info: ServerInfo,
     instructions: Option<String>,
     page_size: Option<usize>,
     list_ttl: Option<Duration>,
-    max_in_flight: usize,
+    pub(super) max_in_flight: usize,
     max_line_length: usize,
     client_timeout: Duration,
     /// The `requestState` key; `None`: a random one made when the server is built.
     state_key: Option<StateKey>,
     state_ttl: Duration,
-    shutdown: CancellationToken,
+    pub(super) shutdown: CancellationToken,
     shutdown_grace: Duration,
     /// The operator's opt-in to listen beyond loopback with no authentication.
     unauthenticated_network_access: bool,
@@ -292,8 +292,8 @@ impl Server {
 
     /// At most `limit` requests in flight per connection on stdio and TCP (default 256;
     /// at least 1). Over HTTP it bounds the requests (POSTs) handled at once over all
-    /// connections; the open connections are bounded by
-    /// [`HttpOptions::max_connections`].
+    /// connections; the open connections are bounded by `HttpOptions::max_connections`
+    /// (feature `http`).
     pub fn max_in_flight(mut self, limit: usize) -> Server {
         self.built = OnceLock::new();
         self.max_in_flight = limit.max(1);
@@ -320,7 +320,7 @@ impl Server {
         }
     }
 
-    /// Allow [`bind_http`](Self::bind_http) and [`bind_tcp`](Self::bind_tcp) to listen on
+    /// Allow `bind_http` (feature `http`) and [`bind_tcp`](Self::bind_tcp) to listen on
     /// an address other machines can reach (`0.0.0.0`, `::`, a LAN address) with no
     /// authentication. Without this such a bind fails with [`ServeError::Unauthenticated`]
     /// before any socket is opened; with it the server logs a warning naming the address
@@ -386,52 +386,8 @@ impl Server {
         self
     }
 
-    fn drain(&self) -> Drain {
+    pub(super) fn drain(&self) -> Drain {
         Drain::start(self.shutdown.clone(), self.shutdown_grace)
-    }
-
-    /// The MCP endpoint (streamable HTTP) as a tower service, to mount in an application
-    /// of your own; see [`McpService`] for what it does and what stays with your server.
-    /// `options`' path, TLS and connection limits are for
-    /// [`serve_http`](Self::serve_http) and are not used here; add the `Host` names your
-    /// application is reached by with [`HttpOptions::allow_host`]. Its sessions end when
-    /// the [`shutdown_on`](Self::shutdown_on) token fires.
-    ///
-    /// ```
-    /// use mcp_tools::server::{HttpOptions, Server};
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-    /// let service = Server::new(registry)
-    ///     .http_service(HttpOptions::default().allow_host("app.example.com").stateless());
-    /// # let _ = service;
-    /// ```
-    pub fn http_service(&self, options: HttpOptions) -> McpService {
-        McpService::new(
-            self.shared(),
-            &options,
-            self.max_in_flight,
-            self.shutdown.child_token(),
-        )
-    }
-
-    /// The MCP endpoint as an axum [`Router`](axum::Router) answering at its root, to
-    /// [`nest`](axum::Router::nest) under a path of your application (feature `axum`):
-    /// [`http_service`](Self::http_service) as a route. Your other routes, and layers
-    /// of your own, stay yours; the endpoint reads the [`Caller`](crate::Caller) your
-    /// authentication put in the extensions, or authenticates itself with
-    /// [`HttpOptions::authenticator`].
-    ///
-    /// ```
-    /// use mcp_tools::{PermissionSet, server::{HttpOptions, Server, TokenTable}};
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-    /// let tokens = TokenTable::new([("s3cret", PermissionSet::new(["NOTE_VIEW"]))]);
-    /// let app: axum::Router = axum::Router::new()
-    ///     .route("/healthz", axum::routing::get(|| async { "ok" }))
-    ///     .nest("/mcp", Server::new(registry).router(HttpOptions::default().tokens(tokens)));
-    /// # let _ = app;
-    /// ```
-    #[cfg(feature = "axum")]
-    pub fn router(&self, options: HttpOptions) -> axum::Router {
-        axum::Router::new().route_service("/", self.http_service(options))
     }
 
     /// The rmcp handler for one new session, to serve over a transport of your own
@@ -526,7 +482,7 @@ impl Server {
         self.bind_tcp(addr, options).await?.serve().await
     }
 
-    fn check_exposure(
+    pub(super) fn check_exposure(
         &self,
         transport: &'static str,
         addr: SocketAddr,
@@ -571,38 +527,6 @@ impl Server {
     #[cfg(unix)]
     pub async fn serve_unix(self, path: impl AsRef<Path>) -> Result<(), ServeError> {
         self.bind_unix(path).await?.serve().await
-    }
-
-    /// Listen on `addr` for streamable HTTP at `options`' path, without serving yet.
-    ///
-    /// Fails with [`ServeError::Unauthenticated`], binding nothing, when `addr` is not a
-    /// loopback address, `options` has no tokens and
-    /// [`unauthenticated_network_access`](Self::unauthenticated_network_access) was not
-    /// called.
-    pub async fn bind_http(
-        self,
-        addr: SocketAddr,
-        options: HttpOptions,
-    ) -> Result<HttpServer, ServeError> {
-        let authentication = options.authentication();
-        self.check_exposure("HTTP", addr, authentication)?;
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| ServeError::Bind { addr, source })?;
-        Ok(HttpServer {
-            server: self,
-            listener,
-            options,
-        })
-    }
-
-    /// [`bind_http`](Self::bind_http) then [`HttpServer::serve`].
-    pub async fn serve_http(
-        self,
-        addr: SocketAddr,
-        options: HttpOptions,
-    ) -> Result<(), ServeError> {
-        self.bind_http(addr, options).await?.serve().await
     }
 }
 
@@ -698,80 +622,5 @@ impl UnixServer {
         shared.list_changed.start_pump();
         let limits = self.server.stream_limits();
         unix::serve(shared, self.listener, limits, self.server.drain()).await
-    }
-}
-
-/// A [`Server`] listening for streamable HTTP (from [`Server::bind_http`]).
-pub struct HttpServer {
-    server: Server,
-    listener: TcpListener,
-    options: HttpOptions,
-}
-
-impl HttpServer {
-    /// The address actually bound.
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
-    }
-
-    /// The endpoint's URL, e.g. `http://127.0.0.1:8080/mcp` (`https://` with TLS).
-    pub fn url(&self) -> std::io::Result<String> {
-        let scheme = if self.is_tls() { "https" } else { "http" };
-        Ok(format!(
-            "{scheme}://{}{}",
-            self.local_addr()?,
-            self.options.path
-        ))
-    }
-
-    fn is_tls(&self) -> bool {
-        self.options.tls_config().is_some()
-    }
-
-    /// `HTTPS` or `HTTP`.
-    fn transport(&self) -> &'static str {
-        if self.is_tls() { "HTTPS" } else { "HTTP" }
-    }
-
-    /// What this listener exposes, in one line: address and reach, authentication, tools
-    /// (logged when serving starts; the command line prints it).
-    pub fn exposure(&self) -> std::io::Result<String> {
-        Ok(exposure::summary(
-            self.transport(),
-            self.local_addr()?,
-            self.authentication(),
-            &self.server.registry,
-        ))
-    }
-
-    fn authentication(&self) -> Authentication {
-        self.options.authentication()
-    }
-
-    /// Serve requests until the shutdown token fires (then shut down gracefully: see
-    /// [`Server::shutdown_on`]). Besides the MCP endpoint it answers the health
-    /// endpoints, without authentication (they reveal nothing): `GET`
-    /// [`/healthz`](crate::server::HEALTH_PATH) `200` while the process serves, and `GET`
-    /// [`/readyz`](crate::server::READY_PATH) `200` while accepting, `503` once draining.
-    pub async fn serve(self) -> Result<(), ServeError> {
-        let addr = self.local_addr()?;
-        let (transport, encrypted) = (self.transport(), self.is_tls());
-        exposure::log(
-            transport,
-            addr,
-            self.authentication(),
-            encrypted,
-            &self.server.registry,
-        );
-        let shared = self.server.shared();
-        shared.list_changed.start_pump();
-        http::serve(
-            shared,
-            self.listener,
-            self.options,
-            self.server.max_in_flight,
-            self.server.drain(),
-        )
-        .await
     }
 }

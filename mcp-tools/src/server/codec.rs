@@ -484,6 +484,7 @@ fn decode_by_method(
 
 /// Classify one whole document, e.g. an HTTP request body: [`decode`], except that an
 /// empty or blank document is a parse error (it holds no message) rather than skipped.
+#[cfg(feature = "http")]
 pub(crate) fn decode_document(document: &[u8]) -> Result<ClientJsonRpcMessage, Value> {
     match decode(document) {
         Decoded::Message(message) => Ok(*message),

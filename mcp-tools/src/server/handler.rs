@@ -92,6 +92,7 @@ pub(super) struct Session {
 impl Session {
     /// This session's service ended (an HTTP session was parked): the handler that
     /// rebuilds it registers its own peer.
+    #[cfg(feature = "http")]
     pub(super) fn parked(&self) {
         self.registered.store(false, Ordering::SeqCst);
     }
@@ -140,6 +141,7 @@ impl McpHandler {
 
     /// A handler taking over `session` (an HTTP session's state, kept while the session is
     /// parked and handed to the handler that rebuilds it).
+    #[cfg(feature = "http")]
     pub(super) fn with_session(shared: Arc<Shared>, session: Arc<Session>) -> McpHandler {
         McpHandler { shared, session }
     }
@@ -147,14 +149,26 @@ impl McpHandler {
     /// The caller: the HTTP request's (put into its extensions by the authentication in
     /// front), else the session's (from the TCP authentication line), else the local caller.
     pub(super) fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
-        context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Caller>())
+        http_caller(context)
             .or(self.session.caller.as_ref())
             .cloned()
             .unwrap_or_default()
     }
+}
+
+/// The caller the HTTP authentication put into the request's extensions (feature `http`).
+#[cfg(feature = "http")]
+fn http_caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+}
+
+/// Without the `http` feature no request carries a caller of its own.
+#[cfg(not(feature = "http"))]
+fn http_caller(_: &RequestContext<RoleServer>) -> Option<&Caller> {
+    None
 }
 
 /// True when the request runs on protocol 2026-07-28 or later.

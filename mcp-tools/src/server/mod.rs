@@ -1,8 +1,8 @@
-//! Serving a [`Registry`] over MCP: stdio, streamable HTTP, TCP and Unix domain sockets,
-//! through `rmcp`.
+//! Serving a [`Registry`] over MCP: stdio, TCP and Unix domain sockets (feature `server`)
+//! and streamable HTTP (feature `http`), through `rmcp`.
 //!
-//! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`http`] and
-//! [`tcp`] are one-line shortcuts with the defaults.
+//! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`tcp`] and
+//! (feature `http`) `http` are one-line shortcuts with the defaults.
 //!
 //! ```no_run
 //! use mcp_tools::{server::Server, Registry};
@@ -62,7 +62,10 @@ mod convert;
 mod drain;
 mod exposure;
 mod handler;
+#[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod http_server;
 mod linger;
 mod notify;
 #[cfg(feature = "oauth")]
@@ -104,12 +107,15 @@ pub use rmcp;
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
 #[cfg(unix)]
 pub use builder::UnixServer;
-pub use builder::{HttpServer, ServeError, Server, ServerInfo, TcpServer};
+pub use builder::{ServeError, Server, ServerInfo, TcpServer};
 pub use handler::McpHandler;
+#[cfg(feature = "http")]
 pub use http::{
     Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, McpService,
     READY_PATH, Rejection, Reply,
 };
+#[cfg(feature = "http")]
+pub use http_server::HttpServer;
 pub use private_file::ExposedFile;
 pub use request_state::{
     DEFAULT_REQUEST_STATE_TTL, MAX_REQUEST_STATE_BYTES, StateKey, StateKeyError,
@@ -156,6 +162,7 @@ pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
 /// Serve `registry` over streamable HTTP at `http://ADDR/mcp` with the default
 /// [`HttpOptions`] (stateful sessions, loopback Host/Origin only, no tokens, so `addr` must
 /// be a loopback address), until the process ends. Shortcut for `Server::new(registry).serve_http(addr, HttpOptions::default())`.
+/// Feature `http`.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -164,6 +171,7 @@ pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
 /// # Ok(())
 /// # }
 /// ```
+#[cfg(feature = "http")]
 pub async fn http(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
     Server::new(registry)
         .serve_http(addr, HttpOptions::default())

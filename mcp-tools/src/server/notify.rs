@@ -60,6 +60,7 @@ impl ListChanged {
     }
 
     /// Let go of the peers of sessions that ended.
+    #[cfg(feature = "http")]
     pub(crate) fn forget_closed(&self) {
         let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
         peers.retain(|p| !p.is_transport_closed());

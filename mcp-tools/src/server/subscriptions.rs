@@ -98,6 +98,7 @@ impl Subscriptions {
     }
 
     /// Let go of the peers of sessions that ended.
+    #[cfg(feature = "http")]
     pub(crate) fn forget_closed(&self) {
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.retain(|(s, p)| s.strong_count() > 0 && !p.is_transport_closed());
