@@ -140,10 +140,12 @@ impl Direct {
                 ClientRequest::ListToolsRequest(list) => {
                     Reply::Line(handler.tools_list_line(&id, list, context).await)
                 }
-                request => Reply::Message(match handler.handle_request(request, context).await {
-                    Ok(result) => JsonRpcMessage::response(result, id.clone()),
-                    Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
-                }),
+                request => Reply::Message(Box::new(
+                    match handler.handle_request(request, context).await {
+                        Ok(result) => JsonRpcMessage::response(result, id.clone()),
+                        Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
+                    },
+                )),
             };
             // A cancelled request gets no reply (as rmcp does), and its slot was freed
             // when the cancellation came in.
@@ -178,7 +180,7 @@ impl Direct {
 /// What a call served in the transport answers: a message to serialize, or a line already
 /// serialized (a cached `tools/list` page in its envelope).
 enum Reply {
-    Message(TxJsonRpcMessage<RoleServer>),
+    Message(Box<TxJsonRpcMessage<RoleServer>>),
     Line(Vec<u8>),
 }
 
