@@ -689,7 +689,7 @@ fn parked_sessions_come_back_with_their_state() {
     );
     stream.write_all(delete.as_bytes()).unwrap();
     let deleted = read_reply(&mut stream);
-    assert!(deleted.status < 300, "{}", deleted.text());
+    assert_eq!(deleted.status, 204, "{}", deleted.text());
     let gone = call(authority, Some(&quiet), "echo", json!({"message": "late"}));
     gone.assert_jsonrpc_error(404, -32001, Value::Null, "a deleted parked session");
     echo_works(authority, Some(&chatty));

@@ -94,6 +94,7 @@ impl<M: SessionManager> Front<M> {
             }
         }
         let holds_permit = request.method() == Method::POST;
+        let deleting = request.method() == Method::DELETE;
         let json = prefers_json(request.headers());
         // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
         let (message, request) = if holds_permit && is_json(&request) {
@@ -201,6 +202,12 @@ impl<M: SessionManager> Front<M> {
         };
         drop(_opening);
         if !is_event_stream(&response) {
+            let mut response = response;
+            if deleting && response.status() == StatusCode::ACCEPTED {
+                // A session ended on request: done, nothing to say. rmcp answers 202, which
+                // clients (the Python SDK) report as a failed termination.
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
             return from_rmcp(response, holds);
         }
         if !holds_permit {
