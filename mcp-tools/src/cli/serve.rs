@@ -165,11 +165,12 @@ pub(super) fn positive(text: &str) -> Result<usize, String> {
     }
 }
 
-/// Whether `serve`'s flags (`matches`) choose stdio (the default transport).
+/// Whether `serve`'s flags (`matches`) choose stdio (the default transport). A transport
+/// the build leaves out (`--http` without the `http` feature) has no flag to give.
 pub(crate) fn over_stdio(matches: &ArgMatches) -> bool {
     !["http", "tcp", "unix"]
         .iter()
-        .any(|transport| matches.contains_id(transport))
+        .any(|transport| matches.try_contains_id(transport).unwrap_or(false))
 }
 
 /// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
