@@ -166,8 +166,8 @@ fn send(stream: &mut impl Write, message: Value) {
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"shutdown","version":"1"}}}"#;
 
-/// Initialize a line-delimited session and start a short and an endless call.
-fn start_calls(read: &mut impl BufRead, write: &mut impl Write) {
+/// Initialize a line-delimited session: `initialize`, its reply, `notifications/initialized`.
+fn handshake(read: &mut impl BufRead, write: &mut impl Write) {
     send(write, serde_json::from_str(INITIALIZE).unwrap());
     let mut line = String::new();
     read.read_line(&mut line).unwrap();
@@ -176,6 +176,11 @@ fn start_calls(read: &mut impl BufRead, write: &mut impl Write) {
         write,
         json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
     );
+}
+
+/// Initialize a line-delimited session and start a short and an endless call.
+fn start_calls(read: &mut impl BufRead, write: &mut impl Write) {
+    handshake(read, write);
     for (id, tool, arguments) in [
         (1, "sleep", json!({"ms": SHORT_CALL_MS})),
         (2, "wait", json!({})),
@@ -195,13 +200,8 @@ fn tcp_call(authority: &str, tool: &str) -> Value {
         .unwrap();
     let mut write = stream.try_clone().unwrap();
     let mut read = BufReader::new(stream);
-    send(&mut write, serde_json::from_str(INITIALIZE).unwrap());
+    handshake(&mut read, &mut write);
     let mut line = String::new();
-    read.read_line(&mut line).unwrap();
-    send(
-        &mut write,
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
     send(
         &mut write,
         serde_json::from_str(&call_body(9, tool, json!({}))).unwrap(),
@@ -275,13 +275,8 @@ fn stdio_stops_reading_finishes_the_call_in_flight_and_exits() {
         .unwrap();
     let mut write = child.stdin.take().unwrap();
     let mut read = BufReader::new(child.stdout.take().unwrap());
-    send(&mut write, serde_json::from_str(INITIALIZE).unwrap());
+    handshake(&mut read, &mut write);
     let mut line = String::new();
-    read.read_line(&mut line).unwrap();
-    send(
-        &mut write,
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
     send(
         &mut write,
         serde_json::from_str(&call_body(1, "sleep", json!({"ms": SHORT_CALL_MS}))).unwrap(),
