@@ -721,9 +721,9 @@ mod tests {
 
     #[derive(Debug, clap::Args)]
     struct Clashing {
-        /// Clashes with `serve --http`.
+        /// Clashes with `serve --stdio` (in every build with `cli`).
         #[arg(long)]
-        http: Option<String>,
+        stdio: Option<String>,
     }
 
     #[derive(Debug, clap::Args)]
