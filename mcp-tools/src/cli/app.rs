@@ -340,6 +340,13 @@ impl App {
             setup,
             on_built,
         };
+        // `serve` over stdio without flags, as MCP clients start a server, leaves nothing
+        // to parse: with no setup flags (which may read the environment), it is served
+        // without building the parser at all.
+        if globals.is_empty() && build.setup.is_none() && serve::plain_stdio(&args) {
+            logging::init(None);
+            return Parsed::ServeStdio(build);
+        }
         // `serve` needs neither the tools' commands nor their definitions (the registry
         // collects them once): parse a root that knows only `serve` first, and build the
         // whole tree for any other command line (its errors and help come from the tree).
@@ -420,6 +427,8 @@ impl App {
 enum Parsed {
     /// Nothing (more) to run: help, version or an error was printed.
     Done(ExitCode),
+    /// `serve` over stdio without flags ([`serve::plain_stdio`]): nothing was parsed.
+    ServeStdio(Build),
     /// `serve`, parsed by the root that knows only `serve`.
     Serve { build: Build, matches: ArgMatches },
     /// Any other command.
@@ -430,6 +439,7 @@ impl Parsed {
     /// Whether this is `serve` over stdio.
     fn serves_stdio(&self) -> bool {
         match self {
+            Parsed::ServeStdio(_) => true,
             Parsed::Serve { matches, .. } => matches
                 .subcommand_matches("serve")
                 .is_some_and(serve::over_stdio),
@@ -440,11 +450,12 @@ impl Parsed {
     async fn run(self) -> ExitCode {
         match self {
             Parsed::Done(status) => status,
+            Parsed::ServeStdio(build) => build.serve(None).await,
             Parsed::Serve { build, matches } => {
                 let Some(("serve", sub)) = matches.subcommand() else {
                     return ExitCode::from(USAGE);
                 };
-                build.serve(&matches, sub).await
+                build.serve(Some((&matches, sub))).await
             }
             Parsed::Command { run, matches } => run.dispatch(&matches).await,
         }
@@ -511,8 +522,10 @@ struct Build {
 }
 
 impl Build {
-    /// `serve` with its flags `sub` (`matches`: the whole command line's).
-    async fn serve(self, matches: &ArgMatches, sub: &ArgMatches) -> ExitCode {
+    /// `serve`: `Some((matches, sub))` with its flags `sub` (`matches`: the whole command
+    /// line's), `None` for the plain stdio start (no setup hook, nothing parsed).
+    async fn serve(self, parsed: Option<(&ArgMatches, &ArgMatches)>) -> ExitCode {
+        let (matches, sub) = parsed.unzip();
         match self.registry(matches) {
             Ok((registry, name, version)) => serve::run(registry, &name, &version, sub).await,
             Err(status) => status,
@@ -520,10 +533,14 @@ impl Build {
     }
 
     /// Run the setup hook and build the registry; on failure the error is printed and
-    /// the exit status returned.
-    fn registry(self, matches: &ArgMatches) -> Result<(Registry, String, String), ExitCode> {
+    /// the exit status returned. `matches` is `None` only when there is no setup hook
+    /// (the plain stdio start).
+    fn registry(
+        self,
+        matches: Option<&ArgMatches>,
+    ) -> Result<(Registry, String, String), ExitCode> {
         let mut builder = self.builder;
-        if let Some(setup) = self.setup {
+        if let (Some(setup), Some(matches)) = (self.setup, matches) {
             builder = setup(matches, builder).map_err(|err| {
                 print_err(&format!("error: {err}\n"));
                 ExitCode::from(FAILURE)
@@ -561,7 +578,7 @@ impl Run {
                 self.call(matches, &tool, arguments, json).await
             }
             // Parsed by the `serve` root first (`App::parse`); the whole tree has it too.
-            "serve" => self.build.serve(matches, sub).await,
+            "serve" => self.build.serve(Some((matches, sub))).await,
             _ => {
                 let leaf = match self.plan.tree.get(word) {
                     Some(Node::Leaf(leaf)) => Some((leaf, sub)),
@@ -590,7 +607,7 @@ impl Run {
         arguments: serde_json::Map<String, serde_json::Value>,
         json: bool,
     ) -> ExitCode {
-        match self.build.registry(matches) {
+        match self.build.registry(Some(matches)) {
             Ok((registry, _, _)) => invoke::call(&registry, tool, arguments, json).await,
             Err(status) => status,
         }
@@ -616,7 +633,7 @@ impl Run {
             "matrix" => print_out(&inspect::matrix(&self.defs)),
             "check" => {
                 let plan = self.plan.clone();
-                let registry = match self.build.registry(matches) {
+                let registry = match self.build.registry(Some(matches)) {
                     Ok((registry, _, _)) => registry,
                     Err(status) => return status,
                 };

@@ -3,47 +3,90 @@
 
 use std::io::IsTerminal;
 
-use tracing_subscriber::EnvFilter;
+use tracing::Subscriber;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 /// The global flag's long name and its values.
 pub(crate) const LOG_LEVEL: &str = "log-level";
 pub(crate) const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
-/// The filter for `level`. rmcp logs every JSON-RPC error answer (`response error`) at
-/// warn; those are client mistakes the client is told about (unknown tool, bad params),
-/// so below debug they are left out — the server logs its own at debug.
-fn directives(level: &str) -> String {
+/// rmcp logs every JSON-RPC error answer (`response error`) under this target at warn;
+/// those are client mistakes the client is told about (unknown tool, bad params), so below
+/// debug they are left out — the server logs its own at debug.
+const RMCP_SERVICE: &str = "rmcp::service";
+
+/// The filter for `level` (one of [`LEVELS`]): that level everywhere, and `rmcp::service`
+/// at error below debug.
+fn level_filter(level: &str) -> Targets {
+    let filter = Targets::new().with_default(level.parse().unwrap_or(LevelFilter::WARN));
     match level {
-        "debug" | "trace" => level.to_string(),
-        _ => format!("{level},rmcp::service=error"),
+        "debug" | "trace" => filter,
+        _ => filter.with_target(RMCP_SERVICE, LevelFilter::ERROR),
     }
+}
+
+/// The filter of a run: `level` when given, else `RUST_LOG`'s directives (through
+/// `EnvFilter`, whose parser is only paid for when the variable is set), else `warn`.
+fn filter<S>(level: Option<&str>) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    if level.is_none() && std::env::var_os(EnvFilter::DEFAULT_ENV).is_some() {
+        // An unparseable RUST_LOG falls back to the default, as before it was set.
+        if let Ok(from_env) = EnvFilter::try_from_default_env() {
+            return Box::new(from_env);
+        }
+    }
+    Box::new(level_filter(level.unwrap_or("warn")))
 }
 
 /// Install a stderr subscriber: `level` when given, else `RUST_LOG`, else `warn`.
 /// Does nothing when the program already installed a global subscriber.
 pub(crate) fn init(level: Option<&str>) {
-    let filter = match level {
-        Some(level) => EnvFilter::new(directives(level)),
-        None => {
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(directives("warn")))
-        }
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let subscriber = tracing_subscriber::fmt()
+        // Everything reaches the filter layer below, which decides.
+        .with_max_level(LevelFilter::TRACE)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         // A failed log write is dropped: reporting it would `eprintln!`, which panics when
         // stderr is a pipe nobody reads any more, and a log line is never worth the server.
         .log_internal_errors(false)
-        .try_init();
+        .finish();
+    let _ = subscriber.with(filter(level)).try_init();
 }
 
 #[cfg(test)]
 mod tests {
+    use tracing::Level;
+    use tracing_subscriber::filter::Targets;
+
+    fn enabled(filter: &Targets, target: &str, level: Level) -> bool {
+        filter.would_enable(target, &level)
+    }
+
     #[test]
     fn rmcp_response_errors_only_at_debug() {
-        assert_eq!(super::directives("warn"), "warn,rmcp::service=error");
-        assert_eq!(super::directives("info"), "info,rmcp::service=error");
-        assert_eq!(super::directives("debug"), "debug");
+        for level in ["warn", "info"] {
+            let filter = super::level_filter(level);
+            assert!(
+                enabled(&filter, "mcp_tools::server", Level::WARN),
+                "{level}"
+            );
+            assert!(!enabled(&filter, "rmcp::service", Level::WARN), "{level}");
+            assert!(enabled(&filter, "rmcp::service", Level::ERROR), "{level}");
+            assert!(enabled(&filter, "rmcp::transport", Level::WARN), "{level}");
+        }
+        let info = super::level_filter("info");
+        assert!(enabled(&info, "mcp_tools", Level::INFO));
+        assert!(!enabled(&info, "mcp_tools", Level::DEBUG));
+        let debug = super::level_filter("debug");
+        assert!(enabled(&debug, "rmcp::service", Level::DEBUG));
+        assert!(!enabled(&debug, "rmcp::service", Level::TRACE));
+        let off = super::level_filter("off");
+        assert!(!enabled(&off, "mcp_tools", Level::ERROR));
     }
 }

@@ -7,6 +7,7 @@
 //! gracefully: calls in flight get `--shutdown-grace` to finish, then are cancelled, and the
 //! process exits 0.
 
+use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -165,6 +166,32 @@ pub(super) fn positive(text: &str) -> Result<usize, String> {
     }
 }
 
+/// The environment variables `serve`'s flags read (`env = …`): when one is set, `serve`
+/// without flags is not the plain stdio start ([`plain_stdio`]) and goes through the parser.
+#[cfg(not(feature = "oauth"))]
+const FLAG_ENV: &[&str] = &["MCP_TOOLS_STATE_KEY_FILE"];
+#[cfg(feature = "oauth")]
+const FLAG_ENV: &[&str] = &[
+    "MCP_TOOLS_STATE_KEY_FILE",
+    "MCP_TOOLS_OAUTH_ISSUER",
+    "MCP_TOOLS_OAUTH_RESOURCE",
+    "MCP_TOOLS_INTROSPECTION_CLIENT",
+];
+
+/// Whether the command line `args` is `PROGRAM serve` or `PROGRAM serve --stdio` and no
+/// environment variable gives `serve` a flag: the way MCP clients start a server, and a
+/// command line whose parse the `serve` root would only confirm (no flag set, stdio),
+/// so it is served without building the parser. The caller checks that no
+/// [`App::setup`](super::App::setup) flags exist (they may read the environment too).
+pub(crate) fn plain_stdio(args: &[OsString]) -> bool {
+    let plain = match args {
+        [_, serve] => serve == "serve",
+        [_, serve, stdio] => serve == "serve" && stdio == "--stdio",
+        _ => false,
+    };
+    plain && FLAG_ENV.iter().all(|name| std::env::var_os(name).is_none())
+}
+
 /// Whether `serve`'s flags (`matches`) choose stdio (the default transport). A transport
 /// the build leaves out (`--http` without the `http` feature) has no flag to give.
 pub(crate) fn over_stdio(matches: &ArgMatches) -> bool {
@@ -173,19 +200,23 @@ pub(crate) fn over_stdio(matches: &ArgMatches) -> bool {
         .any(|transport| matches.try_contains_id(transport).unwrap_or(false))
 }
 
-/// Serve `registry` as `serve`'s flags say, until the client closes stdin (stdio) or the
-/// process gets Ctrl-C / SIGTERM (then shut down gracefully, on every transport).
+/// Serve `registry` as `serve`'s flags say (`None`: no flags, the [`plain_stdio`] start),
+/// until the client closes stdin (stdio) or the process gets Ctrl-C / SIGTERM (then shut
+/// down gracefully, on every transport).
 pub(crate) async fn run(
     registry: Registry,
     name: &str,
     version: &str,
-    matches: &ArgMatches,
+    matches: Option<&ArgMatches>,
 ) -> ExitCode {
     let stop = CancellationToken::new();
     tokio::spawn(stop_on_signal(stop.clone()));
     let mut server = Server::new(registry)
         .info(ServerInfo::new(name, version))
         .shutdown_on(stop);
+    let Some(matches) = matches else {
+        return exit_code(serve_stdio(server).await);
+    };
     if let Some(size) = matches.get_one::<usize>("page_size") {
         server = server.page_size(*size);
     }
@@ -233,10 +264,14 @@ pub(crate) async fn run(
     } else if let Some(path) = matches.get_one::<PathBuf>("unix") {
         serve_unix(server, path).await
     } else {
-        tracing::info!("serving MCP over stdio");
-        server.serve_stdio().await
+        serve_stdio(server).await
     };
     exit_code(served)
+}
+
+async fn serve_stdio(server: Server) -> Result<(), ServeError> {
+    tracing::info!("serving MCP over stdio");
+    server.serve_stdio().await
 }
 
 /// The exit status of a server that stopped: 0, 2 (usage: a refused exposure) or 1.
@@ -300,8 +335,45 @@ async fn stop_on_signal(stop: CancellationToken) {
 
 #[cfg(test)]
 mod tests {
-    use super::duration;
+    use super::{FLAG_ENV, command, duration, plain_stdio};
+    use std::ffi::OsString;
     use std::time::Duration;
+
+    /// A flag that reads the environment but is missing from `FLAG_ENV` would let the
+    /// plain stdio start ignore that variable.
+    #[test]
+    fn the_plain_stdio_start_knows_every_variable_serve_reads() {
+        let mut read: Vec<String> = command()
+            .get_arguments()
+            .filter_map(|arg| arg.get_env())
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+        read.sort();
+        let mut listed: Vec<String> = FLAG_ENV.iter().map(|name| name.to_string()).collect();
+        listed.sort();
+        assert_eq!(read, listed);
+    }
+
+    #[test]
+    fn only_serve_without_flags_is_the_plain_stdio_start() {
+        let args = |words: &[&str]| -> Vec<OsString> { words.iter().map(OsString::from).collect() };
+        // The test process may have the variables set; then nothing is plain.
+        let clean = FLAG_ENV.iter().all(|name| std::env::var_os(name).is_none());
+        assert_eq!(plain_stdio(&args(&["p", "serve"])), clean);
+        assert_eq!(plain_stdio(&args(&["p", "serve", "--stdio"])), clean);
+        for other in [
+            &["p"][..],
+            &["p", "serve", "--stdio", "--stdio"],
+            &["p", "serve", "--tcp", "127.0.0.1:0"],
+            &["p", "--log-level", "debug", "serve"],
+            &["p", "serve", "--help"],
+            &["p", "serve", "--std"],
+            &["p", "--stdio", "serve"],
+            &["p", "tools", "list"],
+        ] {
+            assert!(!plain_stdio(&args(other)), "{other:?}");
+        }
+    }
 
     #[test]
     fn times_take_a_unit_and_default_to_seconds() {

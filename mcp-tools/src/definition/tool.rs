@@ -398,23 +398,22 @@ impl ToolDefBuilder {
 
     /// Check and build. Fails on an invalid name, a missing or empty description, a
     /// missing handler, or an input schema whose root is not an object.
-    pub fn build(self) -> Result<ToolDef, DefError> {
+    pub fn build(mut self) -> Result<ToolDef, DefError> {
         let fail = |problem: String| DefError::new("tool", &self.name, problem);
         if let Some(problem) = crate::names::check_name(&self.name, self.nonportable_name) {
             return Err(fail(problem));
         }
         let description = self.common.checked_description().map_err(&fail)?;
         let handler = checked_handler(self.handler.clone()).map_err(&fail)?;
-        let input_schema = match &self.input_schema {
+        // Moved, not cloned: the macro's schemas are built for this definition alone.
+        let input_schema = match self.input_schema.take() {
             None => {
                 let mut schema = JsonObject::new();
                 schema.insert("type".into(), "object".into());
                 schema.insert("properties".into(), Value::Object(JsonObject::new()));
                 schema
             }
-            Some(Value::Object(schema)) if crate::schema::is_object_schema(schema) => {
-                schema.clone()
-            }
+            Some(Value::Object(schema)) if crate::schema::is_object_schema(&schema) => schema,
             Some(other) => {
                 return Err(fail(format!(
                     "input schema root must be {{\"type\": \"object\"}}, got {other}"

@@ -37,7 +37,7 @@ use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -85,10 +85,45 @@ pub(crate) enum Decoded {
     Skip,
 }
 
+/// `R` read in chunks of up to [`READ_CHUNK`] bytes into one buffer, allocated once and
+/// never zeroed (tokio's `BufReader` zeroes its buffer: 64 KiB written at every session's
+/// start, most of a short session's input buffer never used).
+struct Chunks<R> {
+    read: R,
+    buffer: Vec<u8>,
+    /// How much of `buffer` was consumed.
+    at: usize,
+}
+
+impl<R: AsyncRead + Unpin> Chunks<R> {
+    fn new(read: R) -> Chunks<R> {
+        Chunks {
+            read,
+            buffer: Vec::with_capacity(READ_CHUNK),
+            at: 0,
+        }
+    }
+
+    /// The bytes not consumed yet, reading the next chunk when there are none (empty: end
+    /// of input). Cancel-safe: `read_buf` either reads or leaves everything as it was.
+    async fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.at == self.buffer.len() {
+            self.buffer.clear();
+            self.at = 0;
+            self.read.read_buf(&mut self.buffer).await?;
+        }
+        Ok(&self.buffer[self.at..])
+    }
+
+    fn consume(&mut self, taken: usize) {
+        self.at = (self.at + taken).min(self.buffer.len());
+    }
+}
+
 /// Newline-delimited JSON-RPC over `R`/`W` with a line-length cap and error replies for
 /// bad lines.
 pub(crate) struct LineCodec<R> {
-    read: BufReader<R>,
+    read: Chunks<R>,
     line: Vec<u8>,
     max_line_length: usize,
     /// Skipping the rest of an over-long line until its newline.
@@ -176,7 +211,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> LineCodec<R> {
     {
         let (out, queue) = mpsc::channel(WRITE_QUEUE);
         LineCodec {
-            read: BufReader::with_capacity(READ_CHUNK, read),
+            read: Chunks::new(read),
             line: Vec::new(),
             max_line_length: max_line_length.max(1),
             discarding: false,
