@@ -146,7 +146,7 @@ pub trait ClientPeer: Send + Sync {
 /// assert!(ctx.caller().is_local());
 /// assert!(!ctx.is_cancelled());
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToolContext {
     request_id: Option<Arc<str>>,
     cancellation: CancellationToken,
@@ -169,7 +169,30 @@ impl fmt::Debug for ToolContext {
     }
 }
 
+impl Default for ToolContext {
+    fn default() -> Self {
+        ToolContext::for_request(None, CancellationToken::new())
+    }
+}
+
 impl ToolContext {
+    /// The context of one request before the registry fills in its state: no caller, no
+    /// peer, the registry-less empty state (shared, not allocated per call).
+    pub(crate) fn for_request(
+        request_id: Option<Arc<str>>,
+        cancellation: CancellationToken,
+    ) -> ToolContext {
+        static NO_STATES: std::sync::OnceLock<Arc<StateMap>> = std::sync::OnceLock::new();
+        ToolContext {
+            request_id,
+            cancellation,
+            caller: None,
+            states: NO_STATES.get_or_init(Arc::default).clone(),
+            peer: None,
+            notifier: None,
+        }
+    }
+
     /// Set the request id (the JSON-RPC id, as text).
     pub fn with_request_id(mut self, id: impl Into<Arc<str>>) -> Self {
         self.request_id = Some(id.into());

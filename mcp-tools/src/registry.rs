@@ -3,7 +3,7 @@
 
 use std::any::TypeId;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -14,26 +14,27 @@ use crate::context::{StateMap, ToolContext};
 use crate::definition::tool::ToolDef;
 use crate::output::error::ToolError;
 use crate::output::result::ToolResult;
-use crate::permissions::{Mask, PermissionSet};
+use crate::permissions::PermissionSet;
 use crate::registration;
 use crate::registry::offerings::{Collect, Offerings, OfferingsBuilder};
 use crate::schema::JsonObject;
 
 mod admission;
 pub(crate) mod library;
+pub(crate) mod listeners;
 pub(crate) mod offerings;
 pub(crate) mod report;
 #[cfg(test)]
 mod tests;
+pub(crate) mod view_cache;
 
 use admission::{Entry, Filter, Refusal};
+use listeners::{Listeners, Listening};
+use view_cache::ViewCache;
 
 pub use library::Library;
 
 pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
-
-/// The most distinct permission views whose lists are cached at once.
-const MAX_CACHED_VIEWS: usize = 256;
 
 /// The tools, resources and prompts a server serves, with their state and middleware —
 /// or one caller's view of them ([`Registry::view`]): the same type, so listing and
@@ -71,7 +72,7 @@ pub(crate) struct Shared {
     /// Resources and prompts (offerings.rs).
     pub(crate) offerings: Offerings,
     filter: Filter,
-    listeners: RwLock<Vec<ChangeListener>>,
+    pub(crate) listeners: Arc<Listeners<ChangeListener>>,
     writer: Mutex<()>,
     /// What the build found; [`Registry::validation_report`] adds the schema problems.
     built_report: ValidationReport,
@@ -79,7 +80,7 @@ pub(crate) struct Shared {
 }
 
 /// A listener of [`Registry::on_change`].
-type ChangeListener = Arc<dyn Fn(&RegistryChange) + Send + Sync>;
+pub(crate) type ChangeListener = dyn Fn(&RegistryChange) + Send + Sync;
 
 /// One admitted tool in a catalog, switched on or off.
 #[derive(Clone)]
@@ -94,7 +95,7 @@ struct Catalog {
     version: u64,
     slots: Vec<Slot>,
     by_name: HashMap<Arc<str>, usize>,
-    views: Mutex<HashMap<Option<Mask>, Arc<ViewLists>>>,
+    views: ViewCache<ViewLists>,
 }
 
 /// The cached lists of one permission view.
@@ -114,7 +115,7 @@ impl Catalog {
             version,
             slots,
             by_name,
-            views: Mutex::new(HashMap::new()),
+            views: ViewCache::default(),
         }
     }
 
@@ -127,24 +128,16 @@ impl Catalog {
 
     fn lists(&self, caller: Option<&PermissionSet>) -> Arc<ViewLists> {
         let key = caller.map(|c| c.mask().clone());
-        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(lists) = views.get(&key) {
-            return lists.clone();
-        }
-        let visible: Vec<&Slot> = self
-            .slots
-            .iter()
-            .filter(|slot| {
-                slot.enabled && caller.is_none_or(|c| c.allows(slot.entry.def.permissions()))
-            })
-            .collect();
-        let lists = Arc::new(ViewLists {
-            tools: visible.iter().map(|s| s.entry.def.clone()).collect(),
-        });
-        if views.len() < MAX_CACHED_VIEWS {
-            views.insert(key, lists.clone());
-        }
-        lists
+        self.views.get_or_compute(key, || ViewLists {
+            tools: self
+                .slots
+                .iter()
+                .filter(|slot| {
+                    slot.enabled && caller.is_none_or(|c| c.allows(slot.entry.def.permissions()))
+                })
+                .map(|slot| slot.entry.def.clone())
+                .collect(),
+        })
     }
 }
 
@@ -451,7 +444,7 @@ impl RegistryBuilder {
                 middleware: self.middleware,
                 offerings,
                 filter: self.filter,
-                listeners: RwLock::new(Vec::new()),
+                listeners: Arc::default(),
                 writer: Mutex::new(()),
                 built_report: report,
                 report: OnceLock::new(),
@@ -722,11 +715,16 @@ impl Registry {
 
     /// Call `listener` after every runtime change (the server sends `tools/list_changed`).
     pub fn on_change(&self, listener: impl Fn(&RegistryChange) + Send + Sync + 'static) {
-        self.shared
-            .listeners
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Arc::new(listener));
+        self.shared.listeners.add(Arc::new(listener));
+    }
+
+    /// [`on_change`](Self::on_change) until the returned guard is dropped (a server's
+    /// listener, which must not outlive the server).
+    pub(crate) fn on_change_until_dropped(
+        &self,
+        listener: impl Fn(&RegistryChange) + Send + Sync + 'static,
+    ) -> Listening<ChangeListener> {
+        self.shared.listeners.add_until_dropped(Arc::new(listener))
     }
 
     /// True when the registry serves no tool, resource or prompt at all (most often: the
@@ -798,13 +796,7 @@ impl Registry {
     }
 
     fn notify(&self, change: RegistryChange) {
-        let listeners = self
-            .shared
-            .listeners
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        for listener in listeners {
+        for listener in self.shared.listeners.current() {
             listener(&change);
         }
     }

@@ -9,13 +9,15 @@
 //!
 //! then the handler. The response size limit is applied to the final result.
 
+use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -154,21 +156,27 @@ pub(crate) async fn run(
         duration_us = tracing::field::Empty,
     );
     let started = Instant::now();
-    let inner = innermost(
-        def.clone(),
-        runtime.limit.clone(),
-        config.default_timeout,
-        arguments,
-    );
-    let chain = config.hooks.iter().rev().fold(inner, |next, hook| {
-        let hook = hook.clone();
-        let def = def.clone();
-        Box::new(move |ctx: ToolContext| hook.around(&def, ctx, next))
-    });
-    let outcome = AssertUnwindSafe(chain(ctx).instrument(span.clone()))
+    let limit = runtime.limit.clone();
+    let timeout = config.default_timeout;
+    // Without hooks the innermost layer runs as it is: no boxed chain to build per call.
+    let work = if config.hooks.is_empty() {
+        Either::Left(innermost(def.clone(), limit, timeout, arguments, ctx))
+    } else {
+        let (def, inner) = (def.clone(), def.clone());
+        let inner: Next = Box::new(move |ctx: ToolContext| {
+            Box::pin(innermost(inner, limit, timeout, arguments, ctx))
+        });
+        let chain = config.hooks.iter().rev().fold(inner, |next, hook| {
+            let hook = hook.clone();
+            let def = def.clone();
+            Box::new(move |ctx: ToolContext| hook.around(&def, ctx, next))
+        });
+        Either::Right(chain(ctx))
+    };
+    let outcome = AssertUnwindSafe(work.instrument(span.clone()))
         .catch_unwind()
         .await
-        .unwrap_or_else(|panic| Err(panicked(&format!("tool '{}'", def.name()), panic)));
+        .unwrap_or_else(|panic| Err(panicked(&ToolLabel(def.clone()), panic)));
     let elapsed = started.elapsed();
     let mut result = match outcome {
         Ok(result) => result,
@@ -186,47 +194,50 @@ pub(crate) async fn run(
 }
 
 /// Concurrency limit, time budget, cancellation and panic capture around the handler.
-fn innermost(
+async fn innermost(
     def: Arc<ToolDef>,
     limit: Option<Arc<Semaphore>>,
     default_timeout: Option<Duration>,
     arguments: JsonObject,
-) -> Next {
-    Box::new(move |ctx: ToolContext| {
-        Box::pin(async move {
-            let _permit = match &limit {
-                Some(semaphore) => Some(
-                    semaphore
-                        .clone()
-                        .acquire_owned()
-                        .await
-                        .map_err(|_| ToolError::internal("tool concurrency limit closed"))?,
-                ),
-                None => None,
-            };
-            let cancellation = ctx.cancellation().clone();
-            let budget = def.timeout().or(default_timeout);
-            let label = format!("tool '{}'", def.name());
-            guard(
-                label,
-                budget,
-                cancellation,
-                def.call_unchecked(arguments, ctx),
-            )
-            .await
-        })
-    })
+    ctx: ToolContext,
+) -> Result<ToolResult, ToolError> {
+    let _permit = match &limit {
+        Some(semaphore) => Some(
+            semaphore
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| ToolError::internal("tool concurrency limit closed"))?,
+        ),
+        None => None,
+    };
+    let cancellation = ctx.cancellation().clone();
+    let budget = def.timeout().or(default_timeout);
+    let work = def.call_unchecked(arguments, ctx);
+    guard(ToolLabel(def), budget, cancellation, work).await
+}
+
+/// Names a tool in [`guard`]'s errors (`tool 'x'`); written only when there is an error.
+struct ToolLabel(Arc<ToolDef>);
+
+impl fmt::Display for ToolLabel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool '{}'", self.0.name())
+    }
 }
 
 /// Run `work` with a time budget, client cancellation and panic capture; `label` names it
 /// in the errors (`tool 'x'`, `resource 'uri'`…). Shared by tools, resources, prompts and
 /// completions.
 pub(crate) async fn guard<T>(
-    label: String,
+    label: impl fmt::Display,
     budget: Option<Duration>,
     cancellation: CancellationToken,
     work: BoxFuture<'static, Result<T, ToolError>>,
 ) -> Result<T, ToolError> {
+    if cancellation.is_cancelled() {
+        return Err(cancelled(&label));
+    }
     let work = AssertUnwindSafe(work).catch_unwind();
     let guarded = async {
         match budget {
@@ -240,23 +251,34 @@ pub(crate) async fn guard<T>(
             None => work.await,
         }
     };
-    tokio::select! {
-        biased;
-        _ = cancellation.cancelled() => Err(ToolError::new(
-            ErrorKind::Cancelled,
-            format!("{label} was cancelled before it finished"),
-        )),
-        done = guarded => done.unwrap_or_else(|panic| Err(panicked(&label, panic))),
-    }
+    let mut guarded = std::pin::pin!(guarded);
+    // Most calls finish at their first poll: only a call still running waits on the
+    // cancellation token (registering a waiter costs more than the rest of this fn).
+    let done = match futures::poll!(guarded.as_mut()) {
+        Poll::Ready(done) => done,
+        Poll::Pending => tokio::select! {
+            biased;
+            _ = cancellation.cancelled() => return Err(cancelled(&label)),
+            done = guarded => done,
+        },
+    };
+    done.unwrap_or_else(|panic| Err(panicked(&label, panic)))
 }
 
-fn panicked(label: &str, panic: Box<dyn std::any::Any + Send>) -> ToolError {
+fn cancelled(label: &dyn fmt::Display) -> ToolError {
+    ToolError::new(
+        ErrorKind::Cancelled,
+        format!("{label} was cancelled before it finished"),
+    )
+}
+
+fn panicked(label: &dyn fmt::Display, panic: Box<dyn std::any::Any + Send>) -> ToolError {
     let message = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic payload".to_string());
-    tracing::error!(what = label, panic = %message, "handler panicked");
+    tracing::error!(what = %label, panic = %message, "handler panicked");
     ToolError::internal(format!("{label} panicked: {message}"))
 }
 

@@ -3,6 +3,7 @@
 //! limits, panic capture, statistics), plus [`run_blocking`] for handlers' blocking work.
 
 pub(crate) mod blocking;
+pub(crate) mod flat;
 pub(crate) mod middleware;
 pub(crate) mod validate;
 

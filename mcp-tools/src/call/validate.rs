@@ -7,6 +7,7 @@ use crate::schema::JsonObject;
 use jsonschema::Validator;
 use serde_json::Value;
 
+use crate::call::flat::FlatSchema;
 use crate::output::error::ToolError;
 
 /// The deepest nesting of arrays and objects accepted anywhere: in a tool's arguments
@@ -21,8 +22,11 @@ const MAX_LISTED: usize = 10;
 /// A tool's input validator, compiled (and its schema checked against the JSON Schema
 /// meta-schema) the first time a call or [`problem`](Self::problem) needs it, so serving
 /// starts without compiling anything: a server with many tools pays only for those called.
+/// Arguments that a [`FlatSchema`] reading of the schema vouches for need no compiled
+/// validator at all; everything else, and every error message, is the compiled one's.
 pub(crate) struct LazyValidator {
     schema: Arc<JsonObject>,
+    flat: OnceLock<Option<FlatSchema>>,
     compiled: OnceLock<Result<ArgumentValidator, String>>,
 }
 
@@ -30,8 +34,15 @@ impl LazyValidator {
     pub(crate) fn new(schema: Arc<JsonObject>) -> LazyValidator {
         LazyValidator {
             schema,
+            flat: OnceLock::new(),
             compiled: OnceLock::new(),
         }
+    }
+
+    fn flat(&self) -> Option<&FlatSchema> {
+        self.flat
+            .get_or_init(|| FlatSchema::read(&self.schema))
+            .as_ref()
     }
 
     fn compiled(&self) -> &Result<ArgumentValidator, String> {
@@ -47,6 +58,9 @@ impl LazyValidator {
     /// Check `arguments`; the error lists every problem. A tool whose schema does not
     /// compile refuses every call with an internal error naming the schema problem.
     pub(crate) fn check(&self, tool: &str, arguments: &Value) -> Result<(), ToolError> {
+        if self.flat().is_some_and(|flat| flat.vouches_for(arguments)) {
+            return Ok(());
+        }
         match self.compiled() {
             Ok(validator) => validator.check(tool, arguments),
             Err(problem) => {
@@ -160,7 +174,34 @@ pub(crate) fn describe(tool: &str, problems: &[String]) -> String {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{ArgumentValidator, MAX_DEPTH, describe, exceeds_depth};
+    use super::{ArgumentValidator, LazyValidator, MAX_DEPTH, describe, exceeds_depth};
+
+    /// A flat schema's valid arguments pass without compiling a validator; the first
+    /// invalid ones compile it, and the message is the compiled validator's.
+    #[test]
+    fn valid_arguments_of_a_flat_schema_compile_nothing() {
+        let schema = json!({"type": "object", "additionalProperties": false,
+            "properties": {"message": {"type": "string"}}, "required": ["message"]});
+        let schema = std::sync::Arc::new(schema.as_object().cloned().unwrap());
+        let lazy = LazyValidator::new(schema.clone());
+        assert!(lazy.check("echo", &json!({"message": "hi"})).is_ok());
+        assert!(
+            lazy.compiled.get().is_none(),
+            "compiled for valid arguments"
+        );
+        let wrong = json!({"message": 42});
+        let error = lazy.check("echo", &wrong).unwrap_err();
+        assert!(lazy.compiled.get().is_some());
+        let compiled = ArgumentValidator::compile(&schema).unwrap();
+        let expected = compiled.check("echo", &wrong).unwrap_err();
+        assert_eq!(error.to_string(), expected.to_string());
+        assert!(
+            error
+                .to_string()
+                .contains("invalid arguments for tool 'echo': /message: 42"),
+            "{error}"
+        );
+    }
 
     /// Containers nested in the order of `kinds` (`o` object, `a` array, outermost first),
     /// each next to a scalar sibling, around a scalar.

@@ -7,7 +7,7 @@
 //! resource's contents changed through [`Registry::resource_updated`].
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 
 use tracing::Instrument;
 
@@ -23,11 +23,10 @@ use crate::definition::resource::{ResourceAddress, ResourceDef, ResourceRequest}
 use crate::output::error::{ToolError, echo};
 use crate::output::prompt_messages::PromptResult;
 use crate::output::resource_content::ResourceContent;
-use crate::permissions::{Mask, PermissionSet};
+use crate::permissions::PermissionSet;
+use crate::registry::listeners::{Listeners, Listening};
+use crate::registry::view_cache::ViewCache;
 use crate::registry::{Registry, RegistryBuilder, Shared};
-
-/// The most distinct permission views whose lists are cached at once.
-const MAX_CACHED_VIEWS: usize = 256;
 
 /// Resources and prompts added on the builder.
 #[derive(Default)]
@@ -72,12 +71,12 @@ pub(crate) struct Offerings {
     fixed: HashMap<String, usize>,
     prompts: Vec<Arc<PromptDef>>,
     prompt_index: HashMap<String, usize>,
-    views: Mutex<HashMap<Option<Mask>, Arc<Lists>>>,
-    updated: RwLock<Vec<UpdateListener>>,
+    views: ViewCache<Lists>,
+    pub(crate) updated: Arc<Listeners<UpdateListener>>,
 }
 
 /// A listener of [`Registry::resource_updated`].
-type UpdateListener = Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type UpdateListener = dyn Fn(&str) + Send + Sync;
 
 /// The cached lists of one permission view.
 struct Lists {
@@ -218,13 +217,9 @@ impl Offerings {
 
     fn lists(&self, caller: Option<&PermissionSet>) -> Arc<Lists> {
         let key = caller.map(|c| c.mask().clone());
-        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(lists) = views.get(&key) {
-            return lists.clone();
-        }
         let allows = |required: &PermissionSet| caller.is_none_or(|c| c.allows(required));
         let visible = || self.resources.iter().filter(|d| allows(d.permissions()));
-        let lists = Arc::new(Lists {
+        self.views.get_or_compute(key, || Lists {
             resources: visible()
                 .filter(|d| matches!(d.address(), ResourceAddress::Fixed(_)))
                 .cloned()
@@ -239,11 +234,7 @@ impl Offerings {
                 .filter(|d| allows(d.permissions()))
                 .cloned()
                 .collect(),
-        });
-        if views.len() < MAX_CACHED_VIEWS {
-            views.insert(key, lists.clone());
-        }
-        lists
+        })
     }
 
     /// The resource `uri` names, with its template variables, if the caller may read it:
@@ -526,12 +517,19 @@ impl Registry {
 
     /// Call `listener` with the URI on every [`resource_updated`](Self::resource_updated).
     pub fn on_resource_updated(&self, listener: impl Fn(&str) + Send + Sync + 'static) {
+        self.shared.offerings.updated.add(Arc::new(listener));
+    }
+
+    /// [`on_resource_updated`](Self::on_resource_updated) until the returned guard is
+    /// dropped (a server's listener, which must not outlive the server).
+    pub(crate) fn on_resource_updated_until_dropped(
+        &self,
+        listener: impl Fn(&str) + Send + Sync + 'static,
+    ) -> Listening<UpdateListener> {
         self.shared
             .offerings
             .updated
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Arc::new(listener));
+            .add_until_dropped(Arc::new(listener))
     }
 
     /// True when the registry serves at least one resource or resource template.
@@ -568,13 +566,7 @@ impl Registry {
 
 impl ResourceNotifier for Shared {
     fn resource_updated(&self, uri: &str) {
-        let listeners = self
-            .offerings
-            .updated
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        for listener in listeners {
+        for listener in self.offerings.updated.current() {
             listener(uri);
         }
     }

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use super::{MAX_CACHED_VIEWS, Registry};
+use super::Registry;
+use super::view_cache::MAX_CACHED_VIEWS;
 use crate::definition::ToolDef;
 use crate::{PermissionSet, ToolResult};
 
@@ -16,8 +17,7 @@ fn tool(name: &str, permissions: &[&'static str]) -> ToolDef {
 }
 
 fn cached_views(registry: &Registry) -> usize {
-    let catalog = registry.shared.catalog.load();
-    catalog.views.lock().unwrap().len()
+    registry.shared.catalog.load().views.len()
 }
 
 fn names(view: &Registry) -> Vec<String> {
@@ -27,8 +27,14 @@ fn names(view: &Registry) -> Vec<String> {
         .collect()
 }
 
+/// True when `view`'s list is served from the cache (the same list as last time).
+fn cached(view: &Registry) -> bool {
+    Arc::ptr_eq(&view.list_tools(), &view.list_tools())
+}
+
 #[test]
-fn the_list_cache_keeps_at_most_256_views_and_serves_the_rest_uncached() {
+fn the_list_cache_keeps_the_256_views_used_last() {
+    assert_eq!(MAX_CACHED_VIEWS, 256);
     let registry = Registry::builder()
         .include_linked(false)
         .tool(tool("open", &[]))
@@ -39,6 +45,9 @@ fn the_list_cache_keeps_at_most_256_views_and_serves_the_rest_uncached() {
     let views: Vec<_> = (0..300)
         .map(|i| registry.view(&PermissionSet::new([format!("CACHE_BOUND_{i}")])))
         .collect();
+    // Each view's first list, kept here: the cache holds a second reference while the
+    // view is cached.
+    let mut first = Vec::new();
     for (i, view) in views.iter().enumerate() {
         let expected: &[&str] = match i {
             0 => &["first_only", "open"],
@@ -46,15 +55,22 @@ fn the_list_cache_keeps_at_most_256_views_and_serves_the_rest_uncached() {
             _ => &["open"],
         };
         assert_eq!(names(view), expected, "view {i}");
+        first.push(view.list_tools());
         assert_eq!(cached_views(&registry), (i + 1).min(MAX_CACHED_VIEWS));
     }
-    assert_eq!(MAX_CACHED_VIEWS, 256);
-    // A cached view hands out the same list; one past the bound is computed each time.
-    assert!(Arc::ptr_eq(&views[0].list_tools(), &views[0].list_tools()));
-    assert!(!Arc::ptr_eq(
-        &views[299].list_tools(),
-        &views[299].list_tools()
-    ));
+    let in_cache = |i: usize| Arc::strong_count(&first[i]) == 2;
+    // Past the bound the views used least recently made room: 0..44 out, 44..300 in.
+    assert!((0..44).all(|i| !in_cache(i)));
+    assert!((44..300).all(in_cache));
+    assert!(cached(&views[299]));
+    // Using view 44 again makes 45 the oldest: view 0 coming back evicts 45, not 44.
+    assert!(cached(&views[44]));
+    assert_eq!(names(&views[0]), ["first_only", "open"]);
+    assert!(cached(&views[0]));
+    assert!(in_cache(44));
+    assert!(!in_cache(45));
+    assert!((46..300).all(in_cache));
+    assert_eq!(cached_views(&registry), MAX_CACHED_VIEWS);
     // A change swaps in a new catalog with an empty cache.
     registry.disable("open").unwrap();
     assert_eq!(cached_views(&registry), 0);

@@ -15,7 +15,7 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
     InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ListResourcesResult, ListToolsResult, NumberOrString, PaginatedRequestParams, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
     SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
@@ -179,11 +179,12 @@ pub(super) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 }
 
 impl McpHandler {
-    fn log_filter(&self, context: &RequestContext<RoleServer>) -> LogFilter {
+    /// Which log messages this request's tool may send; `modern`: [`is_modern`].
+    fn log_filter(&self, context: &RequestContext<RoleServer>, modern: bool) -> LogFilter {
         if let Some(level) = context.meta.log_level() {
             return LogFilter::AtLeast(from_rmcp(level));
         }
-        if is_modern(context) {
+        if modern {
             // 2026-07-28: a request gets log messages only when it opts in.
             return LogFilter::Off;
         }
@@ -208,18 +209,17 @@ impl McpHandler {
         context: &RequestContext<RoleServer>,
         round: Option<Arc<Round>>,
     ) -> ToolContext {
+        let modern = is_modern(context);
         let peer = RequestPeer {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
-            logs: self.log_filter(context),
+            logs: self.log_filter(context, modern),
             capabilities: context.client_capabilities(),
             client_timeout: self.shared.client_timeout,
-            modern: is_modern(context),
+            modern,
             round,
         };
-        ToolContext::default()
-            .with_request_id(context.id.to_string())
-            .with_cancellation(context.ct.clone())
+        ToolContext::for_request(Some(request_id_text(&context.id)), context.ct.clone())
             .with_caller(self.caller(context))
             .with_peer(Arc::new(peer))
     }
@@ -275,6 +275,33 @@ impl McpHandler {
                 Err(error) => RoundEnd::Failed(error),
             },
         )
+    }
+}
+
+/// A request id as text, for [`ToolContext::request_id`]: a string id is shared as it is,
+/// a number written with one allocation.
+fn request_id_text(id: &NumberOrString) -> Arc<str> {
+    match id {
+        NumberOrString::String(text) => text.clone(),
+        NumberOrString::Number(number) => {
+            let mut digits = [0u8; 20];
+            let mut start = digits.len();
+            let mut rest = number.unsigned_abs();
+            loop {
+                start -= 1;
+                digits[start] = b'0' + (rest % 10) as u8;
+                rest /= 10;
+                if rest == 0 {
+                    break;
+                }
+            }
+            let digits = std::str::from_utf8(&digits[start..]).unwrap_or_default();
+            if *number < 0 {
+                Arc::from(format!("-{digits}"))
+            } else {
+                Arc::from(digits)
+            }
+        }
     }
 }
 
@@ -530,5 +557,22 @@ impl ServerHandler for McpHandler {
         }
         context.cancelled().await;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::NumberOrString;
+
+    use super::request_id_text;
+
+    #[test]
+    fn request_ids_read_as_rmcp_writes_them() {
+        for number in [0, 7, 42, -1, -10, 1_000_000, i64::MAX, i64::MIN] {
+            let id = NumberOrString::Number(number);
+            assert_eq!(&*request_id_text(&id), id.to_string(), "{number}");
+        }
+        let id = NumberOrString::String("req-1".into());
+        assert_eq!(&*request_id_text(&id), "req-1");
     }
 }

@@ -14,6 +14,8 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::Notify;
 
 use crate::registry::Registry;
+use crate::registry::listeners::Listening;
+use crate::registry::offerings::UpdateListener;
 
 use super::notify::{SinkGuard, Sinks, fan_out};
 
@@ -35,8 +37,10 @@ impl SessionSubscriptions {
 }
 
 /// Every session's subscriptions, and the task that sends the notifications.
-#[derive(Default)]
 pub(crate) struct Subscriptions {
+    /// The registry's resource-updated listener, removed when these subscriptions (the
+    /// server) drop.
+    _listening: Listening<UpdateListener>,
     sessions: Mutex<Vec<(Weak<SessionSubscriptions>, Peer<RoleServer>)>>,
     sinks: Sinks,
     pending: Mutex<BTreeSet<String>>,
@@ -45,23 +49,32 @@ pub(crate) struct Subscriptions {
 }
 
 impl Subscriptions {
-    /// Subscriptions fed by `registry`'s resource-updated listener (held weakly by it).
+    /// Subscriptions fed by `registry`'s resource-updated listener (which holds them
+    /// weakly and is removed from the registry when they drop).
     pub(crate) fn attach(registry: &Registry) -> Arc<Subscriptions> {
-        let this = Arc::new(Subscriptions::default());
-        let weak = Arc::downgrade(&this);
-        registry.on_resource_updated(move |uri| {
-            if let Some(this) = weak.upgrade()
-                && this.is_watched(uri)
-            {
-                tracing::debug!(uri, "resource updated; notifying subscribers");
-                this.pending
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(uri.to_string());
-                this.wake.notify_one();
+        Arc::new_cyclic(|weak: &Weak<Subscriptions>| {
+            let weak = weak.clone();
+            let listening = registry.on_resource_updated_until_dropped(move |uri| {
+                if let Some(this) = weak.upgrade()
+                    && this.is_watched(uri)
+                {
+                    tracing::debug!(uri, "resource updated; notifying subscribers");
+                    this.pending
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(uri.to_string());
+                    this.wake.notify_one();
+                }
+            });
+            Subscriptions {
+                _listening: listening,
+                sessions: Mutex::default(),
+                sinks: Sinks::default(),
+                pending: Mutex::default(),
+                wake: Arc::default(),
+                pump_started: AtomicBool::new(false),
             }
-        });
-        this
+        })
     }
 
     /// Subscribe `session` (reachable through `peer`) to `uri`.
@@ -143,7 +156,7 @@ impl Subscriptions {
             .into_iter()
     }
 
-    fn start_pump(self: &Arc<Self>) {
+    pub(super) fn start_pump(self: &Arc<Self>) {
         if self.pump_started.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -188,5 +201,13 @@ impl Subscriptions {
             |sink| sink.notify_resource_updated(uri),
         )
         .await;
+    }
+}
+
+impl Drop for Subscriptions {
+    /// Wake the pump so it sees the subscriptions gone and ends (as `ListChanged` does):
+    /// a server dropped after a session subscribed would otherwise leave it parked.
+    fn drop(&mut self) {
+        self.wake.notify_one();
     }
 }
