@@ -16,7 +16,8 @@
 //! - blank lines are skipped without a reply (they carry no message);
 //! - the same checks answer HTTP request bodies ([`decode_document`]; a blank body is a
 //!   parse error there);
-//! - everything else is handed to rmcp as parsed.
+//! - everything else is handed to rmcp as parsed (a `tools/list` request of the plain shape
+//!   straight from the line, `list_line.rs`; `tools/call` and `tools/list` by method).
 //!
 //! Replies and error lines are written by one writer task fed through a bounded channel,
 //! so an error line is never torn by a cancelled `receive` and a client that floods
@@ -376,6 +377,10 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
             INVALID_REQUEST,
             format!("Invalid Request: JSON nested deeper than {MAX_DEPTH} levels"),
         ));
+    }
+    // The commonest request of a `tools/list` walk, read in one pass (list_line.rs).
+    if let Some(message) = super::list_line::decode(line) {
+        return Decoded::Message(Box::new(message));
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,

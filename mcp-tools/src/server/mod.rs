@@ -67,6 +67,7 @@ mod http;
 #[cfg(feature = "http")]
 mod http_server;
 mod linger;
+mod list_line;
 mod notify;
 #[cfg(feature = "oauth")]
 pub mod oauth;
