@@ -572,6 +572,15 @@ fn kind(value: &Value) -> &'static str {
 /// True when arrays and objects nest deeper than `limit` (strings are skipped; the JSON
 /// need not be valid).
 fn nesting_exceeds(line: &[u8], limit: usize) -> bool {
+    // The depth never exceeds the number of opening brackets, which most lines have few of
+    // and which is counted many bytes at a time (the scan below goes byte by byte).
+    let opening: usize = line
+        .iter()
+        .map(|&b| usize::from(b == b'[' || b == b'{'))
+        .sum();
+    if opening <= limit {
+        return false;
+    }
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -715,6 +724,19 @@ mod tests {
         assert!(matches!(decoded, Decoded::Message(_)), "{decoded:?}");
         let over = ok.replacen("[1]", "[[1]]", 1);
         assert_eq!(code_and_id(&over), (INVALID_REQUEST, Value::Null));
+        // Many brackets side by side, few deep: scanned, and accepted.
+        let wide = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":[{}[]]}}}}"#,
+            "[],".repeat(3 * MAX_DEPTH)
+        );
+        assert!(matches!(decode(wide.as_bytes()), Decoded::Message(_)));
+        // A list request nested too deep in its `_meta` is refused like any other line.
+        let meta = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"a":{}1{}}}}}}}"#,
+            "[".repeat(MAX_DEPTH),
+            "]".repeat(MAX_DEPTH)
+        );
+        assert_eq!(code_and_id(&meta), (INVALID_REQUEST, Value::Null));
     }
 
     #[test]

@@ -114,7 +114,10 @@ pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
         method,
         params,
     } = {
-        let mut reader = serde_json::Deserializer::from_slice(line);
+        // Checked as UTF-8 once here, not string by string as a byte reader does (a line
+        // that is not UTF-8 gets its parse error from the general path).
+        let text = std::str::from_utf8(line).ok()?;
+        let mut reader = serde_json::Deserializer::from_str(text);
         let whole = object(&mut reader).ok()?;
         reader.end().ok()?;
         whole
