@@ -140,6 +140,24 @@ fn names(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Two walks of `ours`, each the same bytes as `by_rmcp`: the first caches each page once
+/// (a miss), the second is served from the cache; the number of pages cached.
+async fn walk_twice(shared: &Shared, ours: &mut impl Asks, by_rmcp: &[String]) -> usize {
+    let cached = shared.tool_pages.size().0;
+    let first = walk(ours, 10).await;
+    assert_eq!(first, by_rmcp, "a page serialized on a miss");
+    let added = shared.tool_pages.size().0 - cached;
+    assert_eq!(added, first.len(), "each page cached once");
+    let again = walk(ours, 10).await;
+    assert_eq!(again, by_rmcp, "a page from the cache");
+    assert_eq!(
+        shared.tool_pages.size().0,
+        cached + added,
+        "served, not re-cached"
+    );
+    added
+}
+
 /// The callers of the tests: local (every tool), a reader, and a token granting nothing.
 fn callers() -> [Option<Caller>; 3] {
     [
@@ -167,26 +185,11 @@ async fn cached_pages_are_byte_for_byte_what_rmcp_sends_for_every_view() {
         &["alpha", "beta", "epsilon", "eta", "listing"],
         &["alpha", "eta", "listing"],
     ];
-    let mut pages_walked = 0;
     for (caller, expected) in callers().iter().zip(expected) {
         let (mut ours, mut rmcps) = connected(&shared, caller).await;
         let by_rmcp = walk(&mut rmcps, 10).await;
         assert_eq!(names(&by_rmcp), expected);
-        let first = walk(&mut ours, 10).await;
-        assert_eq!(first, by_rmcp, "a page serialized on a miss");
-        pages_walked += first.len();
-        assert_eq!(
-            shared.tool_pages.size().0,
-            pages_walked,
-            "each page cached once"
-        );
-        let again = walk(&mut ours, 10).await;
-        assert_eq!(again, by_rmcp, "a page from the cache");
-        assert_eq!(
-            shared.tool_pages.size().0,
-            pages_walked,
-            "served, not re-cached"
-        );
+        walk_twice(&shared, &mut ours, &by_rmcp).await;
     }
     // One page of every tool; the output schema that is not an object is left out, as
     // rmcp leaves it out for this protocol.
@@ -304,18 +307,7 @@ mod over_http {
                 pages_walked,
                 "rmcp caches nothing"
             );
-            let mut ours = client(&caller, true);
-            let first = walk(&mut ours, 10).await;
-            assert_eq!(first, by_rmcp, "a page serialized on a miss");
-            pages_walked += first.len();
-            assert_eq!(
-                shared.tool_pages.size().0,
-                pages_walked,
-                "each page cached once"
-            );
-            let again = walk(&mut ours, 10).await;
-            assert_eq!(again, by_rmcp, "a page from the cache");
-            assert_eq!(shared.tool_pages.size().0, pages_walked);
+            pages_walked += walk_twice(&shared, &mut client(&caller, true), &by_rmcp).await;
             // The same pages over stdio come from the same cache.
             let (mut stdio, _) = connected(&shared, &caller).await;
             assert_eq!(names(&walk(&mut stdio, 10).await), names(&by_rmcp));
