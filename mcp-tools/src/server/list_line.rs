@@ -105,9 +105,7 @@ fn object<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D) -> Re
 /// plain shape; `None`: decode it the general way.
 pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     // Most lines are something else: a scan for the method's name is cheaper than a parse.
-    if METHOD.find(line).is_none() {
-        return None;
-    }
+    METHOD.find(line)?;
     let Line {
         jsonrpc,
         id: Id(id),
