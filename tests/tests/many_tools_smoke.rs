@@ -1,7 +1,8 @@
-//! `stdio-load` against the many-tools fixture, 1,000 tools beside its 1-tool self: the
-//! `tools/list` walks (pages served from pre-serialized bytes, server/tool_pages.rs) list
-//! every tool exactly once whatever the page size, a walk that lists a tool too few is
-//! caught, and `tools/call` answers alike at 1 and 1,000 tools. The figures belong to
+//! `stdio-load` and `http-load` against the many-tools fixture, 1,000 tools beside its
+//! 1-tool self: the `tools/list` walks (pages served from pre-serialized bytes,
+//! server/tool_pages.rs, over stdio and stateless HTTP) list every tool exactly once
+//! whatever the page size, a walk that lists a tool too few is caught, and `tools/call`
+//! answers alike at 1 and 1,000 tools. The figures belong to
 //! `docs/performance.md` ("Many tools": release builds, interleaved rounds), not here.
 
 use mcp_tools_tests::run_with_deadline;
@@ -86,6 +87,52 @@ fn a_walk_missing_a_tool_is_an_error() {
     assert_eq!(code, Some(1), "{summary}");
     // Two walks of ten pages, one after the other: each walk's last page is the error.
     assert_eq!(summary["servers"][0]["errors"], 2, "{summary}");
+}
+
+/// `http-load --method list` walks (`--expect-tools expect`) of the fixture's 1,000 tools,
+/// ten a page, over stateless HTTP (the direct path) and stateful HTTP (rmcp's sessions).
+fn http_walks(expect: u64) -> (Option<i32>, String) {
+    let target = |label: &str, flags: &str| {
+        format!(
+            "{label}={} --page-size 10",
+            server(&format!("serve --http 127.0.0.1:0 {flags}"))
+        )
+    };
+    let mut command = Command::new(env!("CARGO_BIN_EXE_http-load"));
+    command.args(["--method", "list", "--expect-tools", &expect.to_string()]);
+    command.args(["--runs", "1", "--calls", "250", "--clients", "4"]);
+    command.args(["--calls-per-client", "30", "--deadline", "60"]);
+    command.args(["--target", &target("stateless", "--stateless")]);
+    command.args(["--target", &target("stateful", "")]);
+    let finished = run_with_deadline(command, Duration::from_secs(150));
+    (
+        finished.code,
+        format!("{}\n{}", finished.stdout, finished.stderr),
+    )
+}
+
+#[test]
+fn tools_list_walks_over_http_list_all_1000_tools_once() {
+    let (code, output) = http_walks(1000);
+    assert_eq!(code, Some(0), "{output}");
+    for label in ["stateless", "stateful"] {
+        let row = output
+            .lines()
+            .find(|row| row.starts_with(&format!("| {label} |")))
+            .unwrap_or_else(|| panic!("no row for {label}:\n{output}"));
+        assert!(row.contains("| 0 |"), "no errors: {row}");
+    }
+    // 250 pages one after another: two whole walks, each found a tool short.
+    let (code, output) = http_walks(1001);
+    assert_eq!(code, Some(1), "{output}");
+    let runs: Vec<Value> = output
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    assert_eq!(runs.len(), 2, "{output}");
+    for run in runs {
+        assert_eq!(run["run"]["sequential"]["errors"], 2, "{run}");
+    }
 }
 
 #[test]

@@ -16,7 +16,8 @@
 //! - blank lines are skipped without a reply (they carry no message);
 //! - the same checks answer HTTP request bodies ([`decode_document`]; a blank body is a
 //!   parse error there);
-//! - everything else is handed to rmcp as parsed.
+//! - everything else is handed to rmcp as parsed (a `tools/list` request of the plain shape
+//!   straight from the line, `list_line.rs`; `tools/call` and `tools/list` by method).
 //!
 //! Replies and error lines are written by one writer task fed through a bounded channel,
 //! so an error line is never torn by a cancelled `receive` and a client that floods
@@ -241,7 +242,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> LineCodec<R> {
                 self.discarding = false;
                 return Ok(last.then_some(true));
             }
-            let newline = available.iter().position(|&b| b == b'\n');
+            // Many bytes at a time: this is the one scan of every byte a client sends.
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |at| at + 1);
             if self.discarding {
                 self.read.consume(take);
@@ -411,6 +413,10 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
             INVALID_REQUEST,
             format!("Invalid Request: JSON nested deeper than {MAX_DEPTH} levels"),
         ));
+    }
+    // The commonest request of a `tools/list` walk, read in one pass (list_line.rs).
+    if let Some(message) = super::list_line::decode(line) {
+        return Decoded::Message(Box::new(message));
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
@@ -602,6 +608,15 @@ fn kind(value: &Value) -> &'static str {
 /// True when arrays and objects nest deeper than `limit` (strings are skipped; the JSON
 /// need not be valid).
 fn nesting_exceeds(line: &[u8], limit: usize) -> bool {
+    // The depth never exceeds the number of opening brackets, which most lines have few of
+    // and which is counted many bytes at a time (the scan below goes byte by byte).
+    let opening: usize = line
+        .iter()
+        .map(|&b| usize::from(b == b'[' || b == b'{'))
+        .sum();
+    if opening <= limit {
+        return false;
+    }
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -745,6 +760,19 @@ mod tests {
         assert!(matches!(decoded, Decoded::Message(_)), "{decoded:?}");
         let over = ok.replacen("[1]", "[[1]]", 1);
         assert_eq!(code_and_id(&over), (INVALID_REQUEST, Value::Null));
+        // Many brackets side by side, few deep: scanned, and accepted.
+        let wide = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":[{}[]]}}}}"#,
+            "[],".repeat(3 * MAX_DEPTH)
+        );
+        assert!(matches!(decode(wide.as_bytes()), Decoded::Message(_)));
+        // A list request nested too deep in its `_meta` is refused like any other line.
+        let meta = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"a":{}1{}}}}}}}"#,
+            "[".repeat(MAX_DEPTH),
+            "]".repeat(MAX_DEPTH)
+        );
+        assert_eq!(code_and_id(&meta), (INVALID_REQUEST, Value::Null));
     }
 
     #[test]

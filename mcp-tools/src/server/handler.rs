@@ -149,8 +149,12 @@ impl McpHandler {
     /// The caller: the HTTP request's (put into its extensions by the authentication in
     /// front), else the session's (from the TCP authentication line), else the local caller.
     pub(super) fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
-        http_caller(context)
-            .or(self.session.caller.as_ref())
+        self.caller_with(http_caller(context))
+    }
+
+    /// The caller of a request that carries `http` (the HTTP authentication's, if any).
+    pub(super) fn caller_with(&self, http: Option<&Caller>) -> Caller {
+        http.or(self.session.caller.as_ref())
             .cloned()
             .unwrap_or_default()
     }
@@ -175,7 +179,12 @@ fn http_caller(_: &RequestContext<RoleServer>) -> Option<&Caller> {
 pub(super) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+        .is_some_and(|v| is_modern_version(&v))
+}
+
+/// True for protocol 2026-07-28 and later.
+pub(super) fn is_modern_version(version: &ProtocolVersion) -> bool {
+    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
 }
 
 impl McpHandler {

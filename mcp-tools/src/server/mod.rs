@@ -22,9 +22,9 @@
 //!   advertise `tools` (with `listChanged`) and `logging`;
 //! - `tools/list` pages through the caller's view of the registry (cursor pagination, page
 //!   size from [`Server::page_size`]); on protocol 2026-07-28 and later it carries `ttlMs`
-//!   and `cacheScope` (`private` when the list depends on the caller's token); on stdio, TCP
-//!   and Unix sockets each page is serialized once per permission view and registry
-//!   version and then sent from those bytes (at most 8 MiB of pages are kept);
+//!   and `cacheScope` (`private` when the list depends on the caller's token); on stdio, TCP,
+//!   Unix sockets and stateless HTTP each page is serialized once per permission view and
+//!   registry version and then sent from those bytes (at most 8 MiB of pages are kept);
 //! - `tools/call` runs the tool through the registry's middleware; a tool the caller cannot
 //!   see answers JSON-RPC `-32602`, everything else is a `CallToolResult`;
 //! - `notifications/cancelled` fires the call's cancellation token and drops its future;
@@ -67,6 +67,7 @@ mod http;
 #[cfg(feature = "http")]
 mod http_server;
 mod linger;
+mod list_line;
 mod notify;
 #[cfg(feature = "oauth")]
 pub mod oauth;

@@ -73,9 +73,27 @@ fn rmcps(shared: &Arc<Shared>, caller: Option<Caller>) -> RawClient {
     RawClient::over(client_end)
 }
 
+/// A client that sends a request and reads its reply (notifications skipped).
+trait Asks {
+    async fn ask(&mut self, request: Value) -> String;
+}
+
+impl Asks for RawClient {
+    async fn ask(&mut self, request: Value) -> String {
+        let id = request["id"].clone();
+        self.send(request).await;
+        loop {
+            let line = self.next_line().await;
+            if serde_json::from_str::<Value>(&line).unwrap().get("id") == Some(&id) {
+                return line;
+            }
+        }
+    }
+}
+
 /// Every `tools/list` reply line of one walk (first page, then each `nextCursor`), with
-/// ids from `first_id` on (alternately numbers and strings), notifications skipped.
-async fn walk(client: &mut RawClient, first_id: i64) -> Vec<String> {
+/// ids from `first_id` on (alternately numbers and strings).
+async fn walk(client: &mut impl Asks, first_id: i64) -> Vec<String> {
     let mut lines = Vec::new();
     let mut cursor = Value::Null;
     for page in 0..100 {
@@ -90,15 +108,9 @@ async fn walk(client: &mut RawClient, first_id: i64) -> Vec<String> {
         } else {
             json!({"cursor": cursor})
         };
-        client
-            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params}))
+        let line = client
+            .ask(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params}))
             .await;
-        let line = loop {
-            let line = client.next_line().await;
-            if serde_json::from_str::<Value>(&line).unwrap().get("id") == Some(&id) {
-                break line;
-            }
-        };
         let reply: Value = serde_json::from_str(&line).unwrap();
         lines.push(line);
         cursor = reply["result"]
@@ -128,6 +140,24 @@ fn names(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Two walks of `ours`, each the same bytes as `by_rmcp`: the first caches each page once
+/// (a miss), the second is served from the cache; the number of pages cached.
+async fn walk_twice(shared: &Shared, ours: &mut impl Asks, by_rmcp: &[String]) -> usize {
+    let cached = shared.tool_pages.size().0;
+    let first = walk(ours, 10).await;
+    assert_eq!(first, by_rmcp, "a page serialized on a miss");
+    let added = shared.tool_pages.size().0 - cached;
+    assert_eq!(added, first.len(), "each page cached once");
+    let again = walk(ours, 10).await;
+    assert_eq!(again, by_rmcp, "a page from the cache");
+    assert_eq!(
+        shared.tool_pages.size().0,
+        cached + added,
+        "served, not re-cached"
+    );
+    added
+}
+
 /// The callers of the tests: local (every tool), a reader, and a token granting nothing.
 fn callers() -> [Option<Caller>; 3] {
     [
@@ -155,26 +185,11 @@ async fn cached_pages_are_byte_for_byte_what_rmcp_sends_for_every_view() {
         &["alpha", "beta", "epsilon", "eta", "listing"],
         &["alpha", "eta", "listing"],
     ];
-    let mut pages_walked = 0;
     for (caller, expected) in callers().iter().zip(expected) {
         let (mut ours, mut rmcps) = connected(&shared, caller).await;
         let by_rmcp = walk(&mut rmcps, 10).await;
         assert_eq!(names(&by_rmcp), expected);
-        let first = walk(&mut ours, 10).await;
-        assert_eq!(first, by_rmcp, "a page serialized on a miss");
-        pages_walked += first.len();
-        assert_eq!(
-            shared.tool_pages.size().0,
-            pages_walked,
-            "each page cached once"
-        );
-        let again = walk(&mut ours, 10).await;
-        assert_eq!(again, by_rmcp, "a page from the cache");
-        assert_eq!(
-            shared.tool_pages.size().0,
-            pages_walked,
-            "served, not re-cached"
-        );
+        walk_twice(&shared, &mut ours, &by_rmcp).await;
     }
     // One page of every tool; the output schema that is not an object is left out, as
     // rmcp leaves it out for this protocol.
@@ -229,4 +244,93 @@ async fn a_runtime_change_is_never_answered_from_a_page_cached_before_it() {
     );
     // Only pages of the current version are kept.
     assert_eq!(shared.tool_pages.size().0, latest.len());
+}
+
+/// Stateless streamable HTTP: `tools/list` through the direct path (pages serialized once,
+/// shared with stdio) is byte for byte what rmcp's own stateless path answers, whether
+/// the page came from the cache or not, for every view; a refused cursor gets rmcp's error.
+#[cfg(feature = "http")]
+mod over_http {
+    use super::*;
+    use crate::server::{HttpOptions, McpService};
+    use http_body_util::BodyExt;
+    use tower_service::Service;
+
+    /// Stateless POSTs as `caller`; `direct`: with the plain `Accept` header the direct
+    /// path serves, else with one only rmcp judges (a parameter in it).
+    struct HttpClient {
+        service: McpService,
+        caller: Option<Caller>,
+        direct: bool,
+    }
+
+    impl Asks for HttpClient {
+        async fn ask(&mut self, request: Value) -> String {
+            let accept = match self.direct {
+                true => "application/json, text/event-stream",
+                false => "application/json;q=1, text/event-stream",
+            };
+            let mut request = http::Request::post("/mcp")
+                .header("host", "localhost")
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .body(http_body_util::Full::new(bytes::Bytes::from(
+                    request.to_string(),
+                )))
+                .unwrap();
+            if let Some(caller) = &self.caller {
+                request.extensions_mut().insert(caller.clone());
+            }
+            let response = self.service.call(request).await.unwrap();
+            assert_eq!(response.status(), 200);
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            String::from_utf8(body.to_vec()).unwrap()
+        }
+    }
+
+    #[tokio::test]
+    async fn pages_over_http_are_byte_for_byte_what_rmcp_sends_for_every_view() {
+        let registry = tools();
+        let server = Server::new(registry.clone()).page_size(3);
+        let shared = server.shared();
+        let service = server.http_service(HttpOptions::default().stateless());
+        let client = |caller: &Option<Caller>, direct| HttpClient {
+            service: service.clone(),
+            caller: caller.clone(),
+            direct,
+        };
+        let mut pages_walked = 0;
+        for caller in callers() {
+            let by_rmcp = walk(&mut client(&caller, false), 10).await;
+            assert_eq!(
+                shared.tool_pages.size().0,
+                pages_walked,
+                "rmcp caches nothing"
+            );
+            pages_walked += walk_twice(&shared, &mut client(&caller, true), &by_rmcp).await;
+            // The same pages over stdio come from the same cache.
+            let (mut stdio, _) = connected(&shared, &caller).await;
+            assert_eq!(names(&walk(&mut stdio, 10).await), names(&by_rmcp));
+            assert_eq!(shared.tool_pages.size().0, pages_walked);
+        }
+
+        // A cursor the server never issued, and one from before a runtime change: rmcp's
+        // error, the same bytes on both paths.
+        let mut ours = client(&None, true);
+        let stale = serde_json::from_str::<Value>(&walk(&mut ours, 1).await[0]).unwrap()["result"]
+            ["nextCursor"]
+            .clone();
+        registry.disable("beta").unwrap();
+        for cursor in [json!("garbage"), stale] {
+            let request = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+                                 "params": {"cursor": cursor}});
+            let refused = ours.ask(request.clone()).await;
+            assert_eq!(refused, client(&None, false).ask(request).await);
+            let refused: Value = serde_json::from_str(&refused).unwrap();
+            assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        }
+        let after = walk(&mut ours, 20).await;
+        assert_eq!(after, walk(&mut client(&None, false), 20).await);
+        assert!(!names(&after).contains(&"beta".to_string()));
+    }
 }

@@ -2,7 +2,7 @@
 //!
 //! A `tools/list` page is the same bytes for every request that asks for it from the same
 //! permission view of the same registry version, so the transport that writes its own
-//! replies (`bounded.rs`, `Direct`) serializes each page once and then only wraps the
+//! replies (`bounded.rs` and `http/direct.rs`, each `Direct`) serializes each page once and then only wraps the
 //! cached bytes in the JSON-RPC envelope of the request's id. A miss goes through rmcp's
 //! own request dispatch (`Service::handle_request`, with every check and every
 //! version-dependent change rmcp makes to a result) and caches what that serializes to,
@@ -12,18 +12,24 @@
 //! change to the tools bumps the registry version, and the first page asked for at the
 //! new version empties the cache, so no page of a tool since disabled, removed or hidden is
 //! ever served again. It holds at most [`MAX_BYTES`] of pages and [`MAX_PAGES`] pages, only
-//! of views callers asked for; past either bound the least recently used pages go first.
+//! of views callers asked for; past either bound the least recently used pages go first
+//! (a recency list: O(1) per lookup and per eviction).
+//!
+//! Streamable HTTP's stateless direct path (`http/direct.rs`) answers from the same pages:
+//! [`McpHandler::page_request`], [`McpHandler::cached_page_line`] and
+//! [`McpHandler::keep_page`] are the steps [`McpHandler::tools_list_line`] takes, for a
+//! transport that builds its request context only on a miss.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::Service;
-use rmcp::model::{ClientRequest, JsonRpcMessage, ListToolsRequest, RequestId};
+use rmcp::model::{ClientRequest, JsonRpcMessage, ListToolsRequest, RequestId, ServerResult};
 use rmcp::service::{RequestContext, RoleServer, TxJsonRpcMessage};
 
 use super::handler::{McpHandler, is_modern};
 use super::paging;
-use crate::permissions::Mask;
+use crate::permissions::{Mask, PermissionSet};
 
 /// The most bytes of pages kept at once.
 pub(crate) const MAX_BYTES: usize = 8 * 1024 * 1024;
@@ -48,19 +54,121 @@ pub(crate) struct ToolPages {
     cache: Mutex<Cache>,
 }
 
+/// No slot (the end of the recency list).
+const NIL: usize = usize::MAX;
+
+/// The pages of one registry version, in a recency list: every lookup and every eviction
+/// is O(1) (a hash lookup and a few links), whatever the number of pages.
 #[derive(Default)]
 struct Cache {
     /// The registry version every cached page belongs to.
     version: u64,
-    pages: HashMap<PageKey, Cached>,
+    /// Where each page's slot is.
+    index: HashMap<PageKey, usize>,
+    /// The pages; a freed slot is reused before the vector grows, so it never holds more
+    /// than the page bound.
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    /// The most recently used page's slot ([`NIL`] when empty).
+    newest: usize,
+    /// The least recently used page's slot: the next to go.
+    oldest: usize,
     bytes: usize,
-    /// Ticks on every lookup; a page's last tick says how recently it was used.
-    clock: u64,
 }
 
-struct Cached {
+struct Slot {
+    key: PageKey,
     page: Arc<[u8]>,
-    used: u64,
+    /// The slot used just more recently ([`NIL`]: none).
+    newer: usize,
+    /// The slot used just less recently ([`NIL`]: none).
+    older: usize,
+}
+
+impl Cache {
+    fn at(version: u64) -> Cache {
+        Cache {
+            version,
+            newest: NIL,
+            oldest: NIL,
+            ..Cache::default()
+        }
+    }
+
+    fn slot(&mut self, at: usize) -> &mut Slot {
+        self.slots[at].as_mut().expect("a linked slot holds a page")
+    }
+
+    /// Take slot `at` out of the recency list.
+    fn unlink(&mut self, at: usize) {
+        let (newer, older) = {
+            let slot = self.slot(at);
+            (slot.newer, slot.older)
+        };
+        match newer {
+            NIL => self.newest = older,
+            newer => self.slot(newer).older = older,
+        }
+        match older {
+            NIL => self.oldest = newer,
+            older => self.slot(older).newer = newer,
+        }
+    }
+
+    /// Put slot `at` (unlinked) first in the recency list.
+    fn link_newest(&mut self, at: usize) {
+        let newest = self.newest;
+        {
+            let slot = self.slot(at);
+            slot.newer = NIL;
+            slot.older = newest;
+        }
+        match newest {
+            NIL => self.oldest = at,
+            newest => self.slot(newest).newer = at,
+        }
+        self.newest = at;
+    }
+
+    fn get(&mut self, key: &PageKey) -> Option<Arc<[u8]>> {
+        let at = *self.index.get(key)?;
+        if self.newest != at {
+            self.unlink(at);
+            self.link_newest(at);
+        }
+        Some(self.slot(at).page.clone())
+    }
+
+    /// Drop the page in slot `at`.
+    fn remove(&mut self, at: usize) {
+        self.unlink(at);
+        let slot = self.slots[at].take().expect("a linked slot holds a page");
+        self.index.remove(&slot.key);
+        self.bytes -= slot.page.len();
+        self.free.push(at);
+    }
+
+    fn insert(&mut self, key: PageKey, page: Arc<[u8]>) {
+        self.bytes += page.len();
+        let slot = Slot {
+            key: key.clone(),
+            page,
+            newer: NIL,
+            older: NIL,
+        };
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.slots[at] = Some(slot);
+                at
+            }
+            None => {
+                self.slots.push(Some(slot));
+                self.slots.len() - 1
+            }
+        };
+        self.link_newest(at);
+        self.index.insert(key, at);
+    }
 }
 
 impl Default for ToolPages {
@@ -75,7 +183,7 @@ impl ToolPages {
         ToolPages {
             max_bytes,
             max_pages,
-            cache: Mutex::new(Cache::default()),
+            cache: Mutex::new(Cache::at(0)),
         }
     }
 
@@ -89,11 +197,7 @@ impl ToolPages {
         if cache.version != version {
             return None;
         }
-        cache.clock += 1;
-        let now = cache.clock;
-        let cached = cache.pages.get_mut(key)?;
-        cached.used = now;
-        Some(cached.page.clone())
+        cache.get(key)
     }
 
     /// Keep `page` as page `key` of registry `version`. A newer version empties the cache
@@ -104,39 +208,47 @@ impl ToolPages {
             return;
         }
         if version > cache.version {
-            *cache = Cache {
-                version,
-                ..Cache::default()
-            };
+            *cache = Cache::at(version);
         }
-        if let Some(old) = cache.pages.remove(&key) {
-            cache.bytes -= old.page.len();
+        if let Some(&at) = cache.index.get(&key) {
+            cache.remove(at);
         }
-        while cache.bytes + page.len() > self.max_bytes || cache.pages.len() >= self.max_pages {
-            let Some(oldest) = cache
-                .pages
-                .iter()
-                .min_by_key(|(_, cached)| cached.used)
-                .map(|(key, _)| key.clone())
-            else {
-                break;
-            };
-            if let Some(evicted) = cache.pages.remove(&oldest) {
-                cache.bytes -= evicted.page.len();
-            }
+        while cache.oldest != NIL
+            && (cache.bytes + page.len() > self.max_bytes || cache.index.len() >= self.max_pages)
+        {
+            let oldest = cache.oldest;
+            cache.remove(oldest);
         }
-        cache.clock += 1;
-        let used = cache.clock;
-        cache.bytes += page.len();
-        cache.pages.insert(key, Cached { page, used });
+        cache.insert(key, page);
     }
 
     /// How many pages and bytes are cached.
     #[cfg(test)]
     pub(crate) fn size(&self) -> (usize, usize) {
         let cache = self.lock();
-        (cache.pages.len(), cache.bytes)
+        (cache.index.len(), cache.bytes)
     }
+
+    /// The cached pages' starts, most recently used first (walking the recency list).
+    #[cfg(test)]
+    fn recency(&self) -> Vec<usize> {
+        let cache = self.lock();
+        let mut starts = Vec::new();
+        let mut at = cache.newest;
+        while at != NIL {
+            let slot = cache.slots[at].as_ref().expect("linked");
+            starts.push(slot.key.start);
+            at = slot.older;
+        }
+        starts
+    }
+}
+
+/// One `tools/list` page request: the registry version it is answered at and, unless its
+/// cursor is one this version refuses (rmcp answers those, uncached), which page it is.
+pub(crate) struct PageRequest {
+    version: u64,
+    key: Option<PageKey>,
 }
 
 /// The reply line (without its newline) answering request `id` with `result`, the
@@ -165,6 +277,46 @@ fn message_line(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
 }
 
 impl McpHandler {
+    /// Which page a `tools/list` request after `cursor` asks for, from the permission view
+    /// `view` (`None`: every served tool) on a protocol era (`modern`: 2026-07-28 or later).
+    pub(crate) fn page_request(
+        &self,
+        cursor: Option<&str>,
+        view: Option<&PermissionSet>,
+        modern: bool,
+    ) -> PageRequest {
+        let version = self.shared.registry.version();
+        let key = paging::page_start(cursor, version)
+            .ok()
+            .map(|start| PageKey {
+                view: view.map(|p| p.mask().clone()),
+                start,
+                modern,
+            });
+        PageRequest { version, key }
+    }
+
+    /// The reply line (without its newline) to request `id` for `page`, when the page is
+    /// cached.
+    pub(crate) fn cached_page_line(&self, id: &RequestId, page: &PageRequest) -> Option<Vec<u8>> {
+        let key = page.key.as_ref()?;
+        let bytes = self.shared.tool_pages.get(page.version, key)?;
+        Some(reply_line(id, &bytes))
+    }
+
+    /// Keep `result`, rmcp's answer to `page`, as that page; its bytes.
+    pub(crate) fn keep_page(&self, page: PageRequest, result: &ServerResult) -> Arc<[u8]> {
+        let bytes: Arc<[u8]> = serde_json::to_vec(result)
+            .expect("rmcp's results serialize")
+            .into();
+        if let Some(key) = page.key {
+            self.shared
+                .tool_pages
+                .insert(page.version, key, bytes.clone());
+        }
+        bytes
+    }
+
     /// The reply line (without its newline) to `tools/list` request `id`: the cached page
     /// in its envelope, or, on a miss, rmcp's own answer, whose result is cached when it
     /// is a page. `context` is the request's, with its metadata and extensions.
@@ -175,32 +327,14 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Vec<u8> {
         let caller = self.caller(&context);
-        let view = caller.permissions();
-        let version = self.shared.registry.version();
         let cursor = request.params.as_ref().and_then(|p| p.cursor.as_deref());
-        // A cursor this version refuses is answered by rmcp below, uncached.
-        let key = paging::page_start(cursor, version)
-            .ok()
-            .map(|start| PageKey {
-                view: view.map(|p| p.mask().clone()),
-                start,
-                modern: is_modern(&context),
-            });
-        let pages = &self.shared.tool_pages;
-        if let Some(page) = key.as_ref().and_then(|key| pages.get(version, key)) {
-            return reply_line(id, &page);
+        let page = self.page_request(cursor, caller.permissions(), is_modern(&context));
+        if let Some(line) = self.cached_page_line(id, &page) {
+            return line;
         }
         let request = ClientRequest::ListToolsRequest(request);
         match self.handle_request(request, context).await {
-            Ok(result) => {
-                let page: Arc<[u8]> = serde_json::to_vec(&result)
-                    .expect("rmcp's results serialize")
-                    .into();
-                if let Some(key) = key {
-                    pages.insert(version, key, page.clone());
-                }
-                reply_line(id, &page)
-            }
+            Ok(result) => reply_line(id, &self.keep_page(page, &result)),
             Err(error) => message_line(&JsonRpcMessage::error(error, Some(id.clone()))),
         }
     }
@@ -265,6 +399,68 @@ mod tests {
         pages.insert(1, key(0), page(b'w', 10));
         assert_eq!(pages.get(1, &key(0)).as_deref(), Some(&[b'w'; 10][..]));
         assert_eq!(pages.size(), (3, 70));
+    }
+
+    /// The recency list after every kind of step: a lookup moves a page to the front, an
+    /// eviction takes the back, a replaced page counts as just used, and freed slots are
+    /// reused (the slot vector never outgrows the page bound).
+    #[test]
+    fn the_recency_list_orders_pages_by_last_use() {
+        let pages = ToolPages::with_limits(1000, 4);
+        for start in 0..4 {
+            pages.insert(1, key(start), page(b'x', 10));
+        }
+        assert_eq!(pages.recency(), [3, 2, 1, 0]);
+        assert!(pages.get(1, &key(0)).is_some());
+        assert!(pages.get(1, &key(2)).is_some());
+        assert!(pages.get(1, &key(2)).is_some(), "the newest, used again");
+        assert_eq!(pages.recency(), [2, 0, 3, 1]);
+        pages.insert(1, key(3), page(b'y', 20));
+        assert_eq!(pages.recency(), [3, 2, 0, 1]);
+        assert_eq!(pages.size(), (4, 50));
+        // Full: each insert evicts the least recently used page.
+        pages.insert(1, key(4), page(b'z', 10));
+        assert_eq!(pages.recency(), [4, 3, 2, 0]);
+        assert!(pages.get(1, &key(1)).is_none());
+        assert!(pages.get(1, &key(0)).is_some());
+        pages.insert(1, key(5), page(b'z', 10));
+        assert_eq!(pages.recency(), [5, 0, 4, 3]);
+        assert_eq!(pages.lock().slots.len(), 4);
+        // A new version starts an empty list.
+        pages.insert(2, key(7), page(b'v', 1));
+        assert_eq!(pages.recency(), [7]);
+        assert_eq!(pages.size(), (1, 1));
+    }
+
+    /// Many pages of mixed sizes through a small cache: both bounds hold after every
+    /// insert, the list and the index agree, and a page that fits is always kept.
+    #[test]
+    fn the_bounds_hold_under_churn() {
+        let (max_bytes, max_pages) = (300, 16);
+        let pages = ToolPages::with_limits(max_bytes, max_pages);
+        for round in 0..2000usize {
+            let start = round * 7919 % 40;
+            let len = 1 + round * 31 % 97;
+            pages.insert(1, key(start), page(b'p', len));
+            assert_eq!(
+                pages.recency()[0],
+                start,
+                "the page just kept is the newest"
+            );
+            if round % 3 == 0 {
+                pages.get(1, &key(round % 40));
+            }
+            let (count, bytes) = pages.size();
+            assert!(
+                count <= max_pages && bytes <= max_bytes,
+                "{count} pages, {bytes} B"
+            );
+            assert_eq!(pages.recency().len(), count);
+            let cache = pages.lock();
+            let linked: usize = cache.slots.iter().flatten().map(|s| s.page.len()).sum();
+            assert_eq!(linked, bytes);
+            assert!(cache.slots.len() <= max_pages);
+        }
     }
 
     #[test]

@@ -17,6 +17,10 @@
 //! - **idle connections**: `--idle-connections` connections that send nothing, then the
 //!   time a new client takes to get its first reply (capped at 10 s).
 //!
+//! With `--method list` both client phases walk `tools/list` instead (every page request
+//! counts as a request; `--expect-tools N` checks that each finished walk listed N distinct
+//! tools), and the idle phases are skipped.
+//!
 //! Every loop is bounded; a target run that exceeds `--deadline` fails. Output: one JSON
 //! line per run on stderr, and a Markdown table of the medians on stdout. Exit 0 when
 //! every call got its echo back and every new client was served; 1 otherwise; 2 for bad
@@ -32,6 +36,8 @@ mod client;
 #[path = "stdio_load/proc_stats.rs"]
 #[allow(dead_code)] // shared with stdio-load, which uses all of it
 mod proc_stats;
+#[path = "http_load/walk.rs"]
+mod walk;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -42,6 +48,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 use client::Conn;
+use walk::Walk;
 
 #[derive(Debug, Parser)]
 #[command(name = "http-load", about = "Load an MCP server over streamable HTTP")]
@@ -77,6 +84,19 @@ struct Cli {
     /// Small counts, one round (for the test command)
     #[arg(long)]
     smoke: bool,
+    /// What each request is: `call` (`tools/call echo`) or `list` (`tools/list` walks)
+    #[arg(long, value_enum, default_value_t = Method::Call)]
+    method: Method,
+    /// `--method list`: each finished walk must list exactly this many distinct tools
+    #[arg(long, value_name = "N")]
+    expect_tools: Option<usize>,
+}
+
+/// What the client phases send.
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+enum Method {
+    Call,
+    List,
 }
 
 const ECHOED: &[u8] = br#""text":"hello""#;
@@ -124,7 +144,7 @@ fn main() -> std::process::ExitCode {
             clean &= run.get("error").is_none()
                 && run["concurrent"]["errors"] == 0
                 && run["sequential"]["errors"] == 0
-                && run["idle_connections"]["served"] == true;
+                && (cli.method == Method::List || run["idle_connections"]["served"] == true);
             eprintln!("{}", json!({"round": round, "target": name, "run": run}));
             results[index].1.push(run);
         }
@@ -147,8 +167,11 @@ async fn run_target(command: &str, cli: &Cli) -> Result<Value, String> {
 }
 
 async fn phases(url: &str, pid: u32, cli: &Cli) -> Result<Value, String> {
-    let sequential = clients(url, pid, 1, cli.calls).await?;
-    let concurrent = clients(url, pid, cli.clients, cli.calls_per_client).await?;
+    let sequential = clients(url, pid, 1, cli.calls, cli).await?;
+    let concurrent = clients(url, pid, cli.clients, cli.calls_per_client, cli).await?;
+    if cli.method == Method::List {
+        return Ok(json!({"sequential": sequential, "concurrent": concurrent}));
+    }
     let sessions = idle_sessions(url, pid, cli.sessions, cli.idle_wait).await?;
     let idle = idle_connections(url, cli.idle_connections).await;
     Ok(json!({
@@ -221,9 +244,16 @@ async fn open(url: &str) -> Result<Conn, String> {
     Ok(conn)
 }
 
-/// `count` clients each making `calls` echo calls; req/s, p50, p99 (ms), errors, and the
-/// server's (`pid`'s) CPU time per call.
-async fn clients(url: &str, pid: u32, count: usize, calls: usize) -> Result<Value, String> {
+/// `count` clients each making `calls` echo calls (or page requests, `--method list`);
+/// req/s, p50, p99 (ms), errors, and the server's (`pid`'s) CPU time per call.
+async fn clients(
+    url: &str,
+    pid: u32,
+    count: usize,
+    calls: usize,
+    cli: &Cli,
+) -> Result<Value, String> {
+    let (method, expect_tools) = (cli.method, cli.expect_tools);
     let mut conns = Vec::with_capacity(count);
     for _ in 0..count {
         conns.push(open(url).await?);
@@ -240,12 +270,28 @@ async fn clients(url: &str, pid: u32, count: usize, calls: usize) -> Result<Valu
                 "tools/call",
                 json!({"name": "echo", "arguments": {"message": "hello"}}),
             );
+            let mut walk = Walk::default();
             for _ in 0..calls {
                 let sent = Instant::now();
-                match conn.post(&call).await {
-                    Ok(reply) if reply.status == 200 && reply.contains(ECHOED) => {}
-                    _ => errors += 1,
-                }
+                let correct = match method {
+                    Method::Call => conn
+                        .post(&call)
+                        .await
+                        .is_ok_and(|reply| reply.status == 200 && reply.contains(ECHOED)),
+                    Method::List => {
+                        let page = request(1, "tools/list", walk.params());
+                        match conn.post(&page).await {
+                            Ok(reply) if reply.status == 200 => {
+                                walk.advance(&reply.body, expect_tools)
+                            }
+                            _ => {
+                                walk = Walk::default();
+                                false
+                            }
+                        }
+                    }
+                };
+                errors += usize::from(!correct);
                 latencies.push(sent.elapsed());
             }
             (latencies, errors)

@@ -13,6 +13,9 @@
 //! notifications stream exactly as through rmcp: a result alone is one JSON body, anything
 //! sent before it turns the reply into an event stream.
 //!
+//! A `tools/list` page already serialized for the caller's view (`tool_pages.rs`, shared
+//! with stdio) is answered from its bytes before any of that: no peer, no task.
+//!
 //! Only a request rmcp would serve the same way takes this path; every other request, and
 //! every one rmcp would refuse, goes through rmcp unchanged:
 //! - one of the methods above, without a protocol version in its `_meta` (per-request
@@ -53,7 +56,8 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::server::handler::{McpHandler, Shared};
+use crate::Caller;
+use crate::server::handler::{McpHandler, Shared, is_modern_version};
 
 /// How many accepted `Host`/`Origin` pairs are remembered (more are checked by rmcp on
 /// every request, as before).
@@ -178,6 +182,24 @@ impl Direct {
         let JsonRpcRequest {
             id, mut request, ..
         } = request;
+        // A `tools/list` page: from its serialized bytes when cached, else rmcp's answer
+        // below, kept as the page (tool_pages.rs). A list never streams.
+        let page = match &request {
+            ClientRequest::ListToolsRequest(list) => {
+                let caller = self.handler.caller_with(parts.extensions.get::<Caller>());
+                let cursor = list.params.as_ref().and_then(|p| p.cursor.as_deref());
+                let page = self.handler.page_request(
+                    cursor,
+                    caller.permissions(),
+                    is_modern_version(&version),
+                );
+                if let Some(line) = self.handler.cached_page_line(&id, &page) {
+                    return json_body(line);
+                }
+                Some(page)
+            }
+            _ => None,
+        };
         let (sender, mut outgoing) = mpsc::channel(OUTGOING);
         let cancel = CancellationToken::new();
         // The handler's peer: what it sends goes to `outgoing`; nothing comes in.
@@ -198,7 +220,12 @@ impl Direct {
         let handler = self.handler.clone();
         let mut call = Box::pin(async move {
             match handler.handle_request(request, context).await {
-                Ok(result) => JsonRpcMessage::response(result, id),
+                Ok(result) => {
+                    if let Some(page) = page {
+                        handler.keep_page(page, &result);
+                    }
+                    JsonRpcMessage::response(result, id)
+                }
                 Err(error) => JsonRpcMessage::error(error, Some(id)),
             }
         });
@@ -285,13 +312,17 @@ fn accepts_json_and_streams(headers: &HeaderMap) -> bool {
 /// `reply` as the whole response, a JSON body (as rmcp answers a stateless request whose
 /// first message is its result: `200` whether a result or an error).
 fn json_response(reply: &ServerJsonRpcMessage) -> Response<BoxBody<Bytes, Infallible>> {
-    let body = match serde_json::to_vec(reply) {
-        Ok(body) => body,
+    match serde_json::to_vec(reply) {
+        Ok(body) => json_body(body),
         Err(error) => {
             tracing::error!(%error, "cannot serialize a reply");
-            return internal_error("the reply could not be serialized");
+            internal_error("the reply could not be serialized")
         }
-    };
+    }
+}
+
+/// A reply serialized already as the whole response ([`json_response`]).
+fn json_body(body: Vec<u8>) -> Response<BoxBody<Bytes, Infallible>> {
     let mut response = Response::new(http_body_util::Full::new(Bytes::from(body)).boxed());
     response.headers_mut().insert(
         header::CONTENT_TYPE,

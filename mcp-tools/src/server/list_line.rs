@@ -1,0 +1,202 @@
+//! A `tools/list` request line decoded straight into rmcp's type, without a
+//! `serde_json::Value` in between.
+//!
+//! Every page of a `tools/list` walk after the first carries a `cursor`; decoded the general
+//! way (`codec.rs`: the line into a `Value`, its `params` into a second map, then rmcp's
+//! `ListToolsRequest`, whose `params` are a flattened struct that serde buffers field by
+//! field) a page request with a cursor cost about a tenth more than one without. A line of
+//! the plain shape every client sends (`jsonrpc`, `id`, `method` and at most `cursor` and
+//! `_meta` in `params`, each once and of the right type) is read here in one pass instead,
+//! into exactly the message the general path gives. Anything else — another method, an
+//! unknown or repeated member, an id rmcp would have to convert, escapes where a borrowed
+//! string is needed — is left to the general path, which also answers every malformed line.
+
+use std::marker::PhantomData;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, Extensions, JsonObject, ListToolsRequest,
+    PaginatedRequestParams, RequestId, RequestMetaObject,
+};
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+
+/// Finds the method this module decodes, as it appears in a line.
+static METHOD: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"tools/list\""));
+
+/// The whole line (`deny_unknown_fields`: any other member takes the general path).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Line<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a str,
+    id: Id,
+    #[serde(borrow)]
+    method: &'a str,
+    /// `None` when absent; `null` is refused (the general path answers it).
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Params>,
+}
+
+/// `params` of a `tools/list` request as rmcp reads them: a `cursor` (`null` when there is
+/// none) and the request's `_meta` (`null` or an object).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<JsonObject>,
+}
+
+/// A JSON-RPC id as the general path accepts it: a string, or an integer written as one
+/// that fits an `i64` (integers in float form are left to rmcp's own conversion).
+struct Id(RequestId);
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
+        struct IdVisitor;
+        impl Visitor<'_> for IdVisitor {
+            type Value = Id;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or an integer id")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Id, E> {
+                Ok(Id(RequestId::Number(n)))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Id, E> {
+                i64::try_from(n)
+                    .map(|n| Id(RequestId::Number(n)))
+                    .map_err(|_| E::custom("an id beyond i64"))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Id, E> {
+                Ok(Id(RequestId::String(s.into())))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// `params` present: an object (`null` or an array fails, as the general path refuses
+/// them).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Params>, D::Error> {
+    object(deserializer).map(Some)
+}
+
+/// A `T` read from a JSON object only: a derived struct would also take an array of its
+/// fields' values.
+fn object<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+    struct ObjectOnly<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectOnly<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(map))
+        }
+    }
+    deserializer.deserialize_map(ObjectOnly(PhantomData))
+}
+
+/// `line` (trimmed, not nested too deep) as a `tools/list` request message, when it has the
+/// plain shape; `None`: decode it the general way.
+pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
+    // Most lines are something else: a scan for the method's name is cheaper than a parse.
+    METHOD.find(line)?;
+    let Line {
+        jsonrpc,
+        id: Id(id),
+        method,
+        params,
+    } = {
+        // Checked as UTF-8 once here, not string by string as a byte reader does (a line
+        // that is not UTF-8 gets its parse error from the general path).
+        let text = std::str::from_utf8(line).ok()?;
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let whole = object(&mut reader).ok()?;
+        reader.end().ok()?;
+        whole
+    };
+    if jsonrpc != "2.0" || method != "tools/list" {
+        return None;
+    }
+    let mut extensions = Extensions::new();
+    let params = params.map(|Params { cursor, meta }| {
+        if let Some(meta) = meta {
+            extensions.insert(RequestMetaObject::from(meta));
+        }
+        PaginatedRequestParams::default().with_cursor(cursor)
+    });
+    let request = ListToolsRequest {
+        method: Default::default(),
+        params,
+        extensions,
+    };
+    Some(ClientJsonRpcMessage::request(
+        ClientRequest::ListToolsRequest(request),
+        id,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines of the plain shape are read here, into the message rmcp's own decoding gives
+    /// (`_meta` with its progress token and protocol version included).
+    #[test]
+    fn plain_lines_decode_as_rmcp_decodes_them() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"4.17"}}"#,
+            r#"{"method":"tools/list","params":{"cursor":"x\"y"},"id":"s\n","jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":-5,"method":"tools/list","params":{"cursor":null,"_meta":null}}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/list","params":{"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28"},"cursor":"c"}}"#,
+            r#" { "jsonrpc" : "2.0" , "id" : 6 , "method" : "tools/list" } "#,
+        ] {
+            let ours = decode(line.as_bytes()).unwrap_or_else(|| panic!("{line} declined"));
+            let theirs: ClientJsonRpcMessage = serde_json::from_str(line).unwrap();
+            assert_eq!(format!("{ours:?}"), format!("{theirs:?}"), "{line}");
+            assert_eq!(
+                serde_json::to_value(&ours).unwrap(),
+                serde_json::to_value(&theirs).unwrap(),
+                "{line}"
+            );
+        }
+    }
+
+    /// Anything but the plain shape is left to the general path (which answers the
+    /// malformed ones and decodes the rest its own way).
+    #[test]
+    fn other_lines_are_left_to_the_general_path() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tools/list"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":"\"tools/list\""}}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/list"}"#,
+            r#"{"id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a","cursor":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a","limit":3}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":7}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","extra":true}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"} trailing"#,
+            r#"["2.0",1,"tools/list"]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":["c",null]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#,
+        ] {
+            assert!(decode(line.as_bytes()).is_none(), "{line} taken");
+        }
+    }
+}
