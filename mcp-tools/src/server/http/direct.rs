@@ -24,6 +24,18 @@
 //! - a `Host` (with its `Origin`, if any) that rmcp's own DNS-rebinding check accepted:
 //!   each pair is put to rmcp once, as a request it refuses before reading anything, and a
 //!   few accepted pairs are remembered.
+//!
+//! In a stateful session ([`Direct::serve_in_session`]) the same requests are served with
+//! the session's handler state and the peer of its rmcp service ([`LiveSession`](super::live::LiveSession)), which
+//! sends log messages and list changes where rmcp's session worker would (the session's
+//! `GET` stream). Besides the rules above, such a request must come in a live,
+//! initialized session whose client the server can never ask anything (see
+//! [`LiveSession`](super::live::LiveSession)), from a client that ranks `application/json` first in `Accept` (rmcp's
+//! event stream, with its event ids for resumption, is what a client preferring streams
+//! gets), and without a progress token (its notifications ride the call's own resumable
+//! stream in rmcp). Its reply is one JSON body, as the front door makes of rmcp's stream
+//! for such a client; a call the client cancels ends with an empty event stream and no
+//! result, as rmcp drops the result of a cancelled request.
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -44,7 +56,7 @@ use rmcp::model::{
     JsonRpcRequest, ProtocolVersion, ServerConfig, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{
-    NotificationContext, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage,
+    NotificationContext, Peer, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage,
     serve_directly_with_ct,
 };
 use rmcp::transport::StreamableHttpService;
@@ -53,7 +65,8 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::server::handler::{McpHandler, Shared};
+use super::live::InFlight;
+use crate::server::handler::{McpHandler, Session, Shared};
 
 /// How many accepted `Host`/`Origin` pairs are remembered (more are checked by rmcp on
 /// every request, as before).
@@ -69,10 +82,10 @@ pub(super) struct Eligible {
     version: ProtocolVersion,
 }
 
-/// Serves stateless requests without rmcp's service loop (see the module docs).
+/// Serves everyday requests without rmcp's service loop (see the module docs).
 pub(super) struct Direct {
-    /// One handler for every direct request: the methods served here read no session
-    /// state (the caller comes with each request).
+    /// One handler for every direct stateless request: the methods served here read no
+    /// session state (the caller comes with each request).
     handler: McpHandler,
     /// `Host`/`Origin` pairs rmcp's check accepted.
     sites: RwLock<Vec<(HeaderValue, Option<HeaderValue>)>>,
@@ -117,6 +130,31 @@ impl Direct {
             && accepts_json_and_streams(headers);
         let version = header_version(headers).filter(|_| served_here)?;
         Some(Eligible { request, version })
+    }
+
+    /// `message` ready to be served directly in the live session whose state is
+    /// `session`, with the peer it lends, or `None` when rmcp must serve it; `prefers_json`:
+    /// the client's `Accept` ranks `application/json` first.
+    pub(super) fn eligible_in_session(
+        headers: &HeaderMap,
+        message: ClientJsonRpcMessage,
+        prefers_json: bool,
+        session: &Session,
+    ) -> Option<(Eligible, Peer<RoleServer>)> {
+        if !prefers_json {
+            return None;
+        }
+        let eligible = Direct::eligible(headers, message)?;
+        if eligible
+            .request
+            .request
+            .get_meta()
+            .get_progress_token()
+            .is_some()
+        {
+            return None;
+        }
+        Some((eligible, session.live.peer()?))
     }
 
     /// True when rmcp's DNS-rebinding check accepts the `Host` and `Origin` of `parts`:
@@ -228,16 +266,59 @@ impl Direct {
             }
             ended.cancel();
         });
-        event_stream(Stream {
-            first: Some(first),
-            outgoing,
-            keep_alive: self.keep_alive.map(|every| {
-                let mut ticks =
-                    tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                ticks
-            }),
-            cancel_on_drop: Some(cancel.drop_guard()),
+        event_stream(
+            Stream {
+                first: Some(first),
+                outgoing,
+                keep_alive: self.keep_alive.map(|every| {
+                    let mut ticks =
+                        tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                    ticks
+                }),
+                cancel_on_drop: Some(cancel.drop_guard()),
+            }
+            .boxed(),
+        )
+    }
+}
+
+impl Direct {
+    /// Serve `eligible` in the session whose state is `session`, with its service's `peer`
+    /// (see the module docs): the result as one JSON body, or an empty event stream when the
+    /// client cancelled the call.
+    pub(super) async fn serve_in_session(
+        &self,
+        parts: http::request::Parts,
+        eligible: Eligible,
+        session: Arc<Session>,
+        peer: Peer<RoleServer>,
+    ) -> Response<BoxBody<Bytes, Infallible>> {
+        let JsonRpcRequest {
+            id, mut request, ..
+        } = eligible.request;
+        let call = InFlight::start(session.clone(), id.clone());
+        request.extensions_mut().insert(parts);
+        let mut context = RequestContext::new(id.clone(), peer);
+        context.ct = call.token().child_token();
+        std::mem::swap(&mut context.meta, request.get_meta_mut());
+        std::mem::swap(&mut context.extensions, request.extensions_mut());
+        let handler = McpHandler::with_session(self.handler.shared.clone(), session);
+        let reply = tokio::select! {
+            biased;
+            // First: a cancelled call's handler may answer at once, but no answer is owed.
+            _ = call.token().cancelled() => {
+                tracing::debug!(%id, "a directly served call was cancelled by its client");
+                return event_stream(http_body_util::Empty::new().boxed());
+            }
+            reply = handler.handle_request(request, context) => reply,
+            _ = self.shutdown.cancelled() => {
+                return internal_error("the server stopped before the reply was ready");
+            }
+        };
+        json_response(&match reply {
+            Ok(result) => JsonRpcMessage::response(result, id),
+            Err(error) => JsonRpcMessage::error(error, Some(id)),
         })
     }
 }
@@ -319,8 +400,8 @@ fn internal_error(why: &str) -> Response<BoxBody<Bytes, Infallible>> {
 }
 
 /// A streamed reply with rmcp's headers.
-fn event_stream(stream: Stream) -> Response<BoxBody<Bytes, Infallible>> {
-    let mut response = Response::new(stream.boxed());
+fn event_stream(body: BoxBody<Bytes, Infallible>) -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

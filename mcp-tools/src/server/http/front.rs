@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Either, Full, Limited};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::Value;
@@ -53,8 +53,8 @@ pub(super) struct Front<M> {
     pub(super) registry: crate::registry::Registry,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
-    /// Stateless mode's direct path for everyday requests (`None` when stateful).
-    pub(super) direct: Option<Direct>,
+    /// The direct path for everyday requests, stateless or in a live session.
+    pub(super) direct: Direct,
     pub(super) in_flight: Arc<Semaphore>,
     pub(super) max_in_flight: usize,
     pub(super) limits: HttpLimits,
@@ -129,6 +129,15 @@ impl<M: SessionManager> Front<M> {
             None
         };
         let (activity, serving) = entered.unzip();
+        if let (Some(serving), Some(ClientJsonRpcMessage::Notification(notification))) =
+            (&serving, &message)
+            && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+            && let Some(request_id) = &cancelled.params.request_id
+        {
+            // A directly served call stops here; rmcp gets the notification all the same
+            // (it cancels the calls it serves).
+            serving.state().live.cancel(request_id);
+        }
         let holds = Holds {
             _busy: None,
             _permit: permit,
@@ -172,9 +181,14 @@ impl<M: SessionManager> Front<M> {
             }
             _ => None,
         };
-        let direct = match (&self.direct, message) {
-            (Some(direct), Some(message)) => {
-                Direct::eligible(request.headers(), message).map(|eligible| (direct, eligible))
+        let direct = match (message, &serving, &self.sessions) {
+            (Some(message), None, None) => {
+                Direct::eligible(request.headers(), message).map(|eligible| (eligible, None))
+            }
+            (Some(message), Some(serving), Some(_)) if !opens_session => {
+                let state = serving.state();
+                Direct::eligible_in_session(request.headers(), message, json, state)
+                    .map(|(eligible, peer)| (eligible, Some((state.clone(), peer))))
             }
             _ => None,
         };
@@ -183,10 +197,16 @@ impl<M: SessionManager> Front<M> {
         // whole into hyper's connection task for every request).
         let served = async {
             let mut request = request;
-            if let Some((direct, eligible)) = direct {
+            if let Some((eligible, in_session)) = direct {
                 let (parts, body) = request.into_parts();
-                if direct.site_accepted(&self.service, &parts).await {
-                    return Box::pin(direct.serve(parts, eligible)).await;
+                if self.direct.site_accepted(&self.service, &parts).await {
+                    return match in_session {
+                        Some((state, peer)) => {
+                            Box::pin(self.direct.serve_in_session(parts, eligible, state, peer))
+                                .await
+                        }
+                        None => Box::pin(self.direct.serve(parts, eligible)).await,
+                    };
                 }
                 request = Request::from_parts(parts, body);
             }

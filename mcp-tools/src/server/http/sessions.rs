@@ -51,6 +51,13 @@ pub(super) struct Serving {
     principal: Principal,
 }
 
+impl Serving {
+    /// The handler state of the session this request serves.
+    pub(super) fn state(&self) -> &Arc<Session> {
+        &self.state
+    }
+}
+
 /// The handler state of the session the current request opens or restores (`None`
 /// outside a stateful request).
 pub(super) fn serving_state() -> Option<Arc<Session>> {
