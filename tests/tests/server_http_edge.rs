@@ -544,6 +544,20 @@ fn wait_for_cancelled(authority: &str, session: Option<&str>, expected: u64) -> 
     }
 }
 
+/// Send a call of `wait` (no time-out) with id `id` and `headers`; the connection its
+/// reply comes on.
+fn start_wait(authority: &str, headers: &[(&str, &str)], id: u64) -> TcpStream {
+    let mut stream = TcpStream::connect(authority).unwrap();
+    stream
+        .write_all(&post_request(
+            authority,
+            headers,
+            &call_body(id, "wait", json!({})),
+        ))
+        .unwrap();
+    stream
+}
+
 fn disconnected_calls_are_cancelled_after_the_grace(stateful: bool) {
     let mut args = vec!["--disconnect-grace", "300ms"];
     if !stateful {
@@ -557,14 +571,7 @@ fn disconnected_calls_are_cancelled_after_the_grace(stateful: bool) {
         headers.push(("Mcp-Session-Id", session));
     }
     for (round, half) in [(1, false), (2, true)] {
-        let mut stream = TcpStream::connect(authority).unwrap();
-        stream
-            .write_all(&post_request(
-                authority,
-                &headers,
-                &call_body(round, "wait", json!({})),
-            ))
-            .unwrap();
+        let stream = start_wait(authority, &headers, round);
         std::thread::sleep(Duration::from_millis(200));
         let closed = Instant::now();
         if half {
@@ -593,6 +600,21 @@ fn a_call_whose_client_left_is_cancelled_stateless() {
     disconnected_calls_are_cancelled_after_the_grace(false);
 }
 
+/// Read from `stream` into `seen` until it holds `needle` (or 5 s pass); reads then wait
+/// at most 100 ms.
+fn read_until(stream: &mut TcpStream, seen: &mut Vec<u8>, needle: &[u8]) {
+    stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut buffer = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !seen.windows(needle.len()).any(|w| w == needle) && Instant::now() < deadline {
+        if let Ok(n) = stream.read(&mut buffer) {
+            seen.extend_from_slice(&buffer[..n]);
+        }
+    }
+}
+
 /// The log messages `slow_count` sent to `session`'s `GET` stream (opened for the call,
 /// closed after it).
 fn logged_steps(authority: &str, session: &str) -> usize {
@@ -602,18 +624,10 @@ fn logged_steps(authority: &str, session: &str) -> usize {
          MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n\r\n"
     );
     stream.write_all(get.as_bytes()).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
     let mut seen = Vec::new();
     let mut buffer = [0u8; 4096];
     // The stream's head (and priming event) first, so the call's logs find it open.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !seen.windows(4).any(|w| w == b"\r\n\r\n") && Instant::now() < deadline {
-        if let Ok(n) = stream.read(&mut buffer) {
-            seen.extend_from_slice(&buffer[..n]);
-        }
-    }
+    read_until(&mut stream, &mut seen, b"\r\n\r\n");
     let headers = [
         ("MCP-Protocol-Version", "2025-11-25"),
         ("Mcp-Session-Id", session),
@@ -773,13 +787,7 @@ fn stateless_calls_served_directly_keep_rmcps_checks_and_stream_progress() {
         &head(authority, ""),
         counting.to_string().as_bytes(),
     );
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    assert_eq!(reply.header("content-type"), Some("text/event-stream"));
-    let text = String::from_utf8_lossy(&reply.body);
-    let progress = text.find("notifications/progress").expect(&text);
-    let result = text.find("counted to 2").expect(&text);
-    assert!(progress < result, "progress comes first: {text}");
-    assert!(text.contains("\"id\":9"), "{text}");
+    assert_progress_then_result(&reply, 9);
 }
 
 /// Open a stateful session for a client declaring `capabilities`; its id.
@@ -806,22 +814,14 @@ fn cancelled_wait(authority: &str, session: &str, id: u64) -> TcpStream {
         ("MCP-Protocol-Version", "2025-11-25"),
         ("Mcp-Session-Id", session),
     ];
-    let mut waiting = TcpStream::connect(authority).unwrap();
-    waiting
-        .write_all(&post_request(
-            authority,
-            &headers,
-            &call_body(id, "wait", json!({})),
-        ))
-        .unwrap();
+    let waiting = start_wait(authority, &headers, id);
     // The call has started once `wait_runs` counts it.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while
-        call(authority, Some(session), "wait_runs", json!({})).json()["result"]["structuredContent"]
-            ["started"]
-            .as_u64()
-            < Some(id)
-    {
+    let started = || {
+        let runs = call(authority, Some(session), "wait_runs", json!({})).json();
+        runs["result"]["structuredContent"]["started"].as_u64()
+    };
+    while started() < Some(id) {
         assert!(Instant::now() < deadline, "the call never started");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -885,17 +885,8 @@ fn stateful_calls_served_directly_answer_like_rmcp_and_are_cancelled_by_the_clie
     // the cancellation works there too.
     let asked = open_session_with(authority, json!({"elicitation": {}}));
     let mut waiting = cancelled_wait(authority, &asked, 2);
-    waiting
-        .set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
     let mut seen = Vec::new();
-    let mut buffer = [0u8; 4096];
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !String::from_utf8_lossy(&seen).contains("retry:") && Instant::now() < deadline {
-        if let Ok(n) = waiting.read(&mut buffer) {
-            seen.extend_from_slice(&buffer[..n]);
-        }
-    }
+    read_until(&mut waiting, &mut seen, b"retry:");
     let seen = String::from_utf8_lossy(&seen);
     assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
     assert!(seen.contains("retry:"), "rmcp's priming event: {seen}");
@@ -914,10 +905,16 @@ fn stateful_calls_served_directly_answer_like_rmcp_and_are_cancelled_by_the_clie
         ("Mcp-Session-Id", session.as_str()),
     ];
     let reply = post(authority, &headers, counting.to_string().as_bytes());
+    assert_progress_then_result(&reply, 9);
+}
+
+/// `reply` streams `slow_count`'s progress, then its result for call `id`.
+fn assert_progress_then_result(reply: &Reply, id: u64) {
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.header("content-type"), Some("text/event-stream"));
     let text = String::from_utf8_lossy(&reply.body);
     let progress = text.find("notifications/progress").expect(&text);
     let result = text.find("counted to 2").expect(&text);
     assert!(progress < result, "progress comes first: {text}");
+    assert!(text.contains(&format!("\"id\":{id}")), "{text}");
 }

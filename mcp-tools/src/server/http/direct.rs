@@ -75,11 +75,26 @@ const REMEMBERED_SITES: usize = 32;
 /// Messages a call may send before its reply is read (progress, logs).
 const OUTGOING: usize = 16;
 
-/// What a stateless request needs to be served directly: its request and the protocol
-/// version its handler sees (from `MCP-Protocol-Version`, as rmcp derives it).
+/// What a request needs to be served directly: the request and the protocol version a
+/// stateless handler sees (from `MCP-Protocol-Version`, as rmcp derives it).
 pub(super) struct Eligible {
     request: JsonRpcRequest<ClientRequest>,
     version: ProtocolVersion,
+}
+
+impl Eligible {
+    /// `message`, found eligible with `version`; `None` when it is not a request.
+    pub(super) fn new(message: ClientJsonRpcMessage, version: ProtocolVersion) -> Option<Self> {
+        match message {
+            ClientJsonRpcMessage::Request(request) => Some(Eligible { request, version }),
+            _ => None,
+        }
+    }
+
+    /// The request as rmcp reads it, when rmcp must serve it after all.
+    pub(super) fn into_message(self) -> ClientJsonRpcMessage {
+        ClientJsonRpcMessage::Request(self.request)
+    }
 }
 
 /// Serves everyday requests without rmcp's service loop (see the module docs).
@@ -109,9 +124,13 @@ impl Direct {
         }
     }
 
-    /// `message` ready to be served directly, or `None` when rmcp must serve it (whether
-    /// it qualifies depends on the message and the headers only).
-    pub(super) fn eligible(headers: &HeaderMap, message: ClientJsonRpcMessage) -> Option<Eligible> {
+    /// The protocol version the handler of `message` sees when it can be served directly
+    /// statelessly, or `None` when rmcp must serve it (whether it qualifies depends on the
+    /// message and the headers only).
+    pub(super) fn eligible(
+        headers: &HeaderMap,
+        message: &ClientJsonRpcMessage,
+    ) -> Option<ProtocolVersion> {
         let ClientJsonRpcMessage::Request(request) = message else {
             return None;
         };
@@ -128,33 +147,29 @@ impl Direct {
                 | ClientRequest::CompleteRequest(_)
         ) && request.request.get_meta().protocol_version().is_none()
             && accepts_json_and_streams(headers);
-        let version = header_version(headers).filter(|_| served_here)?;
-        Some(Eligible { request, version })
+        header_version(headers).filter(|_| served_here)
     }
 
-    /// `message` ready to be served directly in the live session whose state is
-    /// `session`, with the peer it lends, or `None` when rmcp must serve it; `prefers_json`:
-    /// the client's `Accept` ranks `application/json` first.
+    /// The peer `session` lends when `message` can be served directly in that live
+    /// session, or `None` when rmcp must serve it; `prefers_json`: the client's `Accept`
+    /// ranks `application/json` first.
     pub(super) fn eligible_in_session(
         headers: &HeaderMap,
-        message: ClientJsonRpcMessage,
+        message: &ClientJsonRpcMessage,
         prefers_json: bool,
         session: &Session,
-    ) -> Option<(Eligible, Peer<RoleServer>)> {
+    ) -> Option<Peer<RoleServer>> {
         if !prefers_json {
             return None;
         }
-        let eligible = Direct::eligible(headers, message)?;
-        if eligible
-            .request
-            .request
-            .get_meta()
-            .get_progress_token()
-            .is_some()
-        {
+        Direct::eligible(headers, message)?;
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return None;
+        };
+        if request.request.get_meta().get_progress_token().is_some() {
             return None;
         }
-        Some((eligible, session.live.peer()?))
+        session.live.peer()
     }
 
     /// True when rmcp's DNS-rebinding check accepts the `Host` and `Origin` of `parts`:

@@ -10,14 +10,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Either, Full, Limited};
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, ProtocolVersion};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::direct::Direct;
+use super::direct::{Direct, Eligible};
 use super::options::HttpLimits;
 use super::reply::{
     Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned,
@@ -181,16 +181,24 @@ impl<M: SessionManager> Front<M> {
             }
             _ => None,
         };
-        let direct = match (message, &serving, &self.sessions) {
+        let direct = match (&message, &serving, &self.sessions) {
             (Some(message), None, None) => {
-                Direct::eligible(request.headers(), message).map(|eligible| (eligible, None))
+                Direct::eligible(request.headers(), message).map(|version| (version, None))
             }
             (Some(message), Some(serving), Some(_)) if !opens_session => {
                 let state = serving.state();
                 Direct::eligible_in_session(request.headers(), message, json, state)
-                    .map(|(eligible, peer)| (eligible, Some((state.clone(), peer))))
+                    .map(|peer| (ProtocolVersion::default(), Some((state.clone(), peer))))
             }
             _ => None,
+        };
+        // A request served here needs no body for rmcp; any other gets the checked message.
+        let (direct, request) = match (direct, message) {
+            (Some((version, in_session)), Some(message)) => (
+                Eligible::new(message, version).map(|eligible| (eligible, in_session)),
+                request,
+            ),
+            (_, message) => (None, for_rmcp(request, message.as_ref())),
         };
         let grace = self.limits.disconnect_grace;
         // rmcp's futures are several kilobytes: boxed, so this one stays small (it is moved
@@ -208,7 +216,10 @@ impl<M: SessionManager> Front<M> {
                         None => Box::pin(self.direct.serve(parts, eligible)).await,
                     };
                 }
-                request = Request::from_parts(parts, body);
+                request = for_rmcp(
+                    Request::from_parts(parts, body),
+                    Some(&eligible.into_message()),
+                );
             }
             let rmcp = Box::pin(self.service.handle(request));
             match serving {
@@ -289,7 +300,7 @@ impl<M: SessionManager> Front<M> {
     }
 
     /// Read the whole body (up to the cap) and check it with the codec: the message, and
-    /// the request with the body bytes for rmcp; or the error reply.
+    /// the request with the body as read; or the error reply.
     async fn read_body(
         &self,
         request: Request<RequestBody>,
@@ -353,14 +364,7 @@ impl<M: SessionManager> Front<M> {
             }
         };
         match decode_document(&bytes) {
-            Ok(message) => {
-                // rmcp gets the message as checked, not the body: it parses the bytes
-                // itself and would refuse with a plain-text 415 what the codec accepted
-                // (a byte-order mark, a member given twice, found by the http_body fuzz
-                // target).
-                let checked = serde_json::to_vec(&message).map_or(bytes, Bytes::from);
-                Ok((message, Request::from_parts(parts, Full::new(checked))))
-            }
+            Ok(message) => Ok((message, Request::from_parts(parts, Full::new(bytes)))),
             Err(reply) => {
                 tracing::debug!(%reply, "answering a bad HTTP body");
                 Err(Box::new(respond(
@@ -371,6 +375,19 @@ impl<M: SessionManager> Front<M> {
             }
         }
     }
+}
+
+/// `request` as rmcp gets it: with `message`, when the body was read and checked, as its
+/// body. rmcp parses the bytes itself and would refuse with a plain-text 415 what the codec
+/// accepted (a byte-order mark, a member given twice, found by the http_body fuzz target).
+fn for_rmcp<B>(
+    request: Request<Either<Full<Bytes>, B>>,
+    message: Option<&ClientJsonRpcMessage>,
+) -> Request<Either<Full<Bytes>, B>> {
+    let Some(checked) = message.and_then(|message| serde_json::to_vec(message).ok()) else {
+        return request;
+    };
+    request.map(|_| Either::Left(Full::new(Bytes::from(checked))))
 }
 
 /// True when the request says its body is JSON.

@@ -552,6 +552,11 @@ mod tests {
                 Some(Phase::Parked),
                 "the idle session was not parked"
             );
+            let state = sessions.records().get(id.as_str()).unwrap().state.clone();
+            assert!(
+                state.live.peer().is_none(),
+                "a parked session's next request goes through rmcp, which rebuilds it"
+            );
             let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
             let (status, _, body) = post(&mut service, Some(&id), list).await;
             assert_eq!(status, 200, "{body}");
