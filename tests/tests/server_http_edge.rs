@@ -544,6 +544,20 @@ fn wait_for_cancelled(authority: &str, session: Option<&str>, expected: u64) -> 
     }
 }
 
+/// Send a call of `wait` (no time-out) with id `id` and `headers`; the connection its
+/// reply comes on.
+fn start_wait(authority: &str, headers: &[(&str, &str)], id: u64) -> TcpStream {
+    let mut stream = TcpStream::connect(authority).unwrap();
+    stream
+        .write_all(&post_request(
+            authority,
+            headers,
+            &call_body(id, "wait", json!({})),
+        ))
+        .unwrap();
+    stream
+}
+
 fn disconnected_calls_are_cancelled_after_the_grace(stateful: bool) {
     let mut args = vec!["--disconnect-grace", "300ms"];
     if !stateful {
@@ -557,14 +571,7 @@ fn disconnected_calls_are_cancelled_after_the_grace(stateful: bool) {
         headers.push(("Mcp-Session-Id", session));
     }
     for (round, half) in [(1, false), (2, true)] {
-        let mut stream = TcpStream::connect(authority).unwrap();
-        stream
-            .write_all(&post_request(
-                authority,
-                &headers,
-                &call_body(round, "wait", json!({})),
-            ))
-            .unwrap();
+        let stream = start_wait(authority, &headers, round);
         std::thread::sleep(Duration::from_millis(200));
         let closed = Instant::now();
         if half {
@@ -593,6 +600,21 @@ fn a_call_whose_client_left_is_cancelled_stateless() {
     disconnected_calls_are_cancelled_after_the_grace(false);
 }
 
+/// Read from `stream` into `seen` until it holds `needle` (or 5 s pass); reads then wait
+/// at most 100 ms.
+fn read_until(stream: &mut TcpStream, seen: &mut Vec<u8>, needle: &[u8]) {
+    stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut buffer = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !seen.windows(needle.len()).any(|w| w == needle) && Instant::now() < deadline {
+        if let Ok(n) = stream.read(&mut buffer) {
+            seen.extend_from_slice(&buffer[..n]);
+        }
+    }
+}
+
 /// The log messages `slow_count` sent to `session`'s `GET` stream (opened for the call,
 /// closed after it).
 fn logged_steps(authority: &str, session: &str) -> usize {
@@ -602,18 +624,10 @@ fn logged_steps(authority: &str, session: &str) -> usize {
          MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {session}\r\n\r\n"
     );
     stream.write_all(get.as_bytes()).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
     let mut seen = Vec::new();
     let mut buffer = [0u8; 4096];
     // The stream's head (and priming event) first, so the call's logs find it open.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !seen.windows(4).any(|w| w == b"\r\n\r\n") && Instant::now() < deadline {
-        if let Ok(n) = stream.read(&mut buffer) {
-            seen.extend_from_slice(&buffer[..n]);
-        }
-    }
+    read_until(&mut stream, &mut seen, b"\r\n\r\n");
     let headers = [
         ("MCP-Protocol-Version", "2025-11-25"),
         ("Mcp-Session-Id", session),
@@ -773,11 +787,134 @@ fn stateless_calls_served_directly_keep_rmcps_checks_and_stream_progress() {
         &head(authority, ""),
         counting.to_string().as_bytes(),
     );
+    assert_progress_then_result(&reply, 9);
+}
+
+/// Open a stateful session for a client declaring `capabilities`; its id.
+fn open_session_with(authority: &str, capabilities: Value) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": {"name": "edge", "version": "1"}}});
+    let reply = post(authority, &[], initialize.to_string().as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let session = reply.header("mcp-session-id").expect("a session id");
+    let headers = [
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(authority, &headers, initialized).status, 202);
+    session.to_string()
+}
+
+/// Start `wait` (no time-out) as call `id` in `session`, cancel it with the client's
+/// `notifications/cancelled`, and return the connection the call's reply comes on.
+fn cancelled_wait(authority: &str, session: &str, id: u64) -> TcpStream {
+    let headers = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Session-Id", session),
+    ];
+    let waiting = start_wait(authority, &headers, id);
+    // The call has started once `wait_runs` counts it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let started = || {
+        let runs = call(authority, Some(session), "wait_runs", json!({})).json();
+        runs["result"]["structuredContent"]["started"].as_u64()
+    };
+    while started() < Some(id) {
+        assert!(Instant::now() < deadline, "the call never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "changed my mind"}});
+    let accepted = post(authority, &headers, cancel.to_string().as_bytes());
+    assert_eq!(accepted.status, 202, "{}", accepted.text());
+    waiting
+}
+
+/// Calls in a live stateful session are served by the front door itself when the server
+/// can never ask the client anything: the reply has rmcp's shape, the client's
+/// `notifications/cancelled` stops the call, progress still streams (through rmcp, which
+/// keeps the stream resumable). A client that can be asked (elicitation) is served by
+/// rmcp's session worker, which marks its streams with a resumable priming event.
+#[test]
+fn stateful_calls_served_directly_answer_like_rmcp_and_are_cancelled_by_the_client() {
+    let server = slow_tools(&[]);
+    let authority = server.authority();
+    let session = open_session_with(authority, json!({}));
+    // The same call, once served directly and once by rmcp (an `Accept` with a
+    // parameter is left to rmcp): the same answer, the same headers.
+    let echo = call_body(4, "echo", json!({"message": "same"}));
+    let served = |accept: &str| {
+        let head = format!(
+            "Host: {authority}\r\nAccept: {accept}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
+             Mcp-Session-Id: {session}\r\n"
+        );
+        let reply = post_with_head(authority, &head, &echo);
+        let mut names: Vec<_> = reply
+            .head
+            .lines()
+            .skip(1)
+            .filter_map(|line| line.split_once(':').map(|(name, _)| name.to_string()))
+            .filter(|name| name != "date")
+            .collect();
+        names.sort();
+        (reply.status, names, reply.json())
+    };
+    let direct = served("application/json, text/event-stream");
+    let rmcp = served("application/json, text/event-stream;q=0.9");
+    assert_eq!(direct, rmcp);
+    assert_eq!(direct.0, 200);
+    assert_eq!(direct.2["result"]["content"][0]["text"], "same");
+    assert!(
+        direct.1.contains(&"content-length".to_string()),
+        "{direct:?}"
+    );
+
+    // Cancelled by the client: the tool's future is dropped and no result comes. Served
+    // directly, the reply is an empty event stream (nothing in it to resume).
+    let reply = read_reply(&mut cancelled_wait(authority, &session, 1));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+    assert!(reply.body.is_empty(), "{}", reply.text());
+    let counts = wait_for_cancelled(authority, Some(&session), 1);
+    assert_eq!(counts, json!({"started": 1, "cancelled": 1}));
+
+    // A client that can be asked for input is served by rmcp: the reply stream starts
+    // with rmcp's priming event (and stays open after the cancellation, as rmcp's does);
+    // the cancellation works there too.
+    let asked = open_session_with(authority, json!({"elicitation": {}}));
+    let mut waiting = cancelled_wait(authority, &asked, 2);
+    let mut seen = Vec::new();
+    read_until(&mut waiting, &mut seen, b"retry:");
+    let seen = String::from_utf8_lossy(&seen);
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    assert!(seen.contains("retry:"), "rmcp's priming event: {seen}");
+    let counts = wait_for_cancelled(authority, Some(&asked), 2);
+    assert_eq!(counts, json!({"started": 2, "cancelled": 2}));
+
+    // A call with a progress token streams its progress before its result.
+    let server = serve(&quickstart(), &[]);
+    let authority = server.authority();
+    let session = open_session_with(authority, json!({}));
+    let counting = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "slow_count", "arguments": {"steps": 2, "delay_ms": 10},
+        "_meta": {"progressToken": "p1"}}});
+    let headers = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Session-Id", session.as_str()),
+    ];
+    let reply = post(authority, &headers, counting.to_string().as_bytes());
+    assert_progress_then_result(&reply, 9);
+}
+
+/// `reply` streams `slow_count`'s progress, then its result for call `id`.
+fn assert_progress_then_result(reply: &Reply, id: u64) {
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.header("content-type"), Some("text/event-stream"));
     let text = String::from_utf8_lossy(&reply.body);
     let progress = text.find("notifications/progress").expect(&text);
     let result = text.find("counted to 2").expect(&text);
     assert!(progress < result, "progress comes first: {text}");
-    assert!(text.contains("\"id\":9"), "{text}");
+    assert!(text.contains(&format!("\"id\":{id}")), "{text}");
 }

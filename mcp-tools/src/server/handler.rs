@@ -87,6 +87,9 @@ pub(super) struct Session {
     /// not registered yet: rmcp acknowledges a stream before [`ServerHandler::listen`] runs,
     /// so a change in between must still reach it.
     listens_pending: Mutex<Vec<u64>>,
+    /// What the HTTP front door's direct calls use of a live session.
+    #[cfg(feature = "http")]
+    pub(super) live: super::http::LiveSession,
 }
 
 impl Session {
@@ -95,6 +98,7 @@ impl Session {
     #[cfg(feature = "http")]
     pub(super) fn parked(&self) {
         self.registered.store(false, Ordering::SeqCst);
+        self.live.ended();
     }
 }
 
@@ -486,6 +490,8 @@ impl ServerHandler for McpHandler {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        #[cfg(feature = "http")]
+        self.session.live.initialized(&context.peer);
         if !self.session.registered.swap(true, Ordering::SeqCst) {
             self.shared.list_changed.start_pump();
             // A rebuilt session's resource subscriptions reach its new peer.

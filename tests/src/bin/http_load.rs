@@ -13,7 +13,10 @@
 //! - **idle sessions** (servers that hand out `Mcp-Session-Id`): the server's RSS before
 //!   and after opening `--sessions` sessions that then do nothing: KB per session, half a
 //!   second after the last one opened, and again after `--idle-wait` seconds (when given:
-//!   a server that parks idle sessions has done so by then);
+//!   a server that parks idle sessions has done so by then), all opened over one
+//!   keep-alive connection; and the time a new client takes to get its first reply while
+//!   they exist, at each of those two moments (capped at 10 s; `--sessions 10000` with a
+//!   server allowing that many measures the "10,000 idle sessions" goal);
 //! - **idle connections**: `--idle-connections` connections that send nothing, then the
 //!   time a new client takes to get its first reply (capped at 10 s).
 //!
@@ -144,7 +147,9 @@ fn main() -> std::process::ExitCode {
             clean &= run.get("error").is_none()
                 && run["concurrent"]["errors"] == 0
                 && run["sequential"]["errors"] == 0
-                && (cli.method == Method::List || run["idle_connections"]["served"] == true);
+                && (cli.method == Method::List || run["idle_connections"]["served"] == true)
+                && (run["idle_sessions"].is_null()
+                    || !run["idle_sessions"]["new_client_ms"].is_null());
             eprintln!("{}", json!({"round": round, "target": name, "run": run}));
             results[index].1.push(run);
         }
@@ -221,6 +226,13 @@ fn request(id: usize, method: &str, params: Value) -> Vec<u8> {
 /// A client with a session when the server hands one out (initialize + initialized).
 async fn open(url: &str) -> Result<Conn, String> {
     let mut conn = Conn::new(url);
+    start_session(&mut conn).await?;
+    Ok(conn)
+}
+
+/// Open a new session (when the server hands one out) on `conn`'s connection.
+async fn start_session(conn: &mut Conn) -> Result<(), String> {
+    conn.session = None;
     let initialize = request(
         0,
         "initialize",
@@ -241,7 +253,7 @@ async fn open(url: &str) -> Result<Conn, String> {
             .await
             .map_err(|e| format!("initialized: {e}"))?;
     }
-    Ok(conn)
+    Ok(())
 }
 
 /// `count` clients each making `calls` echo calls (or page requests, `--method list`);
@@ -344,30 +356,59 @@ fn percentile_ms(sorted: &[Duration], q: f64) -> f64 {
     (sorted[at].as_secs_f64() * 1e5).round() / 100.0
 }
 
-/// RSS growth per idle session, in KB (`null` for a server without sessions).
+/// RSS growth per idle session, in KB, and how long a new client waits for its first
+/// reply while they exist (`null` for a server without sessions). The sessions are opened
+/// one after another over one keep-alive connection (sessions are not connections).
 async fn idle_sessions(url: &str, pid: u32, count: usize, wait: u64) -> Result<Value, String> {
-    if open(url).await?.session.is_none() || pid == 0 {
+    let mut conn = open(url).await?;
+    if conn.session.is_none() || pid == 0 {
         return Ok(Value::Null);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = rss_kb(pid).await;
     let mut opened = 0usize;
     for _ in 0..count {
-        if open(url).await.is_ok_and(|c| c.session.is_some()) {
+        if start_session(&mut conn).await.is_ok() && conn.session.is_some() {
             opened += 1;
         }
     }
+    drop(conn);
     let per_session = |after: u64| {
         (after.saturating_sub(before) as f64 / opened.max(1) as f64 * 10.0).round() / 10.0
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = rss_kb(pid).await;
-    let mut measured = json!({"opened": opened, "kb_per_session": per_session(after)});
+    let mut measured = json!({
+        "opened": opened,
+        "kb_per_session": per_session(after),
+        "new_client_ms": new_client_ms(url).await,
+    });
     if wait > 0 {
         tokio::time::sleep(Duration::from_secs(wait)).await;
         measured["kb_per_session_after_wait"] = json!(per_session(rss_kb(pid).await));
+        measured["new_client_ms_after_wait"] = json!(new_client_ms(url).await);
     }
     Ok(measured)
+}
+
+/// How long a new client (its own connection and session) waits for its first echo, in
+/// ms; `None` when it got none within 10 s.
+async fn new_client_ms(url: &str) -> Option<f64> {
+    let started = Instant::now();
+    let served = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut conn = open(url).await.ok()?;
+        let call = request(
+            1,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "hello"}}),
+        );
+        conn.post(&call).await.ok().filter(|r| r.contains(ECHOED))
+    })
+    .await
+    .ok()
+    .flatten()
+    .is_some();
+    served.then(|| (started.elapsed().as_secs_f64() * 1e4).round() / 10.0)
 }
 
 /// The server's resident memory in KB (the process and its children).
@@ -387,35 +428,22 @@ async fn idle_connections(url: &str, count: usize) -> Value {
     }
     let opened = idle.len();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let started = Instant::now();
-    let served = tokio::time::timeout(Duration::from_secs(10), async {
-        let mut conn = open(url).await.ok()?;
-        let call = request(
-            1,
-            "tools/call",
-            json!({"name": "echo", "arguments": {"message": "hello"}}),
-        );
-        conn.post(&call).await.ok().filter(|r| r.contains(ECHOED))
-    })
-    .await
-    .ok()
-    .flatten()
-    .is_some();
-    let waited = started.elapsed();
+    let waited = new_client_ms(url).await;
     drop(idle);
     json!({
         "opened": opened,
-        "served": served,
-        "new_client_ms": (waited.as_secs_f64() * 1e4).round() / 10.0,
+        "served": waited.is_some(),
+        "new_client_ms": waited.unwrap_or(10_000.0),
     })
 }
 
 /// The medians per target as a Markdown table.
 fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
     let mut out = format!(
-        "| target | 1 client req/s | p50 ms | p99 ms | {n} clients req/s | p50 ms | p99 ms | errors | server CPU µs per call | KB per idle session | after {w} s | new client after {c} idle connections, ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| target | 1 client req/s | p50 ms | p99 ms | {n} clients req/s | p50 ms | p99 ms | errors | server CPU µs per call | KB per idle session | after {w} s | new client after {s} idle sessions, ms | after {w} s | new client after {c} idle connections, ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         n = cli.clients,
         w = cli.idle_wait,
+        s = cli.sessions,
         c = cli.idle_connections
     );
     for (name, runs) in results {
@@ -428,7 +456,7 @@ fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
             })
             .sum();
         out.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {} | {errors} | {} | {} | {} | {} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {} | {errors} | {} | {} | {} | {} | {} | {} |\n",
             m(&["sequential", "req_per_s"]),
             m(&["sequential", "p50_ms"]),
             m(&["sequential", "p99_ms"]),
@@ -438,6 +466,8 @@ fn table(results: &[(String, Vec<Value>)], cli: &Cli) -> String {
             m(&["concurrent", "cpu_us_per_call"]),
             m(&["idle_sessions", "kb_per_session"]),
             m(&["idle_sessions", "kb_per_session_after_wait"]),
+            m(&["idle_sessions", "new_client_ms"]),
+            m(&["idle_sessions", "new_client_ms_after_wait"]),
             m(&["idle_connections", "new_client_ms"]),
         ));
     }

@@ -27,6 +27,18 @@
 //! - a `Host` (with its `Origin`, if any) that rmcp's own DNS-rebinding check accepted:
 //!   each pair is put to rmcp once, as a request it refuses before reading anything, and a
 //!   few accepted pairs are remembered.
+//!
+//! In a stateful session ([`Direct::serve_in_session`]) the same requests are served with
+//! the session's handler state and the peer of its rmcp service ([`LiveSession`](super::live::LiveSession)), which
+//! sends log messages and list changes where rmcp's session worker would (the session's
+//! `GET` stream). Besides the rules above, such a request must come in a live,
+//! initialized session whose client the server can never ask anything (see
+//! [`LiveSession`](super::live::LiveSession)), from a client that ranks `application/json` first in `Accept` (rmcp's
+//! event stream, with its event ids for resumption, is what a client preferring streams
+//! gets), and without a progress token (its notifications ride the call's own resumable
+//! stream in rmcp). Its reply is one JSON body, as the front door makes of rmcp's stream
+//! for such a client; a call the client cancels ends with an empty event stream and no
+//! result, as rmcp drops the result of a cancelled request.
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -47,7 +59,7 @@ use rmcp::model::{
     JsonRpcRequest, ProtocolVersion, ServerConfig, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{
-    NotificationContext, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage,
+    NotificationContext, Peer, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage,
     serve_directly_with_ct,
 };
 use rmcp::transport::StreamableHttpService;
@@ -56,8 +68,9 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::live::InFlight;
 use crate::Caller;
-use crate::server::handler::{McpHandler, Shared, is_modern_version};
+use crate::server::handler::{McpHandler, Session, Shared, is_modern_version};
 
 /// How many accepted `Host`/`Origin` pairs are remembered (more are checked by rmcp on
 /// every request, as before).
@@ -66,17 +79,32 @@ const REMEMBERED_SITES: usize = 32;
 /// Messages a call may send before its reply is read (progress, logs).
 const OUTGOING: usize = 16;
 
-/// What a stateless request needs to be served directly: its request and the protocol
-/// version its handler sees (from `MCP-Protocol-Version`, as rmcp derives it).
+/// What a request needs to be served directly: the request and the protocol version a
+/// stateless handler sees (from `MCP-Protocol-Version`, as rmcp derives it).
 pub(super) struct Eligible {
     request: JsonRpcRequest<ClientRequest>,
     version: ProtocolVersion,
 }
 
-/// Serves stateless requests without rmcp's service loop (see the module docs).
+impl Eligible {
+    /// `message`, found eligible with `version`; `None` when it is not a request.
+    pub(super) fn new(message: ClientJsonRpcMessage, version: ProtocolVersion) -> Option<Self> {
+        match message {
+            ClientJsonRpcMessage::Request(request) => Some(Eligible { request, version }),
+            _ => None,
+        }
+    }
+
+    /// The request as rmcp reads it, when rmcp must serve it after all.
+    pub(super) fn into_message(self) -> ClientJsonRpcMessage {
+        ClientJsonRpcMessage::Request(self.request)
+    }
+}
+
+/// Serves everyday requests without rmcp's service loop (see the module docs).
 pub(super) struct Direct {
-    /// One handler for every direct request: the methods served here read no session
-    /// state (the caller comes with each request).
+    /// One handler for every direct stateless request: the methods served here read no
+    /// session state (the caller comes with each request).
     handler: McpHandler,
     /// `Host`/`Origin` pairs rmcp's check accepted.
     sites: RwLock<Vec<(HeaderValue, Option<HeaderValue>)>>,
@@ -100,9 +128,13 @@ impl Direct {
         }
     }
 
-    /// `message` ready to be served directly, or `None` when rmcp must serve it (whether
-    /// it qualifies depends on the message and the headers only).
-    pub(super) fn eligible(headers: &HeaderMap, message: ClientJsonRpcMessage) -> Option<Eligible> {
+    /// The protocol version the handler of `message` sees when it can be served directly
+    /// statelessly, or `None` when rmcp must serve it (whether it qualifies depends on the
+    /// message and the headers only).
+    pub(super) fn eligible(
+        headers: &HeaderMap,
+        message: &ClientJsonRpcMessage,
+    ) -> Option<ProtocolVersion> {
         let ClientJsonRpcMessage::Request(request) = message else {
             return None;
         };
@@ -119,8 +151,29 @@ impl Direct {
                 | ClientRequest::CompleteRequest(_)
         ) && request.request.get_meta().protocol_version().is_none()
             && accepts_json_and_streams(headers);
-        let version = header_version(headers).filter(|_| served_here)?;
-        Some(Eligible { request, version })
+        header_version(headers).filter(|_| served_here)
+    }
+
+    /// The peer `session` lends when `message` can be served directly in that live
+    /// session, or `None` when rmcp must serve it; `prefers_json`: the client's `Accept`
+    /// ranks `application/json` first.
+    pub(super) fn eligible_in_session(
+        headers: &HeaderMap,
+        message: &ClientJsonRpcMessage,
+        prefers_json: bool,
+        session: &Session,
+    ) -> Option<Peer<RoleServer>> {
+        if !prefers_json {
+            return None;
+        }
+        Direct::eligible(headers, message)?;
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return None;
+        };
+        if request.request.get_meta().get_progress_token().is_some() {
+            return None;
+        }
+        session.live.peer()
     }
 
     /// True when rmcp's DNS-rebinding check accepts the `Host` and `Origin` of `parts`:
@@ -255,16 +308,59 @@ impl Direct {
             }
             ended.cancel();
         });
-        event_stream(Stream {
-            first: Some(first),
-            outgoing,
-            keep_alive: self.keep_alive.map(|every| {
-                let mut ticks =
-                    tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                ticks
-            }),
-            cancel_on_drop: Some(cancel.drop_guard()),
+        event_stream(
+            Stream {
+                first: Some(first),
+                outgoing,
+                keep_alive: self.keep_alive.map(|every| {
+                    let mut ticks =
+                        tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                    ticks
+                }),
+                cancel_on_drop: Some(cancel.drop_guard()),
+            }
+            .boxed(),
+        )
+    }
+}
+
+impl Direct {
+    /// Serve `eligible` in the session whose state is `session`, with its service's `peer`
+    /// (see the module docs): the result as one JSON body, or an empty event stream when the
+    /// client cancelled the call.
+    pub(super) async fn serve_in_session(
+        &self,
+        parts: http::request::Parts,
+        eligible: Eligible,
+        session: Arc<Session>,
+        peer: Peer<RoleServer>,
+    ) -> Response<BoxBody<Bytes, Infallible>> {
+        let JsonRpcRequest {
+            id, mut request, ..
+        } = eligible.request;
+        let call = InFlight::start(session.clone(), id.clone());
+        request.extensions_mut().insert(parts);
+        let mut context = RequestContext::new(id.clone(), peer);
+        context.ct = call.token().child_token();
+        std::mem::swap(&mut context.meta, request.get_meta_mut());
+        std::mem::swap(&mut context.extensions, request.extensions_mut());
+        let handler = McpHandler::with_session(self.handler.shared.clone(), session);
+        let reply = tokio::select! {
+            biased;
+            // First: a cancelled call's handler may answer at once, but no answer is owed.
+            _ = call.token().cancelled() => {
+                tracing::debug!(%id, "a directly served call was cancelled by its client");
+                return event_stream(http_body_util::Empty::new().boxed());
+            }
+            reply = handler.handle_request(request, context) => reply,
+            _ = self.shutdown.cancelled() => {
+                return internal_error("the server stopped before the reply was ready");
+            }
+        };
+        json_response(&match reply {
+            Ok(result) => JsonRpcMessage::response(result, id),
+            Err(error) => JsonRpcMessage::error(error, Some(id)),
         })
     }
 }
@@ -350,8 +446,8 @@ fn internal_error(why: &str) -> Response<BoxBody<Bytes, Infallible>> {
 }
 
 /// A streamed reply with rmcp's headers.
-fn event_stream(stream: Stream) -> Response<BoxBody<Bytes, Infallible>> {
-    let mut response = Response::new(stream.boxed());
+fn event_stream(body: BoxBody<Bytes, Infallible>) -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

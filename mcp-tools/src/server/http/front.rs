@@ -10,14 +10,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Either, Full, Limited};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, ProtocolVersion};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::direct::Direct;
+use super::direct::{Direct, Eligible};
 use super::options::HttpLimits;
 use super::reply::{
     Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned,
@@ -53,8 +53,8 @@ pub(super) struct Front<M> {
     pub(super) registry: crate::registry::Registry,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
-    /// Stateless mode's direct path for everyday requests (`None` when stateful).
-    pub(super) direct: Option<Direct>,
+    /// The direct path for everyday requests, stateless or in a live session.
+    pub(super) direct: Direct,
     pub(super) in_flight: Arc<Semaphore>,
     pub(super) max_in_flight: usize,
     pub(super) limits: HttpLimits,
@@ -129,6 +129,15 @@ impl<M: SessionManager> Front<M> {
             None
         };
         let (activity, serving) = entered.unzip();
+        if let (Some(serving), Some(ClientJsonRpcMessage::Notification(notification))) =
+            (&serving, &message)
+            && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+            && let Some(request_id) = &cancelled.params.request_id
+        {
+            // A directly served call stops here; rmcp gets the notification all the same
+            // (it cancels the calls it serves).
+            serving.state().live.cancel(request_id);
+        }
         let holds = Holds {
             _busy: None,
             _permit: permit,
@@ -172,23 +181,45 @@ impl<M: SessionManager> Front<M> {
             }
             _ => None,
         };
-        let direct = match (&self.direct, message) {
-            (Some(direct), Some(message)) => {
-                Direct::eligible(request.headers(), message).map(|eligible| (direct, eligible))
+        let direct = match (&message, &serving, &self.sessions) {
+            (Some(message), None, None) => {
+                Direct::eligible(request.headers(), message).map(|version| (version, None))
+            }
+            (Some(message), Some(serving), Some(_)) if !opens_session => {
+                let state = serving.state();
+                Direct::eligible_in_session(request.headers(), message, json, state)
+                    .map(|peer| (ProtocolVersion::default(), Some((state.clone(), peer))))
             }
             _ => None,
+        };
+        // A request served here needs no body for rmcp; any other gets the checked message.
+        let (direct, request) = match (direct, message) {
+            (Some((version, in_session)), Some(message)) => (
+                Eligible::new(message, version).map(|eligible| (eligible, in_session)),
+                request,
+            ),
+            (_, message) => (None, for_rmcp(request, message.as_ref())),
         };
         let grace = self.limits.disconnect_grace;
         // rmcp's futures are several kilobytes: boxed, so this one stays small (it is moved
         // whole into hyper's connection task for every request).
         let served = async {
             let mut request = request;
-            if let Some((direct, eligible)) = direct {
+            if let Some((eligible, in_session)) = direct {
                 let (parts, body) = request.into_parts();
-                if direct.site_accepted(&self.service, &parts).await {
-                    return Box::pin(direct.serve(parts, eligible)).await;
+                if self.direct.site_accepted(&self.service, &parts).await {
+                    return match in_session {
+                        Some((state, peer)) => {
+                            Box::pin(self.direct.serve_in_session(parts, eligible, state, peer))
+                                .await
+                        }
+                        None => Box::pin(self.direct.serve(parts, eligible)).await,
+                    };
                 }
-                request = Request::from_parts(parts, body);
+                request = for_rmcp(
+                    Request::from_parts(parts, body),
+                    Some(&eligible.into_message()),
+                );
             }
             let rmcp = Box::pin(self.service.handle(request));
             match serving {
@@ -269,7 +300,7 @@ impl<M: SessionManager> Front<M> {
     }
 
     /// Read the whole body (up to the cap) and check it with the codec: the message, and
-    /// the request with the body bytes for rmcp; or the error reply.
+    /// the request with the body as read; or the error reply.
     async fn read_body(
         &self,
         request: Request<RequestBody>,
@@ -333,14 +364,7 @@ impl<M: SessionManager> Front<M> {
             }
         };
         match decode_document(&bytes) {
-            Ok(message) => {
-                // rmcp gets the message as checked, not the body: it parses the bytes
-                // itself and would refuse with a plain-text 415 what the codec accepted
-                // (a byte-order mark, a member given twice, found by the http_body fuzz
-                // target).
-                let checked = serde_json::to_vec(&message).map_or(bytes, Bytes::from);
-                Ok((message, Request::from_parts(parts, Full::new(checked))))
-            }
+            Ok(message) => Ok((message, Request::from_parts(parts, Full::new(bytes)))),
             Err(reply) => {
                 tracing::debug!(%reply, "answering a bad HTTP body");
                 Err(Box::new(respond(
@@ -351,6 +375,19 @@ impl<M: SessionManager> Front<M> {
             }
         }
     }
+}
+
+/// `request` as rmcp gets it: with `message`, when the body was read and checked, as its
+/// body. rmcp parses the bytes itself and would refuse with a plain-text 415 what the codec
+/// accepted (a byte-order mark, a member given twice, found by the http_body fuzz target).
+fn for_rmcp<B>(
+    request: Request<Either<Full<Bytes>, B>>,
+    message: Option<&ClientJsonRpcMessage>,
+) -> Request<Either<Full<Bytes>, B>> {
+    let Some(checked) = message.and_then(|message| serde_json::to_vec(message).ok()) else {
+        return request;
+    };
+    request.map(|_| Either::Left(Full::new(Bytes::from(checked))))
 }
 
 /// True when the request says its body is JSON.

@@ -27,6 +27,7 @@
 mod connections;
 mod direct;
 mod front;
+mod live;
 mod options;
 mod reply;
 mod service;
@@ -55,6 +56,7 @@ use super::linger;
 use super::stream::accept_next;
 use connections::{Connections, Socket};
 use front::ClientGone;
+pub(super) use live::LiveSession;
 pub use options::HttpOptions;
 use options::Tls;
 pub use reply::{Abandoned, Reply};

@@ -123,11 +123,11 @@ impl McpService {
         let endpoint = if options.stateful {
             let limits = options.limits;
             let sessions = Arc::new(Sessions::new(
-                shared,
+                shared.clone(),
                 limits.max_sessions,
                 limits.session_park_after,
                 limits.session_idle_timeout,
-                cancel,
+                cancel.clone(),
             ));
             // Without a runtime yet, the first request starts the sweep.
             if tokio::runtime::Handle::try_current().is_ok() {
@@ -135,6 +135,7 @@ impl McpService {
             }
             // rmcp rebuilds a parked session from what `Sessions` keeps as its store.
             config.session_store = Some(sessions.clone());
+            let direct = Direct::new(shared, config.sse_keep_alive, cancel);
             Endpoint::Stateful(Front {
                 service: StreamableHttpService::new(factory, sessions.clone(), config),
                 authenticator: authenticator.clone(),
@@ -142,7 +143,7 @@ impl McpService {
                 oauth: options.oauth.clone(),
                 registry: registry.clone(),
                 sessions: Some(sessions),
-                direct: None,
+                direct,
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
                 limits: options.limits,
@@ -158,7 +159,7 @@ impl McpService {
                 oauth: options.oauth.clone(),
                 registry: registry.clone(),
                 sessions: None,
-                direct: Some(direct),
+                direct,
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
                 limits: options.limits,

@@ -51,6 +51,13 @@ pub(super) struct Serving {
     principal: Principal,
 }
 
+impl Serving {
+    /// The handler state of the session this request serves.
+    pub(super) fn state(&self) -> &Arc<Session> {
+        &self.state
+    }
+}
+
 /// The handler state of the session the current request opens or restores (`None`
 /// outside a stateful request).
 pub(super) fn serving_state() -> Option<Arc<Session>> {
@@ -544,6 +551,11 @@ mod tests {
                 phase,
                 Some(Phase::Parked),
                 "the idle session was not parked"
+            );
+            let state = sessions.records().get(id.as_str()).unwrap().state.clone();
+            assert!(
+                state.live.peer().is_none(),
+                "a parked session's next request goes through rmcp, which rebuilds it"
             );
             let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
             let (status, _, body) = post(&mut service, Some(&id), list).await;
