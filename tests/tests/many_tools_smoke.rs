@@ -90,7 +90,7 @@ fn a_walk_missing_a_tool_is_an_error() {
 }
 
 /// `http-load --method list` walks (`--expect-tools expect`) of the fixture's 1,000 tools,
-/// ten a page, over stateless HTTP (the direct path) and stateful HTTP (rmcp's sessions).
+/// ten a page, over stateless HTTP and stateful HTTP (each through its direct path).
 fn http_walks(expect: u64) -> (Option<i32>, String) {
     let target = |label: &str, flags: &str| {
         format!(

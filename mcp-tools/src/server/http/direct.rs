@@ -346,6 +346,13 @@ impl Direct {
         std::mem::swap(&mut context.meta, request.get_meta_mut());
         std::mem::swap(&mut context.extensions, request.extensions_mut());
         let handler = McpHandler::with_session(self.handler.shared.clone(), session);
+        let request = match request {
+            // A page from its serialized bytes when cached (tool_pages.rs), as on stdio.
+            ClientRequest::ListToolsRequest(list) => {
+                return json_body(handler.tools_list_line(&id, list, context).await);
+            }
+            request => request,
+        };
         let reply = tokio::select! {
             biased;
             // First: a cancelled call's handler may answer at once, but no answer is owed.
