@@ -32,7 +32,8 @@
 use std::borrow::Cow;
 
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, ListToolsRequest, RequestId,
+    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, InitializeRequest,
+    InitializedNotification, ListToolsRequest, RequestId,
 };
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -471,21 +472,38 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
     }
 }
 
-/// A well-formed `tools/call` or `tools/list` request, decoded straight into its type;
-/// anything else (or such a request whose params do not fit) comes back unchanged for the
-/// general path.
+/// A well-formed `tools/call`, `tools/list` or `initialize` request, or the
+/// `notifications/initialized` notification, decoded straight into its type; anything else
+/// (or such a message whose params do not fit) comes back unchanged for the general path.
 ///
 /// rmcp's `ClientRequest` is an untagged union: deserializing one buffers the message and
 /// tries some twenty request types in turn, `tools/call` among the last. Picking the type by
 /// `method` gives the same value (the other types' `method` constants cannot match) for a
 /// fraction of the work, on the requests that dominate a busy server's traffic (a
-/// `tools/list` with a cursor, as every page after the first has, took the slow path too).
+/// `tools/list` with a cursor, as every page after the first has, took the slow path too)
+/// and on the two messages every session starts with.
 fn decode_by_method(
     mut object: Map<String, Value>,
 ) -> Result<ClientJsonRpcMessage, Map<String, Value>> {
+    if object.get("method").and_then(Value::as_str) == Some("notifications/initialized")
+        && !object.contains_key("id")
+    {
+        let notification = InitializedNotification::deserialize(&object);
+        return match notification {
+            Ok(notification) => Ok(ClientJsonRpcMessage::notification(
+                ClientNotification::InitializedNotification(notification),
+            )),
+            Err(_) => Err(object),
+        };
+    }
     type Decode = fn(&Value) -> Option<ClientRequest>;
     let (method, decode): (&'static str, Decode) =
         match object.get("method").and_then(Value::as_str) {
+            Some("initialize") => ("initialize", |body| {
+                InitializeRequest::deserialize(body)
+                    .ok()
+                    .map(ClientRequest::InitializeRequest)
+            }),
             Some("tools/call") => ("tools/call", |body| {
                 CallToolRequest::deserialize(body)
                     .ok()
@@ -795,8 +813,8 @@ mod tests {
         }
     }
 
-    /// `tools/call` and `tools/list` lines decoded by method give the message rmcp's own
-    /// decoding gives, `_meta` (progress token, protocol version) included; params that do
+    /// `tools/call`, `tools/list`, `initialize` and `notifications/initialized` lines
+    /// decoded by method give the message rmcp's own decoding gives, `_meta` (progress token, protocol version) included; params that do
     /// not fit take the general path unchanged.
     #[test]
     fn calls_and_lists_decode_as_rmcp_decodes_them() {
@@ -811,6 +829,14 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"cursor":"abc","_meta":{"progressToken":"p"}}}"#,
             r#"{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":5}}"#,
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{"listChanged":true},"experimental":{"x":{"y":1}}},"clientInfo":{"name":"c","version":"1","title":"C"},"_meta":{"progressToken":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":15,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","id":16,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","id":17,"method":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":{"a":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":18,"method":"notifications/initialized"}"#,
         ] {
             let Decoded::Message(ours) = decode(line.as_bytes()) else {
                 panic!("{line} refused")
