@@ -29,7 +29,9 @@ mod tests;
 pub(crate) mod view_cache;
 
 use admission::{Entry, Filter, Refusal};
-use listeners::{Listeners, Listening};
+use listeners::Listeners;
+#[cfg(feature = "server")]
+use listeners::Listening;
 use view_cache::ViewCache;
 
 pub use library::Library;
@@ -541,6 +543,7 @@ impl Registry {
     }
 
     /// The version of the tools: how many runtime changes the registry has had.
+    #[cfg(feature = "server")]
     pub(crate) fn version(&self) -> u64 {
         self.shared.catalog.load().version
     }
@@ -720,6 +723,7 @@ impl Registry {
 
     /// [`on_change`](Self::on_change) until the returned guard is dropped (a server's
     /// listener, which must not outlive the server).
+    #[cfg(feature = "server")]
     pub(crate) fn on_change_until_dropped(
         &self,
         listener: impl Fn(&RegistryChange) + Send + Sync + 'static,

@@ -3,8 +3,10 @@
 //! server's listener leaves with the server ([`Listening`]), so a long-lived registry
 //! serving one short-lived server after another holds only the live servers' listeners.
 
+#[cfg(feature = "server")]
+use std::sync::Weak;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, RwLock};
 
 /// The listeners of one kind of event, each under the key it was added with.
 pub(crate) struct Listeners<F: ?Sized> {
@@ -28,6 +30,7 @@ impl<F: ?Sized> Listeners<F> {
     }
 
     /// Keep `listener` until the returned guard is dropped.
+    #[cfg(feature = "server")]
     pub(crate) fn add_until_dropped(self: &Arc<Self>, listener: Arc<F>) -> Listening<F> {
         let key = self.insert(listener);
         Listening {
@@ -57,18 +60,20 @@ impl<F: ?Sized> Listeners<F> {
     }
 
     /// How many listeners are kept.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "server"))]
     pub(crate) fn len(&self) -> usize {
         self.entries.read().unwrap_or_else(|e| e.into_inner()).len()
     }
 }
 
 /// Keeps one listener registered while alive; dropping it removes the listener.
+#[cfg(feature = "server")]
 pub(crate) struct Listening<F: ?Sized> {
     listeners: Weak<Listeners<F>>,
     key: u64,
 }
 
+#[cfg(feature = "server")]
 impl<F: ?Sized> Drop for Listening<F> {
     fn drop(&mut self) {
         if let Some(listeners) = self.listeners.upgrade() {
@@ -81,7 +86,7 @@ impl<F: ?Sized> Drop for Listening<F> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "server"))]
 mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -24,7 +24,9 @@ use crate::output::error::{ToolError, echo};
 use crate::output::prompt_messages::PromptResult;
 use crate::output::resource_content::ResourceContent;
 use crate::permissions::PermissionSet;
-use crate::registry::listeners::{Listeners, Listening};
+use crate::registry::listeners::Listeners;
+#[cfg(feature = "server")]
+use crate::registry::listeners::Listening;
 use crate::registry::view_cache::ViewCache;
 use crate::registry::{Registry, RegistryBuilder, Shared};
 
@@ -522,6 +524,7 @@ impl Registry {
 
     /// [`on_resource_updated`](Self::on_resource_updated) until the returned guard is
     /// dropped (a server's listener, which must not outlive the server).
+    #[cfg(feature = "server")]
     pub(crate) fn on_resource_updated_until_dropped(
         &self,
         listener: impl Fn(&str) + Send + Sync + 'static,
