@@ -633,6 +633,17 @@ fn open_get_stream(authority: &str, session: &str) -> (TcpStream, Vec<u8>) {
 fn logged_steps(authority: &str, session: &str) -> usize {
     // The stream's head (and priming event) first, so the call's logs find it open.
     let (mut stream, mut seen) = open_get_stream(authority, session);
+    steps_logged_on(authority, session, &mut stream, &mut seen)
+}
+
+/// Call `slow_count` (two steps) in `session`; the log messages it sent to the session's
+/// open `GET` stream `stream` (read for half a second into `seen`).
+fn steps_logged_on(
+    authority: &str,
+    session: &str,
+    stream: &mut TcpStream,
+    seen: &mut Vec<u8>,
+) -> usize {
     let mut buffer = [0u8; 4096];
     let headers = [
         ("MCP-Protocol-Version", "2025-11-25"),
@@ -650,18 +661,24 @@ fn logged_steps(authority: &str, session: &str) -> usize {
             seen.extend_from_slice(&buffer[..n]);
         }
     }
-    String::from_utf8_lossy(&seen)
+    String::from_utf8_lossy(seen)
         .matches("slow_count reached step")
         .count()
+}
+
+/// The quickstart server parking sessions idle for `park_after` and ending them after
+/// `timeout`.
+fn parking_server(park_after: &str, timeout: &str) -> ServerProcess {
+    serve(
+        &quickstart(),
+        &["--session-park-after", park_after, "--session-timeout", timeout],
+    )
 }
 
 #[test]
 fn parked_sessions_come_back_with_their_state() {
     // Parked after 100 ms idle; ended after 30 s.
-    let server = serve(
-        &quickstart(),
-        &["--session-park-after", "100ms", "--session-timeout", "30s"],
-    );
+    let server = parking_server("100ms", "30s");
     let authority = server.authority();
     let quiet = open_session(authority, None);
     let chatty = open_session(authority, None);
@@ -720,10 +737,7 @@ fn parked_sessions_come_back_with_their_state() {
 /// stream stays open and still carries what the server sends the client afterwards.
 #[test]
 fn a_session_busy_with_direct_calls_keeps_its_worker_and_get_stream() {
-    let server = serve(
-        &quickstart(),
-        &["--session-park-after", "1s", "--session-timeout", "1s"],
-    );
+    let server = parking_server("1s", "1s");
     let authority = server.authority();
     let session = open_session(authority, None);
     let (mut stream, mut seen) = open_get_stream(authority, &session);
@@ -735,19 +749,12 @@ fn a_session_busy_with_direct_calls_keeps_its_worker_and_get_stream() {
         echo_works(authority, Some(&session));
         std::thread::sleep(Duration::from_millis(100));
     }
-    let headers = [
-        ("MCP-Protocol-Version", "2025-11-25"),
-        ("Mcp-Session-Id", session.as_str()),
-    ];
-    let counted = call_body(3, "slow_count", json!({"steps": 2, "delay_ms": 0}));
-    let reply = post(authority, &headers, &counted);
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    read_until(&mut stream, &mut seen, b"slow_count reached step 2");
-    let sent = String::from_utf8_lossy(&seen);
+    let logged = steps_logged_on(authority, &session, &mut stream, &mut seen);
     assert_eq!(
-        sent.matches("slow_count reached step").count(),
+        logged,
         2,
-        "the session's GET stream ended or lost its messages: {sent}"
+        "the session's GET stream ended or lost its messages: {}",
+        String::from_utf8_lossy(&seen)
     );
 }
 
