@@ -671,7 +671,12 @@ fn steps_logged_on(
 fn parking_server(park_after: &str, timeout: &str) -> ServerProcess {
     serve(
         &quickstart(),
-        &["--session-park-after", park_after, "--session-timeout", timeout],
+        &[
+            "--session-park-after",
+            park_after,
+            "--session-timeout",
+            timeout,
+        ],
     )
 }
 
