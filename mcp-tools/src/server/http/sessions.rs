@@ -99,6 +99,8 @@ pub(super) struct Sessions {
     max: usize,
     park_after: Duration,
     expire_after: Duration,
+    /// How often the sweep runs.
+    sweep_every: Duration,
     /// How often at most rmcp's session worker is told its session is in use.
     tell_every: Duration,
     keys: std::hash::RandomState,
@@ -157,6 +159,7 @@ impl Sessions {
             max,
             park_after: park_after.min(expire_after),
             expire_after,
+            sweep_every,
             tell_every: keep_alive / 4,
             keys: std::hash::RandomState::new(),
             parked: Notify::new(),
@@ -249,7 +252,7 @@ impl Sessions {
             return;
         }
         let shutdown = self.stop.clone();
-        let every = sweep_period(self.park_after);
+        let every = self.sweep_every;
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(every);
@@ -316,8 +319,12 @@ impl Sessions {
     }
 
     /// Tell the session workers of sessions `ids` that their sessions are in use, so that
-    /// rmcp's idle time-out does not end them.
+    /// rmcp's idle time-out does not end them. Waits at most a sweep period: a worker too
+    /// busy to listen is not idle either.
     async fn tell_in_use(&self, ids: &[Arc<str>]) {
+        if ids.is_empty() {
+            return;
+        }
         let handles: Vec<_> = {
             let live = self.live.sessions.read().await;
             ids.iter()
@@ -325,12 +332,14 @@ impl Sessions {
                 .collect()
         };
         // Each answers that there is no such stream; the event itself is the news.
-        futures::future::join_all(
+        let told = futures::future::join_all(
             handles
                 .iter()
                 .map(|handle| handle.close_sse_stream(NO_STREAM, None)),
-        )
-        .await;
+        );
+        if tokio::time::timeout(self.sweep_every, told).await.is_err() {
+            tracing::debug!("a busy session worker was not told its session is in use");
+        }
     }
 
     /// The phase of session `id` (`None`: no such session).
