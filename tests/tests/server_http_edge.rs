@@ -615,9 +615,8 @@ fn read_until(stream: &mut TcpStream, seen: &mut Vec<u8>, needle: &[u8]) {
     }
 }
 
-/// The log messages `slow_count` sent to `session`'s `GET` stream (opened for the call,
-/// closed after it).
-fn logged_steps(authority: &str, session: &str) -> usize {
+/// Open `session`'s `GET` stream: the connection and what it has sent so far (its head).
+fn open_get_stream(authority: &str, session: &str) -> (TcpStream, Vec<u8>) {
     let mut stream = TcpStream::connect(authority).unwrap();
     let get = format!(
         "GET /mcp HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\
@@ -625,9 +624,27 @@ fn logged_steps(authority: &str, session: &str) -> usize {
     );
     stream.write_all(get.as_bytes()).unwrap();
     let mut seen = Vec::new();
-    let mut buffer = [0u8; 4096];
-    // The stream's head (and priming event) first, so the call's logs find it open.
     read_until(&mut stream, &mut seen, b"\r\n\r\n");
+    (stream, seen)
+}
+
+/// The log messages `slow_count` sent to `session`'s `GET` stream (opened for the call,
+/// closed after it).
+fn logged_steps(authority: &str, session: &str) -> usize {
+    // The stream's head (and priming event) first, so the call's logs find it open.
+    let (mut stream, mut seen) = open_get_stream(authority, session);
+    steps_logged_on(authority, session, &mut stream, &mut seen)
+}
+
+/// Call `slow_count` (two steps) in `session`; the log messages it sent to the session's
+/// open `GET` stream `stream` (read for half a second into `seen`).
+fn steps_logged_on(
+    authority: &str,
+    session: &str,
+    stream: &mut TcpStream,
+    seen: &mut Vec<u8>,
+) -> usize {
+    let mut buffer = [0u8; 4096];
     let headers = [
         ("MCP-Protocol-Version", "2025-11-25"),
         ("Mcp-Session-Id", session),
@@ -644,18 +661,29 @@ fn logged_steps(authority: &str, session: &str) -> usize {
             seen.extend_from_slice(&buffer[..n]);
         }
     }
-    String::from_utf8_lossy(&seen)
+    String::from_utf8_lossy(seen)
         .matches("slow_count reached step")
         .count()
+}
+
+/// The quickstart server parking sessions idle for `park_after` and ending them after
+/// `timeout`.
+fn parking_server(park_after: &str, timeout: &str) -> ServerProcess {
+    serve(
+        &quickstart(),
+        &[
+            "--session-park-after",
+            park_after,
+            "--session-timeout",
+            timeout,
+        ],
+    )
 }
 
 #[test]
 fn parked_sessions_come_back_with_their_state() {
     // Parked after 100 ms idle; ended after 30 s.
-    let server = serve(
-        &quickstart(),
-        &["--session-park-after", "100ms", "--session-timeout", "30s"],
-    );
+    let server = parking_server("100ms", "30s");
     let authority = server.authority();
     let quiet = open_session(authority, None);
     let chatty = open_session(authority, None);
@@ -707,6 +735,32 @@ fn parked_sessions_come_back_with_their_state() {
     let gone = call(authority, Some(&quiet), "echo", json!({"message": "late"}));
     gone.assert_jsonrpc_error(404, -32001, Value::Null, "a deleted parked session");
     echo_works(authority, Some(&chatty));
+}
+
+/// A session whose only traffic is served directly (so rmcp's session worker hears
+/// nothing of it) stays the same live session well past `--session-timeout`: its `GET`
+/// stream stays open and still carries what the server sends the client afterwards.
+#[test]
+fn a_session_busy_with_direct_calls_keeps_its_worker_and_get_stream() {
+    let server = parking_server("1s", "1s");
+    let authority = server.authority();
+    let session = open_session(authority, None);
+    let (mut stream, mut seen) = open_get_stream(authority, &session);
+    let head = String::from_utf8_lossy(&seen).to_string();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // Three times the time-out of calls only (each served directly).
+    let busy_until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < busy_until {
+        echo_works(authority, Some(&session));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let logged = steps_logged_on(authority, &session, &mut stream, &mut seen);
+    assert_eq!(
+        logged,
+        2,
+        "the session's GET stream ended or lost its messages: {}",
+        String::from_utf8_lossy(&seen)
+    );
 }
 
 /// POST `body` to `/mcp` at `authority` with exactly the header lines `head` (each ending
