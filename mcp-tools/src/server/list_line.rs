@@ -7,9 +7,11 @@
 //! field) a page request with a cursor cost about a tenth more than one without. A line of
 //! the plain shape every client sends (`jsonrpc`, `id`, `method` and at most `cursor` and
 //! `_meta` in `params`, each once and of the right type) is read here in one pass instead,
-//! into exactly the message the general path gives. Anything else — another method, an
-//! unknown or repeated member, an id rmcp would have to convert, escapes where a borrowed
-//! string is needed — is left to the general path, which also answers every malformed line.
+//! into exactly the message the general path gives; `params` is taken as written and a
+//! walk's two shapes, `{}` and a compact cursor alone, are read from those bytes
+//! ([`params`]). Anything else — another method, an unknown or repeated member, an id rmcp
+//! would have to convert, escapes where a borrowed string is needed — is left to the
+//! general path, which also answers every malformed line.
 
 use std::marker::PhantomData;
 use std::sync::LazyLock;
