@@ -7,9 +7,11 @@
 //! field) a page request with a cursor cost about a tenth more than one without. A line of
 //! the plain shape every client sends (`jsonrpc`, `id`, `method` and at most `cursor` and
 //! `_meta` in `params`, each once and of the right type) is read here in one pass instead,
-//! into exactly the message the general path gives. Anything else — another method, an
-//! unknown or repeated member, an id rmcp would have to convert, escapes where a borrowed
-//! string is needed — is left to the general path, which also answers every malformed line.
+//! into exactly the message the general path gives; `params` is taken as written and a
+//! walk's two shapes, `{}` and a compact cursor alone, are read from those bytes
+//! ([`params`]). Anything else — another method, an unknown or repeated member, an id rmcp
+//! would have to convert, escapes where a borrowed string is needed — is left to the
+//! general path, which also answers every malformed line.
 
 use std::marker::PhantomData;
 use std::sync::LazyLock;
@@ -22,6 +24,7 @@ use rmcp::model::{
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 
 /// Finds the method this module decodes, as it appears in a line.
 static METHOD: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"tools/list\""));
@@ -35,18 +38,20 @@ struct Line<'a> {
     id: Id,
     #[serde(borrow)]
     method: &'a str,
-    /// `None` when absent; `null` is refused (the general path answers it).
-    #[serde(default, deserialize_with = "present")]
-    params: Option<Params>,
+    /// `None` when absent; as written, read by [`params`] (which refuses `null`, as the
+    /// general path does).
+    #[serde(default, deserialize_with = "present", borrow)]
+    params: Option<&'a RawValue>,
 }
 
 /// `params` of a `tools/list` request as rmcp reads them: a `cursor` (`null` when there is
 /// none) and the request's `_meta` (`null` or an object).
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Params {
-    #[serde(default)]
-    cursor: Option<String>,
+struct Params<'a> {
+    /// Borrowed from the line: a cursor with escapes takes the general path.
+    #[serde(default, borrow)]
+    cursor: Option<&'a str>,
     #[serde(default, rename = "_meta")]
     meta: Option<JsonObject>,
 }
@@ -79,10 +84,41 @@ impl<'de> Deserialize<'de> for Id {
     }
 }
 
-/// `params` present: an object (`null` or an array fails, as the general path refuses
-/// them).
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Params>, D::Error> {
-    object(deserializer).map(Some)
+/// `params` present, as written (`null` too: `Option`'s own reading would take it for
+/// absent).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// The start and end of `params` with only a cursor, as compact JSON writes it.
+const CURSOR_ONLY: (&str, &str) = (r#"{"cursor":""#, r#""}"#);
+
+/// `params` (valid JSON, checked as the line was read) read as rmcp reads them; `None`
+/// for anything but an object of [`Params`]' members (`null` and arrays included).
+///
+/// The two shapes of a walk are read without a second parse: `{}`, and a cursor alone
+/// written compactly with no escape in it (`{"cursor":"…"}`: starts so, ends so, and no
+/// quote between, so it is one member whose string is exactly those bytes). Any other
+/// spelling is read by serde.
+fn params(raw: &str) -> Option<Params<'_>> {
+    if raw == "{}" {
+        return Some(Params::default());
+    }
+    let (start, end) = CURSOR_ONLY;
+    if let Some(cursor) = raw
+        .strip_prefix(start)
+        .and_then(|rest| rest.strip_suffix(end))
+        && !cursor.bytes().any(|b| b == b'"' || b == b'\\')
+    {
+        return Some(Params {
+            cursor: Some(cursor),
+            meta: None,
+        });
+    }
+    let mut reader = serde_json::Deserializer::from_str(raw);
+    let params = object(&mut reader).ok()?;
+    reader.end().ok()?;
+    Some(params)
 }
 
 /// A `T` read from a JSON object only: a derived struct would also take an array of its
@@ -123,12 +159,16 @@ pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     if jsonrpc != "2.0" || method != "tools/list" {
         return None;
     }
+    let params = match params {
+        Some(raw) => Some(self::params(raw.get())?),
+        None => None,
+    };
     let mut extensions = Extensions::new();
     let params = params.map(|Params { cursor, meta }| {
         if let Some(meta) = meta {
             extensions.insert(RequestMetaObject::from(meta));
         }
-        PaginatedRequestParams::default().with_cursor(cursor)
+        PaginatedRequestParams::default().with_cursor(cursor.map(String::from))
     });
     let request = ListToolsRequest {
         method: Default::default(),
@@ -153,7 +193,12 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"4.17"}}"#,
-            r#"{"method":"tools/list","params":{"cursor":"x\"y"},"id":"s\n","jsonrpc":"2.0"}"#,
+            r#"{"method":"tools/list","params":{"cursor":"x.y"},"id":"s\n","jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":""}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"é/ü"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{ "cursor" : "4.17" }}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"4.17","_meta":null}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"k":"\"}"},"cursor":"1"}}"#,
             r#"{"jsonrpc":"2.0","id":-5,"method":"tools/list","params":{"cursor":null,"_meta":null}}"#,
             r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/list","params":{"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28"},"cursor":"c"}}"#,
             r#" { "jsonrpc" : "2.0" , "id" : 6 , "method" : "tools/list" } "#,
@@ -187,6 +232,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a","cursor":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a","x":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a\"}"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"x\"y"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a"}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a","limit":3}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":7}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","extra":true}"#,

@@ -7,47 +7,64 @@ use rmcp::ErrorData;
 /// Where a page starts, decoded from a cursor.
 pub(crate) fn page_start(cursor: Option<&str>, generation: u64) -> Result<usize, ErrorData> {
     let Some(cursor) = cursor else { return Ok(0) };
-    let invalid = |why: &str| {
-        ErrorData::invalid_params(
-            format!(
-                "invalid cursor {:?}: {why}; list again without a cursor",
-                crate::output::error::echo(cursor)
-            ),
-            None,
-        )
-    };
-    // A byte search: `split_once` with a char pattern costs more than the rest of the check.
-    let (taken_at, offset) = cursor
-        .bytes()
-        .position(|b| b == b'.')
-        .and_then(|dot| {
-            let (g, o) = (&cursor[..dot], &cursor[dot + 1..]);
-            Some((decimal(g)?, usize::try_from(decimal(o)?).ok()?))
-        })
-        .ok_or_else(|| invalid("not a cursor this server issued"))?;
-    if taken_at != generation {
-        return Err(invalid("the tool list changed since it was issued"));
+    match parse(cursor) {
+        Some((taken_at, offset)) if taken_at == generation => Ok(offset),
+        Some(_) => Err(invalid(cursor, "the tool list changed since it was issued")),
+        None => Err(invalid(cursor, "not a cursor this server issued")),
     }
-    Ok(offset)
+}
+
+/// The error refusing `cursor`, and why.
+#[cold]
+fn invalid(cursor: &str, why: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "invalid cursor {:?}: {why}; list again without a cursor",
+            crate::output::error::echo(cursor)
+        ),
+        None,
+    )
+}
+
+/// The generation and offset of a cursor of the form this server issues.
+fn parse(cursor: &str) -> Option<(u64, usize)> {
+    let bytes = cursor.as_bytes();
+    // A byte search: `split_once` with a char pattern costs more than the rest of the check.
+    let dot = bytes.iter().position(|&b| b == b'.')?;
+    let generation = decimal(&bytes[..dot])?;
+    let offset = usize::try_from(decimal(&bytes[dot + 1..])?).ok()?;
+    Some((generation, offset))
 }
 
 /// `digits` as a number, read as `u64::from_str` reads it (an optional `+`, then decimal
 /// digits, no overflow), in a few instructions a digit: every page after the first checks
 /// a cursor.
-fn decimal(digits: &str) -> Option<u64> {
-    let digits = digits.strip_prefix('+').unwrap_or(digits).as_bytes();
+fn decimal(digits: &[u8]) -> Option<u64> {
+    let digits = digits.strip_prefix(b"+").unwrap_or(digits);
     if digits.is_empty() {
         return None;
     }
     digits.iter().try_fold(0u64, |n, &b| {
-        let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
+        let digit = b.wrapping_sub(b'0');
+        if digit >= 10 {
+            return None;
+        }
         n.checked_mul(10)?.checked_add(u64::from(digit))
     })
 }
 
 /// The cursor of the page starting at `offset`.
 pub(crate) fn cursor(generation: u64, offset: usize) -> String {
-    format!("{generation}.{offset}")
+    let (mut generation_digits, mut offset_digits) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let (generation, offset) = (
+        generation_digits.format(generation),
+        offset_digits.format(offset),
+    );
+    let mut cursor = String::with_capacity(generation.len() + 1 + offset.len());
+    cursor.push_str(generation);
+    cursor.push('.');
+    cursor.push_str(offset);
+    cursor
 }
 
 /// The `[start, end)` bounds of one page and the next page's offset, if any.
@@ -103,7 +120,11 @@ mod tests {
             "٣",
             "99999999999999999999",
         ] {
-            assert_eq!(decimal(text), text.parse::<u64>().ok(), "{text:?}");
+            assert_eq!(
+                decimal(text.as_bytes()),
+                text.parse::<u64>().ok(),
+                "{text:?}"
+            );
         }
     }
 

@@ -218,6 +218,33 @@ async fn pagination_walks_every_tool_once_and_refuses_stale_cursors() {
         .request(50, "tools/list", json!({"cursor": first_cursor.unwrap()}))
         .await;
     assert_eq!(stale["error"]["code"], -32602, "{stale}");
+    let message = stale["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the tool list changed since it was issued"),
+        "{stale}"
+    );
+    // Forged and garbled cursors, each in the compact shape a walk sends and spelled
+    // otherwise: refused with the reason, the session serving on.
+    for (id, params) in [
+        (51, json!({"cursor": "0.1"})),
+        (52, json!({"cursor": "99999999999999999999.0"})),
+        (53, json!({"cursor": "x.1"})),
+        (54, json!({"cursor": "1.2.3"})),
+        (55, json!({"cursor": ""})),
+        (56, json!({"cursor": "0.0", "_meta": null})),
+        (57, json!({"cursor": "1.9"})),
+    ] {
+        let refused = client.request(id, "tools/list", params).await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("invalid cursor")
+                && message.ends_with("list again without a cursor"),
+            "{refused}"
+        );
+    }
+    let again = client.request(58, "tools/list", json!({})).await;
+    assert_eq!(again["result"]["tools"].as_array().unwrap().len(), 2);
 }
 
 #[tokio::test]

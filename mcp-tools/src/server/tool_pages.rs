@@ -54,6 +54,9 @@ pub(crate) struct ToolPages {
     cache: Mutex<Cache>,
 }
 
+/// The bytes a page is serialized into at first.
+const PAGE_CAPACITY: usize = 1024;
+
 /// No slot (the end of the recency list).
 const NIL: usize = usize::MAX;
 
@@ -306,9 +309,11 @@ impl McpHandler {
 
     /// Keep `result`, rmcp's answer to `page`, as that page; its bytes.
     pub(crate) fn keep_page(&self, page: PageRequest, result: &ServerResult) -> Arc<[u8]> {
-        let bytes: Arc<[u8]> = serde_json::to_vec(result)
-            .expect("rmcp's results serialize")
-            .into();
+        // Room for a page of a few tools from the start (`to_vec` starts at 128 bytes and
+        // grows by doubling, copying each time).
+        let mut bytes = Vec::with_capacity(PAGE_CAPACITY);
+        serde_json::to_writer(&mut bytes, result).expect("rmcp's results serialize");
+        let bytes: Arc<[u8]> = bytes.into();
         if let Some(key) = page.key {
             self.shared
                 .tool_pages
