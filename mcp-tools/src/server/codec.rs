@@ -823,10 +823,11 @@ mod tests {
     }
 
     /// `tools/call`, `tools/list`, `initialize` and `notifications/initialized` lines
-    /// decoded by method give the message rmcp's own decoding gives, `_meta` (progress token, protocol version) included; params that do
-    /// not fit take the general path unchanged.
+    /// decoded by method give the message rmcp's own decoding gives, `_meta` (progress
+    /// token, protocol version) included; params that do not fit take the general path
+    /// unchanged.
     #[test]
-    fn calls_and_lists_decode_as_rmcp_decodes_them() {
+    fn lines_decoded_by_method_decode_as_rmcp_decodes_them() {
         for line in [
             r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi","n":[1,{"a":null}]}}}"#,
             r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"x","_meta":{"progressToken":3}}}"#,
