@@ -12,7 +12,9 @@
 //! the transport hands them to the session's handler itself (rmcp's own request dispatch,
 //! `Service::handle_request`, so every check rmcp makes still runs) in one task and writes
 //! the reply through the codec, instead of passing them through rmcp's service loop, which
-//! costs two more task spawns, a channel hop and a lock per call. Cancellation, the
+//! costs two more task spawns, a channel hop and a lock per call. A `tools/list` page
+//! already serialized needs no task at all: its line is queued as the request is read.
+//! Cancellation, the
 //! in-flight bound and the drain on end of input work as for the requests rmcp serves.
 //!
 //! Once draining (graceful shutdown), nothing more is read: when the requests in flight
@@ -31,17 +33,17 @@ use std::time::Duration;
 
 use rmcp::Service;
 use rmcp::model::{
-    ClientNotification, ClientRequest, ErrorData, GetExtensions, GetMeta, JsonRpcMessage,
-    JsonRpcRequest, ProtocolVersion, RequestId,
+    ClientNotification, ClientRequest, ErrorData, GetMeta, JsonRpcMessage, JsonRpcRequest,
+    ProtocolVersion, RequestId,
 };
-use rmcp::service::{Peer, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{Peer, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::codec::LineSender;
-use super::handler::McpHandler;
+use super::handler::{McpHandler, request_context};
 
 /// A request in flight: its slot, and the cancellation of a call served directly.
 struct InFlight {
@@ -107,8 +109,9 @@ impl Direct {
         legacy.then(|| peer.clone())
     }
 
-    /// Serve `request` in a task of its own; its slot is freed once the reply is written
-    /// (by the writer, [`LineSender::send_then`]).
+    /// Serve `request`; its slot is freed once the reply is written (by the writer,
+    /// [`LineSender::queue_line_then`]). A cached `tools/list` page is answered here and
+    /// now; anything else in a task of its own.
     fn start(
         &mut self,
         request: JsonRpcRequest<ClientRequest>,
@@ -119,6 +122,27 @@ impl Direct {
         let JsonRpcRequest {
             id, mut request, ..
         } = request;
+        let mut context = request_context(id.clone(), &mut request, peer);
+        let page = match &request {
+            ClientRequest::ListToolsRequest(list) => {
+                let page = self.handler.list_page(list, &context);
+                if let Some(line) = self.handler.cached_page_line(&id, &page) {
+                    lock(held).insert(
+                        id.clone(),
+                        InFlight {
+                            _slot: slot,
+                            cancel: None,
+                        },
+                    );
+                    let held = held.clone();
+                    self.lines
+                        .queue_line_then(line, move || drop(lock(&held).remove(&id)));
+                    return;
+                }
+                Some(page)
+            }
+            _ => None,
+        };
         let cancel = self.closing.child_token();
         lock(held).insert(
             id.clone(),
@@ -127,21 +151,20 @@ impl Direct {
                 cancel: Some(cancel.clone()),
             },
         );
-        let mut context = RequestContext::new(id.clone(), peer);
         context.ct = cancel.clone();
-        std::mem::swap(&mut context.meta, request.get_meta_mut());
-        std::mem::swap(&mut context.extensions, request.extensions_mut());
         let handler = self.handler.clone();
         let lines = self.lines.clone();
         let held = held.clone();
         self.calls.spawn(async move {
-            let reply = match request {
-                // A page serialized once, in its envelope (tool_pages.rs).
-                ClientRequest::ListToolsRequest(list) => {
-                    Reply::Line(handler.tools_list_line(&id, list, context).await)
+            // Boxed: the task then holds a pointer, not the handler's whole future, which
+            // spawning would copy.
+            let reply = match (request, page) {
+                // A page not cached when the request was read.
+                (ClientRequest::ListToolsRequest(list), Some(page)) => {
+                    Reply::Line(Box::pin(handler.page_line(&id, page, list, context)).await)
                 }
-                request => Reply::Message(Box::new(
-                    match handler.handle_request(request, context).await {
+                (request, _) => Reply::Message(Box::new(
+                    match Box::pin(handler.handle_request(request, context)).await {
                         Ok(result) => JsonRpcMessage::response(result, id.clone()),
                         Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
                     },

@@ -179,6 +179,27 @@ impl LineSender {
         self.queue(line, Written::Then(Box::new(then))).await
     }
 
+    /// [`send_line_then`](Self::send_line_then) without waiting: the line is queued at
+    /// once when the writer's queue has room, else by a task of its own that waits for
+    /// room (the caller's in-flight slot, freed by `then`, bounds those tasks).
+    pub(crate) fn queue_line_then(&self, mut line: Vec<u8>, then: impl FnOnce() + Send + 'static) {
+        line.push(b'\n');
+        match self.0.try_send((line, Written::Then(Box::new(then)))) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(outgoing)) => {
+                let queue = self.0.clone();
+                tokio::spawn(async move {
+                    if let Err(mpsc::error::SendError((_, written))) = queue.send(outgoing).await {
+                        written.run(Err(closed("the writer stopped")));
+                    }
+                });
+            }
+            Err(mpsc::error::TrySendError::Closed((_, written))) => {
+                written.run(Err(closed("the writer stopped")));
+            }
+        }
+    }
+
     async fn queue(&self, mut line: Vec<u8>, written: Written) -> std::io::Result<()> {
         line.push(b'\n');
         if let Err(mpsc::error::SendError((_, written))) = self.0.send((line, written)).await {
@@ -696,6 +717,31 @@ mod tests {
             reply["error"]["code"].as_i64().unwrap(),
             reply["id"].clone(),
         )
+    }
+
+    /// A line queued without waiting goes out at once when there is room, else once room
+    /// frees, and its `then` runs as it is written; with the writer gone, `then` runs at once.
+    #[tokio::test]
+    async fn lines_queued_without_waiting_wait_for_room_and_run_their_then() {
+        let (out, mut queue) = mpsc::channel(1);
+        let lines = LineSender(out);
+        let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let then = || {
+            let written = written.clone();
+            move || drop(written.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+        };
+        lines.queue_line_then(b"one".to_vec(), then());
+        // The queue is full: the second line waits in a task of its own.
+        lines.queue_line_then(b"two".to_vec(), then());
+        for expected in [&b"one\n"[..], b"two\n"] {
+            let (line, done) = queue.recv().await.expect("a line");
+            assert_eq!(line, expected);
+            done.run(Ok(()));
+        }
+        assert_eq!(written.load(std::sync::atomic::Ordering::SeqCst), 2);
+        drop(queue);
+        lines.queue_line_then(b"three".to_vec(), then());
+        assert_eq!(written.load(std::sync::atomic::Ordering::SeqCst), 3);
     }
 
     #[test]

@@ -12,14 +12,15 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-    InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, NumberOrString, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult, ErrorCode, GetExtensions, GetPromptRequestParams,
+    GetPromptResponse, InputRequiredResult, InputResponses, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, NumberOrString,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    RequestId, RequestMetaObject, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 
 use super::convert;
@@ -29,12 +30,12 @@ use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::request_state::{self, Round, Sealing};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use super::tool_pages::ToolPages;
-use crate::Caller;
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
 use crate::registry::Registry;
+use crate::{Caller, PermissionSet};
 
 /// Methods this server implements: a custom request naming one had unusable params.
 const KNOWN_METHODS: &[&str] = &[
@@ -157,16 +158,24 @@ impl McpHandler {
     }
 
     /// The caller of a request that carries `http` (the HTTP authentication's, if any).
-    pub(super) fn caller_with(&self, http: Option<&Caller>) -> Caller {
+    fn caller_with(&self, http: Option<&Caller>) -> Caller {
+        self.caller_of(http).cloned().unwrap_or_default()
+    }
+
+    /// The caller of a request that carries `http`, borrowed (`None`: the local caller).
+    fn caller_of<'a>(&'a self, http: Option<&'a Caller>) -> Option<&'a Caller> {
         http.or(self.session.caller.as_ref())
-            .cloned()
-            .unwrap_or_default()
+    }
+
+    /// The permission view of a request that carries `http` (`None`: every served tool).
+    pub(super) fn view_of<'a>(&'a self, http: Option<&'a Caller>) -> Option<&'a PermissionSet> {
+        self.caller_of(http).and_then(Caller::permissions)
     }
 }
 
 /// The caller the HTTP authentication put into the request's extensions (feature `http`).
 #[cfg(feature = "http")]
-fn http_caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
+pub(super) fn http_caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
     context
         .extensions
         .get::<http::request::Parts>()
@@ -175,8 +184,24 @@ fn http_caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
 
 /// Without the `http` feature no request carries a caller of its own.
 #[cfg(not(feature = "http"))]
-fn http_caller(_: &RequestContext<RoleServer>) -> Option<&Caller> {
+pub(super) fn http_caller(_: &RequestContext<RoleServer>) -> Option<&Caller> {
     None
+}
+
+/// The context rmcp's own dispatch gives `request` (with `id`, from `peer`): the request's
+/// `_meta` and extensions move into it. Unlike rmcp's `get_meta_mut`, no empty `_meta` is
+/// put into (and allocated in) the extensions of a request without one.
+pub(super) fn request_context(
+    id: RequestId,
+    request: &mut ClientRequest,
+    peer: Peer<RoleServer>,
+) -> RequestContext<RoleServer> {
+    let mut context = RequestContext::new(id, peer);
+    if let Some(meta) = request.extensions_mut().remove::<RequestMetaObject>() {
+        context.meta = meta;
+    }
+    std::mem::swap(&mut context.extensions, request.extensions_mut());
+    context
 }
 
 /// True when the request runs on protocol 2026-07-28 or later.

@@ -9,7 +9,9 @@
 //! `_meta` in `params`, each once and of the right type) is read here in one pass instead,
 //! into exactly the message the general path gives; `params` is taken as written and a
 //! walk's two shapes, `{}` and a compact cursor alone, are read from those bytes
-//! ([`params`]). Anything else — another method, an unknown or repeated member, an id rmcp
+//! ([`params`]). A compact line whose last member is a cursor alone, as clients write a
+//! walk's next page, is not even scanned that far: the cursor is read from the line's end
+//! and serde parses only the rest ([`cursor_last`]). Anything else — another method, an unknown or repeated member, an id rmcp
 //! would have to convert, escapes where a borrowed string is needed — is left to the
 //! general path, which also answers every malformed line.
 
@@ -137,31 +139,82 @@ fn object<'de, T: Deserialize<'de>, D: Deserializer<'de>>(deserializer: D) -> Re
     deserializer.deserialize_map(ObjectOnly(PhantomData))
 }
 
-/// `line` (trimmed, not nested too deep) as a `tools/list` request message, when it has the
-/// plain shape; `None`: decode it the general way.
-pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
-    // Most lines are something else: a scan for the method's name is cheaper than a parse.
-    METHOD.find(line)?;
+/// The end of a compact line whose last member is `params` holding a cursor alone: the
+/// line ends `,"params":{"cursor":"…"}}`.
+const CURSOR_LAST: (&str, &str) = (r#","params":{"cursor":""#, r#""}}"#);
+
+/// The longest line start [`decode`] closes on the stack to read it without its `params`.
+const HEAD_MAX: usize = 240;
+
+/// `line` split before a compact `params` holding a cursor alone, its last member: the line
+/// up to that member, and the cursor. `None` for any other line.
+///
+/// The cursor is the bytes between the last quote before the end and the end, so it holds
+/// no quote; it must hold no backslash or control character either (neither is allowed
+/// unescaped in a JSON string). Every quote of the tail is then a string's delimiter: if
+/// the line up to it, closed with `}`, is an object of its own, the whole line is that
+/// object with one more member, `params`.
+fn cursor_last(line: &str) -> Option<(&str, &str)> {
+    let (member, end) = CURSOR_LAST;
+    let rest = line.strip_suffix(end)?;
+    let open = rest.rfind('"')?;
+    let (head, cursor) = (&rest[..open + 1], &rest[open + 1..]);
+    if cursor.bytes().any(|b| b == b'\\' || b < 0x20) {
+        return None;
+    }
+    Some((head.strip_suffix(member)?, cursor))
+}
+
+/// The id and `params` (as written) of `text`, a whole `tools/list` request line of the
+/// plain shape; `None` for any other.
+fn id_and_params(text: &str) -> Option<(RequestId, Option<&RawValue>)> {
+    let mut reader = serde_json::Deserializer::from_str(text);
     let Line {
         jsonrpc,
         id: Id(id),
         method,
         params,
-    } = {
-        // Checked as UTF-8 once here, not string by string as a byte reader does (a line
-        // that is not UTF-8 gets its parse error from the general path).
-        let text = std::str::from_utf8(line).ok()?;
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let whole = object(&mut reader).ok()?;
-        reader.end().ok()?;
-        whole
-    };
-    if jsonrpc != "2.0" || method != "tools/list" {
-        return None;
-    }
-    let params = match params {
-        Some(raw) => Some(self::params(raw.get())?),
-        None => None,
+    } = object(&mut reader).ok()?;
+    reader.end().ok()?;
+    (jsonrpc == "2.0" && method == "tools/list").then_some((id, params))
+}
+
+/// `line` (trimmed, not nested too deep) as a `tools/list` request message, when it has the
+/// plain shape; `None`: decode it the general way.
+pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
+    // Most lines are something else: a scan for the method's name is cheaper than a parse.
+    METHOD.find(line)?;
+    // Checked as UTF-8 once here, not string by string as a byte reader does (a line that
+    // is not UTF-8 gets its parse error from the general path).
+    let text = std::str::from_utf8(line).ok()?;
+    let mut closed = [0u8; HEAD_MAX + 1];
+    let (id, params) = match cursor_last(text) {
+        // A walk's page request as compact JSON writes it: the cursor is read from the
+        // line's end and only the rest is parsed (closed with `}`; `params` must not be in
+        // it again).
+        Some((head, cursor)) if head.len() <= HEAD_MAX => {
+            closed[..head.len()].copy_from_slice(head.as_bytes());
+            closed[head.len()] = b'}';
+            let head = std::str::from_utf8(&closed[..=head.len()]).ok()?;
+            let (id, None) = id_and_params(head)? else {
+                return None;
+            };
+            (
+                id,
+                Some(Params {
+                    cursor: Some(cursor),
+                    meta: None,
+                }),
+            )
+        }
+        _ => {
+            let (id, params) = id_and_params(text)?;
+            let params = match params {
+                Some(raw) => Some(self::params(raw.get())?),
+                None => None,
+            };
+            (id, params)
+        }
     };
     let mut extensions = Extensions::new();
     let params = params.map(|Params { cursor, meta }| {
@@ -202,7 +255,18 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":-5,"method":"tools/list","params":{"cursor":null,"_meta":null}}"#,
             r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"tools/list","params":{"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28"},"cursor":"c"}}"#,
             r#" { "jsonrpc" : "2.0" , "id" : 6 , "method" : "tools/list" } "#,
-        ] {
+            r#"{"method":"tools/list","jsonrpc":"2.0","id":"a,\"params\":{\"cursor\":\"","params":{"cursor":"z"}}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\",\"params\":{\"cursor\":\"a\u{7f}\"}}",
+        ]
+        .into_iter()
+        .map(String::from)
+        // A line start longer than the stack buffer the compact cursor's line is read in.
+        .chain([format!(
+            r#"{{"jsonrpc":"2.0","id":"{}","method":"tools/list","params":{{"cursor":"9"}}}}"#,
+            "i".repeat(HEAD_MAX)
+        )])
+        {
+            let line = line.as_str();
             let ours = decode(line.as_bytes()).unwrap_or_else(|| panic!("{line} declined"));
             let theirs: ClientJsonRpcMessage = serde_json::from_str(line).unwrap();
             assert_eq!(format!("{ours:?}"), format!("{theirs:?}"), "{line}");
@@ -245,6 +309,18 @@ mod tests {
             r#"["2.0",1,"tools/list"]"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":["c",null]}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#,
+            // Compact cursors last that are not what they look like (or escaped).
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"\u0041"}}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"cursor\":\"a\u{1}\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"cursor\":\"a\tb\"}}",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{},"params":{"cursor":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","s":"x,"params":{"cursor":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","x":{"params":{"cursor":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list",,"params":{"cursor":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list""params":{"cursor":"a"}}"#,
+            r#"{,"params":{"cursor":"a"}}"#,
+            r#","params":{"cursor":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"cursor":"a"}}"#,
         ] {
             assert!(decode(line.as_bytes()).is_none(), "{line} taken");
         }

@@ -27,9 +27,10 @@ use rmcp::Service;
 use rmcp::model::{ClientRequest, JsonRpcMessage, ListToolsRequest, RequestId, ServerResult};
 use rmcp::service::{RequestContext, RoleServer, TxJsonRpcMessage};
 
-use super::handler::{McpHandler, is_modern};
+use super::handler::{McpHandler, http_caller, is_modern};
 use super::paging;
-use crate::permissions::{Mask, PermissionSet};
+use crate::Caller;
+use crate::permissions::Mask;
 
 /// The most bytes of pages kept at once.
 pub(crate) const MAX_BYTES: usize = 8 * 1024 * 1024;
@@ -281,22 +282,33 @@ fn message_line(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
 
 impl McpHandler {
     /// Which page a `tools/list` request after `cursor` asks for, from the permission view
-    /// `view` (`None`: every served tool) on a protocol era (`modern`: 2026-07-28 or later).
+    /// of a request that carries `http` (the HTTP authentication's caller, if any) on a
+    /// protocol era (`modern`: 2026-07-28 or later).
     pub(crate) fn page_request(
         &self,
         cursor: Option<&str>,
-        view: Option<&PermissionSet>,
+        http: Option<&Caller>,
         modern: bool,
     ) -> PageRequest {
         let version = self.shared.registry.version();
         let key = paging::page_start(cursor, version)
             .ok()
             .map(|start| PageKey {
-                view: view.map(|p| p.mask().clone()),
+                view: self.view_of(http).map(|p| p.mask().clone()),
                 start,
                 modern,
             });
         PageRequest { version, key }
+    }
+
+    /// Which page `request`, with its `context`, asks for.
+    pub(crate) fn list_page(
+        &self,
+        request: &ListToolsRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> PageRequest {
+        let cursor = request.params.as_ref().and_then(|p| p.cursor.as_deref());
+        self.page_request(cursor, http_caller(context), is_modern(context))
     }
 
     /// The reply line (without its newline) to request `id` for `page`, when the page is
@@ -322,18 +334,21 @@ impl McpHandler {
         bytes
     }
 
-    /// The reply line (without its newline) to `tools/list` request `id`: the cached page
-    /// in its envelope, or, on a miss, rmcp's own answer, whose result is cached when it
-    /// is a page. `context` is the request's, with its metadata and extensions.
-    pub(crate) async fn tools_list_line(
+    /// The reply line (without its newline) to `tools/list` request `id` asking for `page`
+    /// ([`list_page`](Self::list_page)): the cached page in its envelope, or, on a miss,
+    /// rmcp's own answer, whose result is kept when it is a page. `context` is the
+    /// request's, with its metadata and extensions.
+    ///
+    /// A transport that looked the page up already and found none calls this from a task of
+    /// the request's own, which looks again: requests for a page read before the first of
+    /// them is answered then serialize it once, not once each.
+    pub(crate) async fn page_line(
         &self,
         id: &RequestId,
+        page: PageRequest,
         request: ListToolsRequest,
         context: RequestContext<RoleServer>,
     ) -> Vec<u8> {
-        let caller = self.caller(&context);
-        let cursor = request.params.as_ref().and_then(|p| p.cursor.as_deref());
-        let page = self.page_request(cursor, caller.permissions(), is_modern(&context));
         if let Some(line) = self.cached_page_line(id, &page) {
             return line;
         }
@@ -342,6 +357,18 @@ impl McpHandler {
             Ok(result) => reply_line(id, &self.keep_page(page, &result)),
             Err(error) => message_line(&JsonRpcMessage::error(error, Some(id.clone()))),
         }
+    }
+
+    /// The reply line (without its newline) to `tools/list` request `id`
+    /// ([`page_line`](Self::page_line) of the page it asks for).
+    pub(crate) async fn tools_list_line(
+        &self,
+        id: &RequestId,
+        request: ListToolsRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Vec<u8> {
+        let page = self.list_page(&request, &context);
+        self.page_line(id, page, request, context).await
     }
 }
 

@@ -70,7 +70,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::live::InFlight;
 use crate::Caller;
-use crate::server::handler::{McpHandler, Session, Shared, is_modern_version};
+use crate::server::handler::{McpHandler, Session, Shared, is_modern_version, request_context};
 
 /// How many accepted `Host`/`Origin` pairs are remembered (more are checked by rmcp on
 /// every request, as before).
@@ -239,11 +239,10 @@ impl Direct {
         // below, kept as the page (tool_pages.rs). A list never streams.
         let page = match &request {
             ClientRequest::ListToolsRequest(list) => {
-                let caller = self.handler.caller_with(parts.extensions.get::<Caller>());
                 let cursor = list.params.as_ref().and_then(|p| p.cursor.as_deref());
                 let page = self.handler.page_request(
                     cursor,
-                    caller.permissions(),
+                    parts.extensions.get::<Caller>(),
                     is_modern_version(&version),
                 );
                 if let Some(line) = self.handler.cached_page_line(&id, &page) {
@@ -266,10 +265,8 @@ impl Direct {
             cancel.clone(),
         );
         request.extensions_mut().insert(parts);
-        let mut context = RequestContext::new(id.clone(), running.peer().clone());
+        let mut context = request_context(id.clone(), &mut request, running.peer().clone());
         context.ct = cancel.child_token();
-        std::mem::swap(&mut context.meta, request.get_meta_mut());
-        std::mem::swap(&mut context.extensions, request.extensions_mut());
         let handler = self.handler.clone();
         let mut call = Box::pin(async move {
             match handler.handle_request(request, context).await {
@@ -341,10 +338,8 @@ impl Direct {
         } = eligible.request;
         let call = InFlight::start(session.clone(), id.clone());
         request.extensions_mut().insert(parts);
-        let mut context = RequestContext::new(id.clone(), peer);
+        let mut context = request_context(id.clone(), &mut request, peer);
         context.ct = call.token().child_token();
-        std::mem::swap(&mut context.meta, request.get_meta_mut());
-        std::mem::swap(&mut context.extensions, request.extensions_mut());
         let handler = McpHandler::with_session(self.handler.shared.clone(), session);
         let request = match request {
             // A page from its serialized bytes when cached (tool_pages.rs), as on stdio.

@@ -48,6 +48,13 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     expect_tools: Option<u64>,
 
+    /// With --method list: before timing, K whole walks one after the other, one page at a
+    /// time, so the server has served every page once (as a server that has been listed
+    /// before); a wrong page in them fails the run.
+    #[arg(long, value_name = "K", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=1_000))]
+    warm_up_walks: u64,
+
     /// Name of the tool to call.
     #[arg(long, default_value = "echo")]
     tool: String,
@@ -111,6 +118,8 @@ pub struct RunConfig {
     pub method: Method,
     /// With [`Method::List`]: the number of distinct tools a correct walk lists.
     pub expect_tools: Option<u64>,
+    /// With [`Method::List`]: whole walks before timing.
+    pub warm_up_walks: u64,
     /// Requests per run.
     pub requests: u64,
     /// In-flight bound.
@@ -209,6 +218,9 @@ impl Cli {
         if self.expect_tools.is_some() && self.method != Method::List {
             bail!("--expect-tools goes with --method list");
         }
+        if self.warm_up_walks > 0 && self.method != Method::List {
+            bail!("--warm-up-walks goes with --method list");
+        }
         Ok(Plan {
             targets,
             runs: self.runs,
@@ -216,6 +228,7 @@ impl Cli {
             config: RunConfig {
                 method: self.method,
                 expect_tools: self.expect_tools,
+                warm_up_walks: self.warm_up_walks,
                 requests: self.requests,
                 window: self.window,
                 deadline: Duration::from_secs_f64(self.deadline),
@@ -265,6 +278,7 @@ mod tests {
         assert!(plan(&["--baseline", "zz", "--cmd", "a=x"]).is_err());
         assert!(plan(&["--expect-tools", "3", "--", "x"]).is_err());
         assert!(plan(&["--method", "lists", "--", "x"]).is_err());
+        assert!(plan(&["--warm-up-walks", "1", "--", "x"]).is_err());
     }
 
     #[test]
@@ -272,6 +286,9 @@ mod tests {
         let p = plan(&["--method", "list", "--expect-tools", "1000", "--", "x"]).unwrap();
         assert_eq!(p.config.method, Method::List);
         assert_eq!(p.config.expect_tools, Some(1000));
+        assert_eq!(p.config.warm_up_walks, 0);
+        let warm = plan(&["--method", "list", "--warm-up-walks", "2", "--", "x"]).unwrap();
+        assert_eq!(warm.config.warm_up_walks, 2);
         assert_eq!(plan(&["--", "x"]).unwrap().config.method, Method::Call);
     }
 

@@ -137,6 +137,54 @@ impl Walks {
     }
 }
 
+/// The first id of the warm-up's requests: beyond any run's own (1 to `--requests`).
+const WARM_UP_FIRST_ID: u64 = 1 << 40;
+
+/// `config.warm_up_walks` whole walks, one after the other and one page at a time (not
+/// counted): afterwards the server has served every page once. A wrong page, or a walk
+/// that does not list what `--expect-tools` says, fails the run.
+pub(crate) async fn warm_up(
+    writer: &mut BufWriter<ChildStdin>,
+    reader: &mut BufReader<ChildStdout>,
+    config: &RunConfig,
+) -> anyhow::Result<()> {
+    let mut id = WARM_UP_FIRST_ID;
+    let mut line = Vec::new();
+    for _ in 0..config.warm_up_walks {
+        let (mut walk, mut cursor) = (Walk::default(), None::<String>);
+        loop {
+            id += 1;
+            let mut pending = HashMap::from([(id, walk)]);
+            write_line(writer, &page_request(id, cursor.as_deref())).await?;
+            writer.flush().await?;
+            let next = loop {
+                if !read_line(reader, &mut line).await? {
+                    bail!("the server closed stdout while warming up");
+                }
+                match step(&line, &mut pending, config.expect_tools) {
+                    Step::Notification => continue,
+                    next => break next,
+                }
+            };
+            match next {
+                Step::Next {
+                    walk: rest,
+                    cursor: after,
+                } => (walk, cursor) = (rest, Some(after)),
+                Step::Done(true) => break,
+                Step::Done(false) | Step::Unexpected => {
+                    bail!(
+                        "a warm-up walk got a wrong page: {}",
+                        String::from_utf8_lossy(&line)
+                    )
+                }
+                Step::Notification => unreachable!("skipped above"),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Answers `config.requests` page requests in walks, `config.window` walks at a time,
 /// counting correct pages in `ok` and wrong ones in `errors`. Returns the writer (stdin
 /// kept open).

@@ -155,6 +155,7 @@ pub async fn run_once(index: usize, target: &Target, config: &RunConfig, round: 
     let outcome = tokio::time::timeout_at(deadline, async {
         handshake(&mut writer, &mut reader, config).await?;
         result.handshake_ms = spawned_at.elapsed().as_secs_f64() * 1e3;
+        crate::list::warm_up(&mut writer, &mut reader, config).await?;
         let started = Instant::now();
         let writer = match config.method {
             Method::Call => pipeline(writer, reader, config, &counters).await?,
@@ -547,6 +548,7 @@ for line in sys.stdin:
         RunConfig {
             method: Method::Call,
             expect_tools: None,
+            warm_up_walks: 0,
             requests,
             window: 8,
             deadline: Duration::from_secs(deadline_s),
