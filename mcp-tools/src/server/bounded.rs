@@ -51,7 +51,9 @@ struct InFlight {
     cancel: Option<CancellationToken>,
 }
 
-type Held = Arc<Mutex<HashMap<RequestId, InFlight>>>;
+/// The requests in flight by id (hashed with `foldhash`: three lookups a request, and the
+/// map holds at most the in-flight bound).
+type Held = Arc<Mutex<HashMap<RequestId, InFlight, foldhash::fast::RandomState>>>;
 
 /// How long direct calls still running at the end of input may finish and answer (rmcp
 /// drains its own handlers the same 5 s), then they are cancelled.
@@ -277,7 +279,9 @@ impl<T> Bounded<T> {
     }
 }
 
-fn lock(held: &Held) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlight>> {
+fn lock(
+    held: &Held,
+) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlight, foldhash::fast::RandomState>> {
     held.lock().unwrap_or_else(|e| e.into_inner())
 }
 

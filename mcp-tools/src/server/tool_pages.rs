@@ -67,8 +67,8 @@ const NIL: usize = usize::MAX;
 struct Cache {
     /// The registry version every cached page belongs to.
     version: u64,
-    /// Where each page's slot is.
-    index: HashMap<PageKey, usize>,
+    /// Where each page's slot is (hashed with `foldhash`: one lookup a page request).
+    index: HashMap<PageKey, usize, foldhash::fast::RandomState>,
     /// The pages; a freed slot is reused before the vector grows, so it never holds more
     /// than the page bound.
     slots: Vec<Option<Slot>>,
