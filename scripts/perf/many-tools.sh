@@ -3,7 +3,8 @@
 # (tests/fixtures/many-tools) serving 1 tool and 1,000 tools, the same binary, measured in
 # the same runs (docs/performance.md, "Many tools").
 #   1. wall-clock, interleaved rounds: calls of echo_0000; list pages of one tool each
-#      (--page-size 1: the 1,000-tool list takes 1,000 such pages); whole 1,000-tool lists;
+#      (--page-size 1: the 1,000-tool list takes 1,000 such pages), from a server that has
+#      served none of them yet and from one that has served each once; whole 1,000-tool lists;
 #   2. callgrind instructions per call and per page (scripts/perf/instructions-per-call.sh).
 # Set BEFORE=path/to/an/older/many-tools to measure it beside the current one.
 #
@@ -40,6 +41,11 @@ echo "== tools/list pages of one tool, $rounds rounds of 20,000 pages (pages/s)"
     --cmd "1-tool=exec $server --tools 1 serve --stdio --page-size 1" \
     --cmd "1000-tools=exec $server serve --stdio --page-size 1" 2>/dev/null | summary
 
+echo "== the same, every page served once before timing (one whole walk first)"
+"$load" --runs "$rounds" --method list -n 20000 -w 16 --warm-up-walks 1 \
+    --cmd "1-tool=exec $server --tools 1 serve --stdio --page-size 1" \
+    --cmd "1000-tools=exec $server serve --stdio --page-size 1" 2>/dev/null | summary
+
 echo "== whole tools/list of 1,000 tools, $rounds rounds of 500 lists (lists/s)"
 "$load" --runs "$rounds" --method list -n 500 -w 4 --expect-tools 1000 \
     --cmd "1000-tools=exec $server serve --stdio" \
@@ -51,5 +57,8 @@ echo "== instructions (callgrind)"
 "$here/instructions-per-call.sh" -n 2000 -w 16 -a "--method list" \
     page-1-tool="$server --tools 1 serve --stdio --page-size 1" \
     page-1000-tools="$server serve --stdio --page-size 1"
+"$here/instructions-per-call.sh" -n 2000 -w 16 -a "--method list --warm-up-walks 1" \
+    warm-page-1-tool="$server --tools 1 serve --stdio --page-size 1" \
+    warm-page-1000-tools="$server serve --stdio --page-size 1"
 "$here/instructions-per-call.sh" -n 50 -w 4 -a "--method list --expect-tools 1000" \
     whole-list="$server serve --stdio" ${BEFORE:+whole-list-before="$BEFORE serve --stdio"}

@@ -28,7 +28,9 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use rmcp::Service;
@@ -155,30 +157,46 @@ impl Direct {
         );
         context.ct = cancel.clone();
         let handler = self.handler.clone();
-        let lines = self.lines.clone();
-        let held = held.clone();
-        self.calls.spawn(async move {
-            // Boxed: the task then holds a pointer, not the handler's whole future, which
-            // spawning would copy.
-            let reply = match (request, page) {
-                // A page not cached when the request was read.
-                (ClientRequest::ListToolsRequest(list), Some(page)) => {
-                    Reply::Line(Box::pin(handler.page_line(&id, page, list, context)).await)
+        let free = {
+            let (held, id) = (held.clone(), id.clone());
+            move || drop(lock(&held).remove(&id))
+        };
+        // Boxed: the task then holds a pointer, not the handler's whole future, which
+        // spawning would copy.
+        let reply: Pin<Box<dyn Future<Output = Reply> + Send>> = match (request, page) {
+            // A page not cached when the request was read.
+            (ClientRequest::ListToolsRequest(list), Some(page)) => {
+                let mut line =
+                    Box::pin(async move { handler.page_line(&id, page, list, context).await });
+                // Serializing it awaits nothing (rmcp's dispatch of this server's own
+                // list), so it is done here when it can be: the requests for the same page
+                // read next then find it cached instead of each waiting in a task.
+                if let Poll::Ready(line) =
+                    line.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+                {
+                    self.lines.queue_line_then(line, free);
+                    return;
                 }
-                (request, _) => Reply::Message(Box::new(
-                    match Box::pin(handler.handle_request(request, context)).await {
+                Box::pin(async move { Reply::Line(line.await) })
+            }
+            (request, _) => Box::pin(async move {
+                Reply::Message(Box::new(
+                    match handler.handle_request(request, context).await {
                         Ok(result) => JsonRpcMessage::response(result, id.clone()),
-                        Err(error) => JsonRpcMessage::error(error, Some(id.clone())),
+                        Err(error) => JsonRpcMessage::error(error, Some(id)),
                     },
-                )),
-            };
+                ))
+            }),
+        };
+        let lines = self.lines.clone();
+        self.calls.spawn(async move {
+            let reply = reply.await;
             // A cancelled request gets no reply (as rmcp does), and its slot was freed
             // when the cancellation came in.
             if cancel.is_cancelled() {
                 return;
             }
             // The writer frees the slot once the reply is written; this task ends here.
-            let free = move || drop(lock(&held).remove(&id));
             let written = match reply {
                 Reply::Line(line) => lines.send_line_then(line, free).await,
                 Reply::Message(message) => lines.send_then(&message, free).await,
