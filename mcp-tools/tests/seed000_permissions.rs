@@ -65,8 +65,12 @@ const INCLUDED: [&str; 14] = [
     "milestone_get",
 ];
 
+/// The read-only permission file, written anew for each caller: tests run at once, and one
+/// rewriting a shared file while another reads it would hand the reader a truncated file.
 fn read_only_file() -> PermissionSet {
-    let dir = std::env::temp_dir().join(format!("seed000-{}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("seed000-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("read-only.permissions");
     std::fs::write(
@@ -74,7 +78,9 @@ fn read_only_file() -> PermissionSet {
         "# read-only.permissions\nTICKET_VIEW\nWIKI_VIEW\nMILESTONE_VIEW\n",
     )
     .unwrap();
-    PermissionSet::from_file(&path).unwrap()
+    let permissions = PermissionSet::from_file(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    permissions
 }
 
 #[test]
