@@ -264,7 +264,7 @@ fn reply_line(id: &RequestId, result: &[u8]) -> Vec<u8> {
     let mut line = Vec::with_capacity(HEAD.len() + MIDDLE.len() + result.len() + 48);
     line.extend_from_slice(HEAD);
     match id {
-        RequestId::Number(n) => line.extend_from_slice(n.to_string().as_bytes()),
+        RequestId::Number(n) => line.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
         RequestId::String(s) => {
             serde_json::to_writer(&mut line, s.as_ref()).expect("a string serializes")
         }
