@@ -153,16 +153,21 @@ const HEAD_MAX: usize = 240;
 /// no quote; it must hold no backslash or control character either (neither is allowed
 /// unescaped in a JSON string). Every quote of the tail is then a string's delimiter: if
 /// the line up to it, closed with `}`, is an object of its own, the whole line is that
-/// object with one more member, `params`.
-fn cursor_last(line: &str) -> Option<(&str, &str)> {
+/// object with one more member, `params`. (Split at ASCII bytes, the line is UTF-8 when
+/// both parts are.)
+fn cursor_last(line: &[u8]) -> Option<(&[u8], &str)> {
     let (member, end) = CURSOR_LAST;
-    let rest = line.strip_suffix(end)?;
-    let open = rest.rfind('"')?;
-    let (head, cursor) = (&rest[..open + 1], &rest[open + 1..]);
-    if cursor.bytes().any(|b| b == b'\\' || b < 0x20) {
+    let rest = line.strip_suffix(end.as_bytes())?;
+    // A backward loop: the cursor is a few bytes, shorter than `memrchr`'s set-up.
+    let open = rest.iter().rposition(|&b| b == b'"')?;
+    let (head, cursor) = rest.split_at(open + 1);
+    if cursor.iter().any(|&b| b == b'\\' || b < 0x20) {
         return None;
     }
-    Some((head.strip_suffix(member)?, cursor))
+    Some((
+        head.strip_suffix(member.as_bytes())?,
+        std::str::from_utf8(cursor).ok()?,
+    ))
 }
 
 /// The id and `params` (as written) of `text`, a whole `tools/list` request line of the
@@ -184,16 +189,15 @@ fn id_and_params(text: &str) -> Option<(RequestId, Option<&RawValue>)> {
 pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
     // Most lines are something else: a scan for the method's name is cheaper than a parse.
     METHOD.find(line)?;
-    // Checked as UTF-8 once here, not string by string as a byte reader does (a line that
-    // is not UTF-8 gets its parse error from the general path).
-    let text = std::str::from_utf8(line).ok()?;
+    // Checked as UTF-8 once, not string by string as a byte reader does (a line that is
+    // not UTF-8 gets its parse error from the general path).
     let mut closed = [0u8; HEAD_MAX + 1];
-    let (id, params) = match cursor_last(text) {
+    let (id, params) = match cursor_last(line) {
         // A walk's page request as compact JSON writes it: the cursor is read from the
         // line's end and only the rest is parsed (closed with `}`; `params` must not be in
         // it again).
         Some((head, cursor)) if head.len() <= HEAD_MAX => {
-            closed[..head.len()].copy_from_slice(head.as_bytes());
+            closed[..head.len()].copy_from_slice(head);
             closed[head.len()] = b'}';
             let head = std::str::from_utf8(&closed[..=head.len()]).ok()?;
             let (id, None) = id_and_params(head)? else {
@@ -208,7 +212,7 @@ pub(crate) fn decode(line: &[u8]) -> Option<ClientJsonRpcMessage> {
             )
         }
         _ => {
-            let (id, params) = id_and_params(text)?;
+            let (id, params) = id_and_params(std::str::from_utf8(line).ok()?)?;
             let params = match params {
                 Some(raw) => Some(self::params(raw.get())?),
                 None => None,
@@ -323,6 +327,13 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"cursor":"a"}}"#,
         ] {
             assert!(decode(line.as_bytes()).is_none(), "{line} taken");
+        }
+        // Not UTF-8, in the cursor or before it.
+        for line in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"cursor\":\"\xff\"}}"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\",\"method\":\"tools/list\",\"params\":{\"cursor\":\"1\"}}",
+        ] {
+            assert!(decode(line).is_none(), "{line:?} taken");
         }
     }
 }

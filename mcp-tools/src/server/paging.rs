@@ -38,19 +38,34 @@ fn parse(cursor: &str) -> Option<(u64, usize)> {
 
 /// `digits` as a number, read as `u64::from_str` reads it (an optional `+`, then decimal
 /// digits, no overflow), in a few instructions a digit: every page after the first checks
-/// a cursor.
+/// a cursor. Up to 19 digits cannot overflow, so only longer numbers check for it.
 fn decimal(digits: &[u8]) -> Option<u64> {
-    let digits = digits.strip_prefix(b"+").unwrap_or(digits);
+    let digits = match digits {
+        [b'+', rest @ ..] => rest,
+        _ => digits,
+    };
     if digits.is_empty() {
         return None;
     }
-    digits.iter().try_fold(0u64, |n, &b| {
+    let mut n = 0u64;
+    if digits.len() <= 19 {
+        for &b in digits {
+            let digit = b.wrapping_sub(b'0');
+            if digit >= 10 {
+                return None;
+            }
+            n = n * 10 + u64::from(digit);
+        }
+        return Some(n);
+    }
+    for &b in digits {
         let digit = b.wrapping_sub(b'0');
         if digit >= 10 {
             return None;
         }
-        n.checked_mul(10)?.checked_add(u64::from(digit))
-    })
+        n = n.checked_mul(10)?.checked_add(u64::from(digit))?;
+    }
+    Some(n)
 }
 
 /// The cursor of the page starting at `offset`.
