@@ -728,7 +728,9 @@ mod tests {
         let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let then = || {
             let written = written.clone();
-            move || drop(written.fetch_add(1, std::sync::atomic::Ordering::SeqCst))
+            move || {
+                written.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
         };
         lines.queue_line_then(b"one".to_vec(), then());
         // The queue is full: the second line waits in a task of its own.

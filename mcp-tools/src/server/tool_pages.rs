@@ -360,7 +360,8 @@ impl McpHandler {
     }
 
     /// The reply line (without its newline) to `tools/list` request `id`
-    /// ([`page_line`](Self::page_line) of the page it asks for).
+    /// ([`page_line`](Self::page_line) of the page it asks for): a stateful HTTP session's.
+    #[cfg(feature = "http")]
     pub(crate) async fn tools_list_line(
         &self,
         id: &RequestId,
