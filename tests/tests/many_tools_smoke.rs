@@ -81,6 +81,32 @@ fn tools_list_walks_list_all_1000_tools_once_at_any_page_size() {
     assert_clean(&summary, &["one"]);
 }
 
+/// Many walks at once through a small in-flight bound: pages answered as their requests are
+/// read (cached, or serialized on the spot) and pages left to a task must each free their
+/// slot once written, or the walks stall; after a whole walk first, every page is cached.
+#[test]
+fn lockstep_walks_through_a_small_in_flight_bound_finish() {
+    let flags = "serve --stdio --page-size 1 --max-in-flight 3";
+    for warm_up in ["0", "1"] {
+        let (code, summary) = stdio_load(&[
+            "--method",
+            "list",
+            "--expect-tools",
+            "1000",
+            "--requests",
+            "3000",
+            "--window",
+            "16",
+            "--warm-up-walks",
+            warm_up,
+            "--cmd",
+            &format!("bounded={}", server(flags)),
+        ]);
+        assert_eq!(code, Some(0), "{summary}");
+        assert_clean(&summary, &["bounded"]);
+    }
+}
+
 #[test]
 fn a_walk_missing_a_tool_is_an_error() {
     let (code, summary) = walks(1001, 20, 1, &[("paged", "serve --stdio --page-size 100")]);
