@@ -126,10 +126,15 @@ impl Direct {
         let JsonRpcRequest {
             id, mut request, ..
         } = request;
-        let mut context = request_context(id.clone(), &mut request, peer);
         let page = match &request {
             ClientRequest::ListToolsRequest(list) => {
-                let page = self.handler.list_page(list, &context);
+                // Which page, without building the request's context: a byte stream
+                // carries no HTTP caller, so the view is the session's own, and
+                // `peer_for` serves only sessions on a protocol before 2026-07-28 whose
+                // requests carry no version of their own (`McpHandler::list_page` reads
+                // the same from a context).
+                let cursor = list.params.as_ref().and_then(|p| p.cursor.as_deref());
+                let page = self.handler.page_request(cursor, None, false);
                 if let Some(line) = self.handler.cached_page_line(&id, &page) {
                     lock(held).insert(
                         id.clone(),
@@ -147,6 +152,7 @@ impl Direct {
             }
             _ => None,
         };
+        let mut context = request_context(id.clone(), &mut request, peer);
         let cancel = self.closing.child_token();
         lock(held).insert(
             id.clone(),

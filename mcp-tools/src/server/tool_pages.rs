@@ -27,7 +27,9 @@ use rmcp::Service;
 use rmcp::model::{ClientRequest, JsonRpcMessage, ListToolsRequest, RequestId, ServerResult};
 use rmcp::service::{RequestContext, RoleServer, TxJsonRpcMessage};
 
-use super::handler::{McpHandler, http_caller, is_modern};
+use super::handler::McpHandler;
+#[cfg(feature = "http")]
+use super::handler::{http_caller, is_modern};
 use super::paging;
 use crate::Caller;
 use crate::permissions::Mask;
@@ -302,6 +304,7 @@ impl McpHandler {
     }
 
     /// Which page `request`, with its `context`, asks for.
+    #[cfg(feature = "http")]
     pub(crate) fn list_page(
         &self,
         request: &ListToolsRequest,
