@@ -15,10 +15,12 @@
 //! of views callers asked for; past either bound the least recently used pages go first
 //! (a recency list: O(1) per lookup and per eviction).
 //!
-//! Streamable HTTP's stateless direct path (`http/direct.rs`) answers from the same pages:
-//! [`McpHandler::page_request`], [`McpHandler::cached_page_line`] and
-//! [`McpHandler::keep_page`] are the steps [`McpHandler::tools_list_line`] takes, for a
-//! transport that builds its request context only on a miss.
+//! The direct paths take the steps one by one, so that a hit needs no request context:
+//! [`McpHandler::page_request`] (which page), [`McpHandler::cached_page_line`] (a hit, in
+//! its envelope), else [`McpHandler::page_line`] (stdio, TCP and Unix sockets, `bounded.rs`)
+//! or rmcp's answer kept by [`McpHandler::keep_page`] (stateless HTTP, `http/direct.rs`).
+//! A stateful HTTP session's request, whose context exists already, takes
+//! `McpHandler::tools_list_line`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
