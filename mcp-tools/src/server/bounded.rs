@@ -14,8 +14,8 @@
 //! the reply through the codec, instead of passing them through rmcp's service loop, which
 //! costs two more task spawns, a channel hop and a lock per call. A `tools/list` page
 //! already serialized needs no task at all: its line is queued as the request is read.
-//! Cancellation, the
-//! in-flight bound and the drain on end of input work as for the requests rmcp serves.
+//! Cancellation, the in-flight bound and the drain on end of input work as for the
+//! requests rmcp serves.
 //!
 //! Once draining (graceful shutdown), nothing more is read: when the requests in flight
 //! have been answered the transport ends, which ends the session.
@@ -136,16 +136,8 @@ impl Direct {
                 let cursor = list.params.as_ref().and_then(|p| p.cursor.as_deref());
                 let page = self.handler.page_request(cursor, None, false);
                 if let Some(line) = self.handler.cached_page_line(&id, &page) {
-                    lock(held).insert(
-                        id.clone(),
-                        InFlight {
-                            _slot: slot,
-                            cancel: None,
-                        },
-                    );
-                    let held = held.clone();
                     self.lines
-                        .queue_line_then(line, move || drop(lock(&held).remove(&id)));
+                        .queue_line_then(line, hold(held, &id, slot, None));
                     return;
                 }
                 Some(page)
@@ -154,19 +146,9 @@ impl Direct {
         };
         let mut context = request_context(id.clone(), &mut request, peer);
         let cancel = self.closing.child_token();
-        lock(held).insert(
-            id.clone(),
-            InFlight {
-                _slot: slot,
-                cancel: Some(cancel.clone()),
-            },
-        );
+        let free = hold(held, &id, slot, Some(cancel.clone()));
         context.ct = cancel.clone();
         let handler = self.handler.clone();
-        let free = {
-            let (held, id) = (held.clone(), id.clone());
-            move || drop(lock(&held).remove(&id))
-        };
         // Boxed: the task then holds a pointer, not the handler's whole future, which
         // spawning would copy.
         let reply: Pin<Box<dyn Future<Output = Reply> + Send>> = match (request, page) {
@@ -301,6 +283,25 @@ impl<T> Bounded<T> {
             let _all = slots.acquire_many_owned(limit).await;
         }
     }
+}
+
+/// Hold `slot` for request `id` (cancelled through `cancel`, if given) until the returned
+/// closure runs: the writer runs it once the reply is written.
+fn hold(
+    held: &Held,
+    id: &RequestId,
+    slot: OwnedSemaphorePermit,
+    cancel: Option<CancellationToken>,
+) -> impl FnOnce() + Send + 'static {
+    lock(held).insert(
+        id.clone(),
+        InFlight {
+            _slot: slot,
+            cancel,
+        },
+    );
+    let (held, id) = (held.clone(), id.clone());
+    move || drop(lock(&held).remove(&id))
 }
 
 fn lock(
