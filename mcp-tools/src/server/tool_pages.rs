@@ -340,13 +340,13 @@ impl McpHandler {
     }
 
     /// The reply line (without its newline) to `tools/list` request `id` asking for `page`
-    /// ([`list_page`](Self::list_page)): the cached page in its envelope, or, on a miss,
-    /// rmcp's own answer, whose result is kept when it is a page. `context` is the
+    /// ([`page_request`](Self::page_request)): the cached page in its envelope, or, on a
+    /// miss, rmcp's own answer, whose result is kept when it is a page. `context` is the
     /// request's, with its metadata and extensions.
     ///
-    /// A transport that looked the page up already and found none calls this from a task of
-    /// the request's own, which looks again: requests for a page read before the first of
-    /// them is answered then serialize it once, not once each.
+    /// It looks the page up even when its caller did so already and found none: when this
+    /// runs in a task, the pages kept since the request was read are then served, and a
+    /// page asked for several times before its first answer is serialized once.
     pub(crate) async fn page_line(
         &self,
         id: &RequestId,
