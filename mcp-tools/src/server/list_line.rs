@@ -11,9 +11,10 @@
 //! walk's two shapes, `{}` and a compact cursor alone, are read from those bytes
 //! ([`params`]). A compact line whose last member is a cursor alone, as clients write a
 //! walk's next page, is not even scanned that far: the cursor is read from the line's end
-//! and serde parses only the rest ([`cursor_last`]). Anything else — another method, an unknown or repeated member, an id rmcp
-//! would have to convert, escapes where a borrowed string is needed — is left to the
-//! general path, which also answers every malformed line.
+//! and serde parses only the rest ([`cursor_last`]). Anything else — another method, an
+//! unknown or repeated member, an id rmcp would have to convert, escapes where a borrowed
+//! string is needed — is left to the general path, which also answers every malformed
+//! line.
 
 use std::marker::PhantomData;
 use std::sync::LazyLock;
