@@ -50,7 +50,7 @@
 //! ## Features
 //! | feature | what it adds | brings in |
 //! |---|---|---|
-//! | *(none)* | `#[mcp_tool]`, [`Registry`], validation, middleware: a tools library | schemars, serde_json, jsonschema, tokio |
+//! | *(none)* | `#[mcp_tool]`, [`Registry`], validation, middleware: a tools library | schemars, serde_json, regex-lite, tokio |
 //! | `server` (default) | [`server`]: `Server::serve_stdio`, `serve_tcp`, `serve_unix`, `serve_io` | rmcp (server, IO transport) |
 //! | `http` | streamable HTTP: `Server::serve_http`, `bind_http`, `http_service`, `HttpOptions`, `McpService`, `AuthLayer`, health endpoints; `serve --http` | `server`, hyper, http, rmcp's streamable HTTP server |
 //! | `tls` | HTTPS: `HttpOptions::tls`, `TlsConfig`; `serve --tls-cert/--tls-key` | `http`, rustls + ring |

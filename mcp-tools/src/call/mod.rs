@@ -4,6 +4,7 @@
 
 pub(crate) mod blocking;
 pub(crate) mod flat;
+mod json_schema;
 pub(crate) mod middleware;
 pub(crate) mod validate;
 

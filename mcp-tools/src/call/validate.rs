@@ -4,10 +4,10 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::schema::JsonObject;
-use jsonschema::Validator;
 use serde_json::Value;
 
 use crate::call::flat::FlatSchema;
+use crate::call::json_schema::Schema;
 use crate::output::error::ToolError;
 
 /// The deepest nesting of arrays and objects accepted anywhere: in a tool's arguments
@@ -19,9 +19,9 @@ pub(crate) const MAX_DEPTH: usize = 100;
 /// The most problems listed in one error (the rest are counted).
 const MAX_LISTED: usize = 10;
 
-/// A tool's input validator, compiled (and its schema checked against the JSON Schema
-/// meta-schema) the first time a call or [`problem`](Self::problem) needs it, so serving
-/// starts without compiling anything: a server with many tools pays only for those called.
+/// A tool's input validator, compiled (and its schema's keywords checked) the first time a
+/// call or [`problem`](Self::problem) needs it, so serving starts without compiling
+/// anything: a server with many tools pays only for those called.
 /// Arguments that a [`FlatSchema`] reading of the schema vouches for need no compiled
 /// validator at all; everything else, and every error message, is the compiled one's.
 pub(crate) struct LazyValidator {
@@ -75,17 +75,14 @@ impl LazyValidator {
 
 /// A tool's compiled input validator.
 pub(crate) struct ArgumentValidator {
-    validator: Validator,
+    schema: Schema,
 }
 
 impl ArgumentValidator {
     /// Compile `schema`; fails with the schema problem as text.
     pub(crate) fn compile(schema: &JsonObject) -> Result<Self, String> {
-        let validator = jsonschema::options()
-            .should_validate_formats(true)
-            .build(&Value::Object(schema.clone()))
-            .map_err(|e| e.to_string())?;
-        Ok(ArgumentValidator { validator })
+        let schema = Schema::compile(&Value::Object(schema.clone()))?;
+        Ok(ArgumentValidator { schema })
     }
 
     /// Check `arguments`; the error lists every problem.
@@ -96,25 +93,30 @@ impl ArgumentValidator {
                 &[format!(
                     "(root): arguments nest arrays/objects deeper than {MAX_DEPTH} levels"
                 )],
+                1,
             )));
         }
-        if self.validator.is_valid(arguments) {
+        if self.schema.is_valid(arguments) {
             return Ok(());
         }
-        let problems: Vec<String> = self
-            .validator
-            .iter_errors(arguments)
-            .map(|error| {
-                let pointer = error.instance_path().as_str();
-                let at = if pointer.is_empty() {
+        let problems = self.schema.problems(arguments, MAX_LISTED);
+        let lines: Vec<String> = problems
+            .listed
+            .into_iter()
+            .map(|problem| {
+                let at = if problem.pointer.is_empty() {
                     "(root)"
                 } else {
-                    pointer
+                    &problem.pointer
                 };
-                truncate(format!("{at}: {error}"))
+                truncate(format!("{at}: {}", problem.message))
             })
             .collect();
-        Err(ToolError::validation(describe(tool, &problems)))
+        Err(ToolError::validation(describe(
+            tool,
+            &lines,
+            problems.total,
+        )))
     }
 }
 
@@ -152,19 +154,20 @@ fn truncate(mut line: String) -> String {
     line
 }
 
-/// The message for a list of problems.
-pub(crate) fn describe(tool: &str, problems: &[String]) -> String {
-    let mut message = match problems.len() {
-        1 => format!("invalid arguments for tool '{tool}': {}", problems[0]),
-        n => format!("invalid arguments for tool '{tool}' ({n} problems):"),
+/// The message for `total` problems, of which `listed` are written out.
+pub(crate) fn describe(tool: &str, listed: &[String], total: usize) -> String {
+    let mut message = match (total, listed.first()) {
+        (1, Some(only)) => format!("invalid arguments for tool '{tool}': {only}"),
+        (n, _) => format!("invalid arguments for tool '{tool}' ({n} problems):"),
     };
-    if problems.len() > 1 {
-        for problem in problems.iter().take(MAX_LISTED) {
+    if total > 1 {
+        for problem in listed.iter().take(MAX_LISTED) {
             message.push_str("\n- ");
             message.push_str(problem);
         }
-        if problems.len() > MAX_LISTED {
-            message.push_str(&format!("\n- … and {} more", problems.len() - MAX_LISTED));
+        let written = listed.len().min(MAX_LISTED);
+        if total > written {
+            message.push_str(&format!("\n- … and {} more", total - written));
         }
     }
     message
@@ -252,14 +255,14 @@ mod tests {
     fn describe_lists_up_to_ten_problems_and_counts_the_rest() {
         let problems = |n: usize| (1..=n).map(|i| format!("/p{i}: wrong")).collect::<Vec<_>>();
         assert_eq!(
-            describe("t", &problems(1)),
+            describe("t", &problems(1), 1),
             "invalid arguments for tool 't': /p1: wrong"
         );
-        let ten = describe("t", &problems(10));
+        let ten = describe("t", &problems(10), 10);
         assert!(ten.starts_with("invalid arguments for tool 't' (10 problems):\n- /p1: wrong\n"));
         assert!(ten.ends_with("\n- /p10: wrong"), "{ten}");
         assert_eq!(ten.lines().count(), 11);
-        let twelve = describe("t", &problems(12));
+        let twelve = describe("t", &problems(10), 12);
         assert_eq!(twelve.lines().count(), 12);
         assert!(
             twelve.ends_with("\n- /p10: wrong\n- … and 2 more"),

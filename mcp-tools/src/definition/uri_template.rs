@@ -238,7 +238,7 @@ pub(crate) fn has_scheme(uri: &str) -> bool {
 }
 
 /// Decode `%XX` escapes; `None` when an escape is malformed or the result is not UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
     if !text.contains('%') {
         return Some(text.to_string());
     }
