@@ -42,7 +42,8 @@ struct Compiler<'s> {
     pointers: Vec<String>,
     /// Every subschema compiled so far, by its pointer, so a `$ref` to it shares its node.
     by_pointer: HashMap<String, NodeId>,
-    /// `$anchor` names and their pointers, collected at the first `$ref` to an anchor.
+    /// `$anchor` (and `$dynamicAnchor`) names and their pointers, collected at the first
+    /// `$ref` to an anchor.
     anchors: Option<HashMap<String, String>>,
 }
 
@@ -368,8 +369,11 @@ impl<'s> Compiler<'s> {
 fn collect_anchors(value: &Value, pointer: String, anchors: &mut HashMap<String, String>) {
     match value {
         Value::Object(map) => {
-            if let Some(name) = map.get("$anchor").and_then(Value::as_str) {
-                anchors.insert(name.to_owned(), pointer.clone());
+            // A plain `$ref` to a `$dynamicAnchor` resolves as to an `$anchor`.
+            for keyword in ["$anchor", "$dynamicAnchor"] {
+                if let Some(name) = map.get(keyword).and_then(Value::as_str) {
+                    anchors.insert(name.to_owned(), pointer.clone());
+                }
             }
             for (key, member) in map {
                 collect_anchors(member, format!("{pointer}/{}", escape(key)), anchors);

@@ -164,6 +164,10 @@ fn email(text: &str, script: Script) -> bool {
     let Some((local, domain)) = text.rsplit_once('@') else {
         return false;
     };
+    // RFC 5321 section 4.5.3.1.1.
+    if local.len() > 64 {
+        return false;
+    }
     let local_ok = match local
         .strip_prefix('"')
         .and_then(|inner| inner.strip_suffix('"'))
@@ -186,10 +190,11 @@ fn email(text: &str, script: Script) -> bool {
 
 /// RFC 5322 dot-atom: atoms of atext joined by single dots.
 fn dot_atom(text: &str, script: Script) -> bool {
+    // RFC 6531 adds every character beyond ASCII.
     let atext = |c: char| {
         c.is_ascii_alphanumeric()
             || "!#$%&'*+-/=?^_`{|}~".contains(c)
-            || (script == Script::International && !c.is_ascii() && !c.is_control())
+            || (script == Script::International && !c.is_ascii())
     };
     !text.is_empty()
         && text
@@ -223,12 +228,20 @@ fn quoted_content(text: &str, script: Script) -> bool {
 
 /// RFC 1123 host name: dot-separated labels of 1–63 letters, digits and hyphens, not
 /// starting or ending with a hyphen, 253 characters in all. `idn-hostname` (RFC 5890)
-/// also takes letters and digits beyond ASCII (the full IDNA tables are not applied).
+/// also takes any character beyond ASCII but spaces and controls, and the ideographic full
+/// stops as dots; the IDNA tables and `xn--` decoding are not applied.
 fn hostname(text: &str, script: Script) -> bool {
     let label_char = |c: char| {
         c.is_ascii_alphanumeric()
             || c == '-'
-            || (script == Script::International && !c.is_ascii() && c.is_alphanumeric())
+            || (script == Script::International
+                && !c.is_ascii()
+                && !c.is_whitespace()
+                && !c.is_control())
+    };
+    let dots: &[char] = match script {
+        Script::Ascii => &['.'],
+        Script::International => &['.', '\u{3002}', '\u{ff0e}', '\u{ff61}'],
     };
     let label = |label: &str| {
         let length = label.chars().count();
@@ -237,7 +250,7 @@ fn hostname(text: &str, script: Script) -> bool {
             && !label.ends_with('-')
             && label.chars().all(label_char)
     };
-    !text.is_empty() && text.chars().count() <= 253 && text.split('.').all(label)
+    !text.is_empty() && text.chars().count() <= 253 && text.split(dots).all(label)
 }
 
 /// Dotted-quad IPv4: four decimal numbers 0–255 without leading zeros.
@@ -392,7 +405,8 @@ fn uri_template(text: &str) -> bool {
 }
 
 fn template_literals(text: &str) -> bool {
-    let forbidden = |c: char| c.is_control() || " \"'<>\\^`{|}".contains(c);
+    // RFC 6570's grammar leaves out `'`; the JSON Schema test suite takes it, as here.
+    let forbidden = |c: char| c.is_control() || " \"<>\\^`{|}".contains(c);
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
         if c == '%' {
@@ -602,8 +616,13 @@ mod tests {
         );
         check(
             "idn-email",
-            &["실례@실례.테스트", "jöe@example.com"],
-            &["2962", "a@-b"],
+            &[
+                "실례@실례.테스트",
+                "jöe@example.com",
+                "user@cafe\u{301}.com",
+                "\u{85}@example.com",
+            ],
+            &["2962", "a@-b", &format!("{}@example.com", "a".repeat(65))],
         );
         check(
             "hostname",
@@ -627,8 +646,8 @@ mod tests {
         );
         check(
             "idn-hostname",
-            &["실례.테스트", "héllo.com"],
-            &["-héllo", "a b"],
+            &["실례.테스트", "héllo.com", "실례\u{3002}테스트"],
+            &["-héllo", "a b", "a\u{3000}b"],
         );
     }
 
@@ -741,6 +760,7 @@ mod tests {
                 "http://example.com/dictionary/{term:1}/{term}",
                 "/{+path}{?q,lang*}",
                 "plain",
+                "a'b",
                 "{var.name}",
                 "{%20x}",
             ],
