@@ -99,7 +99,57 @@ fn call(c: &mut Criterion) {
                 .unwrap()
         })
     });
+    // A schema the flat reading leaves to the compiled validator: nested objects, arrays of
+    // objects, a pattern, a format, unique items.
+    let registry = Registry::builder()
+        .tool(nested_tool())
+        .build()
+        .expect("registry builds");
+    let valid = json!({"title": "Fix the build", "priority": "high", "labels": ["ci", "urgent"],
+        "due": {"day": 3, "month": 12},
+        "links": [{"url": "https://example.com/a", "kind": "issue"}, {"url": "urn:x:1"}]});
+    let invalid = json!({"title": "", "priority": "soon", "labels": ["ci", "ci"],
+        "due": {"day": 32}, "links": [{"url": "not a uri"}], "extra": true});
+    for (name, arguments, is_error) in [("nested", valid, false), ("nested_invalid", invalid, true)]
+    {
+        group.bench_function(name, |b| {
+            b.to_async(&runtime).iter(|| async {
+                let result = registry
+                    .call_tool("plan", arguments.clone(), ToolContext::default())
+                    .await
+                    .unwrap();
+                assert_eq!(result.is_error(), is_error);
+                result
+            })
+        });
+    }
     group.finish();
+}
+
+/// A tool with a nested input schema (see `call`).
+fn nested_tool() -> ToolDef {
+    ToolDef::builder("plan")
+        .description("Plan a task.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string", "minLength": 1, "maxLength": 80, "pattern": "^[A-Za-z ]+$"},
+                "priority": {"enum": ["low", "normal", "high"]},
+                "labels": {"type": "array", "items": {"type": "string"}, "maxItems": 8,
+                    "uniqueItems": true},
+                "due": {"type": "object", "additionalProperties": false, "required": ["day", "month"],
+                    "properties": {"day": {"type": "integer", "minimum": 1, "maximum": 31},
+                        "month": {"type": "integer", "minimum": 1, "maximum": 12}}},
+                "links": {"type": "array", "items": {"type": "object", "required": ["url"],
+                    "properties": {"url": {"type": "string", "format": "uri"},
+                        "kind": {"type": "string"}}}}
+            },
+            "required": ["title"],
+            "additionalProperties": false
+        }))
+        .handler(|_args, _ctx| async { Ok(ToolResult::text("ok")) })
+        .build()
+        .expect("the nested tool is valid")
 }
 
 fn list_and_lookup(c: &mut Criterion) {

@@ -60,13 +60,18 @@ pub(super) struct Report {
 }
 
 impl Report {
+    /// A report of validity only.
     pub(super) fn quiet() -> Report {
-        Report::listing(0, true)
+        Report {
+            quiet: true,
+            ..Report::listing(0)
+        }
     }
 
-    pub(super) fn listing(limit: usize, quiet: bool) -> Report {
+    /// A report of every problem, the first `limit` written out.
+    pub(super) fn listing(limit: usize) -> Report {
         Report {
-            quiet,
+            quiet: false,
             limit,
             listed: Vec::new(),
             total: 0,
@@ -672,15 +677,8 @@ impl Checker<'_> {
                 }
             }
             if !passed {
-                fail!(
-                    report,
-                    at,
-                    valid,
-                    format!(
-                        "{} is not valid under any of the schemas listed in the 'anyOf' keyword",
-                        shown(value)
-                    )
-                );
+                let outcome = self.no_branch(&keywords.any_of, "anyOf", value, at, report, chain);
+                require!(report, valid, outcome);
             }
         }
         if !keywords.one_of.is_empty() {
@@ -697,15 +695,11 @@ impl Checker<'_> {
                 }
             }
             match passed {
-                0 => fail!(
-                    report,
-                    at,
-                    valid,
-                    format!(
-                        "{} is not valid under any of the schemas listed in the 'oneOf' keyword",
-                        shown(value)
-                    )
-                ),
+                0 => {
+                    let outcome =
+                        self.no_branch(&keywords.one_of, "oneOf", value, at, report, chain);
+                    require!(report, valid, outcome)
+                }
                 1 => here.absorb(chosen),
                 _ => fail!(
                     report,
@@ -756,6 +750,52 @@ impl Checker<'_> {
             }
         }
         valid
+    }
+
+    /// `value` passed none of `branches` (of `anyOf` or `oneOf`): when only one of them is
+    /// for the value's JSON type (an `Option` of a struct is `anyOf` an object schema and
+    /// `null`), that branch's own problems say what is wrong; otherwise one problem says
+    /// that no branch took the value. Always false.
+    fn no_branch<'v>(
+        &self,
+        branches: &[NodeId],
+        keyword: &str,
+        value: &'v Value,
+        at: &mut Vec<Step<'v>>,
+        report: &mut Report,
+        chain: usize,
+    ) -> bool {
+        let mut fitting = branches.iter().filter(|id| self.admits_type(**id, value));
+        match (fitting.next(), fitting.next()) {
+            (Some(&only), None) if !report.quiet => {
+                self.check(only, value, at, report, &mut Seen::default(), chain)
+            }
+            _ => {
+                report.add(at, || {
+                    format!(
+                        "{} is not valid under any of the schemas listed in the '{keyword}' keyword",
+                        shown(value)
+                    )
+                });
+                false
+            }
+        }
+    }
+
+    /// Whether node `id` (through its `$ref`s) takes values of `value`'s JSON type.
+    fn admits_type(&self, id: NodeId, value: &Value) -> bool {
+        let mut id = id;
+        // A `$ref` chain ends: `compile` refuses cycles.
+        loop {
+            match &self.nodes[id] {
+                Node::Always(allowed) => return *allowed,
+                Node::Keywords(keywords) => match (keywords.types, keywords.reference) {
+                    (Some(types), _) => return types.admit(value),
+                    (None, Some(target)) => id = target,
+                    (None, None) => return true,
+                },
+            }
+        }
     }
 
     /// `unevaluatedProperties` and `unevaluatedItems`: the members nothing else evaluated.

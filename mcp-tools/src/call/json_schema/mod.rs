@@ -74,7 +74,7 @@ impl Schema {
 
     /// Why `value` does not match: every problem counted, the first `limit` written out.
     pub(crate) fn problems(&self, value: &Value, limit: usize) -> Problems {
-        let mut report = Report::listing(limit, false);
+        let mut report = Report::listing(limit);
         self.checker().run(ROOT, value, &mut report);
         Problems {
             listed: report.listed,

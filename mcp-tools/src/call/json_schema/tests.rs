@@ -536,6 +536,34 @@ fn messages_say_what_was_expected_and_what_came() {
             "\"long\" is longer than 1 character",
         ),
         (json!(false), json!(1), "", "False schema does not allow 1"),
+        // Only one branch is for the value's type: its problems are the answer.
+        (
+            json!({"anyOf": [{"type": "object", "properties": {"day": {"type": "integer"}}},
+                {"type": "null"}]}),
+            json!({"day": "x"}),
+            "/day",
+            "\"x\" is not of type \"integer\"",
+        ),
+        (
+            json!({"$defs": {"other": {"type": "object", "required": ["other"]}},
+                "oneOf": [{"type": "string", "const": "bug"}, {"$ref": "#/$defs/other"}]}),
+            json!({}),
+            "",
+            "\"other\" is a required property",
+        ),
+        // Several (or none) are: one problem says no branch took it.
+        (
+            json!({"anyOf": [{"type": "string"}, {"type": "integer"}]}),
+            json!(true),
+            "",
+            "true is not valid under any of the schemas listed in the 'anyOf' keyword",
+        ),
+        (
+            json!({"oneOf": [{"type": "string", "minLength": 3}, {"type": "string", "pattern": "^a"}]}),
+            json!("b"),
+            "",
+            "\"b\" is not valid under any of the schemas listed in the 'oneOf' keyword",
+        ),
     ];
     for (schema, value, pointer, message) in cases {
         let problems = Schema::compile(&schema).unwrap().problems(&value, 10);
