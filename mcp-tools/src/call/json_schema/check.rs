@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use serde_json::{Map, Number, Value};
 
 use super::Problem;
-use super::format;
 use super::node::{Bound, Keywords, Node, NodeId};
 use super::value;
 
@@ -168,6 +167,10 @@ impl Checker<'_> {
         report: &mut Report,
         chain: usize,
     ) -> bool {
+        // A quiet check writes no pointer, so it keeps no path (and allocates none).
+        if report.quiet {
+            return self.check(id, member, at, report, &mut Seen::default(), chain);
+        }
         at.push(step);
         let valid = self.check(id, member, at, report, &mut Seen::default(), chain);
         at.pop();
@@ -339,14 +342,14 @@ impl Checker<'_> {
                 )
             });
         }
-        if let Some(name) = &keywords.format
-            && format::conforms(name, text) == Some(false)
+        if let Some(format) = &keywords.format
+            && !(format.conforms)(text)
         {
             fail!(
                 report,
                 at,
                 valid,
-                format!("{} is not a {}", shown_text(), quoted(name))
+                format!("{} is not a {}", shown_text(), quoted(&format.name))
             );
         }
         valid
@@ -484,14 +487,13 @@ impl Checker<'_> {
             }
         } else {
             let mut unmatched = Vec::new();
+            // The object's keys and `properties` are both sorted: walked together.
+            let mut properties = keywords.properties.iter().peekable();
             for (key, member) in map {
                 let mut matched = false;
-                if let Ok(index) = keywords
-                    .properties
-                    .binary_search_by(|(name, _)| name.as_str().cmp(key))
-                {
+                while properties.next_if(|(name, _)| name < key).is_some() {}
+                if let Some(&(_, id)) = properties.next_if(|(name, _)| name == key) {
                     matched = true;
-                    let id = keywords.properties[index].1;
                     require!(
                         report,
                         valid,

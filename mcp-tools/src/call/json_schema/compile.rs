@@ -10,7 +10,8 @@ use serde_json::{Map, Number, Value};
 
 use crate::definition::uri_template::percent_decode;
 
-use super::node::{Bound, Condition, Keywords, Node, NodeId, Pattern, Types};
+use super::format;
+use super::node::{Bound, Condition, Format, Keywords, Node, NodeId, Pattern, Types};
 
 /// The nodes of `root`, the root's first.
 pub(super) fn compile(root: &Value) -> Result<Vec<Node>, String> {
@@ -154,10 +155,12 @@ impl<'s> Compiler<'s> {
                 }
                 "pattern" => keywords.pattern = Some(pattern(value, &here())?),
                 "format" => match value.as_str() {
-                    Some(name) if super::checks_format(name) => {
-                        keywords.format = Some(name.to_owned())
+                    Some(name) => {
+                        keywords.format = format::checker(name).map(|conforms| Format {
+                            name: name.to_owned(),
+                            conforms,
+                        })
                     }
-                    Some(_) => {}
                     None => return wrong("a string"),
                 },
                 "uniqueItems" => match value {

@@ -48,7 +48,7 @@ pub(crate) struct Problems {
 
 /// Whether the validator checks strings against format `name` (others are annotations).
 pub(crate) fn checks_format(name: &str) -> bool {
-    format::conforms(name, "").is_some()
+    format::checker(name).is_some()
 }
 
 impl Schema {

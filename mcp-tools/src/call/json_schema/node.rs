@@ -36,8 +36,8 @@ pub(super) struct Keywords {
     pub(super) min_length: Option<u64>,
     pub(super) max_length: Option<u64>,
     pub(super) pattern: Option<Pattern>,
-    /// Only formats [`format::conforms`](super::format::conforms) checks are kept.
-    pub(super) format: Option<String>,
+    /// Only formats [`format::checker`](super::format::checker) checks are kept.
+    pub(super) format: Option<Format>,
 
     pub(super) prefix_items: Vec<NodeId>,
     /// `items` (or, in drafts before 2020-12, `additionalItems` after an `items` array).
@@ -102,6 +102,13 @@ pub(super) struct Condition {
     pub(super) test: NodeId,
     pub(super) then: Option<NodeId>,
     pub(super) otherwise: Option<NodeId>,
+}
+
+/// A format's name (for messages) and its check.
+#[derive(Debug)]
+pub(super) struct Format {
+    pub(super) name: String,
+    pub(super) conforms: fn(&str) -> bool,
 }
 
 /// A compiled regular expression with the text it came from (for messages).
