@@ -200,14 +200,23 @@ impl Checker<'_> {
     ) -> bool {
         let mut valid = true;
         if let Some(types) = keywords.types.filter(|types| !types.admit(value)) {
-            let names: Vec<String> = types.names().map(|name| format!("\"{name}\"")).collect();
-            let plural = if names.len() == 1 { "" } else { "s" };
             fail!(report, at, valid, {
-                format!(
-                    "{} is not of type{plural} {}",
-                    shown(value),
-                    names.join(", ")
-                )
+                let mut message = shown(value);
+                let plural = types.names().nth(1).is_some();
+                message.push_str(if plural {
+                    " is not of types "
+                } else {
+                    " is not of type "
+                });
+                for (index, name) in types.names().enumerate() {
+                    if index > 0 {
+                        message.push_str(", ");
+                    }
+                    message.push('"');
+                    message.push_str(name);
+                    message.push('"');
+                }
+                message
             });
         }
         if let Some(values) = &keywords.one_of_values
@@ -870,7 +879,10 @@ fn pointer(at: &[Step<'_>]) -> String {
     for step in at {
         pointer.push('/');
         match step {
-            Step::Key(key) => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Step::Key(key) if key.contains(['~', '/']) => {
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"))
+            }
+            Step::Key(key) => pointer.push_str(key),
             Step::Index(index) => pointer.push_str(itoa::Buffer::new().format(*index)),
         }
     }
