@@ -22,8 +22,24 @@ pub(super) fn compile(root: &Value) -> Result<Vec<Node>, String> {
         pointers: Vec::new(),
         by_pointer: HashMap::new(),
         anchors: None,
+        pending: Vec::new(),
     };
     compiler.node(root, String::new())?;
+    // Subschemas are compiled from a list, not by recursion: no schema, however deep its
+    // nesting or its chains of `$ref`s, can exhaust the stack.
+    while let Some((schema, id)) = compiler.pending.pop() {
+        let pointer = compiler.pointers[id].clone();
+        compiler.nodes[id] = match schema {
+            Value::Bool(allowed) => Node::Always(*allowed),
+            Value::Object(map) => Node::Keywords(Box::new(compiler.keywords(map, &pointer)?)),
+            other => {
+                return Err(located(
+                    &pointer,
+                    &format!("a schema must be an object or a boolean, not {other}"),
+                ));
+            }
+        };
+    }
     if let Some(looping) = first_cycle(&compiler.nodes) {
         return Err(located(
             &compiler.pointers[looping],
@@ -46,6 +62,8 @@ struct Compiler<'s> {
     /// `$anchor` (and `$dynamicAnchor`) names and their pointers, collected at the first
     /// `$ref` to an anchor.
     anchors: Option<HashMap<String, String>>,
+    /// Subschemas given a node whose keywords are not compiled yet.
+    pending: Vec<(&'s Value, NodeId)>,
 }
 
 /// `message`, saying where in the schema the problem is.
@@ -58,6 +76,8 @@ fn located(pointer: &str, message: &str) -> String {
 }
 
 impl<'s> Compiler<'s> {
+    /// The node of the subschema at `pointer`: the one it already has, or a new one whose
+    /// keywords `compile` reads later.
     fn node(&mut self, schema: &'s Value, pointer: String) -> Result<NodeId, String> {
         if let Some(&id) = self.by_pointer.get(&pointer) {
             return Ok(id);
@@ -65,17 +85,8 @@ impl<'s> Compiler<'s> {
         let id = self.nodes.len();
         self.nodes.push(Node::Always(true));
         self.pointers.push(pointer.clone());
-        self.by_pointer.insert(pointer.clone(), id);
-        self.nodes[id] = match schema {
-            Value::Bool(allowed) => Node::Always(*allowed),
-            Value::Object(map) => Node::Keywords(Box::new(self.keywords(map, &pointer)?)),
-            other => {
-                return Err(located(
-                    &pointer,
-                    &format!("a schema must be an object or a boolean, not {other}"),
-                ));
-            }
-        };
+        self.by_pointer.insert(pointer, id);
+        self.pending.push((schema, id));
         Ok(id)
     }
 

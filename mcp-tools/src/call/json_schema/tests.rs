@@ -789,3 +789,71 @@ fn formats_match_the_reference() {
         );
     }
 }
+
+/// `$defs` `a0` … `a{length}`, each a `$ref` to the next, the last `last`.
+fn ref_chain(length: usize, last: Value) -> Value {
+    let mut defs = serde_json::Map::new();
+    for index in 0..length {
+        defs.insert(
+            format!("a{index}"),
+            json!({"$ref": format!("#/$defs/a{}", index + 1)}),
+        );
+    }
+    defs.insert(format!("a{length}"), last);
+    json!({"$defs": defs, "$ref": "#/$defs/a0"})
+}
+
+/// Run `check` on a thread with the stack size of a default Rust (and tokio worker) thread.
+fn on_a_default_stack<T: Send + 'static>(check: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(check)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+#[test]
+fn the_stack_a_schema_uses_is_bounded_when_compiled_and_when_checked() {
+    // Compiling is not recursive: a chain of 10,000 `$ref`s compiles on a small stack.
+    let long = ref_chain(10_000, json!({"type": "string"}));
+    let compiled = std::thread::Builder::new()
+        .stack_size(64 << 10)
+        .spawn(move || Schema::compile(&long).is_ok())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(compiled);
+
+    // A recursive schema, as schemars writes an `Option<Box<Self>>` field, over arguments
+    // as deep as they may be: checked, on a thread's usual stack.
+    let tree = json!({"type": "object", "additionalProperties": false,
+        "properties": {"child": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}}});
+    let nest =
+        |levels: usize, leaf: Value| (0..levels).fold(leaf, |inner, _| json!({"child": inner}));
+    let schema = Schema::compile(&tree).unwrap();
+    let (valid, problems) = on_a_default_stack(move || {
+        let valid = schema.is_valid(&nest(99, json!(null)));
+        (
+            valid,
+            schema.problems(&nest(99, json!({"x": 1})), 10).listed,
+        )
+    });
+    assert!(valid);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].pointer, "/child".repeat(99));
+
+    // A schema that takes many steps per level of the arguments runs out of steps, and
+    // says so, rather than out of stack.
+    let steep = ref_chain(150, json!({"items": {"$ref": "#/$defs/a0"}}));
+    let schema = Schema::compile(&steep).unwrap();
+    let (valid, problems) = on_a_default_stack(move || {
+        let deep = json!([[[["x"]]]]);
+        (schema.is_valid(&deep), schema.problems(&deep, 10).listed)
+    });
+    assert!(!valid);
+    assert!(
+        problems[0].message.contains("deeper than 400 subschemas"),
+        "{problems:?}"
+    );
+}
