@@ -24,7 +24,7 @@ pub(super) fn compile(root: &Value) -> Result<Vec<Node>, String> {
         anchors: None,
         pending: Vec::new(),
     };
-    compiler.node(root, String::new())?;
+    compiler.node(root, String::new());
     // Subschemas are compiled from a list, not by recursion: no schema, however deep its
     // nesting or its chains of `$ref`s, can exhaust the stack.
     while let Some((schema, id)) = compiler.pending.pop() {
@@ -78,16 +78,16 @@ fn located(pointer: &str, message: &str) -> String {
 impl<'s> Compiler<'s> {
     /// The node of the subschema at `pointer`: the one it already has, or a new one whose
     /// keywords `compile` reads later.
-    fn node(&mut self, schema: &'s Value, pointer: String) -> Result<NodeId, String> {
+    fn node(&mut self, schema: &'s Value, pointer: String) -> NodeId {
         if let Some(&id) = self.by_pointer.get(&pointer) {
-            return Ok(id);
+            return id;
         }
         let id = self.nodes.len();
         self.nodes.push(Node::Always(true));
         self.pointers.push(pointer.clone());
         self.by_pointer.insert(pointer, id);
         self.pending.push((schema, id));
-        Ok(id)
+        id
     }
 
     fn keywords(&mut self, map: &'s Map<String, Value>, at: &str) -> Result<Keywords, String> {
@@ -192,14 +192,13 @@ impl<'s> Compiler<'s> {
                     Value::Array(_) => {
                         keywords.prefix_items = self.schemas(value, &here())?;
                         if let Some(rest) = map.get("additionalItems") {
-                            keywords.items =
-                                Some(self.node(rest, format!("{at}/additionalItems"))?);
+                            keywords.items = Some(self.node(rest, format!("{at}/additionalItems")));
                         }
                     }
-                    _ => keywords.items = Some(self.node(value, here())?),
+                    _ => keywords.items = Some(self.node(value, here())),
                 },
-                "contains" => keywords.contains = Some(self.node(value, here())?),
-                "unevaluatedItems" => keywords.unevaluated_items = Some(self.node(value, here())?),
+                "contains" => keywords.contains = Some(self.node(value, here())),
+                "unevaluatedItems" => keywords.unevaluated_items = Some(self.node(value, here())),
                 "properties" => {
                     keywords.properties = self.named_schemas(value, &here())?;
                     keywords.properties.sort_by(|a, b| a.0.cmp(&b.0));
@@ -213,15 +212,15 @@ impl<'s> Compiler<'s> {
                         let regex = pattern(&Value::String(source.clone()), &place)?;
                         keywords
                             .pattern_properties
-                            .push((regex, self.node(schema, place)?));
+                            .push((regex, self.node(schema, place)));
                     }
                 }
                 "additionalProperties" => {
-                    keywords.additional_properties = Some(self.node(value, here())?)
+                    keywords.additional_properties = Some(self.node(value, here()))
                 }
-                "propertyNames" => keywords.property_names = Some(self.node(value, here())?),
+                "propertyNames" => keywords.property_names = Some(self.node(value, here())),
                 "unevaluatedProperties" => {
-                    keywords.unevaluated_properties = Some(self.node(value, here())?)
+                    keywords.unevaluated_properties = Some(self.node(value, here()))
                 }
                 "dependentSchemas" => {
                     keywords.dependent_schemas = self.named_schemas(value, &here())?
@@ -241,17 +240,16 @@ impl<'s> Compiler<'s> {
                         _ => &mut keywords.one_of,
                     } = schemas;
                 }
-                "not" => keywords.not = Some(self.node(value, here())?),
+                "not" => keywords.not = Some(self.node(value, here())),
                 "if" => {
                     let branch = |compiler: &mut Self, name: &str| {
                         map.get(name)
                             .map(|schema| compiler.node(schema, format!("{at}/{name}")))
-                            .transpose()
                     };
                     keywords.condition = Some(Condition {
-                        test: self.node(value, here())?,
-                        then: branch(self, "then")?,
-                        otherwise: branch(self, "else")?,
+                        test: self.node(value, here()),
+                        then: branch(self, "then"),
+                        otherwise: branch(self, "else"),
                     });
                 }
                 _ => {}
@@ -270,11 +268,11 @@ impl<'s> Compiler<'s> {
                 &format!("must be an array of schemas, not {value}"),
             ));
         };
-        schemas
+        Ok(schemas
             .iter()
             .enumerate()
             .map(|(index, schema)| self.node(schema, format!("{at}/{index}")))
-            .collect()
+            .collect())
     }
 
     /// An object of schemas, compiled, by name.
@@ -289,13 +287,15 @@ impl<'s> Compiler<'s> {
                 &format!("must be an object of schemas, not {value}"),
             ));
         };
-        schemas
+        Ok(schemas
             .iter()
             .map(|(name, schema)| {
-                let id = self.node(schema, format!("{at}/{}", escape(name)))?;
-                Ok((name.clone(), id))
+                (
+                    name.clone(),
+                    self.node(schema, format!("{at}/{}", escape(name))),
+                )
             })
-            .collect()
+            .collect())
     }
 
     fn dependent_required(
@@ -330,7 +330,7 @@ impl<'s> Compiler<'s> {
                     keywords.dependent_required.push((name.clone(), needed))
                 }
                 _ => {
-                    let id = self.node(dependency, format!("{at}/{}", escape(name)))?;
+                    let id = self.node(dependency, format!("{at}/{}", escape(name)));
                     keywords.dependent_schemas.push((name.clone(), id));
                 }
             }
@@ -364,7 +364,7 @@ impl<'s> Compiler<'s> {
             Some(_) => self.anchor(fragment).ok_or_else(missing)?,
         };
         let target = self.root.pointer(&pointer).ok_or_else(missing)?;
-        self.node(target, pointer)
+        Ok(self.node(target, pointer))
     }
 
     fn anchor(&mut self, name: &str) -> Option<String> {
