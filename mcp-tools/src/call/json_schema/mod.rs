@@ -1,12 +1,12 @@
 //! The JSON Schema validator for tool arguments: JSON Schema 2020-12 (with the earlier
 //! drafts' `items` arrays, `additionalItems`, `dependencies`, `definitions` and boolean
-//! `exclusiveMinimum`/`exclusiveMaximum`), formats asserted, compiled in one pass over the
-//! schema into a flat list of nodes (no meta-schema document to load, no trait objects).
+//! `exclusiveMinimum`/`exclusiveMaximum`), formats asserted, compiled into a flat list of
+//! nodes (no meta-schema document to load, no trait objects).
 //!
 //! Not supported, and refused when a schema is compiled (so `tools check` names them):
 //! `$ref`s outside the schema document, `$id` below the root, `$dynamicRef` and
 //! `$recursiveRef`. `pattern` and `patternProperties` use `regex_lite`'s syntax (no
-//! look-around or back-references; `\d`, `\w`, `\s` are ASCII, as in ECMA-262).
+//! look-around or back-references; `\d`, `\w` and `\s` are ASCII classes).
 
 mod check;
 mod compile;

@@ -857,3 +857,23 @@ fn the_stack_a_schema_uses_is_bounded_when_compiled_and_when_checked() {
         "{problems:?}"
     );
 }
+
+/// Patterns are regex-lite's: `\d`, `\w` and `\s` are ASCII classes (ECMA-262's `\d` and
+/// `\w` are too; its `\s` also takes Unicode spaces), `.` is one character.
+#[test]
+fn pattern_classes_are_ascii() {
+    for (pattern, text, matches) in [
+        ("^\\d$", "3", true),
+        ("^\\d$", "٣", false),
+        ("^\\w$", "é", false),
+        ("^\\s$", "\u{a0}", false),
+        ("^.$", "é", true),
+    ] {
+        let schema = Schema::compile(&json!({"pattern": pattern})).unwrap();
+        assert_eq!(
+            schema.is_valid(&json!(text)),
+            matches,
+            "{pattern} on {text:?}"
+        );
+    }
+}
