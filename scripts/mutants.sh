@@ -2,7 +2,7 @@
 # Mutation testing (cargo-mutants) of the code that decides who sees and calls which tool:
 # permission sets (permissions.rs), admission (registry/admission.rs), visibility in the
 # registry and its per-caller views (registry.rs: the catalog, build, register, enable,
-# views), and argument validation (call/validate.rs). Each mutant is built and the mcp-tools
+# views), and argument validation (call/validate.rs). Each mutant is built and the mcp-toolbelt
 # unit and integration tests run against it. Left out: doctests (each mutant would compile
 # dozens of standalone doctest crates) and the uri_template unit tests (they never reach
 # this code, and their pathological-input test alone takes ~15 s here).
@@ -10,7 +10,7 @@
 # Fails when a mutant survives that is not in EQUIVALENT below: every entry there is a
 # mutant no test can kill because the program behaves the same, with the reason.
 #
-# Not part of scripts/test.sh: it builds mcp-tools once per mutant. On the shared 2-core
+# Not part of scripts/test.sh: it builds mcp-toolbelt once per mutant. On the shared 2-core
 # machine (cargo-mutants 27.1.0, others building at the same time) the 102 mutants take
 # ~15 min with the dependencies already built (~18 min in a fresh directory): 82 caught,
 # 0 missed, 20 unviable (the replacement does not compile, e.g. a Default::default() for
@@ -40,7 +40,7 @@ if ! cargo mutants --version >/dev/null 2>&1; then
 fi
 
 keep_target=${MUTANTS_TARGET_DIR:+yes}
-target=${MUTANTS_TARGET_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/mcp-tools-mutants.XXXXXX")}
+target=${MUTANTS_TARGET_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/mcp-toolbelt-mutants.XXXXXX")}
 mkdir -p "$target"
 out=${MUTANTS_OUT:-target}
 mkdir -p "$out"
@@ -48,12 +48,12 @@ if [[ -z $keep_target ]]; then
     trap 'rm -rf "$target"' EXIT
 fi
 
-registry_fns='Catalog::|RegistryBuilder::(build|definitions)'
-registry_fns+='|Registry::(set_enabled|enable|register|view|get|list_tools|call_tool)( |$)'
+registry_fns='Catalog::|ToolRegistryBuilder::(build|definitions)'
+registry_fns+='|ToolRegistry::(set_enabled|enable|register|view|get|list_tools|call_tool)( |$)'
 
 status=0
 CARGO_TARGET_DIR=$target cargo mutants \
-    --package mcp-tools \
+    --package mcp-toolbelt \
     --file mcp-tools/src/permissions.rs \
     --file mcp-tools/src/call/validate.rs \
     --file mcp-tools/src/registry.rs \

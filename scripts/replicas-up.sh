@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts N replicas of an mcp-tools server behind HAProxy (deploy/haproxy.cfg as shipped) on
+# Starts N replicas of an mcp-toolbelt server behind HAProxy (deploy/haproxy.cfg as shipped) on
 # loopback, prints `listening on http://127.0.0.1:PORT/mcp` on stderr once HAProxy listens,
 # and waits. The processes it starts die with it, also on SIGKILL (a watchdog kills them
 # within 0.2 s), so it can be a target of the HTTP load harness. Known gap: after the

@@ -9,7 +9,7 @@
 # service is not started (a policy-rc.d refusal is in place for the install only when none
 # exists). Exit 1 with the reason when haproxy is missing and cannot be installed: the
 # multi-replica test needs the real balancer and fails without it.
-# Environment: MCP_TOOLS_HAPROXY names a binary to use instead (then nothing is installed).
+# Environment: MCP_TOOLBELT_HAPROXY names a binary to use instead (then nothing is installed).
 set -euo pipefail
 
 quiet=0
@@ -33,11 +33,11 @@ die() {
     exit 1
 }
 
-# The binary: MCP_TOOLS_HAPROXY, else haproxy on PATH or in /usr/sbin (not on a user's PATH).
+# The binary: MCP_TOOLBELT_HAPROXY, else haproxy on PATH or in /usr/sbin (not on a user's PATH).
 find_haproxy() {
-    if [ -n "${MCP_TOOLS_HAPROXY:-}" ]; then
-        [ -x "$MCP_TOOLS_HAPROXY" ] || die "MCP_TOOLS_HAPROXY=$MCP_TOOLS_HAPROXY is not an executable"
-        echo "$MCP_TOOLS_HAPROXY"
+    if [ -n "${MCP_TOOLBELT_HAPROXY:-}" ]; then
+        [ -x "$MCP_TOOLBELT_HAPROXY" ] || die "MCP_TOOLBELT_HAPROXY=$MCP_TOOLBELT_HAPROXY is not an executable"
+        echo "$MCP_TOOLBELT_HAPROXY"
         return
     fi
     command -v haproxy 2>/dev/null && return
@@ -54,10 +54,10 @@ bin="$(find_haproxy)"
 if [ -z "$bin" ]; then
     as_root=()
     if [ "$(id -u)" != 0 ]; then
-        sudo -n true 2>/dev/null || die "haproxy is not installed and installing it needs root: run 'sudo apt-get install haproxy' (Debian/Ubuntu) or set MCP_TOOLS_HAPROXY"
+        sudo -n true 2>/dev/null || die "haproxy is not installed and installing it needs root: run 'sudo apt-get install haproxy' (Debian/Ubuntu) or set MCP_TOOLBELT_HAPROXY"
         as_root=(sudo -n)
     fi
-    command -v apt-get >/dev/null || die "haproxy is not installed and there is no apt-get here: install HAProxy 2.x and set MCP_TOOLS_HAPROXY to its binary"
+    command -v apt-get >/dev/null || die "haproxy is not installed and there is no apt-get here: install HAProxy 2.x and set MCP_TOOLBELT_HAPROXY to its binary"
     log "installing Debian's haproxy package"
     # Keep the package from starting its service: the tests start their own instances.
     policy=/usr/sbin/policy-rc.d

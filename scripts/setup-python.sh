@@ -8,12 +8,12 @@
 #   --force  recreate the venv even if the stamp matches
 #   --quiet  print only the interpreter path at the end
 # Environment: PYTHON (default: python3) is the interpreter the venv is made from (>= 3.10);
-# MCP_TOOLS_CACHE overrides the cache root (default <repo>/.cache).
-# Prints the venv's python path on stdout; `source scripts/env.sh` exports it as MCP_TOOLS_PYTHON.
+# MCP_TOOLBELT_CACHE overrides the cache root (default <repo>/.cache).
+# Prints the venv's python path on stdout; `source scripts/env.sh` exports it as MCP_TOOLBELT_PYTHON.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE="${MCP_TOOLS_CACHE:-$ROOT/.cache}"
+CACHE="${MCP_TOOLBELT_CACHE:-$ROOT/.cache}"
 VENV="$CACHE/py"
 REQS="$ROOT/scripts/python/requirements.txt"
 BASE_PY="${PYTHON:-python3}"

@@ -18,4 +18,4 @@ source scripts/env.sh
 
 cargo test --workspace --locked --no-fail-fast
 # The benches compile and run each measurement once (criterion's test mode).
-cargo test -p mcp-tools --benches --locked --no-fail-fast
+cargo test -p mcp-toolbelt --benches --locked --no-fail-fast

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mcp_tools_tests::fuzz::http_body(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| mcp_toolbelt_tests::fuzz::http_body(data));

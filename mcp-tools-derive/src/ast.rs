@@ -44,7 +44,8 @@ pub enum Doc {
 }
 
 /// The extractor rule: a type written `State<…>` (one type argument), `ToolContext` or
-/// `Caller`, bare or under `mcp_tools::` / `::mcp_tools::`. A type of another path
+/// `Caller`, bare or under `mcp_toolbelt::` / `::mcp_toolbelt::` (or the user's rename of the
+/// runtime). A type of another path
 /// (`crate::State`), or a `State` without a type argument (a user's `enum State`), is an
 /// argument.
 pub fn is_extractor_type(ty: &Type) -> bool {
@@ -55,7 +56,11 @@ pub fn is_extractor_type(ty: &Type) -> bool {
     let segments: Vec<_> = path.path.segments.iter().collect();
     let last = match segments.as_slice() {
         [only] if path.path.leading_colon.is_none() => only,
-        [krate, .., last] if krate.ident == "mcp_tools" => last,
+        [krate, .., last]
+            if krate.ident == "mcp_toolbelt" || krate.ident == crate::runtime::name() =>
+        {
+            last
+        }
         _ => return false,
     };
     if last.ident == "ToolContext" || last.ident == "Caller" {
@@ -295,14 +300,14 @@ mod tests {
     fn extractors_are_recognised_by_how_they_are_written() {
         for extractor in [
             "State<Db>",
-            "mcp_tools::State<Db>",
-            "::mcp_tools::State<crate::Db>",
-            "mcp_tools::context::State<Db>",
+            "mcp_toolbelt::State<Db>",
+            "::mcp_toolbelt::State<crate::Db>",
+            "mcp_toolbelt::context::State<Db>",
             "ToolContext",
-            "mcp_tools::ToolContext",
+            "mcp_toolbelt::ToolContext",
             "Caller",
-            "mcp_tools::Caller",
-            "::mcp_tools::Caller",
+            "mcp_toolbelt::Caller",
+            "::mcp_toolbelt::Caller",
         ] {
             assert!(is_extractor_type(&ty(extractor)), "{extractor}");
         }

@@ -755,7 +755,7 @@ pub fn join_doc(lines: &[LitStr]) -> Option<String> {
 }
 
 /// `docs/macro.md`'s key tables are written from [`ITEM_KEYS`] and [`ARG_KEYS`]: run
-/// `MCP_TOOLS_DOCS=overwrite cargo test -p mcp-tools-derive` after changing a row.
+/// `MCP_TOOLBELT_DOCS=overwrite cargo test -p mcp-toolbelt-derive` after changing a row.
 #[cfg(test)]
 mod docs {
     use super::*;
@@ -810,12 +810,12 @@ mod docs {
         let text = std::fs::read_to_string(DOC).unwrap();
         let mut expected = replace_block(&text, "tool keys", &item_table(Kind::Tool));
         expected = replace_block(&expected, "arg keys", &arg_table());
-        if std::env::var_os("MCP_TOOLS_DOCS").is_some_and(|v| v == "overwrite") {
+        if std::env::var_os("MCP_TOOLBELT_DOCS").is_some_and(|v| v == "overwrite") {
             std::fs::write(DOC, &expected).unwrap();
         } else {
             assert!(
                 text == expected,
-                "docs/macro.md's key tables differ from the key tables in attr.rs; run MCP_TOOLS_DOCS=overwrite cargo test -p mcp-tools-derive"
+                "docs/macro.md's key tables differ from the key tables in attr.rs; run MCP_TOOLBELT_DOCS=overwrite cargo test -p mcp-toolbelt-derive"
             );
         }
     }

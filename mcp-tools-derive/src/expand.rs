@@ -1,7 +1,7 @@
 //! Code generation: the user's fn unchanged, a name constant, and a definition constructor
 //! (`ToolDef`, `ResourceDef` or `PromptDef`) with its `inventory` registration. Tools also
 //! get a hidden arguments struct (serde + schemars). Every runtime item is named by an
-//! absolute `::mcp_tools::…` path.
+//! absolute path: `::mcp_toolbelt::…`, or the rename the user's manifest gives it (`runtime.rs`).
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -97,6 +97,7 @@ fn name_const(item: &AnnotatedFn) -> TokenStream {
 }
 
 fn tool(tool: &AnnotatedFn) -> TokenStream {
+    let rt = crate::runtime::path();
     let item = user_fn(tool);
     let fn_ident = &tool.item.sig.ident;
     let name = tool.name();
@@ -126,36 +127,37 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
         #name_const
 
         const _: () = {
-            fn __mcp_tool_def() -> ::core::result::Result<::mcp_tools::__private::ToolDef, ::mcp_tools::__private::DefError> {
-                let __input_schema = ::mcp_tools::__private::input_schema::<#args_ty>(#name, &[#(#constraints),*])?;
-                ::mcp_tools::__private::ToolDef::builder(#name)
+            fn __mcp_tool_def() -> ::core::result::Result<#rt::__private::ToolDef, #rt::__private::DefError> {
+                let __input_schema = #rt::__private::input_schema::<#args_ty>(#name, &[#(#constraints),*])?;
+                #rt::__private::ToolDef::builder(#name)
                     #metadata
-                    .input_schema(::mcp_tools::__private::serde_json::Value::Object(__input_schema))
-                    .output_schema(<#ret_ty as ::mcp_tools::__private::IntoToolResult>::output_schema())
+                    .input_schema(#rt::__private::serde_json::Value::Object(__input_schema))
+                    .output_schema(<#ret_ty as #rt::__private::IntoToolResult>::output_schema())
                     #(#requirements)*
                     .source(::core::file!(), ::core::line!())
                     .boxed_handler(__mcp_tool_call)
                     .build()
             }
 
-            fn __mcp_tool_call(__arguments: ::mcp_tools::__private::JsonObject, __ctx: ::mcp_tools::ToolContext) -> ::mcp_tools::__private::ToolFuture {
+            fn __mcp_tool_call(__arguments: #rt::__private::JsonObject, __ctx: #rt::ToolContext) -> #rt::__private::ToolFuture {
                 ::std::boxed::Box::pin(async move {
                     #parse
                     #(#extractors)*
-                    ::mcp_tools::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
+                    #rt::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
                 })
             }
 
             #definition
 
-            ::mcp_tools::__private::inventory::submit! {
-                ::mcp_tools::__private::Registration::new(__mcp_tool_def)
+            #rt::__private::inventory::submit! {
+                #rt::__private::Registration::new(__mcp_tool_def)
             }
         };
     }
 }
 
 fn resource(resource: &AnnotatedFn) -> TokenStream {
+    let rt = crate::runtime::path();
     let item = user_fn(resource);
     let attr = &resource.attr;
     let (constructor, address) = match (&attr.uri, &attr.uri_template) {
@@ -175,29 +177,30 @@ fn resource(resource: &AnnotatedFn) -> TokenStream {
         #name_const
 
         const _: () = {
-            fn __mcp_resource_def() -> ::core::result::Result<::mcp_tools::__private::ResourceDef, ::mcp_tools::__private::DefError> {
-                let _ = <#ret_ty as ::mcp_tools::__private::IntoResourceContents>::into_resource_contents;
-                ::mcp_tools::__private::ResourceDef::#constructor(#address)
+            fn __mcp_resource_def() -> ::core::result::Result<#rt::__private::ResourceDef, #rt::__private::DefError> {
+                let _ = <#ret_ty as #rt::__private::IntoResourceContents>::into_resource_contents;
+                #rt::__private::ResourceDef::#constructor(#address)
                     .name(#name)
                     #common
                     #mime_type
                     #calls
-                    .handler(|__request: ::mcp_tools::__private::ResourceRequest, __ctx: ::mcp_tools::ToolContext| async move {
+                    .handler(|__request: #rt::__private::ResourceRequest, __ctx: #rt::ToolContext| async move {
                         let __params = __request.params();
                         #body
-                        ::mcp_tools::__private::IntoResourceContents::into_resource_contents(#call)
+                        #rt::__private::IntoResourceContents::into_resource_contents(#call)
                     })
                     .build()
             }
 
-            ::mcp_tools::__private::inventory::submit! {
-                ::mcp_tools::__private::Registration::new(__mcp_resource_def)
+            #rt::__private::inventory::submit! {
+                #rt::__private::Registration::new(__mcp_resource_def)
             }
         };
     }
 }
 
 fn prompt(prompt: &AnnotatedFn) -> TokenStream {
+    let rt = crate::runtime::path();
     let item = user_fn(prompt);
     let name = prompt.name();
     let name_const = name_const(prompt);
@@ -216,7 +219,7 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
             .map(|d| quote! { .with_description(#d) });
         let required = !param.optional();
         Some(quote! {
-            .argument(::mcp_tools::__private::PromptArgument::new(#wire) #description .with_required(#required))
+            .argument(#rt::__private::PromptArgument::new(#wire) #description .with_required(#required))
         })
     });
     let StringFnParts { calls, body, call } = string_fn_parts(prompt);
@@ -226,22 +229,22 @@ fn prompt(prompt: &AnnotatedFn) -> TokenStream {
         #name_const
 
         const _: () = {
-            fn __mcp_prompt_def() -> ::core::result::Result<::mcp_tools::__private::PromptDef, ::mcp_tools::__private::DefError> {
-                let _ = <#ret_ty as ::mcp_tools::__private::IntoPromptResult>::into_prompt_result;
-                ::mcp_tools::__private::PromptDef::builder(#name)
+            fn __mcp_prompt_def() -> ::core::result::Result<#rt::__private::PromptDef, #rt::__private::DefError> {
+                let _ = <#ret_ty as #rt::__private::IntoPromptResult>::into_prompt_result;
+                #rt::__private::PromptDef::builder(#name)
                     #common
                     #(#arguments)*
                     #calls
-                    .handler(|__params: ::mcp_tools::__private::Params, __ctx: ::mcp_tools::ToolContext| async move {
+                    .handler(|__params: #rt::__private::Params, __ctx: #rt::ToolContext| async move {
                         let __params = &__params;
                         #body
-                        ::mcp_tools::__private::IntoPromptResult::into_prompt_result(#call)
+                        #rt::__private::IntoPromptResult::into_prompt_result(#call)
                     })
                     .build()
             }
 
-            ::mcp_tools::__private::inventory::submit! {
-                ::mcp_tools::__private::Registration::new(__mcp_prompt_def)
+            #rt::__private::inventory::submit! {
+                #rt::__private::Registration::new(__mcp_prompt_def)
             }
         };
     }
@@ -292,17 +295,18 @@ fn return_type(item: &syn::ItemFn) -> TokenStream {
 
 /// `let x = <T as FromContext>::from_context(&__ctx)?;` for every extractor.
 fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
+    let rt = crate::runtime::path();
     item.params
         .iter()
         .filter(|p| matches!(p.kind, ParamKind::Extractor))
         .map(|Param { ident, ty, .. }| {
             let check = quote_spanned! {ty.span()=>
-                const _: () = ::mcp_tools::__private::extractor::<#ty>();
+                const _: () = #rt::__private::extractor::<#ty>();
             };
             quote! {
                 let #ident = {
                     #check
-                    <#ty as ::mcp_tools::__private::FromContext>::from_context(&__ctx)?
+                    <#ty as #rt::__private::FromContext>::from_context(&__ctx)?
                 };
             }
         })
@@ -311,11 +315,12 @@ fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
 
 /// `.requires(...)` for every extractor's state type.
 fn requirements(item: &AnnotatedFn) -> Vec<TokenStream> {
+    let rt = crate::runtime::path();
     item.params
         .iter()
         .filter(|p| matches!(p.kind, ParamKind::Extractor))
         .map(|Param { ty, .. }| {
-            quote! { .requires(<#ty as ::mcp_tools::__private::FromContext>::requirement()) }
+            quote! { .requires(<#ty as #rt::__private::FromContext>::requirement()) }
         })
         .collect()
 }
@@ -338,6 +343,7 @@ fn call_args(item: &AnnotatedFn, plain: impl Fn(&Param) -> TokenStream) -> Vec<T
 
 /// `.complete("arg", |req, ctx| ...)` for every `complete(arg = f)` key.
 fn completions(item: &AnnotatedFn) -> Vec<TokenStream> {
+    let rt = crate::runtime::path();
     item.attr
         .complete
         .iter()
@@ -346,10 +352,10 @@ fn completions(item: &AnnotatedFn) -> Vec<TokenStream> {
             let key = arg.to_string();
             // Spanned at the fn path, so a wrong return type is reported there.
             let convert = quote_spanned! {path.span()=>
-                ::mcp_tools::__private::IntoCompletion::into_completion(#path(__request, __ctx).await)
+                #rt::__private::IntoCompletion::into_completion(#path(__request, __ctx).await)
             };
             quote! {
-                .complete(#key, |__request: ::mcp_tools::__private::CompletionRequest, __ctx: ::mcp_tools::ToolContext| async move {
+                .complete(#key, |__request: #rt::__private::CompletionRequest, __ctx: #rt::ToolContext| async move {
                     #convert
                 })
             }
@@ -438,6 +444,8 @@ struct Arguments {
 /// the runtime's `Arguments` (the same answers as a derived `Deserialize`, without a
 /// visitor per tool).
 fn arguments(tool: &AnnotatedFn) -> Arguments {
+    let rt = crate::runtime::path();
+    let schemars_path = format!("::{}::__private::schemars", crate::runtime::name());
     let name = tool.name();
     if let Some(param) = tool
         .params
@@ -449,7 +457,7 @@ fn arguments(tool: &AnnotatedFn) -> Arguments {
             definition: argument_check(ty),
             ty: quote! { #ty },
             parse: quote! {
-                let __args: #ty = ::mcp_tools::__private::parse_args(#name, __arguments)?;
+                let __args: #ty = #rt::__private::parse_args(#name, __arguments)?;
             },
         };
     }
@@ -484,16 +492,16 @@ fn arguments(tool: &AnnotatedFn) -> Arguments {
                 fn #default_fn() -> #ty { #value }
             });
             attrs.push(quote! { #[serde(default = #path)] });
-            let take =
-                quote_spanned! {ty.span()=> ::mcp_tools::__private::Arguments::take_or::<#ty> };
+            let take = quote_spanned! {ty.span()=> #rt::__private::Arguments::take_or::<#ty> };
             quote! { #take(&mut __fields, #index, #default_fn) }
         } else if is_vec(ty) || is_bool(ty) {
             // The optional-parameter rule: `[]` / `false` when absent, and the schema says so.
             attrs.push(quote! { #[serde(default)] });
-            let take = quote_spanned! {ty.span()=> ::mcp_tools::__private::Arguments::take_or_default::<#ty> };
+            let take =
+                quote_spanned! {ty.span()=> #rt::__private::Arguments::take_or_default::<#ty> };
             quote! { #take(&mut __fields, #index) }
         } else {
-            let take = quote_spanned! {ty.span()=> ::mcp_tools::__private::Arguments::take::<#ty> };
+            let take = quote_spanned! {ty.span()=> #rt::__private::Arguments::take::<#ty> };
             quote! { #take(&mut __fields, #index) }
         };
         let bound = |key: &str, min: &Option<syn::Expr>, max: &Option<syn::Expr>| {
@@ -514,15 +522,15 @@ fn arguments(tool: &AnnotatedFn) -> Arguments {
     }
     let definition = quote! {
         // Only its schema is used: the arguments are taken one by one.
-        #[derive(::mcp_tools::__private::schemars::JsonSchema)]
+        #[derive(#rt::__private::schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
-        #[schemars(crate = "::mcp_tools::__private::schemars")]
+        #[schemars(crate = #schemars_path)]
         #[allow(non_camel_case_types, dead_code)]
         struct __McpToolArgs { #(#fields)* }
         #(#defaults)*
     };
     let open = quote! {
-        let mut __fields = ::mcp_tools::__private::Arguments::new(#name, __arguments, &[#(#wires),*]);
+        let mut __fields = #rt::__private::Arguments::new(#name, __arguments, &[#(#wires),*]);
     };
     let parse = if takes.is_empty() {
         quote! {
@@ -548,6 +556,7 @@ fn arguments(tool: &AnnotatedFn) -> Arguments {
 
 /// The builder calls for every tool metadata key.
 fn metadata(tool: &AnnotatedFn) -> TokenStream {
+    let rt = crate::runtime::path();
     let attr = &tool.attr;
     let mut calls = vec![common_calls(tool)];
     if let Some(category) = &attr.category {
@@ -588,7 +597,7 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
         let cli_category = cli_category.unwrap_or_else(|| quote! { ::core::option::Option::None });
         let cli_name = cli_name.unwrap_or_else(|| quote! { ::core::option::Option::None });
         calls.push(quote! {
-            .cli(::mcp_tools::__private::CliOptions { category: #cli_category, name: #cli_name, hidden: #hidden })
+            .cli(#rt::__private::CliOptions { category: #cli_category, name: #cli_name, hidden: #hidden })
         });
     }
     quote! { #(#calls)* }
@@ -619,5 +628,6 @@ fn constraints(tool: &AnnotatedFn) -> Vec<TokenStream> {
 /// A type without `Deserialize` or `JsonSchema` is an error at the argument saying what to
 /// derive (next to rustc's own errors from the derives, which do not say it).
 fn argument_check(ty: &syn::Type) -> TokenStream {
-    quote_spanned! {ty.span()=> const _: () = ::mcp_tools::__private::tool_argument::<#ty>(); }
+    let rt = crate::runtime::path();
+    quote_spanned! {ty.span()=> const _: () = #rt::__private::tool_argument::<#ty>(); }
 }

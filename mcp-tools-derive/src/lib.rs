@@ -1,6 +1,6 @@
-//! Procedural macros for [`mcp-tools`](https://docs.rs/mcp-tools). Use them through the
-//! `mcp-tools` crate, which re-exports them; generated code refers only to
-//! `::mcp_tools::…` paths.
+//! Procedural macros for [`mcp-toolbelt`](https://docs.rs/mcp-toolbelt). Use them through the
+//! `mcp-toolbelt` crate, which re-exports them; generated code refers only to
+//! `::mcp_toolbelt::…` paths.
 //!
 //! Layout (thiserror-impl's): `attr.rs` parses attribute keys (one table row per key),
 //! `ast.rs` builds the parsed model of the fn, `valid.rs` checks it (errors point at the
@@ -14,6 +14,7 @@ mod ast;
 mod attr;
 mod ctxt;
 mod expand;
+mod runtime;
 mod template;
 mod valid;
 
@@ -21,20 +22,20 @@ use proc_macro::TokenStream;
 
 use attr::Kind;
 
-/// Turn an `async fn` into a registered MCP tool. See `mcp_tools::mcp_tool`.
+/// Turn an `async fn` into a registered MCP tool. See `mcp_toolbelt::mcp_tool`.
 #[proc_macro_attribute]
 pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     annotate(Kind::Tool, args, input)
 }
 
 /// Turn an `async fn` into a registered MCP resource or resource template. See
-/// `mcp_tools::mcp_resource`.
+/// `mcp_toolbelt::mcp_resource`.
 #[proc_macro_attribute]
 pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
     annotate(Kind::Resource, args, input)
 }
 
-/// Turn an `async fn` into a registered MCP prompt. See `mcp_tools::mcp_prompt`.
+/// Turn an `async fn` into a registered MCP prompt. See `mcp_toolbelt::mcp_prompt`.
 #[proc_macro_attribute]
 pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
     annotate(Kind::Prompt, args, input)

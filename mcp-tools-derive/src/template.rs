@@ -1,4 +1,4 @@
-//! Compile-time checks of resource URIs and URI templates. The runtime (`mcp_tools`'
+//! Compile-time checks of resource URIs and URI templates. The runtime (`mcp_toolbelt`'
 //! `uri_template.rs`) parses and matches templates with the same rules; this side only
 //! needs the variable names and a precise message for each mistake.
 

@@ -368,7 +368,7 @@ fn contains_impl_trait(ty: &syn::Type) -> bool {
             .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "impl"))
 }
 
-/// The shared name rules (`mcp-tools-names`) for tools and prompts (prompt names may be
+/// The shared name rules (`mcp-toolbelt-names`) for tools and prompts (prompt names may be
 /// non-portable); resource names are free text but not empty.
 fn name_problem(kind: Kind, name: &str, nonportable: bool) -> Option<String> {
     if kind == Kind::Resource {
@@ -378,7 +378,7 @@ fn name_problem(kind: Kind, name: &str, nonportable: bool) -> Option<String> {
             .then(|| "resource name must not be empty".to_string());
     }
     let nonportable = nonportable || kind == Kind::Prompt;
-    mcp_tools_names::check(name, nonportable)
+    mcp_toolbelt_names::check(name, nonportable)
         .err()
         .map(|problem| format!("{} {problem}", kind.noun()))
 }

@@ -2,7 +2,7 @@
 //! reach the schema fails the registry build, naming the tool and the argument; one that
 //! does (an alias of a number) works.
 
-use mcp_tools::{Registry, ToolContext, mcp_tool};
+use mcp_toolbelt::{ToolContext, ToolRegistry, mcp_tool};
 
 type Count = u32;
 
@@ -27,7 +27,7 @@ async fn demo_repeat(#[arg(minimum = 1, maximum = 3)] times: Count) -> String {
 
 #[tokio::test]
 async fn a_constraint_that_does_not_fit_fails_the_build() {
-    let err = Registry::builder().build().err().unwrap();
+    let err = ToolRegistry::builder().build().err().unwrap();
     let problems = err.problems().join("\n");
     assert!(
         problems.contains(
@@ -37,7 +37,7 @@ async fn a_constraint_that_does_not_fit_fails_the_build() {
     );
     assert!(!problems.contains("demo_repeat"), "{problems}");
     // Lenient: the problem is in the validation report, and the tool that fits works.
-    let registry = Registry::builder().lenient(true).build().unwrap();
+    let registry = ToolRegistry::builder().lenient(true).build().unwrap();
     let report = format!("{:?}", registry.validation_report());
     assert!(report.contains("demo_move"), "{report}");
     let result = registry

@@ -3,8 +3,8 @@
 //! the handler gets the default. Also: a user's `enum State` argument and an 8-argument tool
 //! (clippy's `too_many_arguments` stays quiet: `cargo clippy --all-targets` checks this file).
 
-use mcp_tools::definition::Params;
-use mcp_tools::{Registry, ToolContext, mcp_prompt, mcp_tool};
+use mcp_toolbelt::definition::Params;
+use mcp_toolbelt::{ToolContext, ToolRegistry, mcp_prompt, mcp_tool};
 use serde_json::{Value, json};
 
 /// A ticket's state: the user's own type named `State`, an argument.
@@ -41,7 +41,7 @@ async fn summarize(text: String, brief: bool) -> String {
     format!("{text} brief={brief}")
 }
 
-async fn call(registry: &Registry, name: &str, arguments: Value) -> String {
+async fn call(registry: &ToolRegistry, name: &str, arguments: Value) -> String {
     let result = registry
         .call_tool(name, arguments, ToolContext::default())
         .await
@@ -52,7 +52,7 @@ async fn call(registry: &Registry, name: &str, arguments: Value) -> String {
 
 #[tokio::test]
 async fn optional_arguments_are_optional_everywhere() {
-    let registry = Registry::builder().build().unwrap();
+    let registry = ToolRegistry::builder().build().unwrap();
     let tools = registry.list_tools();
     let echo = tools.iter().find(|t| t.name() == DEMO_ECHO_TOOL).unwrap();
     let schema = Value::Object((**echo.input_schema()).clone());
@@ -93,14 +93,14 @@ async fn optional_arguments_are_optional_everywhere() {
 
 #[tokio::test]
 async fn a_long_parameter_list_is_a_tool() {
-    let registry = Registry::builder().build().unwrap();
+    let registry = ToolRegistry::builder().build().unwrap();
     let arguments = json!({"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8});
     assert_eq!(call(&registry, DEMO_SUM_TOOL, arguments).await, "36");
 }
 
 #[tokio::test]
 async fn a_bool_prompt_argument_is_optional_and_false() {
-    let registry = Registry::builder().build().unwrap();
+    let registry = ToolRegistry::builder().build().unwrap();
     let prompts = registry.list_prompts();
     let arguments = prompts[0].arguments();
     let required: Vec<(&str, bool)> = arguments.iter().map(|a| (a.name(), a.required())).collect();

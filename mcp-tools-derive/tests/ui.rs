@@ -1,5 +1,5 @@
 //! Compile-fail tests: every misuse of `#[mcp_tool]` is an error at the user's span with a
-//! message saying how to fix it. Run `TRYBUILD=overwrite cargo test -p mcp-tools-derive`
+//! message saying how to fix it. Run `TRYBUILD=overwrite cargo test -p mcp-toolbelt-derive`
 //! after an intended message change, and review the `.stderr` diff.
 
 #[test]

@@ -1,4 +1,4 @@
-//! The tool and prompt name rules of `mcp-tools`, written once for its macros (compile-time
+//! The tool and prompt name rules of `mcp-toolbelt`, written once for its macros (compile-time
 //! errors) and its runtime (builders and reports). Not meant to be used directly.
 //!
 //! The MCP spec allows 1–128 characters of `[A-Za-z0-9_.-]`; the *portable* subset
@@ -6,7 +6,7 @@
 //! and OpenAI-style clients reject a tool list holding a name outside it).
 //!
 //! ```
-//! use mcp_tools_names::{NameProblem, check, is_portable};
+//! use mcp_toolbelt_names::{NameProblem, check, is_portable};
 //! assert_eq!(check("ticket_get", false), Ok(()));
 //! assert_eq!(check("rows.count", false), Err(NameProblem::Nonportable));
 //! assert_eq!(check("rows.count", true), Ok(()));

@@ -1,7 +1,7 @@
 //! One `tools/call` through the protocol handler, ours beside rmcp's, for the same tool
 //! and the same arguments: `echo {"message": "hello"}` → one text block.
 //!
-//! - `mcp_tools`: [`McpHandler::call_tool`](mcp_tools::server::McpHandler) of a quickstart
+//! - `mcp_toolbelt`: [`McpHandler::call_tool`](mcp_toolbelt::server::McpHandler) of a quickstart
 //!   style registry (`#[mcp_tool]`): lookup in the caller's view, schema validation,
 //!   deserialization, middleware (span, statistics, panic capture, time budget), the
 //!   result conversion.
@@ -13,15 +13,15 @@
 //! (served over an in-memory pipe), so neither pays for transport or JSON-RPC framing here;
 //! `stdio-load` measures those.
 //!
-//! Run: `cargo bench -p mcp-tools --bench handler`.
+//! Run: `cargo bench -p mcp-toolbelt --bench handler`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_tools::server::rmcp::model::{
+use mcp_toolbelt::server::rmcp::model::{
     CallToolRequestParams, CallToolResponse, NumberOrString, RequestId,
 };
-use mcp_tools::server::rmcp::service::{Peer, RequestContext, RoleServer};
-use mcp_tools::server::rmcp::{ServerHandler, ServiceExt};
-use mcp_tools::{Registry, mcp_tool};
+use mcp_toolbelt::server::rmcp::service::{Peer, RequestContext, RoleServer};
+use mcp_toolbelt::server::rmcp::{ServerHandler, ServiceExt};
+use mcp_toolbelt::{ToolRegistry, mcp_tool};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -90,10 +90,11 @@ fn call(c: &mut Criterion) {
         .unwrap();
     let peer = runtime.block_on(session_peer());
     // The registry of this bench binary's linked tools: `echo` alone.
-    let ours = mcp_tools::server::Server::new(Registry::builder().build().unwrap()).handler();
+    let ours =
+        mcp_toolbelt::server::Server::new(ToolRegistry::builder().build().unwrap()).handler();
     let rmcp_echo = RmcpEcho::new();
     let mut group = c.benchmark_group("handler_call_tool");
-    group.bench_function("mcp_tools", |b| {
+    group.bench_function("mcp_toolbelt", |b| {
         b.to_async(&runtime).iter(|| async {
             let reply = ours.call_tool(params(), context(&peer)).await.unwrap();
             assert!(succeeded(&reply));

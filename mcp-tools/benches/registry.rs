@@ -1,12 +1,12 @@
-//! Registry hot paths: one `call_tool` (lookup + validate + deserialize + middleware +
+//! ToolRegistry hot paths: one `call_tool` (lookup + validate + deserialize + middleware +
 //! handler), `list_tools`, `get` and `build()`, with 10 and 1,000 tools so growth shows.
 //!
-//! Run: `cargo bench -p mcp-tools --bench registry`.
+//! Run: `cargo bench -p mcp-toolbelt --bench registry`.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use futures::future::BoxFuture;
-use mcp_tools::definition::ToolDef;
-use mcp_tools::{Registry, ToolContext, ToolResult, mcp_tool};
+use mcp_toolbelt::definition::ToolDef;
+use mcp_toolbelt::{ToolContext, ToolRegistry, ToolResult, mcp_tool};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -52,10 +52,10 @@ fn generated(count: usize) -> Vec<ToolDef> {
         .collect()
 }
 
-fn registry_with(count: usize) -> Registry {
+fn registry_with(count: usize) -> ToolRegistry {
     generated(count)
         .into_iter()
-        .fold(Registry::builder(), |builder, def| builder.tool(def))
+        .fold(ToolRegistry::builder(), |builder, def| builder.tool(def))
         .build()
         .expect("registry builds")
 }
@@ -101,7 +101,7 @@ fn call(c: &mut Criterion) {
     });
     // A schema the flat reading leaves to the compiled validator: nested objects, arrays of
     // objects, a pattern, a format, unique items.
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .tool(nested_tool())
         .build()
         .expect("registry builds");
@@ -162,7 +162,7 @@ fn list_and_lookup(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("get", count), &registry, |b, r| {
             b.iter(|| r.get("gen_tool_0007"))
         });
-        let view = registry.view(&mcp_tools::PermissionSet::new(["PERM_1", "PERM_2"]));
+        let view = registry.view(&mcp_toolbelt::PermissionSet::new(["PERM_1", "PERM_2"]));
         group.bench_with_input(BenchmarkId::new("view_list_tools", count), &view, |b, v| {
             b.iter(|| v.list_tools())
         });
@@ -178,7 +178,7 @@ fn build(c: &mut Criterion) {
             || generated(1_000),
             |defs| {
                 defs.into_iter()
-                    .fold(Registry::builder(), |builder, def| builder.tool(def))
+                    .fold(ToolRegistry::builder(), |builder, def| builder.tool(def))
                     .build()
                     .unwrap()
             },

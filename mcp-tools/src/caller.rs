@@ -16,7 +16,7 @@ use crate::permissions::PermissionSet;
 /// answers exactly like an unknown one.
 ///
 /// ```
-/// use mcp_tools::{Caller, PermissionSet};
+/// use mcp_toolbelt::{Caller, PermissionSet};
 /// let caller = Caller::new(Some("alice".into()), None, vec!["notes:read".into()],
 ///     PermissionSet::new(["NOTE_VIEW"]), Default::default());
 /// assert_eq!(caller.subject(), Some("alice"));
@@ -28,7 +28,7 @@ use crate::permissions::PermissionSet;
 /// log line or a panic message does not leak what the token said.
 ///
 /// ```
-/// # use mcp_tools::{Caller, PermissionSet};
+/// # use mcp_toolbelt::{Caller, PermissionSet};
 /// let mut claims = serde_json::Map::new();
 /// claims.insert("email".into(), "alice@example.org".into());
 /// let caller = Caller::new(Some("alice".into()), None, vec![], PermissionSet::empty(), claims);
@@ -66,7 +66,7 @@ impl Caller {
     /// without tokens): no subject, and no permission view of its own.
     ///
     /// ```
-    /// let local = mcp_tools::Caller::local();
+    /// let local = mcp_toolbelt::Caller::local();
     /// assert!(local.is_local());
     /// assert_eq!(local.subject(), None);
     /// ```
@@ -77,7 +77,7 @@ impl Caller {
     /// A caller that authenticated with a static token granting `permissions`.
     ///
     /// ```
-    /// let caller = mcp_tools::Caller::with_permissions(mcp_tools::PermissionSet::new(["READ"]));
+    /// let caller = mcp_toolbelt::Caller::with_permissions(mcp_toolbelt::PermissionSet::new(["READ"]));
     /// assert!(!caller.is_local());
     /// assert!(caller.permissions().is_some_and(|p| p.contains("READ")));
     /// ```
@@ -92,8 +92,8 @@ impl Caller {
     /// them; tests and custom authenticators may too).
     ///
     /// ```
-    /// let caller = mcp_tools::Caller::new(None, Some("ci".into()), vec![],
-    ///     mcp_tools::PermissionSet::empty(), Default::default());
+    /// let caller = mcp_toolbelt::Caller::new(None, Some("ci".into()), vec![],
+    ///     mcp_toolbelt::PermissionSet::empty(), Default::default());
     /// assert_eq!(caller.client_id(), Some("ci"));
     /// ```
     pub fn new(
@@ -115,7 +115,7 @@ impl Caller {
     /// True for the caller of a transport without authentication.
     ///
     /// ```
-    /// assert!(mcp_tools::Caller::local().is_local());
+    /// assert!(mcp_toolbelt::Caller::local().is_local());
     /// ```
     pub fn is_local(&self) -> bool {
         self.permissions.is_none()
@@ -124,7 +124,7 @@ impl Caller {
     /// The `sub` claim: the user, or for a client-credentials token the client itself.
     ///
     /// ```
-    /// # let c = mcp_tools::Caller::new(Some("u1".into()), None, vec![], mcp_tools::PermissionSet::empty(), Default::default());
+    /// # let c = mcp_toolbelt::Caller::new(Some("u1".into()), None, vec![], mcp_toolbelt::PermissionSet::empty(), Default::default());
     /// assert_eq!(c.subject(), Some("u1"));
     /// ```
     pub fn subject(&self) -> Option<&str> {
@@ -134,7 +134,7 @@ impl Caller {
     /// The `client_id` claim: the OAuth client the token was issued to.
     ///
     /// ```
-    /// # let c = mcp_tools::Caller::new(None, Some("c1".into()), vec![], mcp_tools::PermissionSet::empty(), Default::default());
+    /// # let c = mcp_toolbelt::Caller::new(None, Some("c1".into()), vec![], mcp_toolbelt::PermissionSet::empty(), Default::default());
     /// assert_eq!(c.client_id(), Some("c1"));
     /// ```
     pub fn client_id(&self) -> Option<&str> {
@@ -145,7 +145,7 @@ impl Caller {
     /// tokens).
     ///
     /// ```
-    /// # let c = mcp_tools::Caller::new(None, None, vec!["a".into()], mcp_tools::PermissionSet::empty(), Default::default());
+    /// # let c = mcp_toolbelt::Caller::new(None, None, vec!["a".into()], mcp_toolbelt::PermissionSet::empty(), Default::default());
     /// assert_eq!(c.scopes(), ["a"]);
     /// ```
     pub fn scopes(&self) -> &[String] {
@@ -156,7 +156,7 @@ impl Caller {
     /// everything the registry serves.
     ///
     /// ```
-    /// # let c = mcp_tools::Caller::with_permissions(mcp_tools::PermissionSet::new(["P"]));
+    /// # let c = mcp_toolbelt::Caller::with_permissions(mcp_toolbelt::PermissionSet::new(["P"]));
     /// assert!(c.permissions().is_some_and(|p| p.contains("P")));
     /// ```
     pub fn permissions(&self) -> Option<&PermissionSet> {
@@ -168,7 +168,7 @@ impl Caller {
     /// ```
     /// # let mut claims = serde_json::Map::new();
     /// # claims.insert("email".into(), "a@example.org".into());
-    /// # let c = mcp_tools::Caller::new(None, None, vec![], mcp_tools::PermissionSet::empty(), claims);
+    /// # let c = mcp_toolbelt::Caller::new(None, None, vec![], mcp_toolbelt::PermissionSet::empty(), claims);
     /// assert_eq!(c.claim("email").and_then(|v| v.as_str()), Some("a@example.org"));
     /// ```
     pub fn claim(&self, name: &str) -> Option<&Value> {
@@ -178,7 +178,7 @@ impl Caller {
     /// All kept claims.
     ///
     /// ```
-    /// assert!(mcp_tools::Caller::local().claims().is_empty());
+    /// assert!(mcp_toolbelt::Caller::local().claims().is_empty());
     /// ```
     pub fn claims(&self) -> &Map<String, Value> {
         &self.claims
@@ -189,7 +189,7 @@ impl Caller {
 /// `server::TokenResolver` closure may return a `PermissionSet`.
 ///
 /// ```
-/// let caller: mcp_tools::Caller = mcp_tools::PermissionSet::new(["READ"]).into();
+/// let caller: mcp_toolbelt::Caller = mcp_toolbelt::PermissionSet::new(["READ"]).into();
 /// assert!(caller.permissions().is_some_and(|p| p.contains("READ")));
 /// ```
 impl From<PermissionSet> for Caller {

@@ -2,7 +2,7 @@
 //! [`Caller`]).
 //!
 //! **What counts as an extractor.** A tool parameter whose type is written `State<T>`,
-//! `ToolContext` or `Caller` (bare or under `mcp_tools::`), or any parameter marked
+//! `ToolContext` or `Caller` (bare or under `mcp_toolbelt::`), or any parameter marked
 //! `#[extract]`, is built from the request context through [`FromContext`] and is *not*
 //! part of the input schema. Every other parameter is an argument.
 
@@ -52,7 +52,7 @@ pub(crate) trait ResourceNotifier: Send + Sync {
 /// Severity of a log message sent to the client (`notifications/message`), lowest first.
 ///
 /// ```
-/// use mcp_tools::context::LogLevel;
+/// use mcp_toolbelt::context::LogLevel;
 /// assert!(LogLevel::Error > LogLevel::Info);
 /// assert_eq!(LogLevel::Warning.as_str(), "warning");
 /// ```
@@ -140,7 +140,7 @@ pub trait ClientPeer: Send + Sync {
 /// fresh cancellation token.
 ///
 /// ```
-/// use mcp_tools::ToolContext;
+/// use mcp_toolbelt::ToolContext;
 /// let ctx = ToolContext::default().with_request_id("42");
 /// assert_eq!(ctx.request_id(), Some("42"));
 /// assert!(ctx.caller().is_local());
@@ -203,7 +203,7 @@ impl ToolContext {
     ///
     /// ```
     /// let token = tokio_util::sync::CancellationToken::new();
-    /// let ctx = mcp_tools::ToolContext::default().with_cancellation(token.clone());
+    /// let ctx = mcp_toolbelt::ToolContext::default().with_cancellation(token.clone());
     /// token.cancel();
     /// assert!(ctx.is_cancelled());
     /// ```
@@ -213,11 +213,11 @@ impl ToolContext {
     }
 
     /// Set who is calling (the server sets it from the transport's authentication; a
-    /// [`Registry::view`](crate::Registry::view) sets a caller with its permissions when the
+    /// [`ToolRegistry::view`](crate::ToolRegistry::view) sets a caller with its permissions when the
     /// context has only the local one).
     ///
     /// ```
-    /// use mcp_tools::{Caller, PermissionSet, ToolContext};
+    /// use mcp_toolbelt::{Caller, PermissionSet, ToolContext};
     /// let alice = Caller::new(Some("alice".into()), None, vec![], PermissionSet::empty(), Default::default());
     /// let ctx = ToolContext::default().with_caller(alice);
     /// assert_eq!(ctx.caller().subject(), Some("alice"));
@@ -240,10 +240,10 @@ impl ToolContext {
 
     /// Who is calling: the subject, client, scopes, permissions and kept claims the
     /// transport's authentication established, or [`Caller::local`] (stdio, a server
-    /// without tokens, the command line, a direct [`Registry`](crate::Registry) call).
+    /// without tokens, the command line, a direct [`ToolRegistry`](crate::ToolRegistry) call).
     ///
     /// ```
-    /// assert_eq!(mcp_tools::ToolContext::default().caller().subject(), None);
+    /// assert_eq!(mcp_toolbelt::ToolContext::default().caller().subject(), None);
     /// ```
     pub fn caller(&self) -> &Caller {
         self.caller.as_deref().unwrap_or(&LOCAL)
@@ -269,7 +269,7 @@ impl ToolContext {
     ///
     /// ```
     /// # tokio_test_block(async {
-    /// mcp_tools::ToolContext::default().progress(1.0, Some(10.0), "one of ten").await;
+    /// mcp_toolbelt::ToolContext::default().progress(1.0, Some(10.0), "one of ten").await;
     /// # });
     /// # fn tokio_test_block(f: impl std::future::Future<Output = ()>) {
     /// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
@@ -300,7 +300,7 @@ impl ToolContext {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// // Outside a server there is no client to ask.
-    /// let err = mcp_tools::ToolContext::default()
+    /// let err = mcp_toolbelt::ToolContext::default()
     ///     .create_message(serde_json::json!({ "messages": [], "maxTokens": 10 }))
     ///     .await
     ///     .unwrap_err();
@@ -322,7 +322,7 @@ impl ToolContext {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let err = mcp_tools::ToolContext::default()
+    /// let err = mcp_toolbelt::ToolContext::default()
     ///     .elicit(serde_json::json!({ "message": "Your name?", "requestedSchema": {} }))
     ///     .await
     ///     .unwrap_err();
@@ -344,7 +344,7 @@ impl ToolContext {
     ///
     /// ```
     /// // Outside a registry there is nobody to tell; nothing happens.
-    /// mcp_tools::ToolContext::default().resource_updated("trac://wiki/WikiStart");
+    /// mcp_toolbelt::ToolContext::default().resource_updated("trac://wiki/WikiStart");
     /// ```
     pub fn resource_updated(&self, uri: &str) {
         if let Some(notifier) = &self.notifier {
@@ -352,13 +352,13 @@ impl ToolContext {
         }
     }
 
-    /// Shared state of type `T` registered with `RegistryBuilder::state`.
+    /// Shared state of type `T` registered with `ToolRegistryBuilder::state`.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<State<T>> {
         self.states.get::<T>().map(State)
     }
 }
 
-/// A state type a tool needs; checked by `RegistryBuilder::build`.
+/// A state type a tool needs; checked by `ToolRegistryBuilder::build`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateRequirement {
     /// The state's type id.
@@ -372,8 +372,8 @@ pub struct StateRequirement {
 /// Implement it for your own extractor types and mark the parameter `#[extract]`.
 ///
 /// ```
-/// use mcp_tools::context::FromContext;
-/// use mcp_tools::{ToolContext, ToolError};
+/// use mcp_toolbelt::context::FromContext;
+/// use mcp_toolbelt::{ToolContext, ToolError};
 /// struct RequestId(String);
 /// impl FromContext for RequestId {
 ///     fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
@@ -405,12 +405,12 @@ impl FromContext for Caller {
     }
 }
 
-/// Shared state of type `T`, registered once with `RegistryBuilder::state` and handed
+/// Shared state of type `T`, registered once with `ToolRegistryBuilder::state` and handed
 /// to every tool that takes a `State<T>` parameter. Derefs to `T`.
 ///
 /// ```
-/// use mcp_tools::context::FromContext;
-/// use mcp_tools::{State, ToolContext};
+/// use mcp_toolbelt::context::FromContext;
+/// use mcp_toolbelt::{State, ToolContext};
 /// let state = State::new(5u32);
 /// assert_eq!(*state + 1, 6);
 /// ```
@@ -459,7 +459,7 @@ impl<T: Send + Sync + 'static> FromContext for State<T> {
                 "state {} is not registered on the registry",
                 type_name::<T>()
             ))
-            .with_action("Register it with Registry::builder().state(value).")
+            .with_action("Register it with ToolRegistry::builder().state(value).")
         })
     }
 

@@ -1,15 +1,15 @@
-//! # mcp-tools
+//! # mcp-toolbelt
 //!
 //! Build MCP (Model Context Protocol) servers out of annotated async functions.
 //!
 //! `#[mcp_tool]` on an `async fn` generates the tool's JSON input schema, its metadata and
 //! its registration; every annotated fn linked into the binary is collected at link time.
-//! A [`Registry`] filters tools by permission, validates arguments against the schema
+//! A [`ToolRegistry`] filters tools by permission, validates arguments against the schema
 //! before the fn runs, dispatches through timeouts, concurrency limits and panic capture,
 //! and turns every failure into a clear `Error (kind): …` result.
 //!
 //! ```rust,standalone_crate
-//! use mcp_tools::{mcp_tool, Json, State, ToolContext, ToolError, Registry};
+//! use mcp_toolbelt::{mcp_tool, Json, State, ToolContext, ToolError, ToolRegistry};
 //!
 //! struct Greeter { greeting: String }
 //!
@@ -31,7 +31,7 @@
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! let registry = Registry::builder()
+//! let registry = ToolRegistry::builder()
 //!     .state(Greeter { greeting: "Hello".into() })
 //!     .build()
 //!     .unwrap();
@@ -50,7 +50,7 @@
 //! ## Features
 //! | feature | what it adds | brings in |
 //! |---|---|---|
-//! | *(none)* | `#[mcp_tool]`, [`Registry`], validation, middleware: a tools library | schemars, serde_json, regex-lite, tokio |
+//! | *(none)* | `#[mcp_tool]`, [`ToolRegistry`], validation, middleware: a tools library | schemars, serde_json, regex-lite, tokio |
 //! | `server` (default) | [`server`]: `Server::serve_stdio`, `serve_tcp`, `serve_unix`, `serve_io` | rmcp (server, IO transport) |
 //! | `http` | streamable HTTP: `Server::serve_http`, `bind_http`, `http_service`, `HttpOptions`, `McpService`, `AuthLayer`, health endpoints; `serve --http` | `server`, hyper, http, rmcp's streamable HTTP server |
 //! | `tls` | HTTPS: `HttpOptions::tls`, `TlsConfig`; `serve --tls-cert/--tls-key` | `http`, rustls + ring |
@@ -75,12 +75,17 @@
 //! ## The `inventory` linker caveat
 //! Tools are collected from every crate *linked* into the final binary. A library crate
 //! whose items the binary never references is not linked, and its tools vanish with it:
-//! invoke [`tool_library!`] in the library and pass its `mcp_tools_library()` to
-//! [`RegistryBuilder::library`](registry::RegistryBuilder::library), which keeps it linked
+//! invoke [`tool_library!`] in the library and pass its `mcp_toolbelt_library()` to
+//! [`ToolRegistryBuilder::library`](registry::ToolRegistryBuilder::library), which keeps it linked
 //! and reports it if it contributes no tools. `serve` warns and `tools check` fails when a
 //! registry serves nothing.
 
 #![warn(missing_docs)]
+
+// The macros name the runtime `::mcp_toolbelt` when they expand inside this package (its
+// doctests and examples link it under that name; this makes the path resolve in the
+// library too).
+extern crate self as mcp_toolbelt;
 
 pub mod call;
 mod caller;
@@ -102,12 +107,12 @@ pub use caller::Caller;
 pub use context::{State, ToolContext};
 pub use output::{ContentBlock, ErrorKind, Json, ToolError, ToolResult};
 pub use permissions::PermissionSet;
-pub use registry::Registry;
+pub use registry::ToolRegistry;
 
 /// `#[mcp_tool(...)]`: turn an `async fn` into a registered MCP tool.
 ///
 /// See the crate docs and `docs/macro.md` for every key.
-pub use mcp_tools_derive::mcp_tool;
+pub use mcp_toolbelt_derive::mcp_tool;
 
 /// `#[mcp_resource(uri = "...")]` or `#[mcp_resource(uri_template = "...")]`: turn an
 /// `async fn` into a registered MCP resource (or resource template).
@@ -115,7 +120,7 @@ pub use mcp_tools_derive::mcp_tool;
 /// See `docs/resources-and-prompts.md` for every key.
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_resource, Json, ToolContext, Registry};
+/// use mcp_toolbelt::{mcp_resource, Json, ToolContext, ToolRegistry};
 ///
 /// /// Data for one id.
 /// #[mcp_resource(uri_template = "demo://items/{id}", mime_type = "application/json")]
@@ -124,13 +129,13 @@ pub use mcp_tools_derive::mcp_tool;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = Registry::builder().build().unwrap();
+/// let registry = ToolRegistry::builder().build().unwrap();
 /// assert_eq!(registry.list_resource_templates()[0].address().to_string(), ITEM_RESOURCE);
 /// let contents = registry.read_resource("demo://items/7", ToolContext::default()).await.unwrap();
 /// assert_eq!(contents[0].as_text(), Some("{\"id\":7}"));
 /// # });
 /// ```
-pub use mcp_tools_derive::mcp_resource;
+pub use mcp_toolbelt_derive::mcp_resource;
 
 /// `#[mcp_prompt(name = "...")]`: turn an `async fn` into a registered MCP prompt; its plain
 /// parameters are the prompt's arguments.
@@ -138,8 +143,8 @@ pub use mcp_tools_derive::mcp_resource;
 /// See `docs/resources-and-prompts.md` for every key.
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::definition::Params;
-/// use mcp_tools::{mcp_prompt, ToolContext, Registry};
+/// use mcp_toolbelt::definition::Params;
+/// use mcp_toolbelt::{mcp_prompt, ToolContext, ToolRegistry};
 ///
 /// /// Ask for a code review.
 /// #[mcp_prompt(name = "review")]
@@ -153,7 +158,7 @@ pub use mcp_tools_derive::mcp_resource;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = Registry::builder().build().unwrap();
+/// let registry = ToolRegistry::builder().build().unwrap();
 /// let listed = &registry.list_prompts()[0];
 /// assert!(listed.arguments()[0].required());
 /// let args: Params = [("code", "fn main() {}")].into_iter().collect();
@@ -161,7 +166,7 @@ pub use mcp_tools_derive::mcp_resource;
 /// assert_eq!(result.messages().len(), 1);
 /// # });
 /// ```
-pub use mcp_tools_derive::mcp_prompt;
+pub use mcp_toolbelt_derive::mcp_prompt;
 
 /// The README's code blocks, compiled as doctests (they use the `cli` feature too).
 #[cfg(all(doctest, feature = "cli"))]
@@ -228,9 +233,9 @@ pub mod __private {
     /// What an extractor's type needs; bounded on by the generated code so a type taken
     /// for an extractor by mistake is reported with the rule.
     #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not an extractor: it does not implement `mcp_tools::context::FromContext`",
+        message = "`{Self}` is not an extractor: it does not implement `mcp_toolbelt::context::FromContext`",
         label = "taken as an extractor",
-        note = "a type written `State<…>`, `ToolContext` or `Caller` (bare or under `mcp_tools::`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
+        note = "a type written `State<…>`, `ToolContext` or `Caller` (bare or under `mcp_toolbelt::`) is an extractor; to pass your own type of that name as an argument, write it with its path (`crate::State<…>`)"
     )]
     pub trait Extractor {}
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// subset test behind every list and call is a few word operations.
 ///
 /// ```
-/// use mcp_tools::PermissionSet;
+/// use mcp_toolbelt::PermissionSet;
 /// let read_only = PermissionSet::new(["TICKET_VIEW", "WIKI_VIEW"]);
 /// assert!(read_only.contains("WIKI_VIEW"));
 /// assert!(read_only.allows(&PermissionSet::new(["TICKET_VIEW"])));
@@ -60,7 +60,7 @@ impl PermissionSet {
     /// A set of the given names (duplicates are folded; names are trimmed).
     ///
     /// ```
-    /// let set = mcp_tools::PermissionSet::new(["A", " A ", "B"]);
+    /// let set = mcp_toolbelt::PermissionSet::new(["A", " A ", "B"]);
     /// assert_eq!(set.len(), 2);
     /// ```
     pub fn new<I, S>(names: I) -> PermissionSet
@@ -93,7 +93,7 @@ impl PermissionSet {
     /// The empty set: it allows only tools that need no permission.
     ///
     /// ```
-    /// assert!(mcp_tools::PermissionSet::empty().is_empty());
+    /// assert!(mcp_toolbelt::PermissionSet::empty().is_empty());
     /// ```
     pub fn empty() -> PermissionSet {
         PermissionSet::new(std::iter::empty::<&str>())
@@ -104,9 +104,9 @@ impl PermissionSet {
     /// digits, `_`, `-`, `.` and `:`; any other line is an error naming its line number.
     ///
     /// ```
-    /// let set = mcp_tools::PermissionSet::parse("# read-only agent\nTICKET_VIEW\n\nWIKI_VIEW  # wiki too\n").unwrap();
+    /// let set = mcp_toolbelt::PermissionSet::parse("# read-only agent\nTICKET_VIEW\n\nWIKI_VIEW  # wiki too\n").unwrap();
     /// assert_eq!(set.names().collect::<Vec<_>>(), ["TICKET_VIEW", "WIKI_VIEW"]);
-    /// assert!(mcp_tools::PermissionSet::parse("TICKET VIEW").is_err());
+    /// assert!(mcp_toolbelt::PermissionSet::parse("TICKET VIEW").is_err());
     /// ```
     pub fn parse(text: &str) -> Result<PermissionSet, PermissionFileError> {
         parse_lines(text, None)
@@ -119,7 +119,7 @@ impl PermissionSet {
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let file = dir.join("read-only.permissions");
     /// std::fs::write(&file, "TICKET_VIEW\nWIKI_VIEW\nMILESTONE_VIEW\n").unwrap();
-    /// let set = mcp_tools::PermissionSet::from_file(&file).unwrap();
+    /// let set = mcp_toolbelt::PermissionSet::from_file(&file).unwrap();
     /// assert_eq!(set.len(), 3);
     /// ```
     pub fn from_file(path: impl AsRef<Path>) -> Result<PermissionSet, PermissionFileError> {
@@ -194,7 +194,7 @@ impl<S: AsRef<str>> FromIterator<S> for PermissionSet {
 /// Why a permissions file could not be loaded.
 ///
 /// ```
-/// let err = mcp_tools::PermissionSet::parse("OK\nnot ok!").unwrap_err();
+/// let err = mcp_toolbelt::PermissionSet::parse("OK\nnot ok!").unwrap_err();
 /// assert_eq!(err.to_string(), "line 2: invalid permission name \"not ok!\" (use one name per line of letters, digits, _ - . :)");
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]

@@ -39,11 +39,11 @@ pub use library::Library;
 pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
 
 /// The tools, resources and prompts a server serves, with their state and middleware —
-/// or one caller's view of them ([`Registry::view`]): the same type, so listing and
+/// or one caller's view of them ([`ToolRegistry::view`]): the same type, so listing and
 /// calling are written once. Cheap to clone (shared inside).
 ///
 /// ```rust,standalone_crate
-/// use mcp_tools::{mcp_tool, Registry, ToolContext};
+/// use mcp_toolbelt::{mcp_tool, ToolRegistry, ToolContext};
 ///
 /// /// Add two numbers.
 /// #[mcp_tool(name = "add")]
@@ -52,7 +52,7 @@ pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inex
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = Registry::builder().build().unwrap();
+/// let registry = ToolRegistry::builder().build().unwrap();
 /// let result = registry
 ///     .call_tool("add", serde_json::json!({"a": 2, "b": 3}), ToolContext::default())
 ///     .await
@@ -61,7 +61,7 @@ pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inex
 /// # });
 /// ```
 #[derive(Clone)]
-pub struct Registry {
+pub struct ToolRegistry {
     pub(crate) shared: Arc<Shared>,
     /// The caller this view is for; `None`: every served tool.
     caller: Option<PermissionSet>,
@@ -76,12 +76,12 @@ pub(crate) struct Shared {
     filter: Filter,
     pub(crate) listeners: Arc<Listeners<ChangeListener>>,
     writer: Mutex<()>,
-    /// What the build found; [`Registry::validation_report`] adds the schema problems.
+    /// What the build found; [`ToolRegistry::validation_report`] adds the schema problems.
     built_report: ValidationReport,
     report: OnceLock<ValidationReport>,
 }
 
-/// A listener of [`Registry::on_change`].
+/// A listener of [`ToolRegistry::on_change`].
 pub(crate) type ChangeListener = dyn Fn(&RegistryChange) + Send + Sync;
 
 /// One admitted tool in a catalog, switched on or off.
@@ -162,9 +162,9 @@ pub enum RegistryChange {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// let err = registry
-///     .call_tool("nope", serde_json::Value::Null, mcp_tools::ToolContext::default())
+///     .call_tool("nope", serde_json::Value::Null, mcp_toolbelt::ToolContext::default())
 ///     .await
 ///     .unwrap_err();
 /// assert_eq!(err.to_string(), "unknown tool: nope");
@@ -198,11 +198,11 @@ impl BuildError {
     }
 }
 
-/// Configures and builds a [`Registry`].
+/// Configures and builds a [`ToolRegistry`].
 ///
 /// ```
-/// use mcp_tools::{PermissionSet, Registry};
-/// let registry = Registry::builder()
+/// use mcp_toolbelt::{PermissionSet, ToolRegistry};
+/// let registry = ToolRegistry::builder()
 ///     .allowed_permissions(PermissionSet::new(["TICKET_VIEW"]))
 ///     .default_timeout(std::time::Duration::from_secs(30))
 ///     .build()
@@ -210,7 +210,7 @@ impl BuildError {
 /// assert!(registry.list_tools().iter().all(|t| t.name() != "ticket_delete"));
 /// ```
 #[must_use]
-pub struct RegistryBuilder {
+pub struct ToolRegistryBuilder {
     states: StateMap,
     filter: Filter,
     defs: Vec<ToolDef>,
@@ -221,10 +221,10 @@ pub struct RegistryBuilder {
     libraries: Vec<Library>,
 }
 
-impl Registry {
+impl ToolRegistry {
     /// Start configuring a registry.
-    pub fn builder() -> RegistryBuilder {
-        RegistryBuilder {
+    pub fn builder() -> ToolRegistryBuilder {
+        ToolRegistryBuilder {
             states: StateMap::default(),
             filter: Filter::default(),
             defs: Vec::new(),
@@ -237,7 +237,7 @@ impl Registry {
     }
 }
 
-impl RegistryBuilder {
+impl ToolRegistryBuilder {
     /// Register shared state handed to tools taking `State<T>`; one value per type.
     pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
         self.state_arc(Arc::new(value))
@@ -253,10 +253,10 @@ impl RegistryBuilder {
     /// default) serves every tool, so an optional `--permissions-file` passes straight in.
     ///
     /// ```
-    /// use mcp_tools::{PermissionSet, Registry};
-    /// let some = Registry::builder().allowed_permissions(PermissionSet::new(["WIKI_VIEW"]));
+    /// use mcp_toolbelt::{PermissionSet, ToolRegistry};
+    /// let some = ToolRegistry::builder().allowed_permissions(PermissionSet::new(["WIKI_VIEW"]));
     /// let from_flag: Option<PermissionSet> = None;
-    /// let all = Registry::builder().allowed_permissions(from_flag);
+    /// let all = ToolRegistry::builder().allowed_permissions(from_flag);
     /// # let _ = (some, all);
     /// ```
     pub fn allowed_permissions(mut self, allowed: impl Into<Option<PermissionSet>>) -> Self {
@@ -282,10 +282,10 @@ impl RegistryBuilder {
         self
     }
 
-    /// Expect tools from `library` (its `mcp_tools_library()`, see
+    /// Expect tools from `library` (its `mcp_toolbelt_library()`, see
     /// [`tool_library!`](crate::tool_library)): calling that fn keeps the library linked,
     /// and a library that contributes no tools is an error in
-    /// [`validation_report`](Registry::validation_report) (and `tools check`).
+    /// [`validation_report`](ToolRegistry::validation_report) (and `tools check`).
     pub fn library(mut self, library: Library) -> Self {
         self.libraries.push(library);
         self
@@ -297,7 +297,7 @@ impl RegistryBuilder {
         self
     }
 
-    /// Report duplicate names and invalid tools in [`Registry::validation_report`]
+    /// Report duplicate names and invalid tools in [`ToolRegistry::validation_report`]
     /// instead of failing (the first definition of a name wins; invalid ones are left out).
     /// Missing state types still fail.
     pub fn lenient(mut self, lenient: bool) -> Self {
@@ -330,14 +330,14 @@ impl RegistryBuilder {
     /// command line can list tools before the state they need exists.
     ///
     /// ```
-    /// use mcp_tools::definition::ToolDef;
-    /// use mcp_tools::{Registry, ToolResult};
+    /// use mcp_toolbelt::definition::ToolDef;
+    /// use mcp_toolbelt::{ToolRegistry, ToolResult};
     /// let def = ToolDef::builder("demo_ping")
     ///     .description("Answer pong.")
     ///     .handler(|_args, _ctx| async { Ok(ToolResult::text("pong")) })
     ///     .build()
     ///     .unwrap();
-    /// let builder = Registry::builder().include_linked(false).tool(def);
+    /// let builder = ToolRegistry::builder().include_linked(false).tool(def);
     /// let names: Vec<String> = builder.definitions().iter().map(|d| d.name().to_string()).collect();
     /// assert_eq!(names, ["demo_ping"]);
     /// assert!(builder.build().is_ok());
@@ -363,7 +363,7 @@ impl RegistryBuilder {
     /// Collect, check and index every tool. Fails, naming every problem, on duplicate
     /// names (with both source locations), invalid definitions or schemas, and tools
     /// needing a state type that was never registered.
-    pub fn build(self) -> Result<Registry, BuildError> {
+    pub fn build(self) -> Result<ToolRegistry, BuildError> {
         let mut problems = Vec::new();
         let mut report = ValidationReport::default();
         let mut defs: Vec<ToolDef> = Vec::new();
@@ -439,7 +439,7 @@ impl RegistryBuilder {
         if catalog.slots.is_empty() && offerings.is_empty() {
             report.push(Severity::Warning, "", library::EMPTY);
         }
-        Ok(Registry {
+        Ok(ToolRegistry {
             shared: Arc::new(Shared {
                 catalog: ArcSwap::from_pointee(catalog),
                 states: Arc::new(self.states),
@@ -496,17 +496,17 @@ fn missing_state_problems(mut needing: Vec<(&'static str, Arc<ToolDef>)>) -> Vec
     problems
 }
 
-impl Registry {
+impl ToolRegistry {
     /// A view of the registry for a caller holding `permissions`: same tools, same rules,
     /// filtered further by the caller's set, with its own cached list. Cheap.
     ///
     /// ```
-    /// # let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-    /// let view = registry.view(&mcp_tools::PermissionSet::new(["WIKI_VIEW"]));
+    /// # let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let view = registry.view(&mcp_toolbelt::PermissionSet::new(["WIKI_VIEW"]));
     /// assert!(view.list_tools().is_empty());
     /// ```
-    pub fn view(&self, permissions: &PermissionSet) -> Registry {
-        Registry {
+    pub fn view(&self, permissions: &PermissionSet) -> ToolRegistry {
+        ToolRegistry {
             shared: self.shared.clone(),
             caller: Some(permissions.clone()),
         }
@@ -516,8 +516,8 @@ impl Registry {
     /// tool is visible).
     ///
     /// ```
-    /// use mcp_tools::{PermissionSet, Registry};
-    /// let registry = Registry::builder().include_linked(false).build().unwrap();
+    /// use mcp_toolbelt::{PermissionSet, ToolRegistry};
+    /// let registry = ToolRegistry::builder().include_linked(false).build().unwrap();
     /// assert!(registry.view_permissions().is_none());
     /// let view = registry.view(&PermissionSet::new(["WIKI_VIEW"]));
     /// assert!(view.view_permissions().unwrap().contains("WIKI_VIEW"));
@@ -650,14 +650,14 @@ impl Registry {
 
     /// Add a tool at runtime, enabled. Fails on a duplicate name, a missing state type or an
     /// invalid schema. A tool the builder's permission, category or tag filter excludes is
-    /// left out exactly as [`build`](RegistryBuilder::build) leaves out such tools:
+    /// left out exactly as [`build`](ToolRegistryBuilder::build) leaves out such tools:
     /// `Ok(())`, nothing stored, no listener notified; listing, calling, enabling or
     /// unregistering its name then answers as for an unknown name.
     ///
     /// ```
-    /// use mcp_tools::definition::ToolDef;
-    /// use mcp_tools::{PermissionSet, Registry, ToolResult};
-    /// let registry = Registry::builder()
+    /// use mcp_toolbelt::definition::ToolDef;
+    /// use mcp_toolbelt::{PermissionSet, ToolRegistry, ToolResult};
+    /// let registry = ToolRegistry::builder()
     ///     .include_linked(false)
     ///     .allowed_permissions(PermissionSet::new(["READ"]))
     ///     .build()
@@ -736,7 +736,7 @@ impl Registry {
     /// [`tool_library!`](crate::tool_library)). `serve` warns about it, `tools check` fails.
     ///
     /// ```
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// assert!(registry.is_empty());
     /// assert!(registry.validation_report().findings()[0].message.contains("no tools"));
     /// ```
@@ -806,10 +806,10 @@ impl Registry {
     }
 }
 
-impl std::fmt::Debug for Registry {
+impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let catalog = self.shared.catalog.load();
-        f.debug_struct("Registry")
+        f.debug_struct("ToolRegistry")
             .field("tools", &catalog.slots.len())
             .field(
                 "enabled",

@@ -50,7 +50,7 @@ fn client_ready(schema: schemars::Schema) -> JsonObject {
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct Args { /// How many
 ///     count: u32, label: Option<String> }
-/// let schema = mcp_tools::schema::input_schema_for::<Args>();
+/// let schema = mcp_toolbelt::schema::input_schema_for::<Args>();
 /// assert_eq!(schema["type"], "object");
 /// assert_eq!(schema["required"], serde_json::json!(["count"]));
 /// assert!(!schema.contains_key("$schema") && !schema.contains_key("title"));
@@ -64,7 +64,7 @@ pub fn input_schema_for<T: JsonSchema + ?Sized>() -> JsonObject {
 /// [`wraps_output`]).
 ///
 /// ```
-/// let schema = mcp_tools::schema::output_schema_for::<Vec<u32>>();
+/// let schema = mcp_toolbelt::schema::output_schema_for::<Vec<u32>>();
 /// assert_eq!(schema["type"], "object");
 /// assert_eq!(schema["required"], serde_json::json!(["result"]));
 /// ```
@@ -95,7 +95,7 @@ pub fn is_object_schema(schema: &JsonObject) -> bool {
 /// object). Computed once per type.
 ///
 /// ```
-/// assert!(mcp_tools::schema::wraps_output::<String>());
+/// assert!(mcp_toolbelt::schema::wraps_output::<String>());
 /// ```
 pub fn wraps_output<T: JsonSchema + ?Sized + 'static>() -> bool {
     wraps_output_of(TypeId::of::<T>(), || {

@@ -5,9 +5,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_tools::definition::ToolDef;
-use mcp_tools::registry::{RegistryBuilder, RegistryChange, ToolNotFound};
-use mcp_tools::{PermissionSet, Registry, ToolContext, ToolResult};
+use mcp_toolbelt::definition::ToolDef;
+use mcp_toolbelt::registry::{RegistryChange, ToolNotFound, ToolRegistryBuilder};
+use mcp_toolbelt::{PermissionSet, ToolContext, ToolRegistry, ToolResult};
 use serde_json::json;
 
 /// A tool answering its own name, with the given permissions, category and tags.
@@ -34,7 +34,7 @@ fn tool(
     .unwrap()
 }
 
-fn listed(registry: &Registry) -> Vec<String> {
+fn listed(registry: &ToolRegistry) -> Vec<String> {
     registry
         .list_tools()
         .iter()
@@ -48,7 +48,7 @@ fn blanked(err: ToolNotFound, name: &str) -> String {
     err.to_string().replace(name, "<name>")
 }
 
-async fn call(registry: &Registry, name: &str) -> Result<ToolResult, ToolNotFound> {
+async fn call(registry: &ToolRegistry, name: &str) -> Result<ToolResult, ToolNotFound> {
     registry
         .call_tool(name, json!({}), ToolContext::default())
         .await
@@ -56,7 +56,7 @@ async fn call(registry: &Registry, name: &str) -> Result<ToolResult, ToolNotFoun
 
 /// Every registry answer about `name` is the one an unknown name gets, before and after
 /// trying to enable it; nothing about it is listed, counted or announced.
-async fn assert_answers_as_unknown(registry: &Registry, name: &str) {
+async fn assert_answers_as_unknown(registry: &ToolRegistry, name: &str) {
     const UNKNOWN: &str = "no_such_tool";
     let unknown_call = blanked(call(registry, UNKNOWN).await.unwrap_err(), UNKNOWN);
     let unknown_enable = blanked(registry.enable(UNKNOWN).unwrap_err(), UNKNOWN);
@@ -92,7 +92,7 @@ async fn assert_answers_as_unknown(registry: &Registry, name: &str) {
 /// One filter setting and which of [`candidates`] it excludes.
 struct Case {
     label: &'static str,
-    filter: fn(RegistryBuilder) -> RegistryBuilder,
+    filter: fn(ToolRegistryBuilder) -> ToolRegistryBuilder,
     excluded: &'static [&'static str],
 }
 
@@ -185,8 +185,8 @@ fn admitted(case: &Case) -> Vec<String> {
 async fn build_serves_exactly_what_the_filters_admit() {
     for case in CASES {
         let builder = candidates().into_iter().fold(
-            (case.filter)(Registry::builder().include_linked(false)),
-            RegistryBuilder::tool,
+            (case.filter)(ToolRegistry::builder().include_linked(false)),
+            ToolRegistryBuilder::tool,
         );
         let preview: Vec<String> = builder
             .definitions()
@@ -209,7 +209,7 @@ async fn build_serves_exactly_what_the_filters_admit() {
 #[tokio::test]
 async fn register_adds_only_what_the_filters_admit_and_enable_cannot_bypass_them() {
     for case in CASES {
-        let registry = (case.filter)(Registry::builder().include_linked(false))
+        let registry = (case.filter)(ToolRegistry::builder().include_linked(false))
             .build()
             .unwrap();
         let changes = Arc::new(Mutex::new(Vec::new()));
@@ -258,7 +258,7 @@ async fn register_adds_only_what_the_filters_admit_and_enable_cannot_bypass_them
 /// The bypass of issue 17: a registry limited to READ, a runtime tool needing ADMIN.
 #[tokio::test]
 async fn a_runtime_admin_tool_stays_unreachable_in_a_read_only_registry() {
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .include_linked(false)
         .allowed_permissions(PermissionSet::new(["READ"]))
         .tool(tool("reader", &["READ"], None, &[]))
@@ -299,7 +299,7 @@ fn register_checks_an_admitted_tool_and_skips_an_excluded_one() {
         ToolDef::builder(name.to_string())
             .description("Needs a state that is never registered.")
             .permissions(permissions.iter().copied())
-            .requires(Some(mcp_tools::context::StateRequirement {
+            .requires(Some(mcp_toolbelt::context::StateRequirement {
                 type_id: std::any::TypeId::of::<Missing>(),
                 type_name: "Missing",
             }))
@@ -307,7 +307,7 @@ fn register_checks_an_admitted_tool_and_skips_an_excluded_one() {
             .build()
             .unwrap()
     };
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .include_linked(false)
         .allowed_permissions(PermissionSet::new(["READ"]))
         .build()

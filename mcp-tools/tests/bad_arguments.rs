@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_tools::{ErrorKind, Registry, ToolContext, mcp_tool};
+use mcp_toolbelt::{ErrorKind, ToolContext, ToolRegistry, mcp_tool};
 use serde_json::{Value, json};
 
 static REACHED: AtomicUsize = AtomicUsize::new(0);
@@ -65,7 +65,7 @@ fn deep(levels: usize) -> Value {
 
 #[tokio::test]
 async fn hostile_arguments_are_rejected_clearly() {
-    let registry = Registry::builder().build().unwrap();
+    let registry = ToolRegistry::builder().build().unwrap();
     let cases: Vec<(Value, &str)> = vec![
         (json!([]), "(root)"),
         (json!("text"), "(root)"),
@@ -147,7 +147,7 @@ async fn hostile_arguments_are_rejected_clearly() {
 
 #[tokio::test]
 async fn several_problems_are_listed_together() {
-    let registry = Registry::builder().build().unwrap();
+    let registry = ToolRegistry::builder().build().unwrap();
     let result = registry
         .call_tool(
             "ticket_make",

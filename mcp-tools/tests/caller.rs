@@ -5,9 +5,9 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use mcp_tools::definition::Params;
-use mcp_tools::{
-    Caller, Json, PermissionSet, Registry, ToolContext, mcp_prompt, mcp_resource, mcp_tool,
+use mcp_toolbelt::definition::Params;
+use mcp_toolbelt::{
+    Caller, Json, PermissionSet, ToolContext, ToolRegistry, mcp_prompt, mcp_resource, mcp_tool,
 };
 use serde_json::{Value, json};
 
@@ -42,13 +42,13 @@ async fn whoami(caller: Caller, ctx: ToolContext) -> Json<Seen> {
 
 /// A tool that needs a permission, to call through a view.
 #[mcp_tool(name = "whoami_read", permissions = ["NOTE_READ"], read_only)]
-async fn whoami_read(caller: mcp_tools::Caller) -> Json<Seen> {
+async fn whoami_read(caller: mcp_toolbelt::Caller) -> Json<Seen> {
     Json(seen(&caller))
 }
 
 /// Who is reading.
 #[mcp_resource(uri = "whoami://caller", mime_type = "application/json")]
-async fn reader(caller: ::mcp_tools::Caller) -> Json<Seen> {
+async fn reader(caller: ::mcp_toolbelt::Caller) -> Json<Seen> {
     Json(seen(&caller))
 }
 
@@ -64,8 +64,10 @@ async fn greet(caller: Caller) -> String {
 /// disabled for it, so the tests here run one at a time.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn registry() -> Registry {
-    Registry::builder().build().expect("the registry builds")
+fn registry() -> ToolRegistry {
+    ToolRegistry::builder()
+        .build()
+        .expect("the registry builds")
 }
 
 fn alice() -> Caller {
@@ -80,7 +82,7 @@ fn alice() -> Caller {
     )
 }
 
-async fn call(registry: &Registry, tool: &str, ctx: ToolContext) -> Value {
+async fn call(registry: &ToolRegistry, tool: &str, ctx: ToolContext) -> Value {
     let result = registry
         .call_tool(tool, Value::Null, ctx)
         .await

@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_tools::definition::{
+use mcp_toolbelt::definition::{
     Completion, CompletionRef, CompletionRequest, Params, PromptArgument, PromptDef, ResourceDef,
 };
-use mcp_tools::output::{PromptMessage, ResourceContent, Role};
-use mcp_tools::{
-    ErrorKind, Json, PermissionSet, Registry, State, ToolContext, ToolError, mcp_prompt,
+use mcp_toolbelt::output::{PromptMessage, ResourceContent, Role};
+use mcp_toolbelt::{
+    ErrorKind, Json, PermissionSet, State, ToolContext, ToolError, ToolRegistry, mcp_prompt,
     mcp_resource,
 };
 use serde_json::{Value, json};
@@ -153,8 +153,8 @@ async fn always_fails() -> Result<String, ToolError> {
     Err(ToolError::upstream("the template store is down"))
 }
 
-fn registry() -> Registry {
-    Registry::builder()
+fn registry() -> ToolRegistry {
+    ToolRegistry::builder()
         .state(Wiki::new())
         .default_timeout(Duration::from_millis(100))
         .build()
@@ -250,7 +250,7 @@ fn views_filter_resources_and_prompts_like_tools() {
     );
 
     // The registry's own filter drops them entirely.
-    let limited = Registry::builder()
+    let limited = ToolRegistry::builder()
         .state(Wiki::new())
         .allowed_permissions(PermissionSet::new(["WIKI_VIEW"]))
         .build()
@@ -488,7 +488,7 @@ async fn completion_fns_answer_for_prompts_and_templates() {
 
 #[test]
 fn build_fails_on_missing_state_and_duplicates() {
-    let missing = Registry::builder().build().unwrap_err();
+    let missing = ToolRegistry::builder().build().unwrap_err();
     assert_eq!(missing.problems().len(), 1);
     assert!(
         missing.problems()[0].starts_with("resource \"trac://wiki/{+name}\" needs state"),
@@ -505,10 +505,10 @@ fn build_fails_on_missing_state_and_duplicates() {
     let prompt_again = PromptDef::builder("trip_plan")
         .description("A second trip_plan")
         .argument(PromptArgument::new("city").with_required(true))
-        .handler(|_a, _c| async { mcp_tools::output::IntoPromptResult::into_prompt_result("x") })
+        .handler(|_a, _c| async { mcp_toolbelt::output::IntoPromptResult::into_prompt_result("x") })
         .build()
         .unwrap();
-    let err = Registry::builder()
+    let err = ToolRegistry::builder()
         .state(Wiki::new())
         .resource(again.clone())
         .prompt(prompt_again.clone())
@@ -524,7 +524,7 @@ fn build_fails_on_missing_state_and_duplicates() {
             .any(|p| p.starts_with("duplicate prompt name \"trip_plan\""))
     );
     // Lenient: the first definition wins.
-    let lenient = Registry::builder()
+    let lenient = ToolRegistry::builder()
         .state(Wiki::new())
         .resource(again)
         .prompt(prompt_again)
@@ -553,7 +553,7 @@ fn runtime_definitions_are_checked() {
     assert!(bad_completion.problem().contains("`b`"));
     let bad_name = PromptDef::builder("has space")
         .description("d")
-        .handler(|_a, _c| async { mcp_tools::output::IntoPromptResult::into_prompt_result("x") })
+        .handler(|_a, _c| async { mcp_toolbelt::output::IntoPromptResult::into_prompt_result("x") })
         .build()
         .unwrap_err();
     assert_eq!(bad_name.item(), "prompt \"has space\"");

@@ -1,4 +1,4 @@
-//! Registry behaviour at run time: failures become typed results, the registry keeps
+//! ToolRegistry behaviour at run time: failures become typed results, the registry keeps
 //! serving, runtime changes notify listeners, build problems are reported loudly.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mcp_tools::call::{Around, Next};
-use mcp_tools::definition::ToolDef;
-use mcp_tools::registry::RegistryChange;
-use mcp_tools::{ErrorKind, Registry, State, ToolContext, ToolError, ToolResult, mcp_tool};
+use mcp_toolbelt::call::{Around, Next};
+use mcp_toolbelt::definition::ToolDef;
+use mcp_toolbelt::registry::RegistryChange;
+use mcp_toolbelt::{ErrorKind, State, ToolContext, ToolError, ToolRegistry, ToolResult, mcp_tool};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -63,8 +63,8 @@ async fn big() -> String {
     "é".repeat(10_000)
 }
 
-fn registry() -> Registry {
-    Registry::builder()
+fn registry() -> ToolRegistry {
+    ToolRegistry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -73,7 +73,7 @@ fn registry() -> Registry {
         .unwrap()
 }
 
-async fn call(registry: &Registry, name: &str, args: serde_json::Value) -> ToolResult {
+async fn call(registry: &ToolRegistry, name: &str, args: serde_json::Value) -> ToolResult {
     registry
         .call_tool(name, args, ToolContext::default())
         .await
@@ -111,7 +111,7 @@ async fn a_hanging_tool_times_out() {
 
 #[tokio::test]
 async fn the_registry_default_timeout_applies_to_tools_without_their_own() {
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -144,7 +144,7 @@ async fn max_concurrency_one_serializes_a_tool() {
         running: AtomicUsize::new(0),
         peak: AtomicUsize::new(0),
     });
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .state_arc(gauge.clone())
         .build()
         .unwrap();
@@ -162,7 +162,7 @@ async fn max_concurrency_one_serializes_a_tool() {
 
 #[tokio::test]
 async fn oversized_text_is_truncated_with_a_notice() {
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -239,7 +239,7 @@ async fn disable_enable_register_unregister_notify_listeners() {
 
 #[test]
 fn missing_state_fails_build_naming_tool_and_type() {
-    let err = Registry::builder().build().unwrap_err().to_string();
+    let err = ToolRegistry::builder().build().unwrap_err().to_string();
     assert!(
         err.contains("state runtime::Gauge is needed by 1 tool(s)"),
         "{err}"
@@ -257,12 +257,12 @@ fn missing_state_names_every_tool_needing_it_in_source_order() {
         ToolDef::builder(name)
             .description("Needs the gauge")
             .source(file, line)
-            .requires(<State<Gauge> as mcp_tools::context::FromContext>::requirement())
+            .requires(<State<Gauge> as mcp_toolbelt::context::FromContext>::requirement())
             .handler(|_a, _c| async { Ok(ToolResult::empty()) })
             .build()
             .unwrap()
     };
-    let err = Registry::builder()
+    let err = ToolRegistry::builder()
         .include_linked(false)
         .tool(needs_gauge("late", "src/z.rs", 1))
         .tool(needs_gauge("early", "src/a.rs", 7))
@@ -292,7 +292,7 @@ fn duplicate_locations_are_listed_in_source_order() {
         (at("src/b.rs", 3), at("src/a.rs", 40)),
         (at("src/a.rs", 40), at("src/b.rs", 3)),
     ] {
-        let err = Registry::builder()
+        let err = ToolRegistry::builder()
             .include_linked(false)
             .tool(first)
             .tool(second)
@@ -315,7 +315,7 @@ fn duplicate_names_fail_build_naming_both_places() {
             .build()
             .unwrap()
     };
-    let err = Registry::builder()
+    let err = ToolRegistry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -331,7 +331,7 @@ fn duplicate_names_fail_build_naming_both_places() {
     );
     assert!(err.contains("a runtime definition"), "{err}");
 
-    let lenient = Registry::builder()
+    let lenient = ToolRegistry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
@@ -401,7 +401,7 @@ impl Around for Recorder {
 #[tokio::test]
 async fn around_hooks_run_in_order_first_outermost() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .state(Gauge {
             running: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),

@@ -1,8 +1,8 @@
 //! Seed 000's permission table: 27 tools with exactly its permission sets; a read-only
 //! permissions file keeps exactly its 14 tools, and each of the 13 others answers as unknown.
 
-use mcp_tools::registry::PermissionMatrix;
-use mcp_tools::{PermissionSet, Registry, ToolContext, mcp_tool};
+use mcp_toolbelt::registry::PermissionMatrix;
+use mcp_toolbelt::{PermissionSet, ToolContext, ToolRegistry, mcp_tool};
 use serde_json::json;
 
 macro_rules! tools {
@@ -85,7 +85,7 @@ fn read_only_file() -> PermissionSet {
 
 #[test]
 fn all_27_tools_carry_the_table_permissions() {
-    let registry = Registry::builder().build().unwrap();
+    let registry = ToolRegistry::builder().build().unwrap();
     assert_eq!(registry.list_tools().len(), 27);
     assert_eq!(TABLE.len(), 27);
     for (name, permissions) in TABLE {
@@ -105,7 +105,7 @@ fn all_27_tools_carry_the_table_permissions() {
 
 #[tokio::test]
 async fn read_only_file_keeps_14_and_hides_13() {
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .allowed_permissions(read_only_file())
         .build()
         .unwrap();
@@ -152,7 +152,7 @@ async fn read_only_file_keeps_14_and_hides_13() {
 
 #[tokio::test]
 async fn per_caller_views_apply_the_same_rule() {
-    let registry = Registry::builder().build().unwrap();
+    let registry = ToolRegistry::builder().build().unwrap();
     let view = registry.view(&read_only_file());
     assert_eq!(view.list_tools().len(), 14);
     let admin = registry.view(&PermissionSet::new(["TICKET_ADMIN", "TICKET_BATCH_MODIFY"]));

@@ -1,7 +1,8 @@
 //! The macro's parameter, return-type and metadata features, end to end through a registry.
 
-use mcp_tools::{
-    ContentBlock, ErrorKind, Json, Registry, State, ToolContext, ToolError, ToolResult, mcp_tool,
+use mcp_toolbelt::{
+    ContentBlock, ErrorKind, Json, State, ToolContext, ToolError, ToolRegistry, ToolResult,
+    mcp_tool,
 };
 use serde_json::{Value, json};
 
@@ -110,14 +111,14 @@ async fn open() -> Result<String, std::io::Error> {
     std::fs::read_to_string("/definitely/not/here").map(|_| String::new())
 }
 
-fn registry() -> Registry {
-    Registry::builder()
+fn registry() -> ToolRegistry {
+    ToolRegistry::builder()
         .state(Prefix("Hello".into()))
         .build()
         .unwrap()
 }
 
-async fn call(registry: &Registry, name: &str, args: Value) -> ToolResult {
+async fn call(registry: &ToolRegistry, name: &str, args: Value) -> ToolResult {
     registry
         .call_tool(name, args, ToolContext::default().with_request_id("r1"))
         .await

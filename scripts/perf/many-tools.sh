@@ -9,7 +9,7 @@
 # Set BEFORE=path/to/an/older/many-tools to measure it beside the current one.
 #
 # usage: scripts/perf/many-tools.sh [-r ROUNDS]
-# Needs release builds: cargo build --release -p many-tools -p mcp-tools-tests \
+# Needs release builds: cargo build --release -p many-tools -p mcp-toolbelt-tests \
 #   --bin many-tools --bin stdio-load; and valgrind.
 set -euo pipefail
 rounds=5

@@ -1,4 +1,4 @@
-"""Drive several replicas of an mcp-tools server behind one load balancer with the official
+"""Drive several replicas of an mcp-toolbelt server behind one load balancer with the official
 MCP Python SDK, kill one replica in the middle, and report what the client saw, as one JSON
 object on stdout. Every HTTP response's `Mcp-Replica` header (`serve --replica-id`) is
 recorded, so the report says which replica answered each call.

@@ -1,4 +1,4 @@
-"""Drive an mcp-tools example server with the official MCP Python SDK and report what
+"""Drive an mcp-toolbelt example server with the official MCP Python SDK and report what
 happened, as one JSON object on stdout (scenario name -> observations).
 
 The Rust integration tests (tests/tests/server_*.rs) run this with the venv that

@@ -1,5 +1,5 @@
 // A real OAuth 2.1 / OpenID provider for the auth tests: oidc-provider 9.13.3 (installed by
-// scripts/setup-node.sh into $MCP_TOOLS_CACHE/oidc) on loopback.
+// scripts/setup-node.sh into $MCP_TOOLBELT_CACHE/oidc) on loopback.
 //
 //   node tests/oidc/provider.mjs --resource URL [--port N]
 //
@@ -39,9 +39,9 @@ if (!resource) {
     process.exit(2);
 }
 const port = Number(arg('port', '0'));
-const cache = process.env.MCP_TOOLS_CACHE;
+const cache = process.env.MCP_TOOLBELT_CACHE;
 if (!cache) {
-    console.error('provider.mjs: MCP_TOOLS_CACHE is not set (source scripts/env.sh)');
+    console.error('provider.mjs: MCP_TOOLBELT_CACHE is not set (source scripts/env.sh)');
     process.exit(2);
 }
 // stdout carries only the issuer line: oidc-provider's notices (console.info) go to stderr.

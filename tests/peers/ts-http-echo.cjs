@@ -1,7 +1,7 @@
 // ts-http-echo: the official TypeScript SDK's streamable HTTP server with one `echo` tool,
 // written the way the SDK's README shows (McpServer + StreamableHTTPServerTransport on
 // node:http), as a peer for `http-load`. It loads the SDK that scripts/setup-node.sh caches
-// under $MCP_TOOLS_CACHE/npm.
+// under $MCP_TOOLBELT_CACHE/npm.
 //
 //   node ts-http-echo.cjs PORT [--stateless]
 //
@@ -11,7 +11,7 @@ const http = require("node:http");
 const { randomUUID } = require("node:crypto");
 const { createRequire } = require("node:module");
 
-const cache = process.env.MCP_TOOLS_CACHE || path.join(__dirname, "..", "..", ".cache");
+const cache = process.env.MCP_TOOLBELT_CACHE || path.join(__dirname, "..", "..", ".cache");
 const npm = createRequire(path.join(cache, "npm", "package.json"));
 const { McpServer } = npm("@modelcontextprotocol/sdk/server/mcp.js");
 const { StreamableHTTPServerTransport } = npm("@modelcontextprotocol/sdk/server/streamableHttp.js");

@@ -20,9 +20,9 @@ use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HOST};
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
-use mcp_tools::definition::{ToolDef, UriTemplate};
-use mcp_tools::server::{HttpOptions, McpService, Server, TokenResolver, TokenTable};
-use mcp_tools::{PermissionSet, Registry, ToolContext};
+use mcp_toolbelt::definition::{ToolDef, UriTemplate};
+use mcp_toolbelt::server::{HttpOptions, McpService, Server, TokenResolver, TokenTable};
+use mcp_toolbelt::{PermissionSet, ToolContext, ToolRegistry};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower_service::Service;
@@ -52,17 +52,18 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 }
 
 /// The cli-demo fixture's tools (strings, numbers, arrays, enums, objects, defaults).
-fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+fn registry() -> &'static ToolRegistry {
+    static REGISTRY: OnceLock<ToolRegistry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         // Every cli-demo tool but `greet`, whose state only the demo's own flags build.
-        let linked = Registry::builder().definitions();
+        let linked = ToolRegistry::builder().definitions();
         linked
             .iter()
             .filter(|def| def.name() != "greet")
-            .fold(Registry::builder().include_linked(false), |builder, def| {
-                builder.tool(ToolDef::clone(def))
-            })
+            .fold(
+                ToolRegistry::builder().include_linked(false),
+                |builder, def| builder.tool(ToolDef::clone(def)),
+            )
             .state(cli_demo::Notes::seeded())
             .build()
             .expect("the fixture's registry builds")
@@ -248,7 +249,7 @@ pub fn cli_flags(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let words: Vec<String> = text.split('\n').map(str::to_string).collect();
     for def in registry().list_tools().iter() {
-        let Ok(arguments) = mcp_tools::__private::command_line_arguments(def, &words) else {
+        let Ok(arguments) = mcp_toolbelt::__private::command_line_arguments(def, &words) else {
             continue;
         };
         let schema = def.input_schema();

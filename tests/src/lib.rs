@@ -27,9 +27,9 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The cache the setup scripts fill (`$MCP_TOOLS_CACHE`, default `<repo>/.cache`).
+/// The cache the setup scripts fill (`$MCP_TOOLBELT_CACHE`, default `<repo>/.cache`).
 pub fn cache_dir() -> PathBuf {
-    std::env::var_os("MCP_TOOLS_CACHE")
+    std::env::var_os("MCP_TOOLBELT_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join(".cache"))
 }
@@ -37,11 +37,11 @@ pub fn cache_dir() -> PathBuf {
 /// The path of binary `bin` of workspace package `package`, built with the same profile
 /// and target directory as the running test (a no-op when it is up to date).
 ///
-/// `MCP_TOOLS_BIN_<BIN>` (upper case, `-` as `_`) overrides the path, e.g. to test a
+/// `MCP_TOOLBELT_BIN_<BIN>` (upper case, `-` as `_`) overrides the path, e.g. to test a
 /// release build.
 pub fn example_binary(package: &str, bin: &str) -> PathBuf {
     static BUILT: OnceLock<Mutex<Vec<(String, PathBuf)>>> = OnceLock::new();
-    let var = format!("MCP_TOOLS_BIN_{}", bin.to_uppercase().replace('-', "_"));
+    let var = format!("MCP_TOOLBELT_BIN_{}", bin.to_uppercase().replace('-', "_"));
     if let Some(path) = std::env::var_os(&var) {
         return PathBuf::from(path);
     }
@@ -378,7 +378,7 @@ pub fn run_scenarios_trusting(
 /// readable by its owner only (mode 0600: a tokens file must be, or it is refused).
 pub fn scratch_file(name: &str, contents: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("mcp-tools-tests-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("mcp-toolbelt-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("the temp dir is writable");
     let path = dir.join(name);
     std::fs::write(&path, contents).expect("the temp dir is writable");
@@ -426,17 +426,17 @@ pub fn http_request(
     (status, response)
 }
 
-// --- Servers with the generated command line (`mcp_tools::cli`), for the example tests ---
+// --- Servers with the generated command line (`mcp_toolbelt::cli`), for the example tests ---
 
-/// The line prefix an `mcp_tools::cli` server prints on stderr once it listens over HTTP
+/// The line prefix an `mcp_toolbelt::cli` server prints on stderr once it listens over HTTP
 /// (`serving MCP over HTTP at http://127.0.0.1:PORT/mcp`).
 pub const CLI_HTTP_ANNOUNCEMENT: &str = "serving MCP over HTTP at ";
 
-/// The line prefix an `mcp_tools::cli` server prints on stderr once it listens over TCP
+/// The line prefix an `mcp_toolbelt::cli` server prints on stderr once it listens over TCP
 /// (`serving MCP over TCP at 127.0.0.1:PORT`).
 pub const CLI_TCP_ANNOUNCEMENT: &str = "serving MCP over TCP at ";
 
-/// The line prefix an `mcp_tools::cli` server prints on stderr once it listens on a Unix
+/// The line prefix an `mcp_toolbelt::cli` server prints on stderr once it listens on a Unix
 /// domain socket (`serving MCP over Unix socket at PATH`).
 pub const CLI_UNIX_ANNOUNCEMENT: &str = "serving MCP over Unix socket at ";
 

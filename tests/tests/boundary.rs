@@ -1,17 +1,17 @@
-//! The rmcp boundary: a tools-only library (`mcp-tools` with `default-features = false`)
+//! The rmcp boundary: a tools-only library (`mcp-toolbelt` with `default-features = false`)
 //! does not depend on rmcp at all, so an rmcp major is not a major of every tool library.
 
 use std::path::Path;
 use std::process::Command;
 
-/// The normal (non-dev, non-build) dependency tree of `mcp-tools` with `features`.
+/// The normal (non-dev, non-build) dependency tree of `mcp-toolbelt` with `features`.
 fn tree(features: &[&str]) -> String {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let output = Command::new(env!("CARGO"))
         .args([
             "tree",
             "-p",
-            "mcp-tools",
+            "mcp-toolbelt",
             "-e",
             "normal",
             "--prefix",

@@ -22,7 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mcp_tools_tests::{
+use mcp_toolbelt_tests::{
     ServerProcess, Target, example_binary, node_tool, path_with, run_client_script,
     run_with_deadline,
 };
@@ -114,7 +114,7 @@ impl SuiteRun {
 fn run_suite(url: &str, label: &str) -> SuiteRun {
     let (node_dir, conformance) = node_tool("conformance");
     let out = std::env::temp_dir().join(format!(
-        "mcp-tools-conformance-{}-{label}",
+        "mcp-toolbelt-conformance-{}-{label}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&out);
@@ -239,7 +239,7 @@ impl Drop for FakeResults {
 
 fn fake_results(label: &str, names: &[&str], checks: &str) -> FakeResults {
     let out = std::env::temp_dir().join(format!(
-        "mcp-tools-fake-results-{}-{label}",
+        "mcp-toolbelt-fake-results-{}-{label}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&out);
@@ -271,7 +271,10 @@ fn saved_checks_reads_one_folder_per_scenario() {
 #[test]
 #[should_panic(expected = "the suite saved no results folder")]
 fn saved_checks_fails_without_a_results_folder() {
-    saved_checks(&std::env::temp_dir().join("mcp-tools-no-such-results"), "");
+    saved_checks(
+        &std::env::temp_dir().join("mcp-toolbelt-no-such-results"),
+        "",
+    );
 }
 
 #[test]

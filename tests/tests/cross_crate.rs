@@ -1,7 +1,7 @@
 //! Tools defined in another crate of the workspace (`tests/fixtures/tool-lib`) are
 //! collected by this test binary, which links that crate, with no central list.
 
-use mcp_tools::{PermissionSet, Registry, ToolContext};
+use mcp_toolbelt::{PermissionSet, ToolContext, ToolRegistry};
 use serde_json::json;
 
 // Referencing an item keeps the library linked (the `inventory` linker caveat).
@@ -9,7 +9,7 @@ use tool_lib::TEXT_REVERSE_TOOL;
 
 #[tokio::test]
 async fn tools_from_a_library_crate_are_collected_and_callable() {
-    let registry = Registry::builder().build().unwrap();
+    let registry = ToolRegistry::builder().build().unwrap();
     let names: Vec<String> = registry
         .list_tools()
         .iter()
@@ -35,7 +35,7 @@ async fn tools_from_a_library_crate_are_collected_and_callable() {
 
 #[tokio::test]
 async fn permissions_of_library_tools_apply_in_the_binary() {
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .allowed_permissions(PermissionSet::empty())
         .build()
         .unwrap();
@@ -53,19 +53,20 @@ async fn permissions_of_library_tools_apply_in_the_binary() {
 
 #[test]
 fn a_library_given_to_the_builder_is_linked_and_checked() {
-    let registry = Registry::builder()
-        .library(tool_lib::mcp_tools_library())
+    let registry = ToolRegistry::builder()
+        .library(tool_lib::mcp_toolbelt_library())
         .build()
         .unwrap();
-    assert_eq!(tool_lib::mcp_tools_library().name(), "tool-lib");
+    assert_eq!(tool_lib::mcp_toolbelt_library().name(), "tool-lib");
     assert!(
         !registry.validation_report().has_errors(),
         "{:?}",
         registry.validation_report()
     );
     // A library none of whose files defined a tool is an error, naming it.
-    let ghost = mcp_tools::registry::Library::new("ghost-tools", "tests/fixtures/ghost/src/lib.rs");
-    let registry = Registry::builder().library(ghost).build().unwrap();
+    let ghost =
+        mcp_toolbelt::registry::Library::new("ghost-tools", "tests/fixtures/ghost/src/lib.rs");
+    let registry = ToolRegistry::builder().library(ghost).build().unwrap();
     let report = registry.validation_report();
     assert!(report.has_errors());
     assert!(

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use mcp_tools_tests::{ServerProcess, Target, example_binary, run_client_script, scratch_file};
+use mcp_toolbelt_tests::{ServerProcess, Target, example_binary, run_client_script, scratch_file};
 use serde_json::{Value, json};
 
 const TOOLS: [&str; 7] = [

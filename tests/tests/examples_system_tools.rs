@@ -10,8 +10,8 @@
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 
-use mcp_tools_tests::checks::SYSTEM_TOOLS as TOOLS;
-use mcp_tools_tests::{ServerProcess, Target, example_binary, run_client_script};
+use mcp_toolbelt_tests::checks::SYSTEM_TOOLS as TOOLS;
+use mcp_toolbelt_tests::{ServerProcess, Target, example_binary, run_client_script};
 use serde_json::{Value, json};
 
 /// Text of the file outside the sandbox; must never appear in any answer.

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use mcp_tools_tests::{Target, example_binary, run_client_script};
+use mcp_toolbelt_tests::{Target, example_binary, run_client_script};
 use serde_json::Value;
 use trac_mcp::client::TracClient;
 use trac_mcp::testing::{TracServers, shared, unique};
@@ -73,7 +73,7 @@ fn trac_mcp() -> String {
 }
 
 fn read_only_file() -> String {
-    mcp_tools_tests::workspace_root()
+    mcp_toolbelt_tests::workspace_root()
         .join("examples/trac/read-only.permissions")
         .display()
         .to_string()

@@ -1,4 +1,4 @@
-//! The feature split of `mcp-tools` (see `docs/performance.md`, "Binary size"): a
+//! The feature split of `mcp-toolbelt` (see `docs/performance.md`, "Binary size"): a
 //! stdio-only build (`server`, or `cli` without `http`) links no HTTP stack, no TLS and no
 //! OAuth client, and `examples/minimal`, built that way, still serves MCP over stdio with
 //! its generated command line.
@@ -8,8 +8,8 @@
 use std::io::BufRead;
 use std::process::{Command, Stdio};
 
-use mcp_tools_tests::line_client::LineClient;
-use mcp_tools_tests::{example_binary, workspace_root};
+use mcp_toolbelt_tests::line_client::LineClient;
+use mcp_toolbelt_tests::{example_binary, workspace_root};
 use serde_json::{Value, json};
 
 /// What the `http` feature brings in (hyper and rmcp's streamable HTTP server).
@@ -82,7 +82,7 @@ fn network_stack(names: &[String]) -> Vec<&str> {
 #[test]
 fn stdio_only_feature_sets_pull_in_no_http_stack() {
     let server = dependencies(
-        "mcp-tools",
+        "mcp-toolbelt",
         &["--no-default-features", "--features", "server"],
     );
     assert!(
@@ -95,12 +95,15 @@ fn stdio_only_feature_sets_pull_in_no_http_stack() {
         "feature `server`"
     );
 
-    let cli = dependencies("mcp-tools", &["--no-default-features", "--features", "cli"]);
+    let cli = dependencies(
+        "mcp-toolbelt",
+        &["--no-default-features", "--features", "cli"],
+    );
     assert!(cli.iter().any(|n| n == "clap"), "{cli:?}");
     assert_eq!(network_stack(&cli), Vec::<&str>::new(), "feature `cli`");
 
     // The default features are `server` alone.
-    let default = dependencies("mcp-tools", &[]);
+    let default = dependencies("mcp-toolbelt", &[]);
     assert_eq!(default, server, "default features");
 
     // The minimal example, as its own package resolves it.
@@ -113,12 +116,12 @@ fn the_http_features_bring_the_http_stack() {
     // The other side of the check above: these names are what the features really pull
     // in, so their absence there means something.
     let http = dependencies(
-        "mcp-tools",
+        "mcp-toolbelt",
         &["--no-default-features", "--features", "http"],
     );
     assert_eq!(network_stack(&http), HTTP_STACK, "feature `http`");
     let tls = dependencies(
-        "mcp-tools",
+        "mcp-toolbelt",
         &["--no-default-features", "--features", "cli,tls"],
     );
     for name in ["hyper", "rustls", "tokio-rustls", "ring"] {
@@ -128,7 +131,7 @@ fn the_http_features_bring_the_http_stack() {
         );
     }
     let oauth = dependencies(
-        "mcp-tools",
+        "mcp-toolbelt",
         &["--no-default-features", "--features", "oauth"],
     );
     for name in ["hyper", "reqwest", "jsonwebtoken"] {

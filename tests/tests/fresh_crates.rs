@@ -1,6 +1,6 @@
 //! The README's code builds outside this repository with only the dependencies it lists:
 //! its quickstart server, and its tools-library + server pair, in a fresh workspace in a
-//! temporary directory (path dependency on this `mcp-tools`, this build's target directory
+//! temporary directory (path dependency on this `mcp-toolbelt`, this build's target directory
 //! and lock file so nothing is fetched or rebuilt needlessly, `--offline`).
 
 use std::fs;
@@ -18,16 +18,23 @@ fn block(marker: &str) -> String {
     body[..body.find("\n```").expect("the block ends")].to_string() + "\n"
 }
 
-/// A README `[dependencies]` block with `mcp-tools` pointing at this repository.
+/// A README `[dependencies]` block with `mcp-toolbelt` pointing at this repository.
 fn manifest(name: &str, marker: &str, kind: &str) -> String {
-    let mcp_tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-tools");
-    let path = mcp_tools.canonicalize().expect("mcp-tools dir");
+    let mcp_toolbelt = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-tools");
+    let path = mcp_toolbelt.canonicalize().expect("mcp-toolbelt dir");
     let path = format!("path = {:?}", path.display().to_string());
     let dependencies = block(marker)
-        .replace("mcp-tools = \"0.1\"", &format!("mcp-tools = {{ {path} }}"))
         .replace(
-            "mcp-tools = { version = \"0.1\"",
-            &format!("mcp-tools = {{ {path}"),
+            "mcp-toolbelt = \"0.2\"",
+            &format!("mcp-toolbelt = {{ {path} }}"),
+        )
+        .replace(
+            "mcp-toolbelt = { version = \"0.2\"",
+            &format!("mcp-toolbelt = {{ {path}"),
+        )
+        .replace(
+            "package = \"mcp-toolbelt\", version = \"0.2\"",
+            &format!("package = \"mcp-toolbelt\", {path}"),
         );
     assert!(dependencies.contains(&path), "{dependencies}");
     format!(
@@ -48,11 +55,11 @@ fn target_dir() -> PathBuf {
 
 #[test]
 fn the_readme_builds_in_a_fresh_workspace_with_only_its_dependencies() {
-    let root = std::env::temp_dir().join(format!("mcp-tools-fresh-{}", std::process::id()));
+    let root = std::env::temp_dir().join(format!("mcp-toolbelt-fresh-{}", std::process::id()));
     let _ = fs::remove_dir_all(&root);
     write(
         root.join("Cargo.toml"),
-        "[workspace]\nresolver = \"3\"\nmembers = [\"quickstart\", \"my-tools\", \"server\"]\n\n\
+        "[workspace]\nresolver = \"3\"\nmembers = [\"quickstart\", \"my-tools\", \"server\", \"renamed\"]\n\n\
          [profile.dev]\ndebug = \"line-tables-only\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n",
     );
     let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
@@ -85,6 +92,23 @@ fn the_readme_builds_in_a_fresh_workspace_with_only_its_dependencies() {
     write(
         root.join("server/src/main.rs"),
         &block("// src/main.rs of a server using it"),
+    );
+
+    // The runtime under another name: the macros' generated code, the extractor rule
+    // (`tb::State`, `tb::Caller`) and schemars' crate path all follow the rename.
+    let renamed_deps = block("# Cargo.toml of a server that renames the dependency");
+    assert!(renamed_deps.contains("tb = { package = \"mcp-toolbelt\""));
+    write(
+        root.join("renamed/Cargo.toml"),
+        &manifest(
+            "renamed",
+            "# Cargo.toml of a server that renames the dependency",
+            "",
+        ),
+    );
+    write(
+        root.join("renamed/src/main.rs"),
+        &block("// src/main.rs of a server that renames the dependency"),
     );
 
     let target = target_dir().join("fresh-crates");
@@ -130,5 +154,26 @@ fn the_readme_builds_in_a_fresh_workspace_with_only_its_dependencies() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&added.stdout).contains("\"total\": 5"));
+
+    let renamed = target.join("debug/renamed");
+    let check = Command::new(&renamed)
+        .args(["tools", "check"])
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let greeted = Command::new(&renamed)
+        .args(["greet", "--name", "Ann"])
+        .output()
+        .unwrap();
+    let greeted_out = String::from_utf8_lossy(&greeted.stdout);
+    assert!(
+        greeted_out.contains("Hello, Ann, from here"),
+        "{greeted_out}{}",
+        String::from_utf8_lossy(&greeted.stderr)
+    );
     let _ = fs::remove_dir_all(&root);
 }

@@ -1,13 +1,13 @@
 //! A bounded run of every fuzz target on stable: the seed corpus of `fuzz/corpus/<target>/`,
-//! then mutations of it from a fixed-seed generator, for at most `MCP_TOOLS_FUZZ_MS`
+//! then mutations of it from a fixed-seed generator, for at most `MCP_TOOLBELT_FUZZ_MS`
 //! milliseconds per target (default 1,500). Coverage-guided campaigns use the same bodies:
 //! `scripts/fuzz-campaign.sh` (docs/fuzzing.md). Each finding of a campaign is also a named
 //! test below.
 
 use std::time::{Duration, Instant};
 
-use mcp_tools_tests::fuzz::TARGETS;
-use mcp_tools_tests::workspace_root;
+use mcp_toolbelt_tests::fuzz::TARGETS;
+use mcp_toolbelt_tests::workspace_root;
 
 /// xorshift64*: reproducible mutations without a dependency.
 struct Rng(u64);
@@ -79,7 +79,7 @@ fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
 
 #[test]
 fn every_fuzz_target_survives_its_corpus_and_mutations() {
-    let budget = std::env::var("MCP_TOOLS_FUZZ_MS")
+    let budget = std::env::var("MCP_TOOLBELT_FUZZ_MS")
         .ok()
         .and_then(|ms| ms.parse().ok())
         .map_or(Duration::from_millis(1500), Duration::from_millis);
@@ -118,7 +118,7 @@ fn every_fuzz_target_survives_its_corpus_and_mutations() {
 /// the raw body again and answered a plain-text `415`.
 #[test]
 fn http_body_with_a_byte_order_mark_is_answered() {
-    mcp_tools_tests::fuzz::http_body(
+    mcp_toolbelt_tests::fuzz::http_body(
         b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\r\n",
     );
 }
@@ -128,8 +128,8 @@ fn http_body_with_a_byte_order_mark_is_answered() {
 /// a plain-text `415`.
 #[test]
 fn http_body_with_a_member_given_twice_is_answered() {
-    mcp_tools_tests::fuzz::http_body(
+    mcp_toolbelt_tests::fuzz::http_body(
         br#"{"jsonrpc":"2.0","method":"noti.0","method":"notifications/initialized"}"#,
     );
-    mcp_tools_tests::fuzz::http_body(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#);
+    mcp_toolbelt_tests::fuzz::http_body(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#);
 }

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mcp_tools_tests::{ServerProcess, http_request, scratch_file};
+use mcp_toolbelt_tests::{ServerProcess, http_request, scratch_file};
 use serde_json::{Value, json};
 
 const GRACE: Duration = Duration::from_secs(2);

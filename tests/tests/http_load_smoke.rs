@@ -3,7 +3,7 @@
 //! Ours parks idle sessions after 200 ms, so the second memory reading sees them parked. The figures
 //! themselves belong to `docs/performance.md` (release builds, a quiet machine), not here.
 
-use mcp_tools_tests::{quickstart, run_with_deadline};
+use mcp_toolbelt_tests::{quickstart, run_with_deadline};
 use std::process::Command;
 use std::time::Duration;
 

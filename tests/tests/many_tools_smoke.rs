@@ -5,7 +5,7 @@
 //! answers alike at 1 and 1,000 tools. The figures belong to
 //! `docs/performance.md` ("Many tools": release builds, interleaved rounds), not here.
 
-use mcp_tools_tests::run_with_deadline;
+use mcp_toolbelt_tests::run_with_deadline;
 use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;

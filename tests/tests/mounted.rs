@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
 
-use mcp_tools_tests::{
+use mcp_toolbelt_tests::{
     ServerProcess, Target, example_binary, http_request, python, run_scenarios, run_with_deadline,
     scratch_file, workspace_root,
 };

@@ -9,8 +9,8 @@ mod oidc_common;
 
 use std::time::Duration;
 
-use mcp_tools_tests::checks::{self, QUICKSTART_TOOLS};
-use mcp_tools_tests::{
+use mcp_toolbelt_tests::checks::{self, QUICKSTART_TOOLS};
+use mcp_toolbelt_tests::{
     ServerProcess, Target, http_request, quickstart, run_client_script, scratch_file,
 };
 use oidc_common::Provider;

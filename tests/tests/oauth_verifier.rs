@@ -7,9 +7,11 @@ mod oidc_common;
 
 use std::time::Duration;
 
-use mcp_tools::Caller;
-use mcp_tools::server::oauth::TokenError;
-use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, OAuthError, ProtectedResource, ScopeMap};
+use mcp_toolbelt::Caller;
+use mcp_toolbelt::server::oauth::TokenError;
+use mcp_toolbelt::server::oauth::{
+    JwtVerifier, OAuthConfig, OAuthError, ProtectedResource, ScopeMap,
+};
 use oidc_common::Provider;
 
 const RESOURCE: &str = "http://127.0.0.1:7/mcp";

@@ -30,8 +30,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use mcp_tools_tests::checks::QUICKSTART_TOOLS;
-use mcp_tools_tests::{
+use mcp_toolbelt_tests::checks::QUICKSTART_TOOLS;
+use mcp_toolbelt_tests::{
     ServerProcess, Target, http_request, quickstart, run_client_script, scratch_file,
     workspace_root,
 };
@@ -44,9 +44,9 @@ const IDS: [&str; 3] = ["replica-a", "replica-b", "replica-c"];
 const CALLS: &str = "6";
 const STATELESS: &[&str] = &["--stateless", "--allow-host", "mcp.example.test"];
 
-/// The HAProxy binary: `MCP_TOOLS_HAPROXY`, else Debian's `/usr/sbin/haproxy`, else `PATH`.
+/// The HAProxy binary: `MCP_TOOLBELT_HAPROXY`, else Debian's `/usr/sbin/haproxy`, else `PATH`.
 fn haproxy() -> PathBuf {
-    if let Some(path) = std::env::var_os("MCP_TOOLS_HAPROXY") {
+    if let Some(path) = std::env::var_os("MCP_TOOLBELT_HAPROXY") {
         return PathBuf::from(path);
     }
     let debian = PathBuf::from("/usr/sbin/haproxy");
@@ -61,7 +61,7 @@ fn haproxy() -> PathBuf {
     on_path.unwrap_or_else(|| {
         panic!(
             "HAProxy is not installed; the multi-replica test needs it: run scripts/setup-haproxy.sh \
-             (installs Debian's haproxy) or set MCP_TOOLS_HAPROXY"
+             (installs Debian's haproxy) or set MCP_TOOLBELT_HAPROXY"
         )
     })
 }

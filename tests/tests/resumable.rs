@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use mcp_tools_tests::{ServerProcess, Target, run_client_script, run_with_deadline, scratch_file};
+use mcp_toolbelt_tests::{
+    ServerProcess, Target, run_client_script, run_with_deadline, scratch_file,
+};
 use serde_json::Value;
 
 fn ask_tools() -> &'static Path {

@@ -15,10 +15,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_tools::definition::ToolDef;
-use mcp_tools::server::Server;
-use mcp_tools::{Registry, ToolResult};
-use mcp_tools_tests::quickstart;
+use mcp_toolbelt::definition::ToolDef;
+use mcp_toolbelt::server::Server;
+use mcp_toolbelt::{ToolRegistry, ToolResult};
+use mcp_toolbelt_tests::quickstart;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
@@ -283,7 +283,7 @@ fn echo_tool() -> ToolDef {
 #[test]
 fn hostile_lines_over_tcp_in_process() {
     let gate = Arc::new(Semaphore::new(0));
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .include_linked(false)
         .tool(echo_tool())
         .tool(gated(gate.clone()))

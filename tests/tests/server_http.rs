@@ -3,8 +3,8 @@
 //! `auto` and `legacy` modes, plus raw HTTP checks of the front door (401, 403, 404).
 //! Needs `scripts/setup-python.sh` to have run.
 
-use mcp_tools_tests::checks::{self, QUICKSTART_TOOLS};
-use mcp_tools_tests::{
+use mcp_toolbelt_tests::checks::{self, QUICKSTART_TOOLS};
+use mcp_toolbelt_tests::{
     ServerProcess, Target, http_request, quickstart, run_scenarios, scratch_file,
 };
 use serde_json::Value;

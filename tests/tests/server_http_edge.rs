@@ -10,7 +10,7 @@ use std::net::{Shutdown, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mcp_tools_tests::{ServerProcess, quickstart, scratch_file};
+use mcp_toolbelt_tests::{ServerProcess, quickstart, scratch_file};
 use serde_json::{Value, json};
 
 /// A server with the generated command line serving HTTP on a free port.

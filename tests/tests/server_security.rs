@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mcp_tools_tests::checks::{QUICKSTART_TOOLS, SYSTEM_TOOLS};
-use mcp_tools_tests::line_client::LineClient;
-use mcp_tools_tests::{ServerProcess, example_binary, quickstart, run_with_deadline};
+use mcp_toolbelt_tests::checks::{QUICKSTART_TOOLS, SYSTEM_TOOLS};
+use mcp_toolbelt_tests::line_client::LineClient;
+use mcp_toolbelt_tests::{ServerProcess, example_binary, quickstart, run_with_deadline};
 use serde_json::{Value, json};
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -114,7 +114,7 @@ impl Target {
         args
     }
 
-    fn run(&self, serve: &[&str]) -> mcp_tools_tests::Finished {
+    fn run(&self, serve: &[&str]) -> mcp_toolbelt_tests::Finished {
         let mut command = Command::new(&self.program);
         command.args(self.args(serve));
         run_with_deadline(command, DEADLINE)
@@ -162,8 +162,10 @@ trait Security {
 
 impl Security for LineClient {
     fn authenticate(&mut self, token: &str) {
-        self.send(json!({"jsonrpc": "2.0", "method": "mcp-tools/authenticate",
-                         "params": {"token": token}}));
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "mcp-toolbelt/authenticate",
+                         "params": {"token": token}}),
+        );
     }
 
     fn tool_names(&mut self) -> Vec<String> {
@@ -275,7 +277,7 @@ fn tcp_with_tokens_authenticates_before_any_mcp_message() {
         // MCP before authenticating: refused with the request's id and the way to do it.
         let mut client = LineClient::tcp(&addr);
         client.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {}}));
-        client.expect_refusal(json!(5), "mcp-tools/authenticate");
+        client.expect_refusal(json!(5), "mcp-toolbelt/authenticate");
 
         let mut client = LineClient::tcp(&addr);
         client.send(
@@ -296,7 +298,7 @@ fn tcp_with_tokens_authenticates_before_any_mcp_message() {
         client.send_line("hello");
         client.expect_refusal(Value::Null, "not JSON");
         let mut client = LineClient::tcp(&addr);
-        client.send(json!({"jsonrpc": "2.0", "method": "mcp-tools/authenticate"}));
+        client.send(json!({"jsonrpc": "2.0", "method": "mcp-toolbelt/authenticate"}));
         client.expect_refusal(Value::Null, "token");
 
         // The narrow token sees its view; a hidden tool answers like an unknown one.
@@ -411,7 +413,7 @@ fn tokens_never_appear_in_logs_or_output() {
         .to_string();
         for token in [target.token("narrow"), wrong] {
             let bearer = format!("Bearer {token}");
-            mcp_tools_tests::http_request(
+            mcp_toolbelt_tests::http_request(
                 &authority,
                 "POST",
                 "/mcp",
@@ -466,7 +468,7 @@ fn tokens_never_appear_in_logs_or_output() {
 /// Connect to the Unix socket at `path` as user and group 65534 (`nobody`) with the
 /// system's Python and send `initialize`: exit status 3 when the kernel refuses the
 /// connection, 0 and the reply line on stdout when served.
-fn connect_as_nobody(path: &std::path::Path) -> mcp_tools_tests::Finished {
+fn connect_as_nobody(path: &std::path::Path) -> mcp_toolbelt_tests::Finished {
     use std::os::unix::process::CommandExt;
     let script = r#"
 import socket, sys

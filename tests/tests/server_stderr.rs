@@ -4,8 +4,8 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_tools_tests::line_client::LineClient;
-use mcp_tools_tests::quickstart;
+use mcp_toolbelt_tests::line_client::LineClient;
+use mcp_toolbelt_tests::quickstart;
 use serde_json::json;
 
 #[test]
@@ -54,7 +54,7 @@ fn a_closed_stderr_pipe_does_not_stop_the_server() {
 }
 
 /// quickstart started with `args` and the environment `env` (`RUST_LOG` and
-/// `MCP_TOOLS_STATE_KEY_FILE` removed unless given): with `talk`, one stdio session
+/// `MCP_TOOLBELT_STATE_KEY_FILE` removed unless given): with `talk`, one stdio session
 /// (`initialize`, `tools/list`, end of input), else end of input at once. Its exit status
 /// and what it wrote to stderr.
 fn run(args: &[&str], env: &[(&str, &str)], talk: bool) -> (std::process::ExitStatus, String) {
@@ -63,7 +63,7 @@ fn run(args: &[&str], env: &[(&str, &str)], talk: bool) -> (std::process::ExitSt
     command
         .args(args)
         .env_remove("RUST_LOG")
-        .env_remove("MCP_TOOLS_STATE_KEY_FILE")
+        .env_remove("MCP_TOOLBELT_STATE_KEY_FILE")
         .envs(env.iter().copied())
         .stdin(if talk { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
@@ -113,7 +113,7 @@ fn rust_log_and_log_level_choose_what_a_stdio_server_logs() {
         assert!(!quiet.contains(SERVING), "{args:?}: {quiet}");
     }
     for args in [&["serve"][..], &["serve", "--stdio"]] {
-        for directives in ["info", "mcp_tools=info", "warn,mcp_tools::cli=info"] {
+        for directives in ["info", "mcp_toolbelt=info", "warn,mcp_toolbelt::cli=info"] {
             let told = logs(args, &[("RUST_LOG", directives)]);
             assert!(
                 told.contains(SERVING),
@@ -132,14 +132,17 @@ fn rust_log_and_log_level_choose_what_a_stdio_server_logs() {
 }
 
 /// `serve`'s flags that read the environment still do when no flag is given: a state key
-/// file named only by `MCP_TOOLS_STATE_KEY_FILE` is read (here: missing, a usage error).
+/// file named only by `MCP_TOOLBELT_STATE_KEY_FILE` is read (here: missing, a usage error).
 #[test]
 fn serve_without_flags_still_reads_its_environment() {
-    let missing = std::env::temp_dir().join("mcp-tools-no-such-state-key");
+    let missing = std::env::temp_dir().join("mcp-toolbelt-no-such-state-key");
     let missing = missing.to_str().expect("a UTF-8 temp dir");
     for args in [&["serve"][..], &["serve", "--stdio"]] {
-        let (status, stderr) = run(args, &[("MCP_TOOLS_STATE_KEY_FILE", missing)], false);
+        let (status, stderr) = run(args, &[("MCP_TOOLBELT_STATE_KEY_FILE", missing)], false);
         assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains("mcp-tools-no-such-state-key"), "{stderr}");
+        assert!(
+            stderr.contains("mcp-toolbelt-no-such-state-key"),
+            "{stderr}"
+        );
     }
 }

@@ -5,8 +5,10 @@
 use std::process::Command;
 use std::time::Duration;
 
-use mcp_tools_tests::checks::{self, QUICKSTART_TOOLS};
-use mcp_tools_tests::{Target, node_tool, path_with, quickstart, run_scenarios, run_with_deadline};
+use mcp_toolbelt_tests::checks::{self, QUICKSTART_TOOLS};
+use mcp_toolbelt_tests::{
+    Target, node_tool, path_with, quickstart, run_scenarios, run_with_deadline,
+};
 use serde_json::Value;
 
 /// Every scenario of the stdio runs (the order matters: `timeout` before `cancel` only
@@ -65,7 +67,8 @@ fn python_sdk_legacy_mode_over_stdio() {
 
 #[test]
 fn python_sdk_sees_pages_and_the_permissions_file_filter() {
-    let permissions = mcp_tools_tests::scratch_file("no-admin.permissions", "# nothing granted\n");
+    let permissions =
+        mcp_toolbelt_tests::scratch_file("no-admin.permissions", "# nothing granted\n");
     let server = quickstart();
     let argv = [
         server.to_str().unwrap(),

@@ -2,8 +2,8 @@
 //! session per connection), driven by a raw JSON-RPC client: no MCP SDK ships a TCP
 //! transport.
 
-use mcp_tools_tests::line_client::LineClient;
-use mcp_tools_tests::{ServerProcess, quickstart};
+use mcp_toolbelt_tests::line_client::LineClient;
+use mcp_toolbelt_tests::{ServerProcess, quickstart};
 use serde_json::json;
 
 #[test]

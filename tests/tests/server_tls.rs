@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mcp_tools_tests::checks::{QUICKSTART_TOOLS, SYSTEM_TOOLS};
-use mcp_tools_tests::{
+use mcp_toolbelt_tests::checks::{QUICKSTART_TOOLS, SYSTEM_TOOLS};
+use mcp_toolbelt_tests::{
     ServerProcess, Target, example_binary, quickstart, run_scenarios_trusting, run_with_deadline,
 };
 

@@ -5,7 +5,7 @@
 //! pipelining: no reply lost, none mismatched, the in-flight bound respected. The figures
 //! belong to `docs/performance.md` (release builds, interleaved rounds), not here.
 
-use mcp_tools_tests::{quickstart, run_with_deadline};
+use mcp_toolbelt_tests::{quickstart, run_with_deadline};
 use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;

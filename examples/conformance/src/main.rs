@@ -1,7 +1,7 @@
 //! An MCP server exposing exactly what the official conformance suite
 //! (`@modelcontextprotocol/conformance`) checks in its server scenarios: the `test_*`
 //! tools, the `test://` resources and template, and the `test_*` prompts, written with
-//! the public API of `mcp-tools` only.
+//! the public API of `mcp-toolbelt` only.
 //!
 //! ```text
 //! conformance-mcp [--http ADDR]   streamable HTTP on ADDR (default 127.0.0.1:0); once it
@@ -17,8 +17,8 @@ mod tools;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use mcp_tools::Registry;
-use mcp_tools::server::{HttpOptions, Server};
+use mcp_toolbelt::ToolRegistry;
+use mcp_toolbelt::server::{HttpOptions, Server};
 
 const USAGE: &str = "usage: conformance-mcp [--http ADDR | --stdio]
   --http ADDR  serve streamable HTTP at http://ADDR/mcp (default 127.0.0.1:0: a free port);
@@ -52,12 +52,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Mode, String> {
 }
 
 async fn run(mode: Mode) -> Result<(), Box<dyn std::error::Error>> {
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .state(tools::Watched::default())
         .tool(tools::json_schema_2020_12_tool()?)
         .build()?;
     let server = Server::new(registry)
-        .info(mcp_tools::server_info!())
+        .info(mcp_toolbelt::server_info!())
         .instructions("Conformance test server: every tool, resource and prompt is named after the scenario that uses it.");
     match mode {
         Mode::Stdio => server.serve_stdio().await?,

@@ -1,8 +1,8 @@
 //! The prompts of the `prompts-*` and `completion-complete` scenarios.
 
-use mcp_tools::definition::{Completion, CompletionRequest};
-use mcp_tools::output::{PromptMessage, ResourceContent, Role};
-use mcp_tools::{ContentBlock, ToolContext, mcp_prompt};
+use mcp_toolbelt::definition::{Completion, CompletionRequest};
+use mcp_toolbelt::output::{PromptMessage, ResourceContent, Role};
+use mcp_toolbelt::{ContentBlock, ToolContext, mcp_prompt};
 
 use crate::media;
 

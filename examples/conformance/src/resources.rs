@@ -1,7 +1,7 @@
 //! The resources of the `resources-*` scenarios.
 
-use mcp_tools::definition::{Completion, CompletionRequest};
-use mcp_tools::{Json, ToolContext, mcp_resource};
+use mcp_toolbelt::definition::{Completion, CompletionRequest};
+use mcp_toolbelt::{Json, ToolContext, mcp_resource};
 use serde::Serialize;
 
 use crate::media;
@@ -61,6 +61,6 @@ async fn template_data(id: String) -> Json<TemplateData> {
     name = "watched-resource",
     mime_type = "text/plain"
 )]
-async fn watched_resource(watched: mcp_tools::State<crate::tools::Watched>) -> String {
+async fn watched_resource(watched: mcp_toolbelt::State<crate::tools::Watched>) -> String {
     format!("Watched resource, version {}", watched.version())
 }

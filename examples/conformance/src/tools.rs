@@ -4,10 +4,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mcp_tools::context::LogLevel;
-use mcp_tools::definition::{DefError, ToolDef};
-use mcp_tools::output::ResourceContent;
-use mcp_tools::{ContentBlock, State, ToolContext, ToolError, ToolResult, mcp_tool};
+use mcp_toolbelt::context::LogLevel;
+use mcp_toolbelt::definition::{DefError, ToolDef};
+use mcp_toolbelt::output::ResourceContent;
+use mcp_toolbelt::{ContentBlock, State, ToolContext, ToolError, ToolResult, mcp_tool};
 use serde_json::{Value, json};
 
 use crate::media;

@@ -1,4 +1,4 @@
-//! The `memo-mcp` command line, generated from the memo tools by `mcp_tools::cli`.
+//! The `memo-mcp` command line, generated from the memo tools by `mcp_toolbelt::cli`.
 //!
 //! `memo-mcp [--db PATH] serve [--http ADDR]` serves the tools over MCP;
 //! `memo-mcp memo create --title … --content …`, `memo list`, `memo get --id …`,
@@ -8,8 +8,8 @@
 
 use std::path::PathBuf;
 
-use mcp_tools::Registry;
-use mcp_tools::cli::App;
+use mcp_toolbelt::ToolRegistry;
+use mcp_toolbelt::cli::App;
 
 use crate::config::StoreConfig;
 use crate::store::MemoStore;
@@ -36,7 +36,7 @@ impl MemoArgs {
 /// The command line of `memo-mcp`: every memo tool, with the store opened from `--db` once
 /// the command line is parsed (only for commands that call tools).
 pub fn app() -> App {
-    mcp_tools::cli_app!(Registry::builder()).setup(|args: MemoArgs, builder| {
+    mcp_toolbelt::cli_app!(ToolRegistry::builder()).setup(|args: MemoArgs, builder| {
         let config = args.store_config();
         tracing::debug!(path = %config.path.display(), "opening the memo database");
         let store = MemoStore::open_blocking(config).map_err(|err| {

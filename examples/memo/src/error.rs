@@ -7,7 +7,7 @@ use rusqlite::ErrorCode;
 /// Everything that can go wrong in a memo operation.
 ///
 /// Each value carries a human message (its `Display`), a stable [`kind`](MemoError::kind) that
-/// matches the tool-error kinds of `mcp-tools` (`not_found`, `validation`, `internal`), and an
+/// matches the tool-error kinds of `mcp-toolbelt` (`not_found`, `validation`, `internal`), and an
 /// [`action`](MemoError::action): one sentence telling the caller what to do next.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoError {
@@ -116,12 +116,12 @@ impl MemoError {
     }
 }
 
-impl From<MemoError> for mcp_tools::ToolError {
+impl From<MemoError> for mcp_toolbelt::ToolError {
     /// Keeps the kind (`not_found`, `validation_error`, `internal_error`), the message and
     /// the store's own action line, so a client reads `Error (not_found): memo … not found`
     /// followed by what to do.
     fn from(err: MemoError) -> Self {
-        use mcp_tools::ErrorKind;
+        use mcp_toolbelt::ErrorKind;
         let kind = match &err {
             MemoError::NotFound { .. } => ErrorKind::NotFound,
             MemoError::InvalidId { .. } | MemoError::Validation { .. } => ErrorKind::Validation,
@@ -130,6 +130,6 @@ impl From<MemoError> for mcp_tools::ToolError {
         if kind == ErrorKind::Internal {
             tracing::error!(error = %err, "memo storage failure");
         }
-        mcp_tools::ToolError::new(kind, err.to_string()).with_action(err.action())
+        mcp_toolbelt::ToolError::new(kind, err.to_string()).with_action(err.action())
     }
 }

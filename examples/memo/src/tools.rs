@@ -3,7 +3,7 @@
 //! Each tool is one store call: arguments arrive validated against the schema, the store
 //! applies its own rules, and a [`MemoError`](crate::MemoError) becomes a tool error with its
 //! kind and action line (see the `From` impl in [`error`](crate::error)). The store is shared
-//! state: register it with `RegistryBuilder::state(store)`.
+//! state: register it with `ToolRegistryBuilder::state(store)`.
 //!
 //! All tools are in the `memo` category (so the command line offers `memo create`,
 //! `memo list`, ...) and need no permission, as in the seed. `memo_create` takes the
@@ -11,7 +11,7 @@
 //! with a tokens file whose lines name `subject=…`, or with OAuth); over stdio and on the
 //! command line the caller is local and `created_by` is `null`.
 
-use mcp_tools::{Caller, Json, State, ToolError, ToolResult, mcp_tool};
+use mcp_toolbelt::{Caller, Json, State, ToolError, ToolResult, mcp_tool};
 
 use crate::model::{Memo, MemoList, SearchResults};
 use crate::store::MemoStore;

@@ -1,9 +1,9 @@
-//! The `#[mcp_tool]` layer: the seven tools through a real `Registry`, as an MCP client
+//! The `#[mcp_tool]` layer: the seven tools through a real `ToolRegistry`, as an MCP client
 //! would reach them (schema validation, structured output, error kinds and actions).
 
 mod common;
 
-use mcp_tools::{ErrorKind, Registry, ToolContext, ToolError, ToolResult};
+use mcp_toolbelt::{ErrorKind, ToolContext, ToolError, ToolRegistry, ToolResult};
 use memo_mcp::MemoError;
 use serde_json::{Value, json};
 
@@ -17,16 +17,16 @@ const NAMES: [&str; 7] = [
     "memo_update",
 ];
 
-async fn registry() -> (common::Fixture, Registry) {
+async fn registry() -> (common::Fixture, ToolRegistry) {
     let fx = common::fixture().await;
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .state(fx.store.clone())
         .build()
         .expect("registry builds");
     (fx, registry)
 }
 
-async fn call(registry: &Registry, name: &str, args: Value) -> ToolResult {
+async fn call(registry: &ToolRegistry, name: &str, args: Value) -> ToolResult {
     registry
         .call_tool(name, args, ToolContext::default())
         .await

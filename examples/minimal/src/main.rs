@@ -1,12 +1,12 @@
-//! `minimal-mcp`: the smallest mcp-tools server binary. Two tools, the command line
-//! `mcp_tools::cli` generates (`minimal-mcp serve` is MCP over stdio), and only the `cli`
+//! `minimal-mcp`: the smallest mcp-toolbelt server binary. Two tools, the command line
+//! `mcp_toolbelt::cli` generates (`minimal-mcp serve` is MCP over stdio), and only the `cli`
 //! feature, so no HTTP stack, TLS or OAuth is linked in. Built with
 //! `cargo build --profile release-small -p minimal-mcp`, it is the size figure of
 //! `docs/performance.md`.
 
 use std::process::ExitCode;
 
-use mcp_tools::{Json, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, ToolError, mcp_tool};
 
 /// Echo the message back unchanged.
 #[mcp_tool(name = "echo", read_only, idempotent)]
@@ -39,5 +39,5 @@ async fn add(
 }
 
 fn main() -> ExitCode {
-    mcp_tools::cli_app!(mcp_tools::Registry::builder()).run()
+    mcp_toolbelt::cli_app!(mcp_toolbelt::ToolRegistry::builder()).run()
 }

@@ -1,5 +1,5 @@
 //! `mounted-mcp`: an axum application with routes of its own (`/` and `/healthz`) that
-//! mounts an mcp-tools endpoint under `/mcp`, behind bearer tokens. See README.md.
+//! mounts an mcp-toolbelt endpoint under `/mcp`, behind bearer tokens. See README.md.
 //!
 //! ```text
 //! mounted-mcp [--listen ADDR] [--tokens-file FILE]
@@ -11,8 +11,8 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use mcp_tools::server::{HttpOptions, Server, TokenTable};
-use mcp_tools::{Registry, mcp_tool};
+use mcp_toolbelt::server::{HttpOptions, Server, TokenTable};
+use mcp_toolbelt::{ToolRegistry, mcp_tool};
 use tokio_util::sync::CancellationToken;
 
 /// Echo the message back unchanged.
@@ -39,7 +39,7 @@ async fn index() -> axum::response::Html<&'static str> {
 }
 
 /// The command line: `--listen ADDR` (default `127.0.0.1:8080`) and `--tokens-file FILE`
-/// (the tokens file format of `mcp_tools::server::TokenTable`; required).
+/// (the tokens file format of `mcp_toolbelt::server::TokenTable`; required).
 struct Args {
     listen: SocketAddr,
     tokens_file: String,
@@ -94,7 +94,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let registry = match Registry::builder().build() {
+    let registry = match ToolRegistry::builder().build() {
         Ok(registry) => registry,
         Err(error) => {
             eprintln!("error: {error}");
@@ -105,7 +105,7 @@ async fn main() -> ExitCode {
     // The endpoint's sessions end when `stop` fires, so axum's graceful shutdown is not
     // held up by their open event streams.
     let server = Server::new(registry)
-        .info(mcp_tools::server_info!())
+        .info(mcp_toolbelt::server_info!())
         .shutdown_on(stop.clone());
     let listener = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(listener) => listener,

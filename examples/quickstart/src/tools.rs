@@ -6,8 +6,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use mcp_tools::context::LogLevel;
-use mcp_tools::{Json, Registry, State, ToolContext, ToolError, mcp_tool};
+use mcp_toolbelt::context::LogLevel;
+use mcp_toolbelt::{Json, State, ToolContext, ToolError, ToolRegistry, mcp_tool};
 
 /// A running total shared by every call (registered with `.state(Counter::default())`).
 #[derive(Debug, Default)]
@@ -30,15 +30,15 @@ impl Counter {
 
 /// Lets `tool_toggle` reach the registry it is part of (set once it is built).
 #[derive(Default)]
-pub struct RegistryHandle(OnceLock<Registry>);
+pub struct RegistryHandle(OnceLock<ToolRegistry>);
 
 impl RegistryHandle {
     /// Hand the built registry to the tools.
-    pub fn set(&self, registry: Registry) {
+    pub fn set(&self, registry: ToolRegistry) {
         let _ = self.0.set(registry);
     }
 
-    fn get(&self) -> Option<&Registry> {
+    fn get(&self) -> Option<&ToolRegistry> {
         self.0.get()
     }
 }

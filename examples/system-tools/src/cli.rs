@@ -1,4 +1,4 @@
-//! The `system-tools-mcp` command line: the command line `mcp_tools::cli` generates from the
+//! The `system-tools-mcp` command line: the command line `mcp_toolbelt::cli` generates from the
 //! seven tools, with the sandbox built from the global `--config` flag, plus `check-config`.
 //!
 //! - `system-tools-mcp [--config FILE] serve [--http ADDR]` serves the tools over MCP;
@@ -11,8 +11,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mcp_tools::Registry;
-use mcp_tools::cli::App;
+use mcp_toolbelt::ToolRegistry;
+use mcp_toolbelt::cli::App;
 
 use crate::sandbox::{Sandbox, SandboxError};
 
@@ -40,7 +40,7 @@ fn load(config: Option<&PathBuf>) -> Result<Sandbox, SandboxError> {
 /// line is parsed (only for commands that call tools: `serve`, a tool command, `call`,
 /// `tools check`).
 pub fn app() -> App {
-    mcp_tools::cli_app!(Registry::builder()).setup(|args: SandboxArgs, builder| {
+    mcp_toolbelt::cli_app!(ToolRegistry::builder()).setup(|args: SandboxArgs, builder| {
         let sandbox = load(args.config.as_ref()).map_err(|err| {
             format!(
                 "cannot set up the sandbox: {err}\n\nAction: {}",
@@ -80,7 +80,7 @@ pub fn check_config(args: impl IntoIterator<Item = OsString>) -> Option<ExitCode
 
 /// Parses `[--config FILE] check-config [--config FILE]` and prints the effective sandbox.
 fn run_check_config(args: Vec<OsString>) -> ExitCode {
-    use mcp_tools::cli::clap::{Arg, Command, value_parser};
+    use mcp_toolbelt::cli::clap::{Arg, Command, value_parser};
     let config = Arg::new("config")
         .long("config")
         .short('c')

@@ -1,22 +1,22 @@
-//! The `#[mcp_tool]` layer: the seven tools through a real `Registry` over the test
+//! The `#[mcp_tool]` layer: the seven tools through a real `ToolRegistry` over the test
 //! sandbox — permissions per tool, schemas, structured output, and refusals rendered as
 //! `Error (permission_denied): …` with an `Action:` line.
 
 mod common;
 
 use common::{DENIED_SECRET, Fixture, OUTSIDE_SECRET};
-use mcp_tools::{ErrorKind, PermissionSet, Registry, ToolContext, ToolError, ToolResult};
+use mcp_toolbelt::{ErrorKind, PermissionSet, ToolContext, ToolError, ToolRegistry, ToolResult};
 use serde_json::{Value, json};
 use system_tools_mcp::SandboxError;
 
-fn registry(fx: &Fixture) -> Registry {
-    Registry::builder()
+fn registry(fx: &Fixture) -> ToolRegistry {
+    ToolRegistry::builder()
         .state(fx.sandbox())
         .build()
         .expect("registry builds")
 }
 
-async fn call(registry: &Registry, name: &str, args: Value) -> ToolResult {
+async fn call(registry: &ToolRegistry, name: &str, args: Value) -> ToolResult {
     registry
         .call_tool(name, args, ToolContext::default())
         .await

@@ -1,4 +1,4 @@
-//! The `trac-mcp` command line, generated from the tools by `mcp_tools::cli`.
+//! The `trac-mcp` command line, generated from the tools by `mcp_toolbelt::cli`.
 //!
 //! `trac-mcp --url URL [--user U --password P] serve` serves the 27 tools over
 //! MCP (stdio; `--http ADDR` or `--tcp ADDR` for the network transports);
@@ -6,8 +6,8 @@
 //! ... call one tool and print its result. `--permissions-file F` keeps only the
 //! tools the file allows, for serving and for the commands alike.
 
-use mcp_tools::Registry;
-use mcp_tools::cli::App;
+use mcp_toolbelt::ToolRegistry;
+use mcp_toolbelt::cli::App;
 
 use crate::client::{
     ENV_PASSWORD, ENV_TIMEOUT, ENV_URL, ENV_USER, TracClient, TracConfig, TracError,
@@ -65,7 +65,7 @@ impl TracArgs {
 /// the global flags once the command line is parsed (only for commands that
 /// call tools, so `--help` and `tools list` need no Trac).
 pub fn app() -> App {
-    mcp_tools::cli_app!(Registry::builder()).setup(|args: TracArgs, builder| {
+    mcp_toolbelt::cli_app!(ToolRegistry::builder()).setup(|args: TracArgs, builder| {
         let config = args.config().map_err(|e| match e {
             TracError::Config(message) => with_flag_names(&message),
             other => other.to_string(),

@@ -18,7 +18,7 @@
 //! ..."). [`Domain::error`] replaces it where a domain knows a better next step
 //! (which tool finds a ticket number, a page name, a milestone).
 
-use mcp_tools::ToolError;
+use mcp_toolbelt::ToolError;
 
 use crate::client::{ErrorKind, TracError};
 
@@ -133,7 +133,7 @@ pub(crate) fn check_name(what: &str, name: &str) -> Result<(), ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_tools::ErrorKind as Kind;
+    use mcp_toolbelt::ErrorKind as Kind;
     use std::time::Duration;
 
     fn tool_kind(err: &TracError) -> Kind {

@@ -1,15 +1,15 @@
-//! An MCP server for Trac, built with `mcp-tools`: the 27 tools of seed 000
+//! An MCP server for Trac, built with `mcp-toolbelt`: the 27 tools of seed 000
 //! ([`tools`]) and wiki pages as resources ([`resources`]) over a typed async
 //! client for Trac's XML-RPC API ([`client`]),
 //! with Markdown/TracWiki handling ([`wiki_format`]), fault translation
 //! ([`errors`]) and the generated command line ([`cli`]).
 //!
 //! ```no_run
-//! use mcp_tools::{PermissionSet, Registry};
+//! use mcp_toolbelt::{PermissionSet, ToolRegistry};
 //! use trac_mcp::client::TracClient;
 //!
 //! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let registry = Registry::builder()
+//! let registry = ToolRegistry::builder()
 //!     .state(TracClient::from_env()?)
 //!     .allowed_permissions(PermissionSet::from_file("read-only.permissions")?)
 //!     .build()?;

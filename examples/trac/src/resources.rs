@@ -2,8 +2,8 @@
 //! markup (names may contain `/`, e.g. `trac://wiki/Guide/Install`), with
 //! completion of page names. Needs WIKI_VIEW, like `wiki_get`.
 
-use mcp_tools::definition::{Completion, CompletionRequest};
-use mcp_tools::{State, ToolContext, ToolError, mcp_resource};
+use mcp_toolbelt::definition::{Completion, CompletionRequest};
+use mcp_toolbelt::{State, ToolContext, ToolError, mcp_resource};
 
 use crate::client::TracClient;
 use crate::errors::{check_name, wiki_error};

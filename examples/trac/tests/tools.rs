@@ -1,4 +1,4 @@
-//! The 27 MCP tools, called through a `Registry` (schema validation,
+//! The 27 MCP tools, called through a `ToolRegistry` (schema validation,
 //! permission filter, dispatch: the path an MCP client's call takes) against
 //! the real tracd servers of `common`. Each test checks the effect in Trac.
 
@@ -23,13 +23,13 @@ mod wiki;
 #[path = "tools/wiki_file.rs"]
 mod wiki_file;
 
-use mcp_tools::{ErrorKind, Registry, ToolContext, ToolResult};
+use mcp_toolbelt::{ErrorKind, ToolContext, ToolRegistry, ToolResult};
 use serde_json::Value;
 use trac_mcp::client::TracClient;
 
 /// A registry of every tool over one Trac client.
 pub struct Tools {
-    registry: Registry,
+    registry: ToolRegistry,
 }
 
 /// The text of a failed call, split up.
@@ -54,7 +54,7 @@ impl Tools {
     /// All tools over `client`.
     pub fn new(client: TracClient) -> Tools {
         Tools {
-            registry: Registry::builder()
+            registry: ToolRegistry::builder()
                 .state(client)
                 .build()
                 .expect("the registry builds"),

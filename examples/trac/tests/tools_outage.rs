@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use mcp_tools::{Registry, ToolContext};
+use mcp_toolbelt::{ToolContext, ToolRegistry};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
@@ -16,7 +16,7 @@ use common::servers;
 
 static SERIAL: Mutex<()> = Mutex::const_new(());
 
-async fn call(registry: &Registry, tool: &str, args: Value) -> (bool, String, Option<Value>) {
+async fn call(registry: &ToolRegistry, tool: &str, args: Value) -> (bool, String, Option<Value>) {
     let result = registry
         .call_tool(tool, args, ToolContext::default())
         .await
@@ -32,7 +32,10 @@ async fn call(registry: &Registry, tool: &str, args: Value) -> (bool, String, Op
 async fn stopped_tracd_is_an_upstream_error_naming_the_url_then_recovers() {
     let _serial = SERIAL.lock().await;
     let s = servers();
-    let registry = Registry::builder().state(s.anon_client()).build().unwrap();
+    let registry = ToolRegistry::builder()
+        .state(s.anon_client())
+        .build()
+        .unwrap();
     let (failed, text, created) = call(
         &registry,
         "ticket_create",
@@ -70,7 +73,7 @@ async fn stopped_tracd_is_an_upstream_error_naming_the_url_then_recovers() {
 async fn frozen_tracd_is_an_upstream_timeout_naming_the_url_then_recovers() {
     let _serial = SERIAL.lock().await;
     let s = servers();
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .state(s.client_with(s.anon_url(), None, Duration::from_millis(1500)))
         .build()
         .unwrap();

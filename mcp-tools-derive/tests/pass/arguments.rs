@@ -1,6 +1,6 @@
 //! Arguments that look like extractors but are not, and a long parameter list.
 
-use mcp_tools::{State as Shared, ToolContext, mcp_tool};
+use mcp_toolbelt::{State as Shared, ToolContext, mcp_tool};
 
 /// The user's own `State` type: an argument, not an extractor.
 #[derive(serde::Deserialize, schemars::JsonSchema, Debug)]
@@ -27,7 +27,7 @@ struct Db;
 /// Set a ticket's state.
 #[mcp_tool]
 async fn ticket_set_state(
-    db: mcp_tools::State<Db>,
+    db: mcp_toolbelt::State<Db>,
     ctx: ToolContext,
     state: State,
     wrapped: Wrapper<u8>,

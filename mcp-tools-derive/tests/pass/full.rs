@@ -1,4 +1,4 @@
-use mcp_tools::{Json, State, ToolContext, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolContext, ToolError, mcp_tool};
 
 struct Db;
 

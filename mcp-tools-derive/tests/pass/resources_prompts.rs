@@ -1,6 +1,6 @@
-use mcp_tools::definition::{Completion, CompletionRequest};
-use mcp_tools::output::{PromptMessage, ResourceContent, Role};
-use mcp_tools::{Json, State, ToolContext, ToolError, mcp_prompt, mcp_resource};
+use mcp_toolbelt::definition::{Completion, CompletionRequest};
+use mcp_toolbelt::output::{PromptMessage, ResourceContent, Role};
+use mcp_toolbelt::{Json, State, ToolContext, ToolError, mcp_prompt, mcp_resource};
 
 struct Wiki;
 

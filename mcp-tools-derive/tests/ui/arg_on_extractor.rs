@@ -1,6 +1,6 @@
 /// Arg attribute on an extractor.
-#[mcp_tools::mcp_tool]
-async fn ping(#[arg(desc = "ctx")] ctx: mcp_tools::ToolContext) -> String {
+#[mcp_toolbelt::mcp_tool]
+async fn ping(#[arg(desc = "ctx")] ctx: mcp_toolbelt::ToolContext) -> String {
     let _ = ctx;
     "pong".into()
 }

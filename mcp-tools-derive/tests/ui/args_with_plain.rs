@@ -3,7 +3,7 @@ struct Args {
     a: i64,
 }
 /// Mixes an args struct and a plain argument.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn add(#[args] args: Args, b: i64) -> String {
     (args.a + b).to_string()
 }

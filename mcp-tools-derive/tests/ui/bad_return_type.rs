@@ -1,5 +1,5 @@
 /// Returns a type that is not a tool result.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn count() -> u64 {
     3
 }

@@ -4,7 +4,7 @@ struct Filter {
 }
 
 /// Borrowed arguments cannot be filled from a request.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn search(text: &str, filter: &Filter, ids: &[u32]) -> String {
     format!("{text}{}{ids:?}", filter.text)
 }

@@ -1,15 +1,15 @@
-use mcp_tools::Caller;
+use mcp_toolbelt::Caller;
 
 /// A borrowed or optional caller is not the `Caller` extractor.
-#[mcp_tools::mcp_tool]
-async fn whoami(borrowed: &Caller, maybe: Option<Caller>, ctx: Option<mcp_tools::ToolContext>) -> String {
+#[mcp_toolbelt::mcp_tool]
+async fn whoami(borrowed: &Caller, maybe: Option<Caller>, ctx: Option<mcp_toolbelt::ToolContext>) -> String {
     let _ = (borrowed, maybe, ctx);
     String::new()
 }
 
 /// In a prompt too.
-#[mcp_tools::mcp_prompt]
-async fn greet(caller: Option<mcp_tools::Caller>) -> String {
+#[mcp_toolbelt::mcp_prompt]
+async fn greet(caller: Option<mcp_toolbelt::Caller>) -> String {
     let _ = caller;
     String::new()
 }

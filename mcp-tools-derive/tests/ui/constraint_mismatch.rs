@@ -1,5 +1,5 @@
 /// Constraints that do not fit the argument's type.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn search(
     #[arg(minimum = 3)] text: String,
     #[arg(max_length = 10)] count: u32,

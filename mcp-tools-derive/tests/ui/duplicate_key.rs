@@ -1,5 +1,5 @@
 /// Duplicate key.
-#[mcp_tools::mcp_tool(name = "ping", name = "pong")]
+#[mcp_toolbelt::mcp_tool(name = "ping", name = "pong")]
 async fn ping() -> String {
     "pong".into()
 }

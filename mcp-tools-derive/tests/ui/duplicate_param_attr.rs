@@ -1,5 +1,5 @@
 /// A parameter attribute given twice.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn ping(#[arg(desc = "a")] #[arg(rename = "b")] text: String) -> String {
     text
 }

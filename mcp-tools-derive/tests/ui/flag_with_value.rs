@@ -1,5 +1,5 @@
 /// A flag key takes no value; a key's value of the wrong kind says how to write it.
-#[mcp_tools::mcp_tool(hidden_from_cli = true, title = 5)]
+#[mcp_toolbelt::mcp_tool(hidden_from_cli = true, title = 5)]
 async fn ping() -> String {
     "pong".into()
 }

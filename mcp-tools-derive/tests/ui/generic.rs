@@ -1,5 +1,5 @@
 /// Generic.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn show<T: std::fmt::Display>(value: T) -> String {
     value.to_string()
 }

@@ -1,5 +1,5 @@
 /// Returns impl Trait.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn text() -> impl Into<String> {
     "x"
 }

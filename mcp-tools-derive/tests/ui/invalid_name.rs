@@ -1,5 +1,5 @@
 /// Space in name.
-#[mcp_tools::mcp_tool(name = "ticket get")]
+#[mcp_toolbelt::mcp_tool(name = "ticket get")]
 async fn ticket_get() -> String {
     String::new()
 }

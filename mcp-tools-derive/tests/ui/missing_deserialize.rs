@@ -5,7 +5,7 @@ struct Filter {
 }
 
 /// Search.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn search(filter: Filter) -> String {
     filter.text
 }

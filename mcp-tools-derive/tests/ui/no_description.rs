@@ -1,4 +1,4 @@
-#[mcp_tools::mcp_tool(name = "ping")]
+#[mcp_toolbelt::mcp_tool(name = "ping")]
 async fn ping() -> String {
     "pong".into()
 }

@@ -1,5 +1,5 @@
 /// Not async.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 fn ping() -> String {
     "pong".into()
 }

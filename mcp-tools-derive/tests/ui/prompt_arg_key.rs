@@ -1,5 +1,5 @@
 /// A schema bound on a prompt argument.
-#[mcp_tools::mcp_prompt(name = "count")]
+#[mcp_toolbelt::mcp_prompt(name = "count")]
 async fn count(#[arg(minimum = 1)] n: u32) -> String {
     format!("Count to {n}.")
 }

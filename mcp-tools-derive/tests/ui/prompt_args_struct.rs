@@ -4,7 +4,7 @@ struct Args {
 }
 
 /// An #[args] struct on a prompt.
-#[mcp_tools::mcp_prompt(name = "essay")]
+#[mcp_toolbelt::mcp_prompt(name = "essay")]
 async fn essay(#[args] args: Args) -> String {
     args.topic
 }

@@ -1,5 +1,5 @@
 /// Returns a number.
-#[mcp_tools::mcp_prompt(name = "answer")]
+#[mcp_toolbelt::mcp_prompt(name = "answer")]
 async fn answer() -> u64 {
     42
 }

@@ -1,4 +1,4 @@
-#[mcp_tools::mcp_prompt(name = "greet")]
+#[mcp_toolbelt::mcp_prompt(name = "greet")]
 async fn greet() -> String {
     "Say hello.".into()
 }

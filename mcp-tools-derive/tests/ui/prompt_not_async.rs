@@ -1,5 +1,5 @@
 /// Not async.
-#[mcp_tools::mcp_prompt(name = "greet")]
+#[mcp_toolbelt::mcp_prompt(name = "greet")]
 fn greet() -> String {
     "Say hello.".into()
 }

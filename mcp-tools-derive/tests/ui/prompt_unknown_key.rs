@@ -1,5 +1,5 @@
 /// A tool key on a prompt.
-#[mcp_tools::mcp_prompt(name = "greet", read_only)]
+#[mcp_toolbelt::mcp_prompt(name = "greet", read_only)]
 async fn greet() -> String {
     "Say hello.".into()
 }

@@ -1,5 +1,5 @@
 /// Returns a number.
-#[mcp_tools::mcp_resource(uri = "demo://count")]
+#[mcp_toolbelt::mcp_resource(uri = "demo://count")]
 async fn count() -> u64 {
     7
 }

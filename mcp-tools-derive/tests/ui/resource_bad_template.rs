@@ -1,5 +1,5 @@
 /// Two variables touch.
-#[mcp_tools::mcp_resource(uri_template = "demo://{owner}{repo}")]
+#[mcp_toolbelt::mcp_resource(uri_template = "demo://{owner}{repo}")]
 async fn repo(owner: String, repo: String) -> String {
     format!("{owner}{repo}")
 }

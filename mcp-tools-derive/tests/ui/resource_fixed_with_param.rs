@@ -1,5 +1,5 @@
 /// A fixed URI with an argument.
-#[mcp_tools::mcp_resource(uri = "demo://motd")]
+#[mcp_toolbelt::mcp_resource(uri = "demo://motd")]
 async fn motd(lang: String) -> String {
     lang
 }

@@ -1,5 +1,5 @@
 /// No scheme.
-#[mcp_tools::mcp_resource(uri = "motd.txt")]
+#[mcp_toolbelt::mcp_resource(uri = "motd.txt")]
 async fn motd() -> String {
     "hello".into()
 }

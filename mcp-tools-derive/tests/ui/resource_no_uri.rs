@@ -1,5 +1,5 @@
 /// No address.
-#[mcp_tools::mcp_resource(name = "motd")]
+#[mcp_toolbelt::mcp_resource(name = "motd")]
 async fn motd() -> String {
     "hello".into()
 }

@@ -1,5 +1,5 @@
 /// A parameter the template lacks.
-#[mcp_tools::mcp_resource(uri_template = "demo://pages/{name}")]
+#[mcp_toolbelt::mcp_resource(uri_template = "demo://pages/{name}")]
 async fn page(name: String, version: u32) -> String {
     format!("{name}@{version}")
 }

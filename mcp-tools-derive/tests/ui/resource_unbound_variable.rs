@@ -1,5 +1,5 @@
 /// A variable without a parameter.
-#[mcp_tools::mcp_resource(uri_template = "demo://{owner}/{repo}")]
+#[mcp_toolbelt::mcp_resource(uri_template = "demo://{owner}/{repo}")]
 async fn repo(owner: String) -> String {
     owner
 }

@@ -1,5 +1,5 @@
 /// Both addresses.
-#[mcp_tools::mcp_resource(uri = "demo://a", uri_template = "demo://{id}")]
+#[mcp_toolbelt::mcp_resource(uri = "demo://a", uri_template = "demo://{id}")]
 async fn page(id: String) -> String {
     id
 }

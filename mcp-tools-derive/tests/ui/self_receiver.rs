@@ -1,7 +1,7 @@
 struct Server;
 impl Server {
     /// Takes self.
-    #[mcp_tools::mcp_tool]
+    #[mcp_toolbelt::mcp_tool]
     async fn ping(&self) -> String {
         "pong".into()
     }

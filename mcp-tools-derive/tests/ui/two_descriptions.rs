@@ -1,5 +1,5 @@
 /// Doc.
-#[mcp_tools::mcp_tool(description = "one", description_file = "two.md")]
+#[mcp_toolbelt::mcp_tool(description = "one", description_file = "two.md")]
 async fn ping() -> String {
     "pong".into()
 }

@@ -1,5 +1,5 @@
 /// Unknown arg key.
-#[mcp_tools::mcp_tool]
+#[mcp_toolbelt::mcp_tool]
 async fn echo(#[arg(descr = "text")] text: String) -> String {
     text
 }

@@ -1,5 +1,5 @@
 /// Unknown key.
-#[mcp_tools::mcp_tool(name = "ping", permision = ["X"])]
+#[mcp_toolbelt::mcp_tool(name = "ping", permision = ["X"])]
 async fn ping() -> String {
     "pong".into()
 }

@@ -1,5 +1,5 @@
 /// Zero concurrency.
-#[mcp_tools::mcp_tool(max_concurrency = 0)]
+#[mcp_toolbelt::mcp_tool(max_concurrency = 0)]
 async fn ping() -> String {
     "pong".into()
 }

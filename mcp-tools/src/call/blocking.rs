@@ -8,7 +8,7 @@ use crate::output::error::ToolError;
 ///
 /// ```
 /// # tokio::runtime::Builder::new_multi_thread().build().unwrap().block_on(async {
-/// let sum = mcp_tools::call::run_blocking(|| (1..=10).sum::<u32>()).await.unwrap();
+/// let sum = mcp_toolbelt::call::run_blocking(|| (1..=10).sum::<u32>()).await.unwrap();
 /// assert_eq!(sum, 55);
 /// # });
 /// ```

@@ -35,9 +35,9 @@ pub type Next =
 /// A user hook wrapped around every tool call (auditing, rate limits, metrics…).
 ///
 /// ```
-/// use mcp_tools::call::{Around, Next};
-/// use mcp_tools::definition::ToolDef;
-/// use mcp_tools::{ToolContext, ToolError, ToolResult};
+/// use mcp_toolbelt::call::{Around, Next};
+/// use mcp_toolbelt::definition::ToolDef;
+/// use mcp_toolbelt::{ToolContext, ToolError, ToolResult};
 /// use futures::future::BoxFuture;
 /// struct Audit;
 /// impl Around for Audit {
@@ -50,7 +50,7 @@ pub type Next =
 ///         })
 ///     }
 /// }
-/// let _registry = mcp_tools::Registry::builder().around(Audit);
+/// let _registry = mcp_toolbelt::ToolRegistry::builder().around(Audit);
 /// ```
 pub trait Around: Send + Sync + 'static {
     /// Run `next` (or not) around the call of `tool`.
@@ -74,7 +74,7 @@ pub(crate) struct CallCounters {
 /// A snapshot of one tool's call statistics.
 ///
 /// ```
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// assert!(registry.stats().is_empty());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,7 +113,7 @@ impl CallCounters {
     }
 }
 
-/// Registry-wide middleware settings.
+/// ToolRegistry-wide middleware settings.
 #[derive(Clone, Default)]
 pub(crate) struct MiddlewareConfig {
     pub(crate) default_timeout: Option<Duration>,

@@ -10,7 +10,7 @@ use clap::{Arg, ArgMatches, Command, FromArgMatches};
 
 use crate::definition::tool::ToolDef;
 use crate::permissions::PermissionSet;
-use crate::registry::{Registry, RegistryBuilder};
+use crate::registry::{ToolRegistry, ToolRegistryBuilder};
 
 use super::command::{self, LOG_LEVEL_ARG, PERMISSIONS_ARG, Root};
 use super::flags;
@@ -25,7 +25,7 @@ use super::serve;
 /// (`anyhow::Error` too). It is printed as `error: …` and the exit status is 1.
 ///
 /// ```
-/// use mcp_tools::cli::SetupError;
+/// use mcp_toolbelt::cli::SetupError;
 /// let from_text: SetupError = "TRAC_URL is not set".into();
 /// let from_io: SetupError = std::io::Error::other("cannot read the config").into();
 /// assert_eq!(from_text.to_string(), "TRAC_URL is not set");
@@ -33,21 +33,22 @@ use super::serve;
 /// ```
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
-type SetupFn =
-    Box<dyn FnOnce(&ArgMatches, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + Send>;
+type SetupFn = Box<
+    dyn FnOnce(&ArgMatches, ToolRegistryBuilder) -> Result<ToolRegistryBuilder, SetupError> + Send,
+>;
 
-type BuiltFn = Box<dyn FnOnce(&Registry) + Send>;
+type BuiltFn = Box<dyn FnOnce(&ToolRegistry) + Send>;
 
 /// The command line of one MCP server, generated from its registry builder.
 ///
-/// [`App::new`] (or [`cli_app!`](crate::cli_app)) takes the [`RegistryBuilder`] with
+/// [`App::new`] (or [`cli_app!`](crate::cli_app)) takes the [`ToolRegistryBuilder`] with
 /// the server's state; [`App::setup`] adds global flags whose values build more state
 /// (a backend URL, say) once the command line is parsed; [`run`] parses
 /// `std::env::args_os()`, runs the command and returns the exit status.
 ///
 /// ```rust,standalone_crate
 /// use std::process::ExitCode;
-/// use mcp_tools::{mcp_tool, Registry, cli::App};
+/// use mcp_toolbelt::{mcp_tool, ToolRegistry, cli::App};
 ///
 /// /// Add two integers.
 /// #[mcp_tool(name = "math_add")]
@@ -56,7 +57,7 @@ type BuiltFn = Box<dyn FnOnce(&Registry) + Send>;
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let app = App::new("calc", "1.0.0", Registry::builder());
+/// let app = App::new("calc", "1.0.0", ToolRegistry::builder());
 /// // `calc math add --a 2 --b 3` prints `5` and exits 0.
 /// let status = app.run_from(["calc", "math", "add", "--a", "2", "--b", "3"]).await;
 /// assert_eq!(status, ExitCode::SUCCESS);
@@ -67,7 +68,7 @@ pub struct App {
     name: String,
     version: String,
     about: Option<String>,
-    builder: RegistryBuilder,
+    builder: ToolRegistryBuilder,
     globals: Vec<Arg>,
     setup: Option<SetupFn>,
     on_built: Option<BuiltFn>,
@@ -92,13 +93,13 @@ impl App {
     /// it before `build()`).
     ///
     /// ```
-    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
+    /// let app = mcp_toolbelt::cli::App::new("demo", "0.1.0", mcp_toolbelt::ToolRegistry::builder());
     /// assert_eq!(app.name(), "demo");
     /// ```
     pub fn new(
         name: impl Into<String>,
         version: impl Into<String>,
-        builder: RegistryBuilder,
+        builder: ToolRegistryBuilder,
     ) -> App {
         App {
             name: name.into(),
@@ -114,7 +115,7 @@ impl App {
     /// The one-line description shown at the top of `--help` (empty text: none).
     ///
     /// ```
-    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder())
+    /// let app = mcp_toolbelt::cli::App::new("demo", "0.1.0", mcp_toolbelt::ToolRegistry::builder())
     ///     .about("A demo server");
     /// assert_eq!(app.get_about(), Some("A demo server"));
     /// ```
@@ -134,7 +135,7 @@ impl App {
     /// should be marked `hide_env_values = true`, or `--help` shows them.
     ///
     /// ```
-    /// use mcp_tools::{Registry, cli::{App, clap}};
+    /// use mcp_toolbelt::{ToolRegistry, cli::{App, clap}};
     ///
     /// struct Backend { url: String }
     ///
@@ -145,7 +146,7 @@ impl App {
     ///     backend_url: String,
     /// }
     ///
-    /// let app = App::new("demo", "0.1.0", Registry::builder())
+    /// let app = App::new("demo", "0.1.0", ToolRegistry::builder())
     ///     .setup(|args: BackendArgs, builder| {
     ///         if !args.backend_url.starts_with("http") {
     ///             return Err("--backend-url must be an http(s) URL".into());
@@ -157,7 +158,9 @@ impl App {
     pub fn setup<G, F>(mut self, hook: F) -> App
     where
         G: clap::Args + FromArgMatches + 'static,
-        F: FnOnce(G, RegistryBuilder) -> Result<RegistryBuilder, SetupError> + Send + 'static,
+        F: FnOnce(G, ToolRegistryBuilder) -> Result<ToolRegistryBuilder, SetupError>
+            + Send
+            + 'static,
     {
         let carrier = G::augment_args(Command::new("setup"));
         self.globals = carrier
@@ -179,10 +182,10 @@ impl App {
     ///
     /// ```
     /// use std::sync::{Arc, OnceLock};
-    /// use mcp_tools::{Registry, cli::App};
+    /// use mcp_toolbelt::{ToolRegistry, cli::App};
     ///
-    /// let slot: Arc<OnceLock<Registry>> = Arc::default();
-    /// let app = App::new("demo", "0.1.0", Registry::builder().state_arc(slot.clone()))
+    /// let slot: Arc<OnceLock<ToolRegistry>> = Arc::default();
+    /// let app = App::new("demo", "0.1.0", ToolRegistry::builder().state_arc(slot.clone()))
     ///     .on_built(move |registry| {
     ///         let _ = slot.set(registry.clone());
     ///     });
@@ -190,7 +193,7 @@ impl App {
     /// ```
     pub fn on_built<F>(mut self, hook: F) -> App
     where
-        F: FnOnce(&Registry) + Send + 'static,
+        F: FnOnce(&ToolRegistry) + Send + 'static,
     {
         self.on_built = Some(Box::new(hook));
         self
@@ -199,7 +202,7 @@ impl App {
     /// The program name.
     ///
     /// ```
-    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
+    /// # let app = mcp_toolbelt::cli::App::new("demo", "0.1.0", mcp_toolbelt::ToolRegistry::builder());
     /// assert_eq!(app.name(), "demo");
     /// ```
     pub fn name(&self) -> &str {
@@ -209,7 +212,7 @@ impl App {
     /// The version `--version` prints.
     ///
     /// ```
-    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
+    /// # let app = mcp_toolbelt::cli::App::new("demo", "0.1.0", mcp_toolbelt::ToolRegistry::builder());
     /// assert_eq!(app.version(), "0.1.0");
     /// ```
     pub fn version(&self) -> &str {
@@ -219,7 +222,7 @@ impl App {
     /// The description set with [`about`](Self::about).
     ///
     /// ```
-    /// # let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
+    /// # let app = mcp_toolbelt::cli::App::new("demo", "0.1.0", mcp_toolbelt::ToolRegistry::builder());
     /// assert_eq!(app.get_about(), None);
     /// ```
     pub fn get_about(&self) -> Option<&str> {
@@ -237,7 +240,7 @@ impl App {
     ///
     /// ```no_run
     /// fn main() -> std::process::ExitCode {
-    ///     mcp_tools::cli_app!(mcp_tools::Registry::builder()).run()
+    ///     mcp_toolbelt::cli_app!(mcp_toolbelt::ToolRegistry::builder()).run()
     /// }
     /// ```
     pub fn run(self) -> ExitCode {
@@ -274,7 +277,7 @@ impl App {
     /// ```no_run
     /// #[tokio::main]
     /// async fn main() -> std::process::ExitCode {
-    ///     mcp_tools::cli_app!(mcp_tools::Registry::builder()).run_async().await
+    ///     mcp_toolbelt::cli_app!(mcp_toolbelt::ToolRegistry::builder()).run_async().await
     /// }
     /// ```
     pub async fn run_async(self) -> ExitCode {
@@ -290,7 +293,7 @@ impl App {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let app = mcp_tools::cli::App::new("demo", "0.1.0", mcp_tools::Registry::builder());
+    /// let app = mcp_toolbelt::cli::App::new("demo", "0.1.0", mcp_toolbelt::ToolRegistry::builder());
     /// let status = app.run_from(["demo", "no-such-command"]).await;
     /// assert_eq!(status, std::process::ExitCode::from(2));
     /// # });
@@ -516,7 +519,7 @@ fn check_globals(root: &Command, globals: &[Arg]) -> Result<(), String> {
 struct Build {
     name: String,
     version: String,
-    builder: RegistryBuilder,
+    builder: ToolRegistryBuilder,
     setup: Option<SetupFn>,
     on_built: Option<BuiltFn>,
 }
@@ -538,7 +541,7 @@ impl Build {
     fn registry(
         self,
         matches: Option<&ArgMatches>,
-    ) -> Result<(Registry, String, String), ExitCode> {
+    ) -> Result<(ToolRegistry, String, String), ExitCode> {
         let mut builder = self.builder;
         if let (Some(setup), Some(matches)) = (self.setup, matches) {
             builder = setup(matches, builder).map_err(|err| {
@@ -673,7 +676,7 @@ mod tests {
 
     #[test]
     fn check_fails_on_registry_errors() {
-        let builder = Registry::builder()
+        let builder = ToolRegistry::builder()
             .include_linked(false)
             .lenient(true)
             .tool(tool("dup_x"))
@@ -683,7 +686,7 @@ mod tests {
             block_on(app.run_from(["t", "tools", "check"])),
             ExitCode::from(FAILURE)
         );
-        let clean = Registry::builder()
+        let clean = ToolRegistry::builder()
             .include_linked(false)
             .tool(tool("dup_x"));
         let app = App::new("t", "1", clean);
@@ -696,13 +699,13 @@ mod tests {
     #[test]
     fn check_fails_on_an_empty_registry() {
         // The usual cause: the tools are in a library the binary does not link.
-        let empty = App::new("t", "1", Registry::builder().include_linked(false));
+        let empty = App::new("t", "1", ToolRegistry::builder().include_linked(false));
         assert_eq!(
             block_on(empty.run_from(["t", "tools", "check"])),
             ExitCode::from(FAILURE)
         );
         let (text, failed) = inspect::check(
-            Registry::builder()
+            ToolRegistry::builder()
                 .include_linked(false)
                 .build()
                 .unwrap()
@@ -725,7 +728,7 @@ mod tests {
     #[test]
     fn tools_run_and_unknown_commands_are_usage_errors() {
         let builder = || {
-            Registry::builder()
+            ToolRegistry::builder()
                 .include_linked(false)
                 .tool(tool("demo_run"))
         };
@@ -752,13 +755,13 @@ mod tests {
 
     #[test]
     fn setup_flags_may_not_reuse_built_in_names() {
-        let app = App::new("t", "1", Registry::builder().include_linked(false))
+        let app = App::new("t", "1", ToolRegistry::builder().include_linked(false))
             .setup(|_: Clashing, builder| Ok(builder));
         assert_eq!(
             block_on(app.run_from(["t", "tools", "list"])),
             ExitCode::from(FAILURE)
         );
-        let app = App::new("t", "1", Registry::builder().include_linked(false))
+        let app = App::new("t", "1", ToolRegistry::builder().include_linked(false))
             .setup(|_: Reserved, builder| Ok(builder));
         assert_eq!(
             block_on(app.run_from(["t", "tools", "list"])),
@@ -778,7 +781,7 @@ mod tests {
         App::new(
             "t",
             "1",
-            Registry::builder()
+            ToolRegistry::builder()
                 .include_linked(false)
                 .tool(tool("demo_run")),
         )
@@ -838,8 +841,8 @@ mod tests {
 
     #[test]
     fn the_on_built_hook_sees_the_registry_commands_use() {
-        let seen: Arc<std::sync::Mutex<Option<Registry>>> = Arc::default();
-        let app = |seen: Arc<std::sync::Mutex<Option<Registry>>>| {
+        let seen: Arc<std::sync::Mutex<Option<ToolRegistry>>> = Arc::default();
+        let app = |seen: Arc<std::sync::Mutex<Option<ToolRegistry>>>| {
             demo_app().on_built(move |registry| *seen.lock().unwrap() = Some(registry.clone()))
         };
         let status = block_on(app(seen.clone()).run_from(["t", "tools", "list"]));
@@ -854,7 +857,7 @@ mod tests {
         let app = App::new(
             "t",
             "1",
-            Registry::builder()
+            ToolRegistry::builder()
                 .include_linked(false)
                 .tool(tool("demo_run")),
         )

@@ -150,7 +150,7 @@ impl ToolFlags {
 
 /// The arguments `def`'s command would call it with, given the words after the command
 /// (`args`): what the generated CLI converts, from the schema's flags and `--json`; a
-/// usage error as text. The fuzz targets' way in (`mcp_tools::__private`).
+/// usage error as text. The fuzz targets' way in (`mcp_toolbelt::__private`).
 pub fn command_line_arguments(
     def: &ToolDef,
     args: &[String],

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::{ClientPeer, LogLevel, ToolContext};
 use crate::output::content::{Content, ContentBlock};
 use crate::output::result::ToolResult;
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 
 /// Exit status of an error result, a failed check or a failed setup.
 pub(crate) const FAILURE: u8 = 1;
@@ -43,7 +43,7 @@ fn line(text: &str) -> String {
 /// form) on stdout.
 /// The first Ctrl-C cancels the call; a second one ends the process.
 pub(crate) async fn call(
-    registry: &Registry,
+    registry: &ToolRegistry,
     tool: &str,
     arguments: Map<String, Value>,
     json: bool,

@@ -73,7 +73,7 @@ mod tests {
         for level in ["warn", "info"] {
             let filter = super::level_filter(level);
             assert!(
-                enabled(&filter, "mcp_tools::server", Level::WARN),
+                enabled(&filter, "mcp_toolbelt::server", Level::WARN),
                 "{level}"
             );
             assert!(!enabled(&filter, "rmcp::service", Level::WARN), "{level}");
@@ -81,12 +81,12 @@ mod tests {
             assert!(enabled(&filter, "rmcp::transport", Level::WARN), "{level}");
         }
         let info = super::level_filter("info");
-        assert!(enabled(&info, "mcp_tools", Level::INFO));
-        assert!(!enabled(&info, "mcp_tools", Level::DEBUG));
+        assert!(enabled(&info, "mcp_toolbelt", Level::INFO));
+        assert!(!enabled(&info, "mcp_toolbelt", Level::DEBUG));
         let debug = super::level_filter("debug");
         assert!(enabled(&debug, "rmcp::service", Level::DEBUG));
         assert!(!enabled(&debug, "rmcp::service", Level::TRACE));
         let off = super::level_filter("off");
-        assert!(!enabled(&off, "mcp_tools", Level::ERROR));
+        assert!(!enabled(&off, "mcp_toolbelt", Level::ERROR));
     }
 }

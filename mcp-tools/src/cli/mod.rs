@@ -6,7 +6,7 @@
 //! use std::process::ExitCode;
 //!
 //! fn main() -> ExitCode {
-//!     mcp_tools::cli_app!(mcp_tools::Registry::builder()).run()
+//!     mcp_toolbelt::cli_app!(mcp_toolbelt::ToolRegistry::builder()).run()
 //! }
 //! ```
 //!
@@ -25,7 +25,7 @@
 //!   commands) and `--log-level L`, plus the flags of [`App::setup`].
 //!
 //! Flag values are converted by the schema's types (a bad integer is a usage error, exit
-//! status 2) and the call goes through [`Registry::call_tool`](crate::Registry::call_tool),
+//! status 2) and the call goes through [`ToolRegistry::call_tool`](crate::ToolRegistry::call_tool),
 //! so the registry validates the arguments exactly as it does for MCP clients. A result's
 //! text goes to stdout (exit status 0); an error result's text goes to stderr (exit
 //! status 1); `--json` prints the whole `CallToolResult` instead.
@@ -52,7 +52,7 @@ pub use flags::command_line_arguments;
 /// types (`#[derive(clap::Args)]` needs `clap` in your own `Cargo.toml` too).
 ///
 /// ```
-/// let arg = mcp_tools::cli::clap::Arg::new("url").long("url");
+/// let arg = mcp_toolbelt::cli::clap::Arg::new("url").long("url");
 /// assert_eq!(arg.get_long(), Some("url"));
 /// ```
 pub use clap;
@@ -61,7 +61,7 @@ pub use clap;
 /// `CARGO_PKG_DESCRIPTION` (as `about`), read where the macro is written.
 ///
 /// ```
-/// let app = mcp_tools::cli_app!(mcp_tools::Registry::builder());
+/// let app = mcp_toolbelt::cli_app!(mcp_toolbelt::ToolRegistry::builder());
 /// assert_eq!(app.name(), env!("CARGO_PKG_NAME"));
 /// assert_eq!(app.version(), env!("CARGO_PKG_VERSION"));
 /// ```

@@ -16,7 +16,7 @@ use std::time::Duration;
 use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 use crate::server::{ServeError, Server, ServerInfo, StateKey, TcpOptions, TokenTable};
 
 use super::invoke::{FAILURE, USAGE, print_err};
@@ -90,7 +90,7 @@ pub(crate) fn command() -> Command {
             Arg::new("state_key_file")
                 .long("state-key-file")
                 .value_name("FILE")
-                .env("MCP_TOOLS_STATE_KEY_FILE")
+                .env("MCP_TOOLBELT_STATE_KEY_FILE")
                 .value_parser(clap::value_parser!(PathBuf))
                 .help(
                     "The key (at least 32 bytes; the file private to its owner: chmod 600) that \
@@ -169,13 +169,13 @@ pub(super) fn positive(text: &str) -> Result<usize, String> {
 /// The environment variables `serve`'s flags read (`env = …`): when one is set, `serve`
 /// without flags is not the plain stdio start ([`plain_stdio`]) and goes through the parser.
 #[cfg(not(feature = "oauth"))]
-const FLAG_ENV: &[&str] = &["MCP_TOOLS_STATE_KEY_FILE"];
+const FLAG_ENV: &[&str] = &["MCP_TOOLBELT_STATE_KEY_FILE"];
 #[cfg(feature = "oauth")]
 const FLAG_ENV: &[&str] = &[
-    "MCP_TOOLS_STATE_KEY_FILE",
-    "MCP_TOOLS_OAUTH_ISSUER",
-    "MCP_TOOLS_OAUTH_RESOURCE",
-    "MCP_TOOLS_INTROSPECTION_CLIENT",
+    "MCP_TOOLBELT_STATE_KEY_FILE",
+    "MCP_TOOLBELT_OAUTH_ISSUER",
+    "MCP_TOOLBELT_OAUTH_RESOURCE",
+    "MCP_TOOLBELT_INTROSPECTION_CLIENT",
 ];
 
 /// Whether the command line `args` is `PROGRAM serve` or `PROGRAM serve --stdio` and no
@@ -204,7 +204,7 @@ pub(crate) fn over_stdio(matches: &ArgMatches) -> bool {
 /// until the client closes stdin (stdio) or the process gets Ctrl-C / SIGTERM (then shut
 /// down gracefully, on every transport).
 pub(crate) async fn run(
-    registry: Registry,
+    registry: ToolRegistry,
     name: &str,
     version: &str,
     matches: Option<&ArgMatches>,

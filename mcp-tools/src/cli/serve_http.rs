@@ -95,7 +95,7 @@ fn oauth_flags() -> Vec<Arg> {
         Arg::new("oauth_issuer")
             .long("oauth-issuer")
             .value_name("URL")
-            .env("MCP_TOOLS_OAUTH_ISSUER")
+            .env("MCP_TOOLBELT_OAUTH_ISSUER")
             .requires_all(["http", "resource"])
             .help(
                 "HTTP: accept OAuth 2.1 access tokens (JWT) from this issuer, exactly as its \
@@ -105,7 +105,7 @@ fn oauth_flags() -> Vec<Arg> {
             Arg::new("resource")
                 .long("resource")
                 .value_name("URL")
-                .env("MCP_TOOLS_OAUTH_RESOURCE")
+                .env("MCP_TOOLBELT_OAUTH_RESOURCE")
                 .help(
                     "This server's public URL as the issuer knows it (e.g. \
                      https://mcp.example.org/mcp): tokens must name it as their audience",
@@ -142,11 +142,11 @@ fn oauth_flags() -> Vec<Arg> {
             Arg::new("introspection_client")
                 .long("introspection-client")
                 .value_name("ID")
-                .env("MCP_TOOLS_INTROSPECTION_CLIENT")
+                .env("MCP_TOOLBELT_INTROSPECTION_CLIENT")
                 .help(
                     "Check opaque (non-JWT) tokens at the issuer's RFC 7662 introspection \
                      endpoint as this client; its secret comes from the environment variable \
-                     MCP_TOOLS_INTROSPECTION_SECRET",
+                     MCP_TOOLBELT_INTROSPECTION_SECRET",
                 ),
         ),
         needs_issuer(
@@ -202,9 +202,9 @@ async fn oauth_resource_server(
         config = config.unknown_kid_refetch(*interval);
     }
     if let Some(client) = matches.get_one::<String>("introspection_client") {
-        let secret = std::env::var("MCP_TOOLS_INTROSPECTION_SECRET").map_err(|_| {
+        let secret = std::env::var("MCP_TOOLBELT_INTROSPECTION_SECRET").map_err(|_| {
             "--introspection-client needs the client's secret in the environment variable \
-             MCP_TOOLS_INTROSPECTION_SECRET"
+             MCP_TOOLBELT_INTROSPECTION_SECRET"
                 .to_string()
         })?;
         config = config.introspection(client, secret);

@@ -19,7 +19,7 @@ use crate::schema::JsonObject;
 /// macros' generated code.
 ///
 /// ```
-/// use mcp_tools::__private::Arguments;
+/// use mcp_toolbelt::__private::Arguments;
 /// let object = serde_json::json!({"limit": 5});
 /// let serde_json::Value::Object(object) = object else { unreachable!() };
 /// let mut arguments = Arguments::new("search", object, &["query", "limit"]);

@@ -39,13 +39,13 @@ pub(crate) fn defined_at(a: Option<SourceLocation>, b: Option<SourceLocation>) -
 /// Why a tool, resource or prompt definition could not be built.
 ///
 /// ```
-/// let err = mcp_tools::definition::ResourceDef::fixed("no-scheme").name("x").description("d")
+/// let err = mcp_toolbelt::definition::ResourceDef::fixed("no-scheme").name("x").description("d")
 ///     .handler(|_r, _c| async { Ok(vec![]) }).build().unwrap_err();
 /// assert!(err.to_string().starts_with("resource \"no-scheme\": "));
 /// assert_eq!(err.item(), "resource \"no-scheme\"");
 ///
-/// let err = mcp_tools::definition::ToolDef::builder("bad name").description("d")
-///     .handler(|_a, _c| async { Ok(mcp_tools::ToolResult::empty()) }).build().unwrap_err();
+/// let err = mcp_toolbelt::definition::ToolDef::builder("bad name").description("d")
+///     .handler(|_a, _c| async { Ok(mcp_toolbelt::ToolResult::empty()) }).build().unwrap_err();
 /// assert_eq!(err.item(), "tool \"bad name\"");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -19,7 +19,7 @@ pub const MAX_COMPLETION_VALUES: usize = 100;
 /// other arguments it has already filled in.
 ///
 /// ```
-/// let request = mcp_tools::definition::CompletionRequest::new("city", "par");
+/// let request = mcp_toolbelt::definition::CompletionRequest::new("city", "par");
 /// assert_eq!(request.argument, "city");
 /// assert_eq!(request.value, "par");
 /// assert!(request.context.is_empty());
@@ -55,7 +55,7 @@ impl CompletionRequest {
 /// known and whether more exist.
 ///
 /// ```
-/// use mcp_tools::definition::Completion;
+/// use mcp_toolbelt::definition::Completion;
 /// let c = Completion::matching(["paris", "park", "party", "rome"], "par");
 /// assert_eq!(c.values(), ["paris", "park", "party"]);
 /// assert_eq!(c.total(), Some(3));
@@ -225,8 +225,8 @@ impl Completers {
 /// What a completion request refers to.
 ///
 /// ```
-/// let r = mcp_tools::definition::CompletionRef::Prompt("greet".into());
-/// assert_eq!(r, mcp_tools::definition::CompletionRef::Prompt("greet".to_string()));
+/// let r = mcp_toolbelt::definition::CompletionRef::Prompt("greet".into());
+/// assert_eq!(r, mcp_toolbelt::definition::CompletionRef::Prompt("greet".to_string()));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompletionRef {

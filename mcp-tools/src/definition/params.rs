@@ -13,7 +13,7 @@ use crate::output::error::ToolError;
 /// with a `FromStr` impl…, and `Option<T>` when it may be absent.
 ///
 /// ```
-/// use mcp_tools::definition::Params;
+/// use mcp_toolbelt::definition::Params;
 /// let params: Params = [("id", "42"), ("verbose", "true")].into_iter().collect();
 /// assert_eq!(params.required::<u32>("id").unwrap(), 42);
 /// assert_eq!(params.optional::<bool>("verbose").unwrap(), Some(true));

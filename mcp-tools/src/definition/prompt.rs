@@ -24,7 +24,7 @@ use crate::permissions::PermissionSet;
 /// One declared argument of a prompt.
 ///
 /// ```
-/// let city = mcp_tools::definition::PromptArgument::new("city").with_description("Where").with_required(true);
+/// let city = mcp_toolbelt::definition::PromptArgument::new("city").with_description("Where").with_required(true);
 /// assert_eq!(city.name(), "city");
 /// assert!(city.required());
 /// ```
@@ -120,13 +120,13 @@ where
 /// runtime.
 ///
 /// ```
-/// use mcp_tools::definition::{PromptArgument, PromptDef};
+/// use mcp_toolbelt::definition::{PromptArgument, PromptDef};
 /// let def = PromptDef::builder("summarize")
 ///     .description("Summarize a text")
 ///     .argument(PromptArgument::new("text").with_description("What to summarize").with_required(true))
 ///     .handler(|args, _ctx| async move {
 ///         let text: String = args.required("text")?;
-///         Ok(mcp_tools::output::IntoPromptResult::into_prompt_result(format!("Summarize:\n{text}"))?)
+///         Ok(mcp_toolbelt::output::IntoPromptResult::into_prompt_result(format!("Summarize:\n{text}"))?)
 ///     })
 ///     .build()
 ///     .unwrap();

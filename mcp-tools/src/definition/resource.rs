@@ -99,8 +99,8 @@ impl fmt::Display for ResourceAddress {
 /// [`ResourceDef::template`] build one at runtime.
 ///
 /// ```
-/// use mcp_tools::definition::ResourceDef;
-/// use mcp_tools::output::ResourceContent;
+/// use mcp_toolbelt::definition::ResourceDef;
+/// use mcp_toolbelt::output::ResourceContent;
 /// let def = ResourceDef::template("notes://{id}")
 ///     .name("note")
 ///     .description("One note, by id")
@@ -199,8 +199,8 @@ impl ResourceDef {
 /// `resources/templates/list` entry (a template: `uriTemplate`).
 ///
 /// ```
-/// use mcp_tools::definition::ResourceDef;
-/// use mcp_tools::output::ResourceContent;
+/// use mcp_toolbelt::definition::ResourceDef;
+/// use mcp_toolbelt::output::ResourceContent;
 /// let def = ResourceDef::fixed("demo://motd")
 ///     .name("motd")
 ///     .description("Message of the day")

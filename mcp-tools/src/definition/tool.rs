@@ -72,10 +72,10 @@ impl ToolHandler for BoxedToolFn {
 /// idempotent, open world).
 ///
 /// ```
-/// let def = mcp_tools::definition::ToolDef::builder("notes_read")
+/// let def = mcp_toolbelt::definition::ToolDef::builder("notes_read")
 ///     .description("Read the notes.")
 ///     .read_only(true)
-///     .handler(|_args, _ctx| async { Ok(mcp_tools::ToolResult::text("none")) })
+///     .handler(|_args, _ctx| async { Ok(mcp_toolbelt::ToolResult::text("none")) })
 ///     .build()
 ///     .unwrap();
 /// assert_eq!(def.annotations().read_only_hint, Some(true));
@@ -116,8 +116,8 @@ pub struct CliOptions {
 /// `#[mcp_tool]` builds one per annotated fn; [`ToolDef::builder`] builds one at runtime.
 ///
 /// ```
-/// use mcp_tools::definition::ToolDef;
-/// use mcp_tools::ToolResult;
+/// use mcp_toolbelt::definition::ToolDef;
+/// use mcp_toolbelt::ToolResult;
 /// let def = ToolDef::builder("greet")
 ///     .description("Say hello")
 ///     .input_schema(serde_json::json!({"type": "object", "properties": {"who": {"type": "string"}}}))
@@ -249,9 +249,9 @@ impl ToolDef {
 /// inputSchema, outputSchema, annotations).
 ///
 /// ```
-/// let def = mcp_tools::definition::ToolDef::builder("ping")
+/// let def = mcp_toolbelt::definition::ToolDef::builder("ping")
 ///     .description("Answer pong.")
-///     .handler(|_args, _ctx| async { Ok(mcp_tools::ToolResult::text("pong")) })
+///     .handler(|_args, _ctx| async { Ok(mcp_toolbelt::ToolResult::text("pong")) })
 ///     .build()
 ///     .unwrap();
 /// let listed = serde_json::to_value(&def).unwrap();

@@ -19,7 +19,7 @@ enum Part {
 /// A parsed URI template such as `trac://wiki/{+name}` or `test://template/{id}/data`.
 ///
 /// ```
-/// use mcp_tools::definition::UriTemplate;
+/// use mcp_toolbelt::definition::UriTemplate;
 /// let template = UriTemplate::parse("trac://wiki/{+name}").unwrap();
 /// assert_eq!(template.variables().collect::<Vec<_>>(), ["name"]);
 /// let params = template.matches("trac://wiki/Guide/Install%20Notes").unwrap();

@@ -12,7 +12,7 @@ use crate::output::resource_content::ResourceContent;
 /// serializes to its MCP wire form.
 ///
 /// ```
-/// use mcp_tools::ContentBlock;
+/// use mcp_toolbelt::ContentBlock;
 /// let text = ContentBlock::text("hello");
 /// assert_eq!(text.as_text(), Some("hello"));
 /// let image = ContentBlock::image("aGVsbG8=", "image/png");
@@ -74,8 +74,8 @@ impl ContentBlock {
     /// An embedded resource; give `contents` a URI with [`ResourceContent::with_uri`].
     ///
     /// ```
-    /// use mcp_tools::output::ResourceContent;
-    /// use mcp_tools::ContentBlock;
+    /// use mcp_toolbelt::output::ResourceContent;
+    /// use mcp_toolbelt::ContentBlock;
     /// let block = ContentBlock::resource(
     ///     ResourceContent::text("body").with_uri("memo://1").with_mime_type("text/markdown"),
     /// );
@@ -95,7 +95,7 @@ impl ContentBlock {
     /// A link to the resource `uri` called `name` (the client may read it later).
     ///
     /// ```
-    /// let link = mcp_tools::ContentBlock::resource_link("memo://1", "note 1");
+    /// let link = mcp_toolbelt::ContentBlock::resource_link("memo://1", "note 1");
     /// assert_eq!(serde_json::to_value(&link).unwrap()["type"], "resource_link");
     /// ```
     pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> ContentBlock {

@@ -8,7 +8,7 @@ use std::fmt;
 /// form is what appears in `Error (kind): …` texts.
 ///
 /// ```
-/// use mcp_tools::ErrorKind;
+/// use mcp_toolbelt::ErrorKind;
 /// assert_eq!(ErrorKind::NotFound.as_str(), "not_found");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,7 +37,7 @@ impl ErrorKind {
     /// The snake_case name used in error texts and structured errors.
     ///
     /// ```
-    /// assert_eq!(mcp_tools::ErrorKind::Validation.as_str(), "validation_error");
+    /// assert_eq!(mcp_toolbelt::ErrorKind::Validation.as_str(), "validation_error");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -56,7 +56,7 @@ impl ErrorKind {
     /// (the domain a model works in, e.g. `ticket`).
     ///
     /// ```
-    /// let action = mcp_tools::ErrorKind::NotFound.default_action(Some("ticket"));
+    /// let action = mcp_toolbelt::ErrorKind::NotFound.default_action(Some("ticket"));
     /// assert!(action.contains("ticket"));
     /// ```
     pub fn default_action(self, category: Option<&str>) -> String {
@@ -124,7 +124,7 @@ pub(crate) fn echo(text: &str) -> std::borrow::Cow<'_, str> {
 /// `Error (kind): message` followed by a blank line and `Action: …`.
 ///
 /// ```
-/// use mcp_tools::{ErrorKind, ToolError};
+/// use mcp_toolbelt::{ErrorKind, ToolError};
 /// let err = ToolError::not_found("Ticket #999 does not exist").with_action("Search tickets first.");
 /// assert_eq!(err.kind(), ErrorKind::NotFound);
 /// assert_eq!(err.render(None), "Error (not_found): Ticket #999 does not exist\n\nAction: Search tickets first.");
@@ -151,7 +151,7 @@ impl ToolError {
     /// An error of `kind` with `message`; the action defaults to the kind's, per category.
     ///
     /// ```
-    /// let e = mcp_tools::ToolError::new(mcp_tools::ErrorKind::Conflict, "stale version");
+    /// let e = mcp_toolbelt::ToolError::new(mcp_toolbelt::ErrorKind::Conflict, "stale version");
     /// assert_eq!(e.message(), "stale version");
     /// ```
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
@@ -182,7 +182,7 @@ impl ToolError {
     /// Replace the default action line with a specific one.
     ///
     /// ```
-    /// let e = mcp_tools::ToolError::conflict("stale").with_action("Re-read the ticket.");
+    /// let e = mcp_toolbelt::ToolError::conflict("stale").with_action("Re-read the ticket.");
     /// assert_eq!(e.action(), Some("Re-read the ticket."));
     /// ```
     pub fn with_action(mut self, action: impl Into<String>) -> Self {
@@ -209,7 +209,7 @@ impl ToolError {
     /// missing explicit action is derived from the kind and the tool's `category`.
     ///
     /// ```
-    /// let text = mcp_tools::ToolError::not_found("no such page").render(Some("wiki"));
+    /// let text = mcp_toolbelt::ToolError::not_found("no such page").render(Some("wiki"));
     /// assert!(text.starts_with("Error (not_found): no such page\n\nAction: "));
     /// assert!(text.contains("the wiki identifier"));
     /// ```

@@ -20,8 +20,8 @@ pub enum Role {
 /// One message of a rendered prompt: a role and one content block.
 ///
 /// ```
-/// use mcp_tools::output::{PromptMessage, Role};
-/// use mcp_tools::ContentBlock;
+/// use mcp_toolbelt::output::{PromptMessage, Role};
+/// use mcp_toolbelt::ContentBlock;
 /// let message = PromptMessage::new_text(Role::User, "Review this diff.");
 /// assert_eq!(message.role(), Role::User);
 /// assert_eq!(message.content().as_text(), Some("Review this diff."));
@@ -64,7 +64,7 @@ impl PromptMessage {
 /// A rendered prompt (the `prompts/get` result): its messages and an optional description.
 ///
 /// ```
-/// use mcp_tools::output::{PromptMessage, PromptResult, Role};
+/// use mcp_toolbelt::output::{PromptMessage, PromptResult, Role};
 /// let result = PromptResult::new(vec![PromptMessage::new_text(Role::User, "Hi")])
 ///     .with_description("A greeting");
 /// assert_eq!(result.messages().len(), 1);
@@ -115,7 +115,7 @@ impl PromptResult {
 /// a description too) and `Result<T, E>` where `E: Into<ToolError>`.
 ///
 /// ```
-/// use mcp_tools::output::{IntoPromptResult, PromptMessage, Role};
+/// use mcp_toolbelt::output::{IntoPromptResult, PromptMessage, Role};
 /// let result = vec![
 ///     PromptMessage::new_text(Role::User, "Review this diff."),
 ///     PromptMessage::new_text(Role::Assistant, "Send it over."),

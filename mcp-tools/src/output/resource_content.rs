@@ -20,7 +20,7 @@ enum Body {
 /// the URI defaults to the one that was read.
 ///
 /// ```
-/// use mcp_tools::output::ResourceContent;
+/// use mcp_toolbelt::output::ResourceContent;
 /// let page = ResourceContent::text("= Welcome =").with_mime_type("text/x-trac-wiki");
 /// let image = ResourceContent::blob(vec![0x89, b'P', b'N', b'G']).with_mime_type("image/png");
 /// let data = ResourceContent::json(&serde_json::json!({"id": 1})).unwrap();
@@ -135,7 +135,7 @@ impl ResourceContent {
 /// `blob`.
 ///
 /// ```
-/// let piece = mcp_tools::output::ResourceContent::blob(vec![1, 2, 3]).with_uri("demo://bytes");
+/// let piece = mcp_toolbelt::output::ResourceContent::blob(vec![1, 2, 3]).with_uri("demo://bytes");
 /// let wire = serde_json::to_value(&piece).unwrap();
 /// assert_eq!(wire["blob"], "AQID");
 /// assert_eq!(wire["uri"], "demo://bytes");
@@ -162,8 +162,8 @@ impl Serialize for ResourceContent {
 /// `T: IntoResourceContents` and `E: Into<ToolError>`.
 ///
 /// ```
-/// use mcp_tools::output::IntoResourceContents;
-/// use mcp_tools::Json;
+/// use mcp_toolbelt::output::IntoResourceContents;
+/// use mcp_toolbelt::Json;
 /// let contents = Json(serde_json::json!({"ok": true})).into_resource_contents().unwrap();
 /// assert_eq!(contents[0].as_text(), Some("{\"ok\":true}"));
 /// ```

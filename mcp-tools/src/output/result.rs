@@ -15,7 +15,7 @@ use crate::schema::JsonObject;
 /// it is an error (with the error's kind, for in-process callers).
 ///
 /// ```
-/// use mcp_tools::ToolResult;
+/// use mcp_toolbelt::ToolResult;
 /// let ok = ToolResult::text("done");
 /// assert_eq!(ok.text_content(), "done");
 /// assert!(!ok.is_error());
@@ -75,7 +75,7 @@ impl ToolResult {
     /// An error result: `Error (kind): message` + `Action: …` for the tool's `category`.
     ///
     /// ```
-    /// let r = mcp_tools::ToolResult::error(&mcp_tools::ToolError::validation("bad id"), Some("ticket"));
+    /// let r = mcp_toolbelt::ToolResult::error(&mcp_toolbelt::ToolError::validation("bad id"), Some("ticket"));
     /// assert!(r.is_error());
     /// assert!(r.text_content().starts_with("Error (validation_error): bad id"));
     /// ```
@@ -100,7 +100,7 @@ impl ToolResult {
     /// Append a content block (text, image, audio, embedded resource, resource link).
     ///
     /// ```
-    /// use mcp_tools::{ToolResult, ContentBlock};
+    /// use mcp_toolbelt::{ToolResult, ContentBlock};
     /// let r = ToolResult::text("see").with(ContentBlock::embedded_text("file:///a.txt", "hello"));
     /// assert_eq!(r.content().len(), 2);
     /// ```
@@ -175,8 +175,8 @@ impl Serialize for ToolResult {
 /// text copy), and its `outputSchema` is `T`'s JSON schema.
 ///
 /// ```
-/// use mcp_tools::output::IntoToolResult;
-/// use mcp_tools::Json;
+/// use mcp_toolbelt::output::IntoToolResult;
+/// use mcp_toolbelt::Json;
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
 /// struct Ticket { id: u32 }
 /// let result = Json(Ticket { id: 3 }).into_tool_result().unwrap();

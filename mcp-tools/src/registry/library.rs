@@ -3,7 +3,7 @@
 //! `#[mcp_tool]` fns are collected at link time from every crate linked into the binary. A
 //! library crate the binary never references is not linked at all, and its tools vanish
 //! without an error. [`tool_library!`](crate::tool_library) gives a library one function
-//! that a server passes to [`RegistryBuilder::library`](super::RegistryBuilder::library):
+//! that a server passes to [`ToolRegistryBuilder::library`](super::ToolRegistryBuilder::library):
 //! the call links the crate, and the registry checks that it did contribute tools.
 
 use std::fmt;
@@ -53,34 +53,34 @@ impl fmt::Display for Library {
 /// What `tools check` and `serve` say about a registry that serves nothing.
 pub(crate) const EMPTY: &str = "the registry serves no tools, resources or prompts. Tools in \
 a library crate are collected only when the binary links that crate: add \
-`mcp_tools::tool_library!();` to the library and `.library(my_tools::mcp_tools_library())` to \
+`mcp_toolbelt::tool_library!();` to the library and `.library(my_tools::mcp_toolbelt_library())` to \
 the registry builder (or reference any item of the library from the binary)";
 
 /// The problem when `library` contributed no tool.
 pub(crate) fn silent(library: &Library) -> String {
     format!(
         "library `{library}` is linked but contributed no tools: check that its #[mcp_tool] fns \
-are in the crate that invoked `mcp_tools::tool_library!()` and compiled in (features, cfg)"
+are in the crate that invoked `mcp_toolbelt::tool_library!()` and compiled in (features, cfg)"
     )
 }
 
-/// Gives a tools library a `pub fn mcp_tools_library() -> Library` for the server's
-/// [`RegistryBuilder::library`](crate::registry::RegistryBuilder::library): calling it
+/// Gives a tools library a `pub fn mcp_toolbelt_library() -> Library` for the server's
+/// [`ToolRegistryBuilder::library`](crate::registry::ToolRegistryBuilder::library): calling it
 /// keeps the library linked (so its `#[mcp_tool]` fns are collected), and the registry
 /// reports the library if it contributes no tools. Invoke it once, in the library's
 /// `lib.rs`.
 ///
 /// ```rust,standalone_crate
 /// // In the tools library's lib.rs:
-/// mcp_tools::tool_library!();
+/// mcp_toolbelt::tool_library!();
 ///
 /// /// Say hello.
-/// #[mcp_tools::mcp_tool(name = "hello")]
+/// #[mcp_toolbelt::mcp_tool(name = "hello")]
 /// async fn hello() -> &'static str { "hello" }
 ///
 /// // In the server (here the same crate):
-/// let registry = mcp_tools::Registry::builder()
-///     .library(mcp_tools_library())
+/// let registry = mcp_toolbelt::ToolRegistry::builder()
+///     .library(mcp_toolbelt_library())
 ///     .build()
 ///     .unwrap();
 /// assert!(!registry.validation_report().has_errors());
@@ -89,10 +89,10 @@ are in the crate that invoked `mcp_tools::tool_library!()` and compiled in (feat
 #[macro_export]
 macro_rules! tool_library {
     () => {
-        /// This library's tools, for `mcp_tools::Registry::builder().library(...)`: the call
+        /// This library's tools, for `mcp_toolbelt::ToolRegistry::builder().library(...)`: the call
         /// keeps the library linked into the server.
         #[inline(never)]
-        pub fn mcp_tools_library() -> $crate::registry::Library {
+        pub fn mcp_toolbelt_library() -> $crate::registry::Library {
             $crate::registry::Library::new(env!("CARGO_PKG_NAME"), file!())
         }
     };

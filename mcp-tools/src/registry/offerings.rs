@@ -1,10 +1,10 @@
-//! Resources and prompts in the [`Registry`]: collected with the tools (linked
+//! Resources and prompts in the [`ToolRegistry`]: collected with the tools (linked
 //! `#[mcp_resource]` / `#[mcp_prompt]` fns and builder additions), filtered by the same
 //! permission rule and views, and run under the same guard (registry time budget, client
 //! cancellation, panic capture).
 //!
 //! Resources and prompts are fixed once the registry is built; a server learns that a
-//! resource's contents changed through [`Registry::resource_updated`].
+//! resource's contents changed through [`ToolRegistry::resource_updated`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,7 +28,7 @@ use crate::registry::listeners::Listeners;
 #[cfg(feature = "server")]
 use crate::registry::listeners::Listening;
 use crate::registry::view_cache::ViewCache;
-use crate::registry::{Registry, RegistryBuilder, Shared};
+use crate::registry::{Shared, ToolRegistry, ToolRegistryBuilder};
 
 /// Resources and prompts added on the builder.
 #[derive(Default)]
@@ -37,20 +37,20 @@ pub(crate) struct OfferingsBuilder {
     prompts: Vec<PromptDef>,
 }
 
-impl RegistryBuilder {
+impl ToolRegistryBuilder {
     /// Add a resource (or resource template) built at runtime (without the macro).
     ///
     /// ```
-    /// use mcp_tools::definition::ResourceDef;
-    /// use mcp_tools::output::ResourceContent;
-    /// use mcp_tools::{ToolContext, Registry};
+    /// use mcp_toolbelt::definition::ResourceDef;
+    /// use mcp_toolbelt::output::ResourceContent;
+    /// use mcp_toolbelt::{ToolContext, ToolRegistry};
     /// let motd = ResourceDef::fixed("demo://motd")
     ///     .name("motd")
     ///     .description("Message of the day")
     ///     .handler(|_request, _ctx| async { Ok(vec![ResourceContent::text("Hello")]) })
     ///     .build()
     ///     .unwrap();
-    /// let registry = Registry::builder().include_linked(false).resource(motd).build().unwrap();
+    /// let registry = ToolRegistry::builder().include_linked(false).resource(motd).build().unwrap();
     /// assert_eq!(registry.list_resources()[0].address().to_string(), "demo://motd");
     /// ```
     pub fn resource(mut self, def: ResourceDef) -> Self {
@@ -77,7 +77,7 @@ pub(crate) struct Offerings {
     pub(crate) updated: Arc<Listeners<UpdateListener>>,
 }
 
-/// A listener of [`Registry::resource_updated`].
+/// A listener of [`ToolRegistry::resource_updated`].
 pub(crate) type UpdateListener = dyn Fn(&str) + Send + Sync;
 
 /// The cached lists of one permission view.
@@ -280,7 +280,7 @@ fn unknown_prompt(name: &str) -> ToolError {
         .with_action("List prompts (prompts/list) to find one that exists.")
 }
 
-impl Registry {
+impl ToolRegistry {
     fn offerings(&self) -> &Offerings {
         &self.shared.offerings
     }
@@ -345,9 +345,9 @@ impl Registry {
     /// time-out, a cancellation or a captured panic (-32603).
     ///
     /// ```
-    /// use mcp_tools::definition::ResourceDef;
-    /// use mcp_tools::output::ResourceContent;
-    /// use mcp_tools::{ToolContext, Registry};
+    /// use mcp_toolbelt::definition::ResourceDef;
+    /// use mcp_toolbelt::output::ResourceContent;
+    /// use mcp_toolbelt::{ToolContext, ToolRegistry};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let def = ResourceDef::template("demo://square/{n}")
     ///     .name("square")
@@ -358,7 +358,7 @@ impl Registry {
     ///     })
     ///     .build()
     ///     .unwrap();
-    /// let registry = Registry::builder().include_linked(false).resource(def).build().unwrap();
+    /// let registry = ToolRegistry::builder().include_linked(false).resource(def).build().unwrap();
     /// let contents = registry.read_resource("demo://square/12", ToolContext::default()).await.unwrap();
     /// assert_eq!(contents[0].as_text(), Some("144"));
     /// assert!(registry.read_resource("demo://square/x", ToolContext::default()).await.is_err());
@@ -500,13 +500,13 @@ impl Registry {
     }
 }
 
-impl Registry {
+impl ToolRegistry {
     /// Announce that the contents of the resource `uri` changed: servers send
     /// `notifications/resources/updated` to every session subscribed to it.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let sink = seen.clone();
     /// registry.on_resource_updated(move |uri| sink.lock().unwrap().push(uri.to_string()));

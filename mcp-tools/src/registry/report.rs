@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::definition::tool::ToolDef;
 use crate::names;
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 use crate::schema;
 
 /// How serious a finding is.
@@ -35,7 +35,7 @@ pub struct Finding {
 /// Findings about a registry's tools (seed 003's registry validation).
 ///
 /// ```
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// assert!(!registry.validation_report().has_errors());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -214,8 +214,8 @@ impl fmt::Display for ValidationReport {
 /// permission, `x` where the tool needs it. Renders as a Markdown table.
 ///
 /// ```
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-/// let matrix = mcp_tools::registry::PermissionMatrix::of(&registry);
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let matrix = mcp_toolbelt::registry::PermissionMatrix::of(&registry);
 /// assert!(matrix.to_string().starts_with("| tool |"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,7 +228,7 @@ pub struct PermissionMatrix {
 
 impl PermissionMatrix {
     /// The matrix of every tool the registry serves.
-    pub fn of(registry: &Registry) -> PermissionMatrix {
+    pub fn of(registry: &ToolRegistry) -> PermissionMatrix {
         PermissionMatrix::of_defs(&registry.list_tools())
     }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::Registry;
+use super::ToolRegistry;
 use super::view_cache::MAX_CACHED_VIEWS;
 use crate::definition::ToolDef;
 use crate::{PermissionSet, ToolResult};
@@ -16,11 +16,11 @@ fn tool(name: &str, permissions: &[&'static str]) -> ToolDef {
         .unwrap()
 }
 
-fn cached_views(registry: &Registry) -> usize {
+fn cached_views(registry: &ToolRegistry) -> usize {
     registry.shared.catalog.load().views.len()
 }
 
-fn names(view: &Registry) -> Vec<String> {
+fn names(view: &ToolRegistry) -> Vec<String> {
     view.list_tools()
         .iter()
         .map(|t| t.name.to_string())
@@ -28,14 +28,14 @@ fn names(view: &Registry) -> Vec<String> {
 }
 
 /// True when `view`'s list is served from the cache (the same list as last time).
-fn cached(view: &Registry) -> bool {
+fn cached(view: &ToolRegistry) -> bool {
     Arc::ptr_eq(&view.list_tools(), &view.list_tools())
 }
 
 #[test]
 fn the_list_cache_keeps_the_256_views_used_last() {
     assert_eq!(MAX_CACHED_VIEWS, 256);
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .include_linked(false)
         .tool(tool("open", &[]))
         .tool(tool("first_only", &["CACHE_BOUND_0"]))
@@ -80,15 +80,18 @@ fn the_list_cache_keeps_the_256_views_used_last() {
 
 #[test]
 fn only_a_registry_serving_nothing_is_reported_empty() {
-    let warned = |registry: &Registry| {
+    let warned = |registry: &ToolRegistry| {
         registry
             .validation_report()
             .to_string()
             .contains(super::library::EMPTY)
     };
-    let empty = Registry::builder().include_linked(false).build().unwrap();
+    let empty = ToolRegistry::builder()
+        .include_linked(false)
+        .build()
+        .unwrap();
     assert!(warned(&empty), "{}", empty.validation_report());
-    let one = Registry::builder()
+    let one = ToolRegistry::builder()
         .include_linked(false)
         .tool(tool("open", &[]))
         .build()
@@ -106,7 +109,7 @@ fn a_library_is_reported_silent_only_when_it_contributed_no_tool() {
             .handler(|_args, _ctx| async { Ok(ToolResult::empty()) })
             .build()
             .unwrap();
-        let registry = Registry::builder()
+        let registry = ToolRegistry::builder()
             .include_linked(false)
             .library(library)
             .tool(in_library)

@@ -23,7 +23,7 @@ use crate::permissions::PermissionSet;
 /// subject):
 ///
 /// ```
-/// use mcp_tools::{Caller, PermissionSet, server::TokenResolver};
+/// use mcp_toolbelt::{Caller, PermissionSet, server::TokenResolver};
 /// let resolver = |token: &str| (token == "s3cret").then(|| PermissionSet::new(["WIKI_VIEW"]));
 /// let caller = resolver.resolve("s3cret").unwrap();
 /// assert!(caller.permissions().unwrap().contains("WIKI_VIEW"));
@@ -61,7 +61,7 @@ where
 /// or control characters. Without it the caller has no subject.
 ///
 /// ```
-/// use mcp_tools::server::{TokenResolver, TokenTable};
+/// use mcp_toolbelt::server::{TokenResolver, TokenTable};
 /// let table = TokenTable::parse(concat!(
 ///     "# agents\n",
 ///     "reader-7f3a   TICKET_VIEW WIKI_VIEW\n",
@@ -120,7 +120,7 @@ impl TokenTable {
     /// Parse the tokens file format (see the type's docs).
     ///
     /// ```
-    /// let err = mcp_tools::server::TokenTable::parse("tok A\ntok B\n").unwrap_err();
+    /// let err = mcp_toolbelt::server::TokenTable::parse("tok A\ntok B\n").unwrap_err();
     /// assert!(err.to_string().contains("line 2"));
     /// ```
     pub fn parse(text: &str) -> Result<TokenTable, TokensFileError> {
@@ -137,9 +137,9 @@ impl TokenTable {
     /// let path = std::env::temp_dir().join(format!("tokens-doc-{}", std::process::id()));
     /// std::fs::write(&path, "reader WIKI_VIEW\n").unwrap();
     /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-    /// assert!(mcp_tools::server::TokenTable::from_file(&path).is_err());
+    /// assert!(mcp_toolbelt::server::TokenTable::from_file(&path).is_err());
     /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    /// let table = mcp_tools::server::TokenTable::from_file(&path).unwrap();
+    /// let table = mcp_toolbelt::server::TokenTable::from_file(&path).unwrap();
     /// assert_eq!(table.len(), 1);
     /// # std::fs::remove_file(&path).unwrap();
     /// ```
@@ -159,7 +159,7 @@ impl TokenTable {
     /// for a caller without a subject.
     ///
     /// ```
-    /// use mcp_tools::{Caller, PermissionSet, server::{TokenResolver, TokenTable}};
+    /// use mcp_toolbelt::{Caller, PermissionSet, server::{TokenResolver, TokenTable}};
     /// let table = TokenTable::new([("t1", PermissionSet::new(["A"]))]);
     /// assert!(table.resolve("t1").is_some());
     /// let bob = Caller::new(Some("bob".into()), None, vec![], PermissionSet::empty(), Default::default());

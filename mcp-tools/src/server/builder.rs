@@ -29,7 +29,7 @@ use super::tcp::{self, TcpOptions};
 use super::tool_pages::ToolPages;
 #[cfg(unix)]
 use super::unix;
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 
 /// The default bound on requests in flight per connection.
 pub(crate) const DEFAULT_MAX_IN_FLIGHT: usize = 256;
@@ -46,7 +46,7 @@ pub(crate) const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(300);
 /// calling crate's `Cargo.toml`.
 ///
 /// ```
-/// let info = mcp_tools::server::ServerInfo::new("trac-mcp", "1.2.0").title("Trac");
+/// let info = mcp_toolbelt::server::ServerInfo::new("trac-mcp", "1.2.0").title("Trac");
 /// assert_eq!(info.name(), "trac-mcp");
 /// assert_eq!(info.version(), "1.2.0");
 /// ```
@@ -89,7 +89,7 @@ impl Default for ServerInfo {
     /// run time; use [`server_info!`](crate::server_info) or [`Server::info`]).
     ///
     /// ```
-    /// let info = mcp_tools::server::ServerInfo::default();
+    /// let info = mcp_toolbelt::server::ServerInfo::default();
     /// assert!(!info.name().is_empty());
     /// ```
     fn default() -> ServerInfo {
@@ -97,7 +97,7 @@ impl Default for ServerInfo {
             .ok()
             .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
             .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "mcp-tools-server".to_string());
+            .unwrap_or_else(|| "mcp-toolbelt-server".to_string());
         ServerInfo::new(name, "0.0.0-unknown")
     }
 }
@@ -147,14 +147,14 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-/// Serves a [`Registry`] over MCP. Build it, then call one `serve_*` method.
+/// Serves a [`ToolRegistry`] over MCP. Build it, then call one `serve_*` method.
 ///
 /// ```no_run
-/// use mcp_tools::server::{Server, TcpOptions};
+/// use mcp_toolbelt::server::{Server, TcpOptions};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::Registry::builder().build()?;
+/// let registry = mcp_toolbelt::ToolRegistry::builder().build()?;
 /// Server::new(registry)
-///     .info(mcp_tools::server_info!())
+///     .info(mcp_toolbelt::server_info!())
 ///     .page_size(50)
 ///     .max_in_flight(128)
 ///     .serve_tcp("127.0.0.1:9000".parse()?, TcpOptions::default().tokens_file("tokens")?)
@@ -164,7 +164,7 @@ pub enum ServeError {
 /// ```
 #[must_use]
 pub struct Server {
-    pub(super) registry: Registry,
+    pub(super) registry: ToolRegistry,
     info: ServerInfo,
     instructions: Option<String>,
     page_size: Option<usize>,
@@ -186,7 +186,7 @@ pub struct Server {
 impl Server {
     /// A server for `registry` with the defaults: [`ServerInfo::default`], one
     /// `tools/list` page, no list TTL, 256 requests in flight per connection.
-    pub fn new(registry: Registry) -> Server {
+    pub fn new(registry: ToolRegistry) -> Server {
         Server {
             registry,
             info: ServerInfo::default(),
@@ -209,8 +209,8 @@ impl Server {
     /// calling crate's name and version, or [`ServerInfo::new`].
     ///
     /// ```
-    /// use mcp_tools::server::{Server, ServerInfo};
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// use mcp_toolbelt::server::{Server, ServerInfo};
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// let server = Server::new(registry).info(ServerInfo::new("demo", "1.0.0").title("Demo"));
     /// # let _ = server;
     /// ```
@@ -240,8 +240,8 @@ impl Server {
     /// time-out error (default 5 minutes).
     ///
     /// ```
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-    /// let _server = mcp_tools::server::Server::new(registry)
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_toolbelt::server::Server::new(registry)
     ///     .client_request_timeout(std::time::Duration::from_secs(30));
     /// ```
     pub fn client_request_timeout(mut self, timeout: Duration) -> Server {
@@ -257,8 +257,8 @@ impl Server {
     /// verify: one replica.
     ///
     /// ```
-    /// use mcp_tools::server::{Server, StateKey};
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// use mcp_toolbelt::server::{Server, StateKey};
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// let key = StateKey::from_bytes(*b"shared-by-every-replica-32-bytes").unwrap();
     /// let _server = Server::new(registry).state_key(key);
     /// ```
@@ -272,8 +272,8 @@ impl Server {
     /// and retry (default [`DEFAULT_REQUEST_STATE_TTL`], 10 minutes).
     ///
     /// ```
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-    /// let _server = mcp_tools::server::Server::new(registry)
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_toolbelt::server::Server::new(registry)
     ///     .request_state_ttl(std::time::Duration::from_secs(120));
     /// ```
     pub fn request_state_ttl(mut self, ttl: Duration) -> Server {
@@ -305,8 +305,8 @@ impl Server {
     /// being held in memory, and answered with a `-32600` error (`"id": null`).
     ///
     /// ```
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-    /// let _server = mcp_tools::server::Server::new(registry).max_line_length(64 * 1024);
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_toolbelt::server::Server::new(registry).max_line_length(64 * 1024);
     /// ```
     pub fn max_line_length(mut self, bytes: usize) -> Server {
         self.max_line_length = bytes.max(1);
@@ -329,8 +329,8 @@ impl Server {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use mcp_tools::server::{Server, ServeError, TcpOptions};
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// use mcp_toolbelt::server::{Server, ServeError, TcpOptions};
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// let refused = Server::new(registry.clone())
     ///     .bind_tcp("0.0.0.0:0".parse().unwrap(), TcpOptions::default())
     ///     .await;
@@ -355,9 +355,9 @@ impl Server {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// let stop = tokio_util::sync::CancellationToken::new();
-    /// let server = mcp_tools::server::Server::new(registry)
+    /// let server = mcp_toolbelt::server::Server::new(registry)
     ///     .shutdown_on(stop.clone())
     ///     .bind_tcp("127.0.0.1:0".parse().unwrap(), Default::default())
     ///     .await
@@ -377,8 +377,8 @@ impl Server {
     /// none is left, or shortly after the grace.
     ///
     /// ```
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-    /// let _server = mcp_tools::server::Server::new(registry)
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_toolbelt::server::Server::new(registry)
     ///     .shutdown_grace(std::time::Duration::from_secs(25));
     /// ```
     pub fn shutdown_grace(mut self, grace: Duration) -> Server {
@@ -505,9 +505,9 @@ impl Server {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// use std::os::unix::fs::PermissionsExt;
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// let path = std::env::temp_dir().join(format!("mcp-doc-{}.sock", std::process::id()));
-    /// let server = mcp_tools::server::Server::new(registry).bind_unix(&path).await.unwrap();
+    /// let server = mcp_toolbelt::server::Server::new(registry).bind_unix(&path).await.unwrap();
     /// let mode = std::fs::metadata(&path).unwrap().permissions().mode();
     /// assert_eq!(mode & 0o777, 0o600);
     /// drop(server);
@@ -532,7 +532,7 @@ impl Server {
 
 /// Advertise `resources` (with `subscribe`), `prompts` and `completions` when the registry
 /// serves resources or prompts.
-fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &Registry) {
+fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &ToolRegistry) {
     if registry.has_resources() {
         let mut resources = ResourcesCapability::default();
         resources.subscribe = Some(true);

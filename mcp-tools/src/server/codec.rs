@@ -293,7 +293,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineCodec<
     type Error = std::io::Error;
 
     fn name() -> Cow<'static, str> {
-        "mcp-tools line codec".into()
+        "mcp-toolbelt line codec".into()
     }
 
     fn send(

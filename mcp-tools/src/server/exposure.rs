@@ -5,7 +5,7 @@ use std::fmt;
 use std::net::SocketAddr;
 
 use super::ServeError;
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 
 /// True when only this machine can connect to `addr` (`127.0.0.0/8`, `::1`, or an
 /// IPv4-mapped loopback address). The unspecified addresses (`0.0.0.0`, `::`) listen on
@@ -88,7 +88,7 @@ pub(crate) fn summary(
     transport: &str,
     addr: SocketAddr,
     authentication: Authentication,
-    registry: &Registry,
+    registry: &ToolRegistry,
 ) -> String {
     summary_at(
         transport,
@@ -105,7 +105,7 @@ pub(crate) fn summary_at(
     place: &str,
     reach: &str,
     authentication: Authentication,
-    registry: &Registry,
+    registry: &ToolRegistry,
 ) -> String {
     let tools = registry.list_tools();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
@@ -128,7 +128,7 @@ pub(crate) fn log(
     addr: SocketAddr,
     authentication: Authentication,
     encrypted: bool,
-    registry: &Registry,
+    registry: &ToolRegistry,
 ) {
     let line = summary(transport, addr, authentication, registry);
     match (is_loopback(addr), authentication) {

@@ -1,4 +1,4 @@
-//! The protocol bridge: rmcp's `ServerHandler` over a [`Registry`]. Everything a
+//! The protocol bridge: rmcp's `ServerHandler` over a [`ToolRegistry`]. Everything a
 //! request needs is built once (the registry caches each permission view's tool list);
 //! a request only picks the caller's view, a page, or a tool.
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
@@ -34,7 +34,7 @@ use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 use crate::{Caller, PermissionSet};
 
 /// Methods this server implements: a custom request naming one had unusable params.
@@ -58,7 +58,7 @@ const KNOWN_METHODS: &[&str] = &[
 
 /// What every connection of one server shares.
 pub(crate) struct Shared {
-    pub(crate) registry: Registry,
+    pub(crate) registry: ToolRegistry,
     pub(crate) config: ServerConfig,
     pub(crate) page_size: Option<usize>,
     pub(crate) list_ttl: Option<Duration>,
@@ -103,17 +103,17 @@ impl Session {
     }
 }
 
-/// rmcp's [`ServerHandler`] over a [`Registry`], one per MCP session.
+/// rmcp's [`ServerHandler`] over a [`ToolRegistry`], one per MCP session.
 ///
 /// [`Server`](super::Server) creates these for its transports; get one from
 /// [`Server::handler`](super::Server::handler) to serve over a transport of your own with
 /// rmcp's `ServiceExt::serve`.
 ///
 /// ```
-/// use mcp_tools::server::rmcp::ServerHandler;
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-/// let handler = mcp_tools::server::Server::new(registry)
-///     .info(mcp_tools::server::ServerInfo::new("demo", "1.0.0"))
+/// use mcp_toolbelt::server::rmcp::ServerHandler;
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let handler = mcp_toolbelt::server::Server::new(registry)
+///     .info(mcp_toolbelt::server::ServerInfo::new("demo", "1.0.0"))
 ///     .handler();
 /// let info = handler.get_info();
 /// assert_eq!(info.server_info.name, "demo");

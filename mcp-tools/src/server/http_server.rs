@@ -21,8 +21,8 @@ impl Server {
     /// the [`shutdown_on`](Self::shutdown_on) token fires.
     ///
     /// ```
-    /// use mcp_tools::server::{HttpOptions, Server};
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// use mcp_toolbelt::server::{HttpOptions, Server};
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// let service = Server::new(registry)
     ///     .http_service(HttpOptions::default().allow_host("app.example.com").stateless());
     /// # let _ = service;
@@ -44,8 +44,8 @@ impl Server {
     /// [`HttpOptions::authenticator`].
     ///
     /// ```
-    /// use mcp_tools::{PermissionSet, server::{HttpOptions, Server, TokenTable}};
-    /// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+    /// use mcp_toolbelt::{PermissionSet, server::{HttpOptions, Server, TokenTable}};
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
     /// let tokens = TokenTable::new([("s3cret", PermissionSet::new(["NOTE_VIEW"]))]);
     /// let app: axum::Router = axum::Router::new()
     ///     .route("/healthz", axum::routing::get(|| async { "ok" }))

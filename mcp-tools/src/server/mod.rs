@@ -1,16 +1,16 @@
-//! Serving a [`Registry`] over MCP: stdio, TCP and Unix domain sockets (feature `server`)
+//! Serving a [`ToolRegistry`] over MCP: stdio, TCP and Unix domain sockets (feature `server`)
 //! and streamable HTTP (feature `http`), through `rmcp`.
 //!
 //! One registry serves every transport. [`Server`] is the builder; [`stdio`], [`tcp`] and
 //! (feature `http`) `http` are one-line shortcuts with the defaults.
 //!
 //! ```no_run
-//! use mcp_tools::{server::Server, Registry};
+//! use mcp_toolbelt::{server::Server, ToolRegistry};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let registry = Registry::builder().build()?;
+//! let registry = ToolRegistry::builder().build()?;
 //! Server::new(registry)
-//!     .info(mcp_tools::server_info!())
+//!     .info(mcp_toolbelt::server_info!())
 //!     .serve_stdio()
 //!     .await?;
 //! # Ok(())
@@ -37,7 +37,7 @@
 //!   `prompts/get` and `completion/complete` answer from the caller's view of the registry's
 //!   resources and prompts (see `docs/resources-and-prompts.md`); `resources/subscribe`
 //!   registers the session for `notifications/resources/updated`, sent when the
-//!   application calls [`Registry::resource_updated`];
+//!   application calls [`ToolRegistry::resource_updated`];
 //! - a tool's sampling and elicitation requests reach the client when it declared the
 //!   capability, bounded by [`Server::client_request_timeout`]; on protocol 2026-07-28 and
 //!   later a `tools/call`, `prompts/get` or `resources/read` that asks answers
@@ -98,9 +98,9 @@ use std::net::SocketAddr;
 /// rather than a dependency of your own so both always agree.
 ///
 /// ```
-/// use mcp_tools::server::rmcp::ServerHandler;
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
-/// let handler = mcp_tools::server::Server::new(registry).handler();
+/// use mcp_toolbelt::server::rmcp::ServerHandler;
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let handler = mcp_toolbelt::server::Server::new(registry).handler();
 /// assert!(handler.get_info().capabilities.tools.is_some());
 /// ```
 pub use rmcp;
@@ -125,14 +125,14 @@ pub use tcp::{AUTHENTICATE_METHOD, TcpOptions};
 #[cfg(feature = "tls")]
 pub use tls::{TlsConfig, TlsError};
 
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 
 /// The server's name and version as the calling crate declares them in its `Cargo.toml`
 /// (`CARGO_PKG_NAME`, `CARGO_PKG_VERSION`, read where the macro is written), for
 /// [`Server::info`].
 ///
 /// ```
-/// let info = mcp_tools::server_info!();
+/// let info = mcp_toolbelt::server_info!();
 /// assert_eq!(info.name(), env!("CARGO_PKG_NAME"));
 /// assert_eq!(info.version(), env!("CARGO_PKG_VERSION"));
 /// ```
@@ -151,12 +151,12 @@ macro_rules! server_info {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::Registry::builder().build()?;
-/// mcp_tools::server::stdio(registry).await?;
+/// let registry = mcp_toolbelt::ToolRegistry::builder().build()?;
+/// mcp_toolbelt::server::stdio(registry).await?;
 /// # Ok(())
 /// # }
 /// ```
-pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
+pub async fn stdio(registry: ToolRegistry) -> Result<(), ServeError> {
     Server::new(registry).serve_stdio().await
 }
 
@@ -167,13 +167,13 @@ pub async fn stdio(registry: Registry) -> Result<(), ServeError> {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::Registry::builder().build()?;
-/// mcp_tools::server::http(registry, "127.0.0.1:8080".parse()?).await?;
+/// let registry = mcp_toolbelt::ToolRegistry::builder().build()?;
+/// mcp_toolbelt::server::http(registry, "127.0.0.1:8080".parse()?).await?;
 /// # Ok(())
 /// # }
 /// ```
 #[cfg(feature = "http")]
-pub async fn http(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
+pub async fn http(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeError> {
     Server::new(registry)
         .serve_http(addr, HttpOptions::default())
         .await
@@ -185,12 +185,12 @@ pub async fn http(registry: Registry, addr: SocketAddr) -> Result<(), ServeError
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let registry = mcp_tools::Registry::builder().build()?;
-/// mcp_tools::server::tcp(registry, "127.0.0.1:9000".parse()?).await?;
+/// let registry = mcp_toolbelt::ToolRegistry::builder().build()?;
+/// mcp_toolbelt::server::tcp(registry, "127.0.0.1:9000".parse()?).await?;
 /// # Ok(())
 /// # }
 /// ```
-pub async fn tcp(registry: Registry, addr: SocketAddr) -> Result<(), ServeError> {
+pub async fn tcp(registry: ToolRegistry, addr: SocketAddr) -> Result<(), ServeError> {
     Server::new(registry)
         .serve_tcp(addr, TcpOptions::default())
         .await

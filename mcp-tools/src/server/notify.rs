@@ -12,7 +12,7 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::Notify;
 
 use crate::registry::listeners::Listening;
-use crate::registry::{ChangeListener, Registry};
+use crate::registry::{ChangeListener, ToolRegistry};
 
 /// Sessions to tell about list changes, and the change counter cursors carry.
 pub(crate) struct ListChanged {
@@ -28,7 +28,7 @@ pub(crate) struct ListChanged {
 impl ListChanged {
     /// A broadcaster fed by `registry`'s change listener (which holds it weakly and is
     /// removed from the registry when the broadcaster drops).
-    pub(crate) fn attach(registry: &Registry) -> Arc<ListChanged> {
+    pub(crate) fn attach(registry: &ToolRegistry) -> Arc<ListChanged> {
         Arc::new_cyclic(|weak: &Weak<ListChanged>| {
             let weak = weak.clone();
             let listening = registry.on_change_until_dropped(move |change| {
@@ -217,7 +217,7 @@ mod tests {
     use tokio::runtime::RuntimeMetrics;
 
     use super::ListChanged;
-    use crate::registry::Registry;
+    use crate::registry::ToolRegistry;
     use crate::server::Server;
     use crate::server::subscriptions::Subscriptions;
 
@@ -236,7 +236,10 @@ mod tests {
     /// server used to leave its pumps parked forever).
     #[tokio::test]
     async fn the_pumps_end_with_their_server() {
-        let registry = Registry::builder().include_linked(false).build().unwrap();
+        let registry = ToolRegistry::builder()
+            .include_linked(false)
+            .build()
+            .unwrap();
         let metrics = tokio::runtime::Handle::current().metrics();
         let list_changed = ListChanged::attach(&registry);
         let subscriptions = Subscriptions::attach(&registry);
@@ -254,10 +257,13 @@ mod tests {
     /// the application's own listeners stay.
     #[test]
     fn dropped_servers_leave_no_listener_in_the_registry() {
-        let registry = Registry::builder().include_linked(false).build().unwrap();
+        let registry = ToolRegistry::builder()
+            .include_linked(false)
+            .build()
+            .unwrap();
         registry.on_change(|_| {});
         registry.on_resource_updated(|_| {});
-        let listening = |registry: &Registry| {
+        let listening = |registry: &ToolRegistry| {
             (
                 registry.shared.listeners.len(),
                 registry.shared.offerings.updated.len(),

@@ -23,7 +23,7 @@ use super::paging;
 use crate::definition::completion::{CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
 use crate::output::error::{ErrorKind, ToolError, echo};
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 
 /// Resources and prompts never change at run time, so their cursors carry generation 0.
 const GENERATION: u64 = 0;
@@ -119,7 +119,7 @@ fn prompt_arguments(arguments: Option<rmcp::model::JsonObject>) -> Result<Params
 
 impl McpHandler {
     /// The caller's view, and whether lists depend on the caller (bearer tokens in use).
-    fn caller_view(&self, context: &RequestContext<RoleServer>) -> (Registry, bool) {
+    fn caller_view(&self, context: &RequestContext<RoleServer>) -> (ToolRegistry, bool) {
         match self.caller(context).permissions() {
             Some(permissions) => (self.shared.registry.view(permissions), true),
             None => (self.shared.registry.clone(), false),

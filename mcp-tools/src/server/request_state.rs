@@ -48,8 +48,8 @@ pub const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
 /// process that made it can verify (one replica).
 ///
 /// ```
-/// let key = mcp_tools::server::StateKey::from_bytes(*b"0123456789abcdef0123456789abcdef").unwrap();
-/// assert!(mcp_tools::server::StateKey::from_bytes(*b"short").is_err());
+/// let key = mcp_toolbelt::server::StateKey::from_bytes(*b"0123456789abcdef0123456789abcdef").unwrap();
+/// assert!(mcp_toolbelt::server::StateKey::from_bytes(*b"short").is_err());
 /// # drop(key);
 /// ```
 #[derive(Clone)]
@@ -69,7 +69,7 @@ impl std::fmt::Debug for StateKey {
 /// Why a [`StateKey`] could not be made.
 ///
 /// ```
-/// let err = mcp_tools::server::StateKey::from_bytes(*b"short").unwrap_err();
+/// let err = mcp_toolbelt::server::StateKey::from_bytes(*b"short").unwrap_err();
 /// assert!(err.to_string().contains("at least 32 bytes"));
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -121,9 +121,9 @@ impl StateKey {
     /// let path = std::env::temp_dir().join(format!("state-key-doc-{}", std::process::id()));
     /// std::fs::write(&path, "c2VjcmV0LXNoYXJlZC1ieS1ldmVyeS1yZXBsaWNhLW9mLXRoaXMtc2VydmVy\n").unwrap();
     /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-    /// assert!(mcp_tools::server::StateKey::from_file(&path).is_err()); // readable by others
+    /// assert!(mcp_toolbelt::server::StateKey::from_file(&path).is_err()); // readable by others
     /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    /// assert!(mcp_tools::server::StateKey::from_file(&path).is_ok());
+    /// assert!(mcp_toolbelt::server::StateKey::from_file(&path).is_ok());
     /// # std::fs::remove_file(&path).unwrap();
     /// ```
     pub fn from_file(path: impl AsRef<Path>) -> Result<StateKey, StateKeyError> {
@@ -148,7 +148,7 @@ impl StateKey {
     /// another replica or after a restart.
     ///
     /// ```
-    /// let key = mcp_tools::server::StateKey::random();
+    /// let key = mcp_toolbelt::server::StateKey::random();
     /// assert!(!key.is_shared());
     /// ```
     pub fn random() -> StateKey {

@@ -1,6 +1,6 @@
 //! Resource subscriptions: `resources/subscribe` / `resources/unsubscribe` per session, and
 //! `notifications/resources/updated` when the application calls
-//! [`Registry::resource_updated`]. Legacy sessions get the notification through their
+//! [`ToolRegistry::resource_updated`]. Legacy sessions get the notification through their
 //! peer; 2026-07-28 clients through the `subscriptions/listen` streams whose filter names
 //! the URI. Updates of a URI nobody subscribed to are dropped at once; repeated updates
 //! that land while a broadcast runs are coalesced (the notification says only "read again").
@@ -13,7 +13,7 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::Notify;
 
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 use crate::registry::listeners::Listening;
 use crate::registry::offerings::UpdateListener;
 
@@ -51,7 +51,7 @@ pub(crate) struct Subscriptions {
 impl Subscriptions {
     /// Subscriptions fed by `registry`'s resource-updated listener (which holds them
     /// weakly and is removed from the registry when they drop).
-    pub(crate) fn attach(registry: &Registry) -> Arc<Subscriptions> {
+    pub(crate) fn attach(registry: &ToolRegistry) -> Arc<Subscriptions> {
         Arc::new_cyclic(|weak: &Weak<Subscriptions>| {
             let weak = weak.clone();
             let listening = registry.on_resource_updated_until_dropped(move |uri| {

@@ -5,7 +5,7 @@
 //! notification
 //!
 //! ```text
-//! {"jsonrpc":"2.0","method":"mcp-tools/authenticate","params":{"token":"<token>"}}
+//! {"jsonrpc":"2.0","method":"mcp-toolbelt/authenticate","params":{"token":"<token>"}}
 //! ```
 //!
 //! It gets no reply when the token is known: the MCP session starts after it (`initialize`
@@ -35,7 +35,7 @@ use super::stream::{StreamLimits, accept_next, serve_stream};
 use crate::Caller;
 
 /// The method of the authentication line.
-pub const AUTHENTICATE_METHOD: &str = "mcp-tools/authenticate";
+pub const AUTHENTICATE_METHOD: &str = "mcp-toolbelt/authenticate";
 
 /// The JSON-RPC error code of a refused authentication line (the code HTTP servers use for
 /// `401` in JSON-RPC bodies).
@@ -55,7 +55,7 @@ const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// was called), a 10 s authentication time-out.
 ///
 /// ```
-/// use mcp_tools::{PermissionSet, server::{TcpOptions, TokenTable}};
+/// use mcp_toolbelt::{PermissionSet, server::{TcpOptions, TokenTable}};
 /// let options = TcpOptions::default()
 ///     .tokens(TokenTable::new([("t0k3n", PermissionSet::new(["WIKI_VIEW"]))]))
 ///     .handshake_timeout(std::time::Duration::from_secs(5));
@@ -274,7 +274,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_known_token_yields_its_caller_and_keeps_the_rest() {
-        let input = "{\"jsonrpc\":\"2.0\",\"method\":\"mcp-tools/authenticate\",\"params\":{\"token\":\"good-token\"}}\n{\"next\":1}\n";
+        let input = "{\"jsonrpc\":\"2.0\",\"method\":\"mcp-toolbelt/authenticate\",\"params\":{\"token\":\"good-token\"}}\n{\"next\":1}\n";
         let mut read = BufReader::new(input.as_bytes());
         let caller = authenticate(&mut read, &resolver(), Duration::from_secs(5))
             .await
@@ -297,12 +297,12 @@ mod tests {
                 "needs authentication",
             ),
             (
-                "{\"jsonrpc\":\"2.0\",\"method\":\"mcp-tools/authenticate\"}\n",
+                "{\"jsonrpc\":\"2.0\",\"method\":\"mcp-toolbelt/authenticate\"}\n",
                 Value::Null,
                 "needs \"params\"",
             ),
             (
-                "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"mcp-tools/authenticate\",\"params\":{\"token\":\"wrong-secret\"}}\n",
+                "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"mcp-toolbelt/authenticate\",\"params\":{\"token\":\"wrong-secret\"}}\n",
                 json!("a"),
                 "not valid",
             ),

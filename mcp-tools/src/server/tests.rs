@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 
 use super::{Server, ServerInfo};
 use crate::definition::ToolDef;
-use crate::{Registry, ToolResult};
+use crate::{ToolRegistry, ToolResult};
 
 /// A line-oriented JSON-RPC client; notifications seen while waiting are kept.
 pub(super) struct RawClient {
@@ -133,9 +133,11 @@ impl Drop for Decrement {
     }
 }
 
-pub(super) fn registry(defs: impl IntoIterator<Item = ToolDef>) -> Registry {
+pub(super) fn registry(defs: impl IntoIterator<Item = ToolDef>) -> ToolRegistry {
     defs.into_iter()
-        .fold(Registry::builder().include_linked(false), |b, d| b.tool(d))
+        .fold(ToolRegistry::builder().include_linked(false), |b, d| {
+            b.tool(d)
+        })
         .build()
         .unwrap()
 }
@@ -425,7 +427,7 @@ async fn a_tool_the_filter_excludes_stays_unreachable_over_the_protocol() {
             .build()
             .unwrap()
     };
-    let registry = Registry::builder()
+    let registry = ToolRegistry::builder()
         .include_linked(false)
         .allowed_permissions(crate::PermissionSet::new(["READ"]))
         .categories(["docs"])

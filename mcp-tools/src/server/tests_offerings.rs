@@ -9,7 +9,7 @@ use super::Server;
 use super::tests::RawClient;
 use crate::definition::{Completion, PromptArgument, PromptDef, ResourceDef, ToolDef};
 use crate::output::ResourceContent;
-use crate::{Registry, ToolResult};
+use crate::{ToolRegistry, ToolResult};
 
 fn text_resource(uri: &'static str, text: &'static str) -> ResourceDef {
     ResourceDef::fixed(uri)
@@ -20,7 +20,7 @@ fn text_resource(uri: &'static str, text: &'static str) -> ResourceDef {
         .unwrap()
 }
 
-fn registry() -> Registry {
+fn registry() -> ToolRegistry {
     let square = ResourceDef::template("demo://square/{n}")
         .name("square")
         .description("The square of n")
@@ -74,7 +74,7 @@ fn registry() -> Registry {
         })
         .build()
         .unwrap();
-    Registry::builder()
+    ToolRegistry::builder()
         .include_linked(false)
         .resource(text_resource("demo://a", "alpha"))
         .resource(text_resource("demo://b", "beta"))

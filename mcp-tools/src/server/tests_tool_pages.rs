@@ -16,11 +16,11 @@ use super::handler::{McpHandler, Shared};
 use super::stream::{StreamLimits, serve_stream};
 use super::tests::{RawClient, registry, text_tool_builder};
 use crate::definition::ToolDef;
-use crate::{Caller, PermissionSet, Registry};
+use crate::{Caller, PermissionSet, ToolRegistry};
 
 /// Seven tools: open ones, `READ` ones, `ADMIN` ones, and one whose output schema is not
 /// an object (rmcp drops it for protocols before 2026-07-28, so the cached page must too).
-fn tools() -> Registry {
+fn tools() -> ToolRegistry {
     let tool = |name: &str, permissions: &[&'static str]| -> ToolDef {
         text_tool_builder(name)
             .permissions(permissions.iter().copied())

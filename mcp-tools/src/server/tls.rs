@@ -22,10 +22,10 @@ use super::private_file::{self, ExposedFile};
 /// that fails to load leaves the old one in use.
 ///
 /// ```no_run
-/// use mcp_tools::server::{HttpOptions, Server, TlsConfig};
+/// use mcp_toolbelt::server::{HttpOptions, Server, TlsConfig};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let tls = TlsConfig::from_pem_files("/etc/mcp/cert.pem", "/etc/mcp/key.pem")?;
-/// let registry = mcp_tools::Registry::builder().build()?;
+/// let registry = mcp_toolbelt::ToolRegistry::builder().build()?;
 /// Server::new(registry)
 ///     .serve_http("0.0.0.0:8443".parse()?, HttpOptions::default().tokens_file("tokens")?.tls(tls))
 ///     .await?;

@@ -1,4 +1,4 @@
-//! `ask-tools`: a fixture server (the generated command line, like any mcp-tools server)
+//! `ask-tools`: a fixture server (the generated command line, like any mcp-toolbelt server)
 //! whose `interview` tool asks the client twice (elicitation) and once more (sampling)
 //! before it answers, so the tests can drive resumable calls on MCP 2026-07-28 and the
 //! real server-to-client requests of legacy sessions. `interview_runs` counts how often
@@ -7,7 +7,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_tools::{Registry, State, ToolContext, ToolError, mcp_prompt, mcp_resource, mcp_tool};
+use mcp_toolbelt::{
+    State, ToolContext, ToolError, ToolRegistry, mcp_prompt, mcp_resource, mcp_tool,
+};
 use serde_json::{Value, json};
 
 /// How many times `interview` started in this process.
@@ -107,5 +109,5 @@ async fn colour(ctx: ToolContext) -> Result<String, ToolError> {
 }
 
 fn main() -> std::process::ExitCode {
-    mcp_tools::cli_app!(Registry::builder().state(Runs::default())).run()
+    mcp_toolbelt::cli_app!(ToolRegistry::builder().state(Runs::default())).run()
 }

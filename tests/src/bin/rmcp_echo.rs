@@ -1,10 +1,10 @@
 //! `rmcp-echo`: the benchmark PEER — a plain rmcp 3.11 server with one `echo` tool, written the
 //! way the rmcp documentation shows (`#[tool_router]` / `#[tool]` / `#[tool_handler]`, served
-//! over `rmcp::transport::stdio()`). It is the baseline that `stdio-load` compares mcp-tools
+//! over `rmcp::transport::stdio()`). It is the baseline that `stdio-load` compares mcp-toolbelt
 //! servers against, so it deliberately uses nothing but rmcp's own API.
 //!
 //! `rmcp-echo --pipes` serves over `rmcp::transport::stdio_pipes()` instead: rmcp's
-//! non-blocking Linux stdio, the transport mcp-tools servers use, so the honest peer for a
+//! non-blocking Linux stdio, the transport mcp-toolbelt servers use, so the honest peer for a
 //! throughput ratio. Plain `rmcp-echo` (tokio's blocking `stdio()`) is what rmcp's examples show.
 //!
 //! `rmcp-echo --http ADDR [--stateless] [--nodelay]` serves the same tool over rmcp's own

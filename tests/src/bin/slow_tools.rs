@@ -1,11 +1,11 @@
-//! `slow-tools`: a fixture server (the generated command line, like any mcp-tools server)
+//! `slow-tools`: a fixture server (the generated command line, like any mcp-toolbelt server)
 //! whose `wait` tool never ends by itself and has no time-out, so the HTTP tests can show
 //! what happens to a call whose client is gone. `wait_runs` reports how `wait` calls ended.
 //! `sleep` ends by itself after a while (a call in flight during a graceful shutdown).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_tools::{Json, Registry, State, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolRegistry, mcp_tool};
 
 /// How `wait` calls ended.
 #[derive(Debug, Default)]
@@ -69,5 +69,5 @@ async fn echo(
 }
 
 fn main() -> std::process::ExitCode {
-    mcp_tools::cli_app!(Registry::builder().state(Waits::default())).run()
+    mcp_toolbelt::cli_app!(ToolRegistry::builder().state(Waits::default())).run()
 }

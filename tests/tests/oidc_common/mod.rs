@@ -8,7 +8,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use mcp_tools_tests::{cache_dir, workspace_root};
+use mcp_toolbelt_tests::{cache_dir, workspace_root};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -32,7 +32,7 @@ impl Provider {
         let mut child = Command::new(node)
             .arg(workspace_root().join("tests/oidc/provider.mjs"))
             .args(["--resource", resource, "--port", "0"])
-            .env("MCP_TOOLS_CACHE", cache_dir())
+            .env("MCP_TOOLBELT_CACHE", cache_dir())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)

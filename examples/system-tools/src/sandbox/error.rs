@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// Broad class of a [`SandboxError`], named like the tool-error kinds of `mcp-tools`
+/// Broad class of a [`SandboxError`], named like the tool-error kinds of `mcp-toolbelt`
 /// (`Error (permission_denied): ...`), so a wrapper can map it one to one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
@@ -187,12 +187,12 @@ impl SandboxError {
     }
 }
 
-impl From<SandboxError> for mcp_tools::ToolError {
+impl From<SandboxError> for mcp_toolbelt::ToolError {
     /// Keeps the kind (a sandbox refusal or a size limit is `permission_denied`), the message
     /// and the sandbox's own action line, so a client reads
     /// `Error (permission_denied): path '…' was refused: …` followed by what to do.
     fn from(err: SandboxError) -> Self {
-        use mcp_tools::ErrorKind as Kind;
+        use mcp_toolbelt::ErrorKind as Kind;
         let kind = match err.kind() {
             ErrorKind::PermissionDenied => Kind::PermissionDenied,
             ErrorKind::Validation => Kind::Validation,
@@ -205,6 +205,6 @@ impl From<SandboxError> for mcp_tools::ToolError {
             Kind::Internal => tracing::warn!(error = %err, "system tool failure"),
             _ => tracing::debug!(error = %err, "system tool error"),
         }
-        mcp_tools::ToolError::new(kind, err.to_string()).with_action(err.action())
+        mcp_toolbelt::ToolError::new(kind, err.to_string()).with_action(err.action())
     }
 }

@@ -179,19 +179,19 @@ pub async fn execute_command(
     })
 }
 
-impl mcp_tools::output::IntoToolResult for CommandOutput {
+impl mcp_toolbelt::output::IntoToolResult for CommandOutput {
     /// The metadata as structured content, stdout and stderr as two text blocks, so the
     /// output crosses the wire once and escaped once.
-    fn into_tool_result(self) -> Result<mcp_tools::ToolResult, mcp_tools::ToolError> {
+    fn into_tool_result(self) -> Result<mcp_toolbelt::ToolResult, mcp_toolbelt::ToolError> {
         let metadata = serde_json::to_value(&self).map_err(|e| {
-            mcp_tools::ToolError::internal(format!("cannot serialize the command result: {e}"))
+            mcp_toolbelt::ToolError::internal(format!("cannot serialize the command result: {e}"))
         })?;
-        Ok(mcp_tools::ToolResult::text(self.stdout)
-            .with(mcp_tools::ContentBlock::text(self.stderr))
+        Ok(mcp_toolbelt::ToolResult::text(self.stdout)
+            .with(mcp_toolbelt::ContentBlock::text(self.stderr))
             .with_structured(metadata))
     }
 
-    fn output_schema() -> Option<mcp_tools::schema::JsonObject> {
-        Some(mcp_tools::schema::output_schema_for::<CommandOutput>())
+    fn output_schema() -> Option<mcp_toolbelt::schema::JsonObject> {
+        Some(mcp_toolbelt::schema::output_schema_for::<CommandOutput>())
     }
 }

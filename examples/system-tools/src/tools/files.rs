@@ -27,17 +27,17 @@ pub struct ReadFileOutput {
     pub content: String,
 }
 
-impl mcp_tools::output::IntoToolResult for ReadFileOutput {
+impl mcp_toolbelt::output::IntoToolResult for ReadFileOutput {
     /// The metadata as structured content, the file's content as the one text block.
-    fn into_tool_result(self) -> Result<mcp_tools::ToolResult, mcp_tools::ToolError> {
+    fn into_tool_result(self) -> Result<mcp_toolbelt::ToolResult, mcp_toolbelt::ToolError> {
         let metadata = serde_json::to_value(&self).map_err(|e| {
-            mcp_tools::ToolError::internal(format!("cannot serialize the read result: {e}"))
+            mcp_toolbelt::ToolError::internal(format!("cannot serialize the read result: {e}"))
         })?;
-        Ok(mcp_tools::ToolResult::text(self.content).with_structured(metadata))
+        Ok(mcp_toolbelt::ToolResult::text(self.content).with_structured(metadata))
     }
 
-    fn output_schema() -> Option<mcp_tools::schema::JsonObject> {
-        Some(mcp_tools::schema::output_schema_for::<ReadFileOutput>())
+    fn output_schema() -> Option<mcp_toolbelt::schema::JsonObject> {
+        Some(mcp_toolbelt::schema::output_schema_for::<ReadFileOutput>())
     }
 }
 

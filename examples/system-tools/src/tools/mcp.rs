@@ -3,12 +3,12 @@
 //! Each one checks nothing itself: it hands its validated arguments to the tool logic of
 //! this module's parent, which enforces the sandbox, and turns a [`SandboxError`] into a tool
 //! error with its kind and action line (the `From<SandboxError> for ToolError` impl). Register the sandbox
-//! with `RegistryBuilder::state(sandbox)`. Names, categories, tags and permissions match
+//! with `ToolRegistryBuilder::state(sandbox)`. Names, categories, tags and permissions match
 //! the [`TOOLS`](super::TOOLS) catalog (a unit test holds them together).
 //!
 //! [`SandboxError`]: crate::sandbox::SandboxError
 
-use mcp_tools::{Json, State, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 
 use super::{
     CommandOutput, ContentEncoding, DirectoryListing, ReadFileOutput, SearchResult, SystemInfo,
@@ -222,7 +222,7 @@ pub async fn system_info(sandbox: State<Sandbox>) -> Json<SystemInfo> {
 mod tests {
     use std::collections::BTreeSet;
 
-    use mcp_tools::Registry;
+    use mcp_toolbelt::ToolRegistry;
 
     use super::super::TOOLS;
     use crate::sandbox::Sandbox;
@@ -230,7 +230,7 @@ mod tests {
     /// The macro attributes above and the static catalog describe the same seven tools.
     #[test]
     fn registered_tools_match_the_catalog() {
-        let registry = Registry::builder()
+        let registry = ToolRegistry::builder()
             .state(Sandbox::with_defaults().expect("default sandbox"))
             .build()
             .expect("registry");

@@ -5,7 +5,7 @@
 //! refusals and Trac's per-item answers back in request order, so every item
 //! gets a result and none is dropped.
 
-use mcp_tools::ToolError;
+use mcp_toolbelt::ToolError;
 use schemars::JsonSchema;
 use serde::Serialize;
 

@@ -5,7 +5,7 @@
 //! permission_denied from Trac.
 
 use chrono::{DateTime, NaiveDate, Utc};
-use mcp_tools::{Json, State, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 

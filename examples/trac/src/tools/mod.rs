@@ -1,7 +1,7 @@
 //! The 27 tools of seed 000 as `#[mcp_tool]` fns, one module per seed module.
 //!
 //! Every tool takes the shared [`TracClient`](crate::client::TracClient) as
-//! `State<TracClient>`; register it with `RegistryBuilder::state`. Reads
+//! `State<TracClient>`; register it with `ToolRegistryBuilder::state`. Reads
 //! return `Json<T>` (structured content plus its JSON text); Trac failures
 //! become tool errors through [`crate::errors`].
 //!

@@ -2,7 +2,7 @@
 //! No permission needed: every agent may check its connection.
 
 use chrono::{DateTime, Utc};
-use mcp_tools::{Json, State, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! deleted in one `system.multicall` round trip, with a result per item. They
 //! need the single tool's permission plus TICKET_BATCH_MODIFY.
 
-use mcp_tools::{Json, State, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 
 use super::MAX_BATCH_SIZE;
 use super::batch::BatchReport;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mcp_tools::{Json, State, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,7 @@
 use std::io::ErrorKind as Io;
 use std::path::{Path, PathBuf};
 
-use mcp_tools::{Json, State, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncWriteExt;

@@ -1,7 +1,7 @@
 //! Reading the wiki: one page, full-text search, recent changes (WIKI_VIEW).
 
 use chrono::{DateTime, Duration, Utc};
-use mcp_tools::{Json, State, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 

@@ -1,7 +1,7 @@
 //! What the wiki tools share: the text formats they accept and give, the
 //! Markdown → TracWiki step before saving, and the save itself.
 
-use mcp_tools::ToolError;
+use mcp_toolbelt::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,7 @@
 //! Changing the wiki: create (WIKI_CREATE), update (WIKI_MODIFY), delete
 //! (WIKI_DELETE). Markdown content is converted to TracWiki markup.
 
-use mcp_tools::{Json, State, ToolError, mcp_tool};
+use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use mcp_tools::ErrorKind;
+use mcp_toolbelt::ErrorKind;
 use serde_json::json;
 
 use crate::Tools;

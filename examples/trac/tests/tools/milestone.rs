@@ -1,7 +1,7 @@
 //! The milestone lifecycle: create, get, list, update (describe, complete,
 //! rename), delete.
 
-use mcp_tools::ErrorKind;
+use mcp_toolbelt::ErrorKind;
 use serde_json::json;
 
 use crate::Tools;

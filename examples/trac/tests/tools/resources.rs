@@ -1,15 +1,15 @@
 //! Wiki pages as `trac://wiki/{+name}` resources, with page-name completion.
 
-use mcp_tools::definition::{CompletionRef, CompletionRequest};
-use mcp_tools::{ErrorKind, PermissionSet, Registry, ToolContext};
+use mcp_toolbelt::definition::{CompletionRef, CompletionRequest};
+use mcp_toolbelt::{ErrorKind, PermissionSet, ToolContext, ToolRegistry};
 use serde_json::json;
 use trac_mcp::resources::WIKI_PAGE_RESOURCE;
 
 use crate::Tools;
 use crate::common::{servers, unique};
 
-fn registry(allowed: Option<PermissionSet>) -> Registry {
-    Registry::builder()
+fn registry(allowed: Option<PermissionSet>) -> ToolRegistry {
+    ToolRegistry::builder()
         .state(servers().anon_client())
         .allowed_permissions(allowed)
         .build()

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use mcp_tools::{PermissionSet, Registry, ToolContext};
+use mcp_toolbelt::{PermissionSet, ToolContext, ToolRegistry};
 use serde_json::{Value, json};
 use trac_mcp::tools::{ALL_TOOLS, MAX_BATCH_SIZE};
 
@@ -67,8 +67,8 @@ const READ_ONLY: [&str; 14] = [
     "milestone_get",
 ];
 
-fn registry(allowed: Option<PermissionSet>) -> Registry {
-    Registry::builder()
+fn registry(allowed: Option<PermissionSet>) -> ToolRegistry {
+    ToolRegistry::builder()
         .state(servers().anon_client())
         .allowed_permissions(allowed)
         .build()

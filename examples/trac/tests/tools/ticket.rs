@@ -1,7 +1,7 @@
 //! ticket_search, ticket_get, ticket_changelog, ticket_fields, ticket_actions,
 //! ticket_create, ticket_update, ticket_delete.
 
-use mcp_tools::ErrorKind;
+use mcp_toolbelt::ErrorKind;
 use serde_json::{Value, json};
 
 use crate::Tools;

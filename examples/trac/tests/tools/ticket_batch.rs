@@ -1,7 +1,7 @@
 //! ticket_batch_create, ticket_batch_update, ticket_batch_delete: one result
 //! per item, bad items do not stop the others.
 
-use mcp_tools::ErrorKind;
+use mcp_toolbelt::ErrorKind;
 use serde_json::{Value, json};
 use trac_mcp::tools::MAX_BATCH_SIZE;
 

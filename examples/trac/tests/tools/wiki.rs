@@ -1,6 +1,6 @@
 //! wiki_get, wiki_search, wiki_recent_changes, wiki_create, wiki_update, wiki_delete.
 
-use mcp_tools::ErrorKind;
+use mcp_toolbelt::ErrorKind;
 use serde_json::json;
 
 use crate::Tools;

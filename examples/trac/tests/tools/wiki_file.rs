@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use mcp_tools::ErrorKind;
+use mcp_toolbelt::ErrorKind;
 use serde_json::json;
 
 use crate::Tools;

@@ -50,7 +50,7 @@ pub(super) struct Front<M> {
     #[cfg(feature = "oauth")]
     pub(super) oauth: Option<Arc<crate::server::oauth::ResourceServer>>,
     /// The server's registry, for the step-up check of a `tools/call`.
-    pub(super) registry: crate::registry::Registry,
+    pub(super) registry: crate::registry::ToolRegistry,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
     /// The direct path for everyday requests, stateless or in a live session.

@@ -67,14 +67,14 @@ pub use service::{AuthLayer, Authenticated, Authenticator, McpService, Rejection
 /// (no token needed).
 ///
 /// ```
-/// assert_eq!(mcp_tools::server::HEALTH_PATH, "/healthz");
+/// assert_eq!(mcp_toolbelt::server::HEALTH_PATH, "/healthz");
 /// ```
 pub const HEALTH_PATH: &str = "/healthz";
 /// The readiness endpoint of `serve_http`: `GET` answers `200` while accepting, `503` once
 /// a graceful shutdown started (no token needed).
 ///
 /// ```
-/// assert_eq!(mcp_tools::server::READY_PATH, "/readyz");
+/// assert_eq!(mcp_toolbelt::server::READY_PATH, "/readyz");
 /// ```
 pub const READY_PATH: &str = "/readyz";
 /// The response header naming the replica that answered ([`HttpOptions::replica_id`]).

@@ -32,7 +32,7 @@ use crate::server::auth::{TokenResolver, TokenTable, TokensFileError};
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_tools::{PermissionSet, server::{HttpOptions, TokenTable}};
+/// use mcp_toolbelt::{PermissionSet, server::{HttpOptions, TokenTable}};
 /// let options = HttpOptions::default()
 ///     .stateless()
 ///     .allow_host("mcp.example.com")
@@ -178,7 +178,7 @@ impl HttpOptions {
     /// [`Server::http_service`](crate::server::Server::http_service).
     ///
     /// ```
-    /// use mcp_tools::{PermissionSet, server::HttpOptions};
+    /// use mcp_toolbelt::{PermissionSet, server::HttpOptions};
     /// let options = HttpOptions::default()
     ///     .authenticator(|token: &str| (token == "s3cret").then(|| PermissionSet::new(["READ"])));
     /// # let _ = options;
@@ -200,8 +200,8 @@ impl HttpOptions {
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// use mcp_tools::server::HttpOptions;
-    /// use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer};
+    /// use mcp_toolbelt::server::HttpOptions;
+    /// use mcp_toolbelt::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer};
     /// let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp");
     /// let options = HttpOptions::default().oauth(ResourceServer::new(JwtVerifier::discover(config).await?));
     /// # let _ = options; Ok(()) }
@@ -233,7 +233,7 @@ impl HttpOptions {
     /// std::fs::write(&path, "reader WIKI_VIEW\n").unwrap();
     /// # use std::os::unix::fs::PermissionsExt;
     /// std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    /// let options = mcp_tools::server::HttpOptions::default().tokens_file(&path).unwrap();
+    /// let options = mcp_toolbelt::server::HttpOptions::default().tokens_file(&path).unwrap();
     /// # std::fs::remove_file(&path).unwrap();
     /// ```
     pub fn tokens_file(self, path: impl AsRef<Path>) -> Result<HttpOptions, TokensFileError> {
@@ -272,7 +272,7 @@ impl HttpOptions {
     /// `_`, and the id is cut at 64 characters.
     ///
     /// ```
-    /// let options = mcp_tools::server::HttpOptions::default().replica_id("mcp-7c9f");
+    /// let options = mcp_toolbelt::server::HttpOptions::default().replica_id("mcp-7c9f");
     /// # let _ = options;
     /// ```
     pub fn replica_id(mut self, id: impl Into<String>) -> HttpOptions {
@@ -339,7 +339,7 @@ impl HttpOptions {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let options = mcp_tools::server::HttpOptions::default()
+    /// let options = mcp_toolbelt::server::HttpOptions::default()
     ///     .session_park_after(Duration::from_secs(10))
     ///     .session_idle_timeout(Duration::from_secs(3600));
     /// assert!(options.is_stateful());

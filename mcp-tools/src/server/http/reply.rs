@@ -28,7 +28,7 @@ use crate::server::codec::error_reply;
 /// up, and the server ends the connection.
 ///
 /// ```
-/// let error = mcp_tools::server::Abandoned;
+/// let error = mcp_toolbelt::server::Abandoned;
 /// assert!(error.to_string().contains("closed the connection"));
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -70,15 +70,15 @@ pub(super) struct Holds {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use http_body_util::BodyExt;
-/// use mcp_tools::server::{HttpOptions, Server};
+/// use mcp_toolbelt::server::{HttpOptions, Server};
 /// use tower_service::Service;
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// let mut service = Server::new(registry).http_service(HttpOptions::default().stateless());
 /// let request = http::Request::post("/")
 ///     .header("content-type", "application/json")
 ///     .body(http_body_util::Full::new(bytes::Bytes::from("[]")))
 ///     .unwrap();
-/// let reply: mcp_tools::server::Reply = service.call(request).await.unwrap().into_body();
+/// let reply: mcp_toolbelt::server::Reply = service.call(request).await.unwrap().into_body();
 /// let text = reply.collect().await.unwrap().to_bytes();
 /// assert!(std::str::from_utf8(&text).unwrap().contains("-32600"));
 /// # });

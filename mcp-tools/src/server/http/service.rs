@@ -66,9 +66,9 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use mcp_tools::server::{HttpOptions, Server};
+/// use mcp_toolbelt::server::{HttpOptions, Server};
 /// use tower_service::Service;
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// let mut service = Server::new(registry).http_service(HttpOptions::default().stateless());
 /// let request = http::Request::post("/mcp")
 ///     .header("host", "localhost")
@@ -235,8 +235,8 @@ where
 /// trusted proxy, an identity provider):
 ///
 /// ```
-/// use mcp_tools::{Caller, PermissionSet};
-/// use mcp_tools::server::{Authenticator, Rejection};
+/// use mcp_toolbelt::{Caller, PermissionSet};
+/// use mcp_toolbelt::server::{Authenticator, Rejection};
 /// use std::{future::Future, pin::Pin};
 ///
 /// /// Trusts the user name a front proxy put in `x-user`.
@@ -257,7 +257,7 @@ where
 ///         })
 ///     }
 /// }
-/// # let _ = mcp_tools::server::AuthLayer::new(ProxyUser);
+/// # let _ = mcp_toolbelt::server::AuthLayer::new(ProxyUser);
 /// ```
 pub trait Authenticator: Send + Sync + 'static {
     /// The caller `request` comes from, or why it is refused.
@@ -308,7 +308,7 @@ fn resolve_bearer<R: TokenResolver + ?Sized>(
 /// and headers (for `401`, a `WWW-Authenticate` challenge).
 ///
 /// ```
-/// use mcp_tools::server::Rejection;
+/// use mcp_toolbelt::server::Rejection;
 /// let refused = Rejection::unauthorized(Some("invalid_token"), "the token expired");
 /// assert_eq!(refused.status(), 401);
 /// let busy = Rejection::new(http::StatusCode::SERVICE_UNAVAILABLE, "the issuer is unreachable")
@@ -417,11 +417,11 @@ impl<M> Front<M> {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use mcp_tools::PermissionSet;
-/// use mcp_tools::server::{AuthLayer, HttpOptions, Server, TokenTable};
+/// use mcp_toolbelt::PermissionSet;
+/// use mcp_toolbelt::server::{AuthLayer, HttpOptions, Server, TokenTable};
 /// use tower_layer::Layer;
 /// use tower_service::Service;
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// let tokens = TokenTable::new([("s3cret", PermissionSet::new(["NOTE_VIEW"]))]);
 /// let endpoint = Server::new(registry).http_service(HttpOptions::default());
 /// let mut service = AuthLayer::new(tokens).layer(endpoint);
@@ -460,9 +460,9 @@ impl<S> Layer<S> for AuthLayer {
 /// A service behind [`AuthLayer`].
 ///
 /// ```
-/// use mcp_tools::server::{AuthLayer, Authenticated, HttpOptions, McpService, Server, TokenTable};
+/// use mcp_toolbelt::server::{AuthLayer, Authenticated, HttpOptions, McpService, Server, TokenTable};
 /// use tower_layer::Layer;
-/// let registry = mcp_tools::Registry::builder().include_linked(false).build().unwrap();
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// let endpoint = Server::new(registry).http_service(HttpOptions::default());
 /// let _service: Authenticated<McpService> = AuthLayer::new(TokenTable::default()).layer(endpoint);
 /// ```

@@ -568,7 +568,7 @@ mod tests {
     /// (its first request starts the sweep), and the next request rebuilds one.
     #[test]
     fn a_mounted_endpoint_parks_idle_sessions_and_rebuilds_them() {
-        let registry = crate::Registry::builder()
+        let registry = crate::ToolRegistry::builder()
             .include_linked(false)
             .build()
             .unwrap();

@@ -15,7 +15,7 @@ pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// authorization servers it trusts and the scopes it understands.
 ///
 /// ```
-/// use mcp_tools::server::oauth::{OAuthConfig, ProtectedResource, ScopeMap};
+/// use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource, ScopeMap};
 /// let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp")
 ///     .scope_map(ScopeMap::parse("notes:read NOTE_VIEW\nnotes:write NOTE_EDIT\n").unwrap());
 /// let resource = ProtectedResource::of(&config);
@@ -37,7 +37,7 @@ impl ProtectedResource {
     /// [`ScopeMap`](super::ScopeMap) file lists.
     ///
     /// ```
-    /// # use mcp_tools::server::oauth::{OAuthConfig, ProtectedResource};
+    /// # use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource};
     /// let r = ProtectedResource::of(&OAuthConfig::new("https://idp", "https://rs").scopes_supported(["s"]));
     /// assert_eq!(r.metadata()["scopes_supported"][0], "s");
     /// ```
@@ -66,7 +66,7 @@ impl ProtectedResource {
     /// followed by the resource's path (RFC 9728 §3.1).
     ///
     /// ```
-    /// # use mcp_tools::server::oauth::{OAuthConfig, ProtectedResource};
+    /// # use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource};
     /// let r = ProtectedResource::of(&OAuthConfig::new("https://idp", "https://rs"));
     /// assert_eq!(r.metadata_url(), "https://rs/.well-known/oauth-protected-resource");
     /// ```
@@ -77,7 +77,7 @@ impl ProtectedResource {
     /// The resource URL's path (`/mcp` for `https://rs/mcp`; empty for `https://rs`).
     ///
     /// ```
-    /// # use mcp_tools::server::oauth::{OAuthConfig, ProtectedResource};
+    /// # use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource};
     /// let r = ProtectedResource::of(&OAuthConfig::new("https://idp", "https://rs/a/mcp"));
     /// assert_eq!(r.path(), "/a/mcp");
     /// ```
@@ -93,7 +93,7 @@ impl ProtectedResource {
     /// `401`).
     ///
     /// ```
-    /// # use mcp_tools::server::oauth::{OAuthConfig, ProtectedResource};
+    /// # use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource};
     /// assert!(ProtectedResource::of(&OAuthConfig::new("https://idp", "https://rs")).scopes_supported().is_empty());
     /// ```
     pub fn scopes_supported(&self) -> &[String] {
@@ -103,7 +103,7 @@ impl ProtectedResource {
     /// The metadata document (`application/json`).
     ///
     /// ```
-    /// # use mcp_tools::server::oauth::{OAuthConfig, ProtectedResource};
+    /// # use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource};
     /// let r = ProtectedResource::of(&OAuthConfig::new("https://idp", "https://rs"));
     /// assert_eq!(r.metadata()["bearer_methods_supported"][0], "header");
     /// assert_eq!(r.metadata()["resource"], "https://rs");

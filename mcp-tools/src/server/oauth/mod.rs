@@ -10,7 +10,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, ScopeMap};
+//! use mcp_toolbelt::server::oauth::{JwtVerifier, OAuthConfig, ScopeMap};
 //! let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp")
 //!     .scope_map(ScopeMap::from_file("scopes.map")?);
 //! let verifier = JwtVerifier::discover(config).await?;
@@ -101,7 +101,7 @@ impl OAuthError {
     /// token; `None` when the server, not the caller, is at fault.
     ///
     /// ```
-    /// use mcp_tools::server::oauth::{OAuthError, TokenError};
+    /// use mcp_toolbelt::server::oauth::{OAuthError, TokenError};
     /// assert_eq!(OAuthError::from(TokenError::Expired).error_code(), Some("invalid_token"));
     /// ```
     pub fn error_code(&self) -> Option<&'static str> {

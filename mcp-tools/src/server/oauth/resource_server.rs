@@ -12,7 +12,7 @@ use http::{HeaderValue, Method, Response, StatusCode, header};
 
 use super::{JwtVerifier, METADATA_PATH, OAuthError, ProtectedResource, TokenError};
 use crate::Caller;
-use crate::registry::Registry;
+use crate::registry::ToolRegistry;
 use crate::server::auth::bearer_token;
 use crate::server::{Authenticator, Rejection, TokenResolver};
 
@@ -32,9 +32,9 @@ use crate::server::{Authenticator, Rejection, TokenResolver};
 /// - [`step_up`](Self::step_up): `403 insufficient_scope` instead of hiding (off by default).
 ///
 /// ```no_run
-/// # async fn demo(registry: mcp_tools::Registry) -> Result<(), Box<dyn std::error::Error>> {
-/// use mcp_tools::server::{HttpOptions, Server};
-/// use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer};
+/// # async fn demo(registry: mcp_toolbelt::ToolRegistry) -> Result<(), Box<dyn std::error::Error>> {
+/// use mcp_toolbelt::server::{HttpOptions, Server};
+/// use mcp_toolbelt::server::oauth::{JwtVerifier, OAuthConfig, ResourceServer};
 /// let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp");
 /// let oauth = ResourceServer::new(JwtVerifier::discover(config).await?);
 /// Server::new(registry)
@@ -76,8 +76,8 @@ impl ResourceServer {
     /// [`ProtectedResource::of`] its configuration.
     ///
     /// ```no_run
-    /// # async fn demo(verifier: mcp_tools::server::oauth::JwtVerifier) {
-    /// let oauth = mcp_tools::server::oauth::ResourceServer::new(verifier);
+    /// # async fn demo(verifier: mcp_toolbelt::server::oauth::JwtVerifier) {
+    /// let oauth = mcp_toolbelt::server::oauth::ResourceServer::new(verifier);
     /// # let _ = oauth; }
     /// ```
     pub fn new(verifier: JwtVerifier) -> ResourceServer {
@@ -95,8 +95,8 @@ impl ResourceServer {
     /// before the verifier is asked.
     ///
     /// ```no_run
-    /// # async fn demo(verifier: mcp_tools::server::oauth::JwtVerifier) {
-    /// use mcp_tools::{PermissionSet, server::{TokenTable, oauth::ResourceServer}};
+    /// # async fn demo(verifier: mcp_toolbelt::server::oauth::JwtVerifier) {
+    /// use mcp_toolbelt::{PermissionSet, server::{TokenTable, oauth::ResourceServer}};
     /// let oauth = ResourceServer::new(verifier)
     ///     .with_tokens(TokenTable::new([("ci-job-token", PermissionSet::new(["READ"]))]));
     /// # let _ = oauth; }
@@ -116,8 +116,8 @@ impl ResourceServer {
     /// function cannot, and its tools stay hidden).
     ///
     /// ```no_run
-    /// # async fn demo(verifier: mcp_tools::server::oauth::JwtVerifier) {
-    /// let oauth = mcp_tools::server::oauth::ResourceServer::new(verifier).step_up(true);
+    /// # async fn demo(verifier: mcp_toolbelt::server::oauth::JwtVerifier) {
+    /// let oauth = mcp_toolbelt::server::oauth::ResourceServer::new(verifier).step_up(true);
     /// # let _ = oauth; }
     /// ```
     pub fn step_up(mut self, reveal: bool) -> ResourceServer {
@@ -133,7 +133,7 @@ impl ResourceServer {
     /// The verifier.
     ///
     /// ```no_run
-    /// # fn demo(oauth: mcp_tools::server::oauth::ResourceServer) {
+    /// # fn demo(oauth: mcp_toolbelt::server::oauth::ResourceServer) {
     /// println!("tokens from {}", oauth.verifier().config().issuer());
     /// # }
     /// ```
@@ -144,7 +144,7 @@ impl ResourceServer {
     /// This resource as its metadata describes it.
     ///
     /// ```no_run
-    /// # fn demo(oauth: mcp_tools::server::oauth::ResourceServer) {
+    /// # fn demo(oauth: mcp_toolbelt::server::oauth::ResourceServer) {
     /// println!("metadata at {}", oauth.resource().metadata_url());
     /// # }
     /// ```
@@ -155,7 +155,7 @@ impl ResourceServer {
     /// With the identity scope map and no scopes configured, advertise as
     /// `scopes_supported` the permissions `registry`'s tools, resources and prompts need
     /// (with the identity map each is a scope). The endpoint does this when it is built.
-    pub(crate) fn advertise(&self, registry: &Registry) {
+    pub(crate) fn advertise(&self, registry: &ToolRegistry) {
         let config = self.verifier.config();
         if !self.resource.load().scopes_supported().is_empty() || !config.mapping().is_identity() {
             return;
@@ -180,7 +180,7 @@ impl ResourceServer {
     /// document (any origin may read it); other methods `405`.
     ///
     /// ```no_run
-    /// # fn demo(oauth: mcp_tools::server::oauth::ResourceServer) {
+    /// # fn demo(oauth: mcp_toolbelt::server::oauth::ResourceServer) {
     /// let response = oauth.metadata_response(&http::Method::GET, "/.well-known/oauth-protected-resource/mcp", "/mcp");
     /// assert_eq!(response.unwrap().status(), 200);
     /// # }
@@ -226,7 +226,7 @@ impl ResourceServer {
     pub(crate) fn insufficient_scope(
         &self,
         caller: &Caller,
-        registry: &Registry,
+        registry: &ToolRegistry,
         tool: &str,
     ) -> Option<Rejection> {
         if !self.step_up || caller.client_id().or(caller.subject()).is_none() {

@@ -22,7 +22,7 @@ type MapFn = dyn Fn(&[String], &Map<String, Value>) -> PermissionSet + Send + Sy
 /// - [`ScopeMap::from_fn`]: any function of the scopes and the token's claims.
 ///
 /// ```
-/// use mcp_tools::server::oauth::ScopeMap;
+/// use mcp_toolbelt::server::oauth::ScopeMap;
 /// let map = ScopeMap::parse(concat!(
 ///     "# scope        permissions\n",
 ///     "notes:read     NOTE_VIEW\n",
@@ -86,7 +86,7 @@ impl ScopeMap {
     /// Each scope names the permission of the same name.
     ///
     /// ```
-    /// let map = mcp_tools::server::oauth::ScopeMap::identity();
+    /// let map = mcp_toolbelt::server::oauth::ScopeMap::identity();
     /// assert!(map.permissions(&["WIKI_VIEW".into()], &Default::default()).contains("WIKI_VIEW"));
     /// ```
     pub fn identity() -> ScopeMap {
@@ -96,7 +96,7 @@ impl ScopeMap {
     /// Parse the mapping-file format (see the type's docs).
     ///
     /// ```
-    /// let err = mcp_tools::server::oauth::ScopeMap::parse("a X\na Y\n").unwrap_err();
+    /// let err = mcp_toolbelt::server::oauth::ScopeMap::parse("a X\na Y\n").unwrap_err();
     /// assert!(err.to_string().contains("line 2"));
     /// ```
     pub fn parse(text: &str) -> Result<ScopeMap, ScopeMapError> {
@@ -108,7 +108,7 @@ impl ScopeMap {
     /// ```
     /// let path = std::env::temp_dir().join(format!("scope-map-doc-{}", std::process::id()));
     /// std::fs::write(&path, "notes:read NOTE_VIEW\n").unwrap();
-    /// let map = mcp_tools::server::oauth::ScopeMap::from_file(&path).unwrap();
+    /// let map = mcp_toolbelt::server::oauth::ScopeMap::from_file(&path).unwrap();
     /// assert!(map.permissions(&["notes:read".into()], &Default::default()).contains("NOTE_VIEW"));
     /// # std::fs::remove_file(&path).unwrap();
     /// ```
@@ -124,7 +124,7 @@ impl ScopeMap {
     /// Any rule written in code, given the token's scopes and all its claims.
     ///
     /// ```
-    /// use mcp_tools::{PermissionSet, server::oauth::ScopeMap};
+    /// use mcp_toolbelt::{PermissionSet, server::oauth::ScopeMap};
     /// // Only the "ops" client may administer, whatever its scopes say.
     /// let map = ScopeMap::from_fn(|scopes, claims| {
     ///     let ops = claims.get("client_id").and_then(|c| c.as_str()) == Some("ops");
@@ -145,7 +145,7 @@ impl ScopeMap {
     /// [`identity`](Self::identity) and [`from_fn`](Self::from_fn), which take any scope.
     ///
     /// ```
-    /// let map = mcp_tools::server::oauth::ScopeMap::parse("b P\na Q\n").unwrap();
+    /// let map = mcp_toolbelt::server::oauth::ScopeMap::parse("b P\na Q\n").unwrap();
     /// assert_eq!(map.listed_scopes(), ["a", "b"]);
     /// ```
     pub fn listed_scopes(&self) -> Vec<String> {
@@ -169,7 +169,7 @@ impl ScopeMap {
     /// (which cannot be inverted).
     ///
     /// ```
-    /// use mcp_tools::server::oauth::ScopeMap;
+    /// use mcp_toolbelt::server::oauth::ScopeMap;
     /// let map = ScopeMap::parse("notes:read NOTE_VIEW\nnotes:write NOTE_VIEW NOTE_EDIT\n").unwrap();
     /// assert_eq!(map.scopes_granting(&["NOTE_EDIT"]), Some(vec!["notes:write".to_string()]));
     /// assert_eq!(map.scopes_granting(&["NOTE_VIEW"]), Some(vec!["notes:read".to_string()]));
@@ -200,7 +200,7 @@ impl ScopeMap {
     /// token's `claims`.
     ///
     /// ```
-    /// let map = mcp_tools::server::oauth::ScopeMap::parse("s P Q\n").unwrap();
+    /// let map = mcp_toolbelt::server::oauth::ScopeMap::parse("s P Q\n").unwrap();
     /// assert_eq!(map.permissions(&["s".into()], &Default::default()).len(), 2);
     /// ```
     pub fn permissions(&self, scopes: &[String], claims: &Map<String, Value>) -> PermissionSet {

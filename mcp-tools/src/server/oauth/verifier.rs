@@ -32,7 +32,7 @@ pub const DEFAULT_ALGORITHMS: &[Algorithm] = &[
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_tools::server::oauth::{OAuthConfig, ScopeMap};
+/// use mcp_toolbelt::server::oauth::{OAuthConfig, ScopeMap};
 /// let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp")
 ///     .leeway(Duration::from_secs(10))
 ///     .keep_claims(["email"])
@@ -61,7 +61,7 @@ impl OAuthConfig {
     /// at most every 10 s, a 10 s fetch timeout, no extra claims kept, [`ScopeMap::identity`].
     ///
     /// ```
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
     /// assert_eq!(c.issuer(), "https://idp");
     /// ```
     pub fn new(issuer: impl Into<String>, resource: impl Into<String>) -> OAuthConfig {
@@ -83,7 +83,7 @@ impl OAuthConfig {
     /// The trusted issuer.
     ///
     /// ```
-    /// # let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
+    /// # let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
     /// assert_eq!(c.issuer(), "https://idp");
     /// ```
     pub fn issuer(&self) -> &str {
@@ -93,7 +93,7 @@ impl OAuthConfig {
     /// This server's resource URL, the audience tokens must carry.
     ///
     /// ```
-    /// # let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
+    /// # let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs/mcp");
     /// assert_eq!(c.resource(), "https://rs/mcp");
     /// ```
     pub fn resource(&self) -> &str {
@@ -104,7 +104,7 @@ impl OAuthConfig {
     /// HMAC cannot be switched on here.
     ///
     /// ```
-    /// use mcp_tools::server::oauth::{Algorithm, OAuthConfig};
+    /// use mcp_toolbelt::server::oauth::{Algorithm, OAuthConfig};
     /// let c = OAuthConfig::new("https://idp", "https://rs").algorithms([Algorithm::ES256, Algorithm::HS256]);
     /// assert_eq!(c.allowed_algorithms(), [Algorithm::ES256]);
     /// ```
@@ -119,7 +119,7 @@ impl OAuthConfig {
     /// The accepted algorithms.
     ///
     /// ```
-    /// # let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs");
+    /// # let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs");
     /// assert_eq!(c.allowed_algorithms().len(), 9);
     /// ```
     pub fn allowed_algorithms(&self) -> &[Algorithm] {
@@ -130,7 +130,7 @@ impl OAuthConfig {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").leeway(Duration::ZERO);
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs").leeway(Duration::ZERO);
     /// # let _ = c;
     /// ```
     pub fn leeway(mut self, leeway: Duration) -> OAuthConfig {
@@ -143,7 +143,7 @@ impl OAuthConfig {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").keys_max_age(Duration::from_secs(60));
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs").keys_max_age(Duration::from_secs(60));
     /// # let _ = c;
     /// ```
     pub fn keys_max_age(mut self, max_age: Duration) -> OAuthConfig {
@@ -156,7 +156,7 @@ impl OAuthConfig {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").unknown_kid_refetch(Duration::from_secs(1));
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs").unknown_kid_refetch(Duration::from_secs(1));
     /// # let _ = c;
     /// ```
     pub fn unknown_kid_refetch(mut self, interval: Duration) -> OAuthConfig {
@@ -168,7 +168,7 @@ impl OAuthConfig {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").http_timeout(Duration::from_secs(3));
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs").http_timeout(Duration::from_secs(3));
     /// # let _ = c;
     /// ```
     pub fn http_timeout(mut self, timeout: Duration) -> OAuthConfig {
@@ -180,7 +180,7 @@ impl OAuthConfig {
     /// always are).
     ///
     /// ```
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs").keep_claims(["email", "groups"]);
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs").keep_claims(["email", "groups"]);
     /// # let _ = c;
     /// ```
     pub fn keep_claims<I, S>(mut self, names: I) -> OAuthConfig
@@ -199,7 +199,7 @@ impl OAuthConfig {
     /// within `exp`/`nbf`.
     ///
     /// ```
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs")
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs")
     ///     .introspection("mcp-server", "its-secret");
     /// # let _ = c;
     /// ```
@@ -221,7 +221,7 @@ impl OAuthConfig {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs")
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs")
     ///     .introspection("mcp-server", "its-secret")
     ///     .introspection_cache(Duration::from_secs(5));
     /// # let _ = c;
@@ -236,7 +236,7 @@ impl OAuthConfig {
     /// How scopes become permissions.
     ///
     /// ```
-    /// use mcp_tools::server::oauth::{OAuthConfig, ScopeMap};
+    /// use mcp_toolbelt::server::oauth::{OAuthConfig, ScopeMap};
     /// let c = OAuthConfig::new("https://idp", "https://rs").scope_map(ScopeMap::parse("s P\n").unwrap());
     /// # let _ = c;
     /// ```
@@ -250,7 +250,7 @@ impl OAuthConfig {
     /// permissions the served registry needs; with a function map, none unless set here.
     ///
     /// ```
-    /// let c = mcp_tools::server::oauth::OAuthConfig::new("https://idp", "https://rs")
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs")
     ///     .scopes_supported(["notes:read", "notes:write"]);
     /// # let _ = c;
     /// ```
@@ -281,7 +281,7 @@ impl OAuthConfig {
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig};
+/// use mcp_toolbelt::server::oauth::{JwtVerifier, OAuthConfig};
 /// let verifier = JwtVerifier::discover(OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp")).await?;
 /// let caller = verifier.verify("eyJ...").await?;
 /// println!("{:?} may use {:?}", caller.subject(), caller.permissions());
@@ -313,7 +313,7 @@ impl JwtVerifier {
     ///
     /// ```no_run
     /// # async fn demo() {
-    /// use mcp_tools::server::oauth::{JwtVerifier, OAuthConfig};
+    /// use mcp_toolbelt::server::oauth::{JwtVerifier, OAuthConfig};
     /// let err = JwtVerifier::discover(OAuthConfig::new("http://127.0.0.1:9", "http://127.0.0.1/mcp")).await.unwrap_err();
     /// println!("{err}");
     /// # }
@@ -363,7 +363,7 @@ impl JwtVerifier {
     /// The issuer's metadata as discovered.
     ///
     /// ```no_run
-    /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
+    /// # async fn demo(v: mcp_toolbelt::server::oauth::JwtVerifier) {
     /// println!("keys at {}", v.metadata().jwks_uri);
     /// # }
     /// ```
@@ -374,7 +374,7 @@ impl JwtVerifier {
     /// The configuration this verifier runs with.
     ///
     /// ```no_run
-    /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
+    /// # async fn demo(v: mcp_toolbelt::server::oauth::JwtVerifier) {
     /// assert!(!v.config().resource().is_empty());
     /// # }
     /// ```
@@ -392,8 +392,8 @@ impl JwtVerifier {
     /// [`OAuthError::Token`]; a key set that cannot be fetched is [`OAuthError::Fetch`].
     ///
     /// ```no_run
-    /// # async fn demo(v: mcp_tools::server::oauth::JwtVerifier) {
-    /// use mcp_tools::server::oauth::{OAuthError, TokenError};
+    /// # async fn demo(v: mcp_toolbelt::server::oauth::JwtVerifier) {
+    /// use mcp_toolbelt::server::oauth::{OAuthError, TokenError};
     /// assert!(matches!(v.verify("garbage").await, Err(OAuthError::Token(TokenError::Malformed))));
     /// # }
     /// ```

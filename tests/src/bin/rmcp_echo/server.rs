@@ -1,5 +1,5 @@
 //! The rmcp peer's server: one `echo` tool, written with rmcp's own macros the way its
-//! documentation shows. Shared by the `rmcp-echo` binary and `mcp-tools`' handler bench
+//! documentation shows. Shared by the `rmcp-echo` binary and `mcp-toolbelt`' handler bench
 //! (`mcp-tools/benches/handler.rs`, through `#[path]`), so both measure the same peer.
 
 use rmcp::{
