@@ -123,3 +123,63 @@ fn a_library_is_reported_silent_only_when_it_contributed_no_tool() {
     assert!(!silent("/work/demo_tools/src/lib.rs"));
     assert!(silent("/work/other_tools/src/lib.rs"));
 }
+
+/// `validation_report` compiles every input schema (serving compiles each lazily): a
+/// schema that cannot compile is an error finding that names the tool and the schema's
+/// problem with its place; a schema that compiles is not reported at all.
+#[test]
+fn the_report_names_a_tool_whose_input_schema_cannot_compile_and_only_it() {
+    let with_schema = |name: &str, schema: serde_json::Value| {
+        ToolDef::builder(name.to_string())
+            .description(format!("Answers {name}."))
+            .input_schema(schema)
+            .handler(|_args, _ctx| async { Ok(ToolResult::empty()) })
+            .build()
+            .unwrap()
+    };
+    let registry = ToolRegistry::builder()
+        .include_linked(false)
+        .tool(with_schema(
+            "broken",
+            serde_json::json!({"type": "object", "properties": {"a": {"type": "nope"}}}),
+        ))
+        .tool(with_schema(
+            "sound",
+            serde_json::json!({
+                "type": "object",
+                "properties": {"a": {"type": "string", "pattern": "^[a-z]+$"}},
+                "required": ["a"]
+            }),
+        ))
+        .build()
+        .unwrap();
+    let report = registry.validation_report();
+    let schema_findings: Vec<_> = report
+        .findings()
+        .iter()
+        .filter(|f| f.message.starts_with("invalid input schema"))
+        .collect();
+    assert_eq!(schema_findings.len(), 1, "{report}");
+    let finding = schema_findings[0];
+    assert_eq!(finding.tool, "broken");
+    assert_eq!(finding.severity, super::Severity::Error);
+    // The compiler's own words, with the place: not empty, not made up.
+    let problem = finding
+        .message
+        .strip_prefix("invalid input schema: ")
+        .expect("the problem follows the prefix");
+    assert!(problem.contains("/properties/a/type"), "{problem}");
+    assert!(problem.contains("type"), "{problem}");
+    let direct = crate::call::validate::ArgumentValidator::compile(
+        registry.get("broken").unwrap().input_schema(),
+    )
+    .err()
+    .expect("the schema does not compile");
+    assert_eq!(problem, direct);
+    assert!(report.has_errors());
+    assert!(
+        !report.findings().iter().any(|f| f.tool == "sound"
+            && f.severity == super::Severity::Error),
+        "{report}"
+    );
+}
