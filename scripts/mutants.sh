@@ -58,9 +58,18 @@ CARGO_TARGET_DIR=$target cargo mutants \
     --file mcp-tools/src/call/validate.rs \
     --file mcp-tools/src/registry.rs \
     --file mcp-tools/src/registry/admission.rs \
+    --file mcp-tools/src/call/flat.rs \
+    --file mcp-tools/src/call/json_schema/check.rs \
+    --file mcp-tools/src/call/json_schema/compile.rs \
+    --file mcp-tools/src/call/json_schema/format.rs \
+    --file mcp-tools/src/call/json_schema/mod.rs \
+    --file mcp-tools/src/call/json_schema/node.rs \
+    --file mcp-tools/src/call/json_schema/value.rs \
     --re 'src/permissions\.rs:' \
     --re 'src/call/validate\.rs:' \
     --re 'src/registry/admission\.rs:' \
+    --re 'src/call/flat\.rs:' \
+    --re 'src/call/json_schema/(check|compile|format|mod|node|value)\.rs:' \
     --re "src/registry\.rs:.*($registry_fns)" \
     --jobs 1 \
     --minimum-test-timeout 60 \

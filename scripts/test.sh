@@ -19,3 +19,5 @@ source scripts/env.sh
 cargo test --workspace --locked --no-fail-fast
 # The benches compile and run each measurement once (criterion's test mode).
 cargo test -p mcp-toolbelt --benches --locked --no-fail-fast
+# The library crates package and build as crates.io would take them (nothing is uploaded).
+scripts/publish-check.sh

@@ -170,12 +170,12 @@ pub use mcp_toolbelt_derive::mcp_prompt;
 
 /// The README's code blocks, compiled as doctests (they use the `cli` feature too).
 #[cfg(all(doctest, feature = "cli"))]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
 /// The code blocks of `docs/resources-and-prompts.md`, compiled as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/resources-and-prompts.md")]
+#[doc = include_str!("../docs/resources-and-prompts.md")]
 pub struct ResourcesAndPromptsDoctests;
 
 /// Items the macros' generated code refers to. Not public API.
