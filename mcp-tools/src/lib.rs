@@ -81,6 +81,8 @@
 //! registry serves nothing.
 
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly) marks every feature-gated item with the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The macros name the runtime `::mcp_toolbelt` when they expand inside this package (its
 // doctests and examples link it under that name; this makes the path resolve in the

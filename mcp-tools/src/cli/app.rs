@@ -43,7 +43,7 @@ type BuiltFn = Box<dyn FnOnce(&ToolRegistry) + Send>;
 ///
 /// [`App::new`] (or [`cli_app!`](crate::cli_app)) takes the [`ToolRegistryBuilder`] with
 /// the server's state; [`App::setup`] adds global flags whose values build more state
-/// (a backend URL, say) once the command line is parsed; [`run`] parses
+/// (a backend URL, say) once the command line is parsed; [`run`](App::run) parses
 /// `std::env::args_os()`, runs the command and returns the exit status.
 ///
 /// ```rust,standalone_crate
