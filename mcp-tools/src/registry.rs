@@ -402,25 +402,21 @@ impl ToolRegistryBuilder {
                 }
             }
         }
-        if !needing.is_empty() {
-            let problems = missing_state_problems(needing);
-            for problem in &problems {
-                report.push(Severity::Error, "", problem);
-            }
-            return Err(BuildError { problems });
-        }
+        // A missing state fails even a lenient build (the tool could never run); the error
+        // still names every other problem found, so one build shows them all.
+        let mut fatal = missing_state_problems(needing);
         let collect = Collect {
             include_linked: self.include_linked,
             allowed: self.filter.allowed.as_ref(),
             states: &self.states,
         };
         let offerings = match self.offerings.build(collect, &mut problems) {
-            Ok(offerings) => offerings,
-            Err(missing) => {
-                report.push(Severity::Error, "", &missing);
-                return Err(BuildError {
-                    problems: vec![missing],
-                });
+            Ok(offerings) if fatal.is_empty() => offerings,
+            outcome => {
+                fatal.extend(outcome.err());
+                problems.sort();
+                fatal.extend(problems);
+                return Err(BuildError { problems: fatal });
             }
         };
         if !problems.is_empty() {

@@ -251,6 +251,35 @@ fn missing_state_fails_build_naming_tool_and_type() {
     assert!(err.contains(".state(value)"), "{err}");
 }
 
+/// `build` names every problem at once: a missing state does not hide a duplicate name
+/// (it used to return the missing state alone).
+#[test]
+fn a_missing_state_and_a_duplicate_name_are_both_named() {
+    let plain = |name: &'static str| {
+        ToolDef::builder(name)
+            .description("Answers.")
+            .handler(|_a, _c| async { Ok(ToolResult::empty()) })
+            .build()
+            .unwrap()
+    };
+    let needs_gauge = ToolDef::builder("gauged")
+        .description("Needs the gauge")
+        .requires(<State<Gauge> as mcp_toolbelt::context::FromContext>::requirement())
+        .handler(|_a, _c| async { Ok(ToolResult::empty()) })
+        .build()
+        .unwrap();
+    let err = ToolRegistry::builder()
+        .include_linked(false)
+        .tool(plain("twice"))
+        .tool(needs_gauge)
+        .tool(plain("twice"))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.problems().len(), 2, "{err}");
+    assert!(err.problems()[0].starts_with("state runtime::Gauge is needed by 1 tool(s)"), "{err}");
+    assert!(err.problems()[1].starts_with("duplicate tool name \"twice\""), "{err}");
+}
+
 #[test]
 fn missing_state_names_every_tool_needing_it_in_source_order() {
     let needs_gauge = |name: &'static str, file: &'static str, line: u32| {
