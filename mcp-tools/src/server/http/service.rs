@@ -535,7 +535,7 @@ where
 #[cfg(test)]
 mod tests {
     use http_body_util::BodyExt;
-    use serde_json::json;
+    use serde_json::{Value, json};
     use tower_layer::Layer;
 
     use super::*;
@@ -584,8 +584,6 @@ mod tests {
             String::from_utf8_lossy(&body).into_owned(),
         )
     }
-
-    use serde_json::Value;
 
     /// RFC 6750 §3.1: two `Authorization` headers are one method too many, whichever comes
     /// first; on the direct path (stateless `tools/list`, `tools/call`), on rmcp's
