@@ -21,9 +21,12 @@
 //   POST /admin/retire   every key but the newest is removed from the JWKS
 // Bad tokens for the verifier's tests, forged here with `jose` (oidc-provider's own JOSE library):
 //   GET /admin/jwks-fetches   how many times the JWKS was fetched (for the rate-limit test)
+//   POST /admin/hang-jwks     from now on the JWKS is never answered (an issuer that hangs)
 //   GET /admin/forge?case=NAME  -> the token as text/plain. NAME is one of: expired, not-yet-valid,
-//   wrong-audience, wrong-issuer, alg-none, hs256-public-key, unknown-kid, tampered, good
-//   (good = a well-formed token signed with the current key, the control case).
+//   wrong-audience, wrong-issuer, alg-none, hs256-public-key, unknown-kid, tampered, good,
+//   iat-future, iat-ahead-10s, crit-unknown, crit-b64, crit-empty, crit-not-array, crit-not-strings,
+//   kid-number, raw-good (good = a well-formed token signed with the current key, the control
+//   case; raw-good the same through the raw signer the crit-* and kid-number cases use).
 import http from 'node:http';
 import path from 'node:path';
 import crypto from 'node:crypto';
@@ -70,6 +73,9 @@ let keys = [await newKey()];
 let provider;
 let issuer;
 let jwksFetches = 0;
+// After POST /admin/hang-jwks: key-set requests are read and never answered (held here).
+let hangJwks = false;
+const held = [];
 
 function build() {
     const p = new Provider(issuer, {
@@ -144,6 +150,14 @@ async function signWith(jwk, claims, header) {
 
 const b64 = (obj) => Buffer.from(JSON.stringify(obj)).toString('base64url');
 
+// RS256 over any header at all (jose refuses to sign a header it would itself refuse, such as
+// a `crit` it does not understand): node's own RSA signature with the key `jwk`.
+function signRaw(jwk, header, claims) {
+    const input = `${b64({ alg: 'RS256', typ: 'at+jwt', ...header })}.${b64(claims)}`;
+    const key = crypto.createPrivateKey({ key: jwk, format: 'jwk' });
+    return `${input}.${crypto.sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+}
+
 async function forge(kind) {
     const now = Math.floor(Date.now() / 1000);
     const claims = { iss: issuer, aud: resource, sub: 'forged', client_id: 'writer', scope: SCOPES, iat: now, exp: now + TTL, jti: crypto.randomUUID() };
@@ -175,6 +189,27 @@ async function forge(kind) {
             const [h, , s] = (await signWith(current, { ...claims, scope: 'notes:read' })).split('.');
             return `${h}.${b64(claims)}.${s}`;
         }
+        case 'iat-future':
+            // Issued an hour from now, otherwise valid (exp after iat).
+            return signWith(current, { ...claims, iat: now + 3600, exp: now + 3600 + TTL });
+        case 'iat-ahead-10s':
+            return signWith(current, { ...claims, iat: now + 10 });
+        case 'crit-unknown':
+            return signRaw(current, { kid: current.kid, crit: ['urn:example:must-check'], 'urn:example:must-check': true }, claims);
+        case 'crit-b64':
+            // RFC 7797 unencoded payload: an extension this resource server does not implement.
+            return signRaw(current, { kid: current.kid, b64: true, crit: ['b64'] }, claims);
+        case 'crit-empty':
+            return signRaw(current, { kid: current.kid, crit: [] }, claims);
+        case 'crit-not-array':
+            return signRaw(current, { kid: current.kid, crit: 'exp' }, claims);
+        case 'crit-not-strings':
+            return signRaw(current, { kid: current.kid, crit: [42] }, claims);
+        case 'kid-number':
+            return signRaw(current, { kid: 42 }, claims);
+        case 'raw-good':
+            // The control case of the raw signer: the same header jose would write.
+            return signRaw(current, { kid: current.kid }, claims);
         default:
             return null;
     }
@@ -191,6 +226,9 @@ const server = http.createServer(async (req, res) => {
             keys = [keys[0]];
             provider = build();
             res.end(keys[0].kid);
+        } else if (url.pathname === '/admin/hang-jwks' && req.method === 'POST') {
+            hangJwks = true;
+            res.end('hanging');
         } else if (url.pathname === '/admin/jwks-fetches') {
             res.end(String(jwksFetches));
         } else if (url.pathname === '/admin/forge') {
@@ -198,7 +236,13 @@ const server = http.createServer(async (req, res) => {
             res.statusCode = token ? 200 : 404;
             res.end(token ?? 'unknown case');
         } else {
-            if (url.pathname === '/jwks') jwksFetches += 1;
+            if (url.pathname === '/jwks') {
+                jwksFetches += 1;
+                if (hangJwks) {
+                    held.push(res);
+                    return;
+                }
+            }
             provider.callback()(req, res);
         }
     } catch (err) {

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use mcp_toolbelt_tests::checks::{self, QUICKSTART_TOOLS};
 use mcp_toolbelt_tests::{
-    ServerProcess, Target, http_request, quickstart, run_client_script, scratch_file,
+    ServerProcess, Target, http_request, quickstart, run_client_script, run_with_deadline,
+    scratch_file,
 };
 use oidc_common::Provider;
 use serde_json::Value;
@@ -20,9 +21,9 @@ use serde_json::Value;
 /// `tool_toggle` needs); the reader's `notes:read` grants none.
 const SCOPE_MAP: &str = "\
 # scope        permissions
-notes:read
-notes:write
-admin          ADMIN
+notes:read   =
+notes:write  =
+admin        = ADMIN
 ";
 
 /// `scope="…"` of every 401: the scopes the mapping file lists.
@@ -282,6 +283,18 @@ async fn bad_tokens_get_401_with_the_challenge_and_keys_rotate_without_a_restart
             "the token is signed with a key the issuer does not publish",
         ),
         ("tampered", "the token's signature does not verify"),
+        (
+            "iat-future",
+            "the token's iat claim says it was issued in the future",
+        ),
+        (
+            "crit-unknown",
+            "the token's header marks the extension urn:example:must-check critical, which this server does not implement",
+        ),
+        (
+            "kid-number",
+            "the token's header is malformed: its kid is not a string",
+        ),
     ];
     for (case, reason) in cases {
         let token = provider.forge(case).await;
@@ -302,6 +315,46 @@ async fn bad_tokens_get_401_with_the_challenge_and_keys_rotate_without_a_restart
     // The static tokens file works beside OAuth.
     assert_eq!(answer(Some("Bearer static-ci-token")).0, 200);
 
+    // Two Authorization headers (RFC 6750 §3.1): 400 invalid_request, whichever is valid
+    // and whichever comes first, OAuth token or static one; on rmcp's path (initialize) and
+    // the direct one (tools/list).
+    let good_header = format!("Bearer {good}");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let many = format!(
+        "Bearer {metadata}, error=\"invalid_request\", error_description=\"the request carries more than one Authorization header; send exactly one\""
+    );
+    for pair in [
+        [good_header.as_str(), "Bearer garbage"],
+        ["Bearer garbage", good_header.as_str()],
+        ["Bearer static-ci-token", "Bearer garbage"],
+        ["Bearer garbage", "Bearer static-ci-token"],
+        [good_header.as_str(), good_header.as_str()],
+    ] {
+        for body in [INITIALIZE, list] {
+            let authority = server.authority().to_string();
+            let (status, response) = tokio::task::block_in_place(|| {
+                http_request(
+                    &authority,
+                    "POST",
+                    "/mcp",
+                    &[
+                        ("Content-Type", "application/json"),
+                        ("Accept", "application/json, text/event-stream"),
+                        ("Authorization", pair[0]),
+                        ("Authorization", pair[1]),
+                    ],
+                    body,
+                )
+            });
+            assert_eq!(
+                (status, header(&response, "www-authenticate")),
+                (400, many.clone()),
+                "{response}"
+            );
+            assert!(!response.contains(&good), "the token is not echoed");
+        }
+    }
+
     // Rotation: new tokens are signed with a new key and accepted without a restart; tokens
     // under the old key work while it is published and stop once it is removed.
     let old = provider.token("reader", "notes:read").await;
@@ -318,7 +371,17 @@ async fn bad_tokens_get_401_with_the_challenge_and_keys_rotate_without_a_restart
     assert_eq!(answer(Some(&format!("Bearer {old}"))).0, 200);
     provider.admin("retire").await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    let (status, challenge, _) = answer(Some(&format!("Bearer {old}")));
+    // The first request after --jwks-max-age starts the refresh in the background and is
+    // checked with the cached keys; the old key stops working once the new set is in.
+    let mut outcome = answer(Some(&format!("Bearer {old}")));
+    for _ in 0..50 {
+        if outcome.0 != 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        outcome = answer(Some(&format!("Bearer {old}")));
+    }
+    let (status, challenge, _) = outcome;
     assert_eq!(
         (status, challenge),
         (
@@ -397,4 +460,85 @@ async fn step_up_answers_403_with_the_scope_to_ask_for_only_when_enabled() {
         body(&unknown).replace("no_such_tool", "NAME"),
         "a hidden tool answers exactly like an unknown one"
     );
+}
+
+/// Issue 32: what start-up checks. A scope map of prose is refused, naming the file and the
+/// line; a scope granting a permission no tool, resource or prompt needs is a warning naming
+/// both; an issuer whose metadata cannot be found is named with every URL tried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_up_names_a_bad_scope_map_line_unused_permissions_and_every_discovery_url() {
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let provider = Provider::start(&resource).await;
+    let addr = format!("127.0.0.1:{port}");
+    let run = |issuer: &str, scope_map: &std::path::Path| {
+        let mut command = std::process::Command::new(quickstart());
+        command.args(["serve", "--http", &addr, "--oauth-issuer", issuer]);
+        command.args(["--resource", &resource, "--scope-map"]);
+        command.arg(scope_map);
+        tokio::task::block_in_place(|| run_with_deadline(command, Duration::from_secs(60)))
+    };
+    let prose = scratch_file("prose.scopes", "# notes\nlorem ipsum dolor sit amet\n");
+    let finished = run(&provider.issuer, &prose);
+    assert_ne!(finished.code, Some(0), "{}", finished.stderr);
+    assert!(
+        finished.stderr.contains(&format!(
+            "{}: line 2: \"ipsum\" follows the scope",
+            prose.display()
+        )),
+        "{}",
+        finished.stderr
+    );
+
+    // Nothing listens on port 9 of loopback: both discovery URLs are named.
+    let fine = scratch_file("fine.scopes", SCOPE_MAP);
+    let finished = run("http://127.0.0.1:9", &fine);
+    assert_ne!(finished.code, Some(0), "{}", finished.stderr);
+    for url in [
+        "http://127.0.0.1:9/.well-known/oauth-authorization-server: ",
+        "http://127.0.0.1:9/.well-known/openid-configuration: ",
+    ] {
+        assert!(finished.stderr.contains(url), "{url}: {}", finished.stderr);
+    }
+
+    let unused = scratch_file(
+        "unused.scopes",
+        "admin = ADMIN\nnotes:write = NOTE_EDIT ADMIN\n",
+    );
+    let args = [
+        "serve",
+        "--http",
+        &addr,
+        "--oauth-issuer",
+        &provider.issuer,
+        "--resource",
+        &resource,
+        "--scope-map",
+        unused.to_str().expect("UTF-8 path"),
+    ];
+    let server =
+        tokio::task::block_in_place(|| ServerProcess::start_cli_http(&quickstart(), &args));
+    let warned = |server: &ServerProcess| {
+        server
+            .stderr()
+            .lines()
+            .filter(|line| line.contains("WARN") && line.contains("no tool, resource or prompt"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    for _ in 0..50 {
+        if !warned(&server).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let lines = warned(&server);
+    assert_eq!(lines.len(), 1, "{}", server.stderr());
+    assert!(
+        lines[0].contains("notes:write") && lines[0].contains("NOTE_EDIT"),
+        "{lines:?}"
+    );
+    // It still serves.
+    let (status, _, _) = post(&server, None, INITIALIZE);
+    assert_eq!(status, 401);
 }

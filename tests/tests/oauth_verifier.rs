@@ -34,9 +34,9 @@ fn refused(result: Result<Caller, OAuthError>) -> TokenError {
 
 const SCOPE_MAP: &str = "\
 # scope        permissions
-notes:read     NOTE_VIEW
-notes:write    NOTE_VIEW NOTE_EDIT
-admin          NOTE_ADMIN
+notes:read   = NOTE_VIEW
+notes:write  = NOTE_VIEW NOTE_EDIT
+admin        = NOTE_ADMIN
 ";
 
 #[tokio::test]
@@ -151,11 +151,69 @@ async fn real_provider_tokens_map_to_permissions_and_bad_tokens_are_refused() {
     );
     provider.admin("retire").await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    assert_eq!(
-        refused(verifier.verify(&reader_token).await),
-        TokenError::UnknownKey
-    );
+    // The first check after keys_max_age starts the refresh in the background and is answered
+    // with the cached keys; the old key stops working once the new set is in.
+    let mut outcome = verifier.verify(&reader_token).await;
+    for _ in 0..50 {
+        if outcome.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        outcome = verifier.verify(&reader_token).await;
+    }
+    assert_eq!(refused(outcome), TokenError::UnknownKey);
     assert!(verifier.verify(&rotated).await.is_ok());
+}
+
+/// Issue 32: what `jsonwebtoken` reads but does not check. Each token is signed with the
+/// provider's current key (by node's own RSA signer where jose refuses to write the header),
+/// so only the one thing named is wrong.
+#[tokio::test]
+async fn future_iat_critical_extensions_and_malformed_header_members_are_refused() {
+    let provider = Provider::start(RESOURCE).await;
+    let verifier = JwtVerifier::discover(OAuthConfig::new(&provider.issuer, RESOURCE))
+        .await
+        .expect("discovery");
+    // The control cases: both signers' well-formed tokens are accepted.
+    for case in ["good", "raw-good"] {
+        let token = provider.forge(case).await;
+        assert!(verifier.verify(&token).await.is_ok(), "case {case}");
+    }
+    let malformed_crit =
+        TokenError::MalformedHeader("its crit is not a non-empty array of extension names".into());
+    let cases = [
+        ("iat-future", TokenError::IssuedInFuture),
+        (
+            "crit-unknown",
+            TokenError::Critical("urn:example:must-check".into()),
+        ),
+        ("crit-b64", TokenError::Critical("b64".into())),
+        ("crit-empty", malformed_crit.clone()),
+        ("crit-not-array", malformed_crit.clone()),
+        ("crit-not-strings", malformed_crit),
+        (
+            "kid-number",
+            TokenError::MalformedHeader("its kid is not a string".into()),
+        ),
+    ];
+    for (case, expected) in cases {
+        let token = provider.forge(case).await;
+        let err = refused(verifier.verify(&token).await);
+        assert_eq!(err, expected, "case {case}");
+        assert_eq!(OAuthError::from(err).error_code(), Some("invalid_token"));
+    }
+    // The leeway covers a clock a little behind the issuer's: an `iat` 10 s ahead is fine with
+    // the default 30 s, and refused with none.
+    let strict =
+        JwtVerifier::discover(OAuthConfig::new(&provider.issuer, RESOURCE).leeway(Duration::ZERO))
+            .await
+            .expect("discovery");
+    let ahead = provider.forge("iat-ahead-10s").await;
+    assert!(verifier.verify(&ahead).await.is_ok());
+    assert_eq!(
+        refused(strict.verify(&ahead).await),
+        TokenError::IssuedInFuture
+    );
 }
 
 #[tokio::test]
@@ -248,6 +306,57 @@ async fn a_flood_of_unknown_kids_costs_the_issuer_at_most_one_key_fetch_per_inte
     assert!(verifier.verify(&good).await.is_ok());
 }
 
+/// Issue 32: a key set older than `keys_max_age` is refetched in the background, once, while
+/// tokens whose key is cached are checked with the cached set: an issuer that hangs (its
+/// JWKS requests are read and never answered) holds no request for the fetch timeout.
+#[tokio::test]
+async fn a_hanging_issuer_holds_no_request_whose_key_is_cached() {
+    let provider = Provider::start(RESOURCE).await;
+    let fetch_timeout = Duration::from_secs(30);
+    let verifier = std::sync::Arc::new(
+        JwtVerifier::discover(
+            OAuthConfig::new(&provider.issuer, RESOURCE)
+                .http_timeout(fetch_timeout)
+                .keys_max_age(Duration::from_secs(1))
+                .unknown_kid_refetch(Duration::from_millis(100)),
+        )
+        .await
+        .expect("discovery"),
+    );
+    let token = provider.token("reader", "notes:read").await;
+    assert!(verifier.verify(&token).await.is_ok());
+    provider.admin("hang-jwks").await;
+    let before = provider.jwks_fetches().await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // The key set is stale now: each of these starts (or finds under way) a refresh that
+    // never ends, and must not wait for it. Well inside the 30 s fetch timeout.
+    let started = std::time::Instant::now();
+    let checks = async {
+        for _ in 0..5 {
+            assert!(verifier.verify(&token).await.is_ok());
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let mut concurrent = tokio::task::JoinSet::new();
+        for _ in 0..10 {
+            let (verifier, token) = (verifier.clone(), token.clone());
+            concurrent.spawn(async move { verifier.verify(&token).await.is_ok() });
+        }
+        while let Some(ok) = concurrent.join_next().await {
+            assert!(ok.expect("no panic"));
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), checks)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "requests with a cached key waited for the hanging issuer ({:?})",
+                started.elapsed()
+            )
+        });
+    // One fetch under way (single flight), not one per request.
+    assert_eq!(provider.jwks_fetches().await - before, 1);
+}
+
 #[tokio::test]
 async fn discovery_refuses_a_metadata_document_for_another_issuer_and_a_dead_issuer() {
     let provider = Provider::start(RESOURCE).await;
@@ -263,5 +372,50 @@ async fn discovery_refuses_a_metadata_document_for_another_issuer_and_a_dead_iss
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, OAuthError::Fetch { .. }), "{err}");
+    assert!(matches!(err, OAuthError::Discovery { .. }), "{err}");
+    assert_eq!(err.error_code(), None);
+}
+
+/// Issue 32: the start-up error of an issuer whose metadata cannot be found names every URL
+/// tried and why each failed (it named the last only). Here each fails its own way: the
+/// RFC 8414 place answers 404, the OpenID one is not JSON.
+#[tokio::test]
+async fn a_failed_discovery_names_every_url_tried_and_why() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}/tenant", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = vec![0; 4096];
+                let read = stream.read(&mut request).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&request[..read]).into_owned();
+                let (status, body) =
+                    if head.starts_with("GET /tenant/.well-known/openid-configuration ") {
+                        ("200 OK", "<html>a login page</html>")
+                    } else {
+                        ("404 Not Found", "not here")
+                    };
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    let err = JwtVerifier::discover(OAuthConfig::new(&issuer, RESOURCE))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    let origin = issuer.trim_end_matches("/tenant");
+    let rfc8414 =
+        format!("{origin}/.well-known/oauth-authorization-server/tenant: HTTP status 404");
+    let openid = format!("{issuer}/.well-known/openid-configuration: not the expected JSON");
+    assert!(text.contains(&rfc8414), "{text}");
+    assert!(text.contains(&openid), "{text}");
+    assert!(
+        text.find(&rfc8414) < text.find(&openid),
+        "in the order tried: {text}"
+    );
 }

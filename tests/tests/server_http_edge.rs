@@ -972,3 +972,74 @@ fn assert_progress_then_result(reply: &Reply, id: u64) {
     assert!(progress < result, "progress comes first: {text}");
     assert!(text.contains(&format!("\"id\":{id}")), "{text}");
 }
+
+/// Issue 32 (RFC 6750 §3.1): a request with two `Authorization` headers is refused with `400`
+/// and `error="invalid_request"`, whichever of them is valid and whichever comes first, on
+/// every path of a real server with a tokens file: stateful and stateless, `initialize`
+/// (rmcp's path), `tools/list` and `tools/call` (served directly, in a session or not), and
+/// a session's `GET` stream and `DELETE`. One valid header still works there.
+#[test]
+fn two_authorization_headers_are_a_bad_request_on_every_path() {
+    let tokens = scratch_file("edge-two-headers.tokens", "alice-1 ADMIN\n");
+    let tokens = tokens.to_str().unwrap();
+    let challenge = "Bearer realm=\"mcp\", error=\"invalid_request\"";
+    let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_vec();
+    let echo = call_body(3, "echo", json!({"message": "two headers"}));
+    for stateless in [false, true] {
+        let mut args = vec!["--tokens-file", tokens];
+        if stateless {
+            args.push("--stateless");
+        }
+        let server = serve(&quickstart(), &args);
+        let authority = server.authority();
+        let session = (!stateless).then(|| open_session(authority, Some("alice-1")));
+        let in_session = |mut headers: Vec<(&'static str, String)>| {
+            if let Some(id) = &session {
+                headers.push(("Mcp-Session-Id", id.clone()));
+                headers.push(("MCP-Protocol-Version", "2025-11-25".into()));
+            }
+            headers
+        };
+        // The control case: one valid header.
+        let one = in_session(vec![("Authorization", "Bearer alice-1".into())]);
+        let one: Vec<(&str, &str)> = one.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let reply = post(authority, &one, &echo);
+        assert_eq!(reply.status, 200, "stateless {stateless}: {}", reply.text());
+        for pair in [
+            ["Bearer alice-1", "Bearer garbage"],
+            ["Bearer garbage", "Bearer alice-1"],
+            ["Bearer alice-1", "Bearer alice-1"],
+        ] {
+            let headers = in_session(vec![
+                ("Authorization", pair[0].into()),
+                ("Authorization", pair[1].into()),
+            ]);
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            for body in [INITIALIZE.as_bytes(), &list, &echo] {
+                let reply = post(authority, &headers, body);
+                let label = format!("stateless {stateless}, {pair:?}: {}", reply.text());
+                assert_eq!(reply.status, 400, "{label}");
+                assert_eq!(reply.header("www-authenticate"), Some(challenge), "{label}");
+                assert!(!reply.text().contains("alice-1"), "{label}");
+            }
+            if session.is_some() {
+                let lines: String = headers
+                    .iter()
+                    .map(|(name, value)| format!("{name}: {value}\r\n"))
+                    .collect();
+                for method in ["GET", "DELETE"] {
+                    let mut stream = TcpStream::connect(authority).unwrap();
+                    let request = format!(
+                        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+                         Accept: text/event-stream\r\n{lines}\r\n"
+                    );
+                    stream.write_all(request.as_bytes()).unwrap();
+                    let reply = read_reply(&mut stream);
+                    assert_eq!(reply.status, 400, "{method} {pair:?}: {}", reply.text());
+                    assert_eq!(reply.header("www-authenticate"), Some(challenge));
+                }
+            }
+        }
+    }
+}

@@ -117,7 +117,7 @@ fn oauth_flags() -> Vec<Arg> {
                 .value_name("FILE")
                 .value_parser(clap::value_parser!(PathBuf))
                 .help(
-                    "Scopes to permissions: `scope PERM PERM…` per line (default: each scope \
+                    "Scopes to permissions: `SCOPE = PERM PERM…` per line (default: each scope \
                      names the permission of the same name)",
                 ),
         ),
@@ -135,6 +135,16 @@ fn oauth_flags() -> Vec<Arg> {
                 .value_parser(duration)
                 .help(
                     "Tokens naming an unknown key refetch the keys at most once per TIME \
+                     (default 10s)",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("oauth_fetch_timeout")
+                .long("oauth-fetch-timeout")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "Time limit of each fetch from the issuer: metadata, keys, introspection \
                      (default 10s)",
                 ),
         ),
@@ -200,6 +210,9 @@ async fn oauth_resource_server(
     }
     if let Some(interval) = matches.get_one::<Duration>("jwks_min_refetch") {
         config = config.unknown_kid_refetch(*interval);
+    }
+    if let Some(timeout) = matches.get_one::<Duration>("oauth_fetch_timeout") {
+        config = config.http_timeout(*timeout);
     }
     if let Some(client) = matches.get_one::<String>("introspection_client") {
         let secret = std::env::var("MCP_TOOLBELT_INTROSPECTION_SECRET").map_err(|_| {

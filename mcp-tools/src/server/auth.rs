@@ -278,6 +278,48 @@ fn is_token(token: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
 }
 
+/// RFC 6750 §3.1 error code: the token is expired, revoked, malformed or otherwise invalid.
+#[cfg(feature = "http")]
+pub(crate) const INVALID_TOKEN: &str = "invalid_token";
+
+/// RFC 6750 §3.1 error code: the request is malformed, for one thing by using more than one
+/// method (here: more than one `Authorization` header) to carry a token.
+#[cfg(feature = "http")]
+pub(crate) const INVALID_REQUEST: &str = "invalid_request";
+
+/// RFC 6750 §3.1 error code: the token is valid but its scopes do not reach the resource.
+#[cfg(feature = "oauth")]
+pub(crate) const INSUFFICIENT_SCOPE: &str = "insufficient_scope";
+
+/// What a request with more than one `Authorization` header is told.
+#[cfg(feature = "http")]
+pub(crate) const MANY_AUTHORIZATIONS: &str =
+    "the request carries more than one Authorization header; send exactly one";
+
+/// A request carries more than one `Authorization` header: which one counts is anybody's
+/// guess (a proxy may forward the first, this server would read another), so none does and
+/// the request is refused (RFC 6750 §3.1 `invalid_request`, `400`).
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ManyAuthorizations;
+
+/// The `Bearer` credentials of a request's headers: `Ok(None)` without an `Authorization`
+/// header holding a bearer token; [`ManyAuthorizations`] when there is more than one
+/// `Authorization` header, whatever they hold.
+#[cfg(feature = "http")]
+pub(crate) fn request_bearer(
+    headers: &http::HeaderMap,
+) -> Result<Option<&str>, ManyAuthorizations> {
+    let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(ManyAuthorizations);
+    }
+    Ok(first
+        .and_then(|value| value.to_str().ok())
+        .and_then(bearer_token))
+}
+
 /// The `Bearer` credentials of an `Authorization` header value, if it holds any.
 #[cfg(feature = "http")]
 pub(crate) fn bearer_token(header: &str) -> Option<&str> {
@@ -379,6 +421,22 @@ mod tests {
     fn file_errors_name_the_path() {
         let err = TokenTable::from_file("/nonexistent/tokens").unwrap_err();
         assert!(err.to_string().contains("/nonexistent/tokens"), "{err}");
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn more_than_one_authorization_header_is_refused_whatever_they_hold() {
+        let header = http::header::AUTHORIZATION;
+        let mut headers = http::HeaderMap::new();
+        assert_eq!(request_bearer(&headers), Ok(None));
+        headers.append(&header, "Bearer good".parse().unwrap());
+        assert_eq!(request_bearer(&headers), Ok(Some("good")));
+        headers.append(&header, "garbage".parse().unwrap());
+        assert_eq!(request_bearer(&headers), Err(ManyAuthorizations));
+        let mut headers = http::HeaderMap::new();
+        headers.append(&header, "Basic x".parse().unwrap());
+        headers.append(&header, "Bearer good".parse().unwrap());
+        assert_eq!(request_bearer(&headers), Err(ManyAuthorizations));
     }
 
     #[cfg(feature = "http")]

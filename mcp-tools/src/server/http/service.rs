@@ -29,7 +29,7 @@ use super::reply::{Reply, plain};
 use super::sessions::{self, Sessions};
 use crate::Caller;
 use crate::server::TokenResolver;
-use crate::server::auth::bearer_token;
+use crate::server::auth::{INVALID_REQUEST, INVALID_TOKEN, MANY_AUTHORIZATIONS, request_bearer};
 use crate::server::handler::{McpHandler, Shared};
 use crate::server::notify::ListChanged;
 
@@ -281,11 +281,10 @@ fn resolve_bearer<R: TokenResolver + ?Sized>(
     resolver: &R,
     request: &http::request::Parts,
 ) -> Result<Caller, Rejection> {
-    let token = request
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(bearer_token);
+    let token = request_bearer(&request.headers).map_err(|_| {
+        tracing::debug!("refused an HTTP request with more than one Authorization header");
+        Rejection::invalid_request(MANY_AUTHORIZATIONS)
+    })?;
     let Some(token) = token else {
         return Err(Rejection::unauthorized(
             None,
@@ -297,7 +296,7 @@ fn resolve_bearer<R: TokenResolver + ?Sized>(
         None => {
             tracing::debug!("rejected an HTTP request with an unknown bearer token");
             Err(Rejection::unauthorized(
-                Some("invalid_token"),
+                Some(INVALID_TOKEN),
                 "the bearer token is not valid",
             ))
         }
@@ -335,16 +334,27 @@ impl Rejection {
     /// `401 Unauthorized` with the challenge `Bearer realm="mcp"` and, when given, the
     /// RFC 6750 `error` code (`invalid_token`, …); the message says why.
     pub fn unauthorized(error: Option<&str>, message: &str) -> Rejection {
+        Rejection::new(StatusCode::UNAUTHORIZED, format!("Unauthorized: {message}"))
+            .challenge(error)
+    }
+
+    /// With the challenge `Bearer realm="mcp"` and, when given, the RFC 6750 `error` code.
+    fn challenge(self, error: Option<&str>) -> Rejection {
         let challenge = match error {
             Some(code) => format!("Bearer realm=\"mcp\", error=\"{code}\""),
             None => "Bearer realm=\"mcp\"".to_string(),
         };
-        let rejection =
-            Rejection::new(StatusCode::UNAUTHORIZED, format!("Unauthorized: {message}"));
         match HeaderValue::from_str(&challenge) {
-            Ok(value) => rejection.header(header::WWW_AUTHENTICATE, value),
-            Err(_) => rejection,
+            Ok(value) => self.header(header::WWW_AUTHENTICATE, value),
+            Err(_) => self,
         }
+    }
+
+    /// `400 Bad Request` with the challenge `Bearer realm="mcp", error="invalid_request"`
+    /// (RFC 6750 §3.1: a malformed request, such as one with two `Authorization` headers).
+    pub(crate) fn invalid_request(message: &str) -> Rejection {
+        Rejection::new(StatusCode::BAD_REQUEST, format!("Bad Request: {message}"))
+            .challenge(Some(INVALID_REQUEST))
     }
 
     /// Also send header `name` (replacing one of the same name set before).
@@ -520,4 +530,108 @@ where
     body.map_frame(|frame| frame.map_data(|mut data| data.copy_to_bytes(data.remaining())))
         .map_err(|error| BodyError(error.into()))
         .boxed_unsync()
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+    use serde_json::{Value, json};
+    use tower_layer::Layer;
+
+    use super::*;
+    use crate::PermissionSet;
+    use crate::server::{HttpOptions, Server, TokenTable};
+
+    fn registry() -> crate::ToolRegistry {
+        crate::ToolRegistry::builder()
+            .include_linked(false)
+            .build()
+            .unwrap()
+    }
+
+    fn tokens() -> TokenTable {
+        TokenTable::new([("good-token", PermissionSet::new(["READ"]))])
+    }
+
+    /// POST `body` with these `Authorization` values (in order): the status, the
+    /// `WWW-Authenticate` value and the body.
+    async fn post<S>(service: &mut S, authorizations: &[&str], body: Value) -> (u16, String, String)
+    where
+        S: Service<Request<http_body_util::Full<Bytes>>, Response = Response<Reply>>,
+        S::Error: std::fmt::Debug,
+    {
+        let mut request = Request::post("/mcp")
+            .header("host", "localhost")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        for value in authorizations {
+            request = request.header(header::AUTHORIZATION, *value);
+        }
+        let request = request
+            .body(http_body_util::Full::new(Bytes::from(body.to_string())))
+            .unwrap();
+        let response = service.call(request).await.unwrap();
+        let status = response.status().as_u16();
+        let challenge = response
+            .headers()
+            .get(header::WWW_AUTHENTICATE)
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            challenge,
+            String::from_utf8_lossy(&body).into_owned(),
+        )
+    }
+
+    /// RFC 6750 §3.1: two `Authorization` headers are one method too many, whichever comes
+    /// first; on the direct path (stateless `tools/list`, `tools/call`), on rmcp's
+    /// (`initialize`), and behind an `AuthLayer`.
+    #[tokio::test]
+    async fn two_authorization_headers_are_a_bad_request_on_every_path() {
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "nothing", "arguments": {}}});
+        let initialize = json!({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        let stateless = HttpOptions::default().stateless().tokens(tokens());
+        let mut endpoint = Server::new(registry()).http_service(stateless);
+        let mut stateful =
+            Server::new(registry()).http_service(HttpOptions::default().tokens(tokens()));
+        let mut layered = AuthLayer::new(tokens())
+            .layer(Server::new(registry()).http_service(HttpOptions::default().stateless()));
+        // The control case: one good header passes.
+        let (status, _, body) = post(&mut endpoint, &["Bearer good-token"], list.clone()).await;
+        assert_eq!(status, 200, "{body}");
+        for pair in [
+            ["Bearer good-token", "Bearer garbage"],
+            ["Bearer garbage", "Bearer good-token"],
+            ["Bearer good-token", "Bearer good-token"],
+        ] {
+            for (label, message) in [
+                ("list", &list),
+                ("call", &call),
+                ("initialize", &initialize),
+            ] {
+                for (status, challenge, body) in [
+                    post(&mut endpoint, &pair, message.clone()).await,
+                    post(&mut stateful, &pair, message.clone()).await,
+                    post(&mut layered, &pair, message.clone()).await,
+                ] {
+                    assert_eq!(status, 400, "{label} {pair:?}: {body}");
+                    assert_eq!(
+                        challenge, "Bearer realm=\"mcp\", error=\"invalid_request\"",
+                        "{label} {pair:?}"
+                    );
+                    assert!(
+                        body.contains("more than one Authorization header"),
+                        "{body}"
+                    );
+                    assert!(!body.contains("good-token"), "{body}");
+                }
+            }
+        }
+    }
 }

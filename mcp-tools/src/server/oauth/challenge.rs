@@ -17,7 +17,7 @@ pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// ```
 /// use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource, ScopeMap};
 /// let config = OAuthConfig::new("https://login.example.org", "https://mcp.example.org/mcp")
-///     .scope_map(ScopeMap::parse("notes:read NOTE_VIEW\nnotes:write NOTE_EDIT\n").unwrap());
+///     .scope_map(ScopeMap::parse("notes:read = NOTE_VIEW\nnotes:write = NOTE_EDIT\n").unwrap());
 /// let resource = ProtectedResource::of(&config);
 /// assert_eq!(resource.metadata_url(), "https://mcp.example.org/.well-known/oauth-protected-resource/mcp");
 /// assert_eq!(resource.metadata()["authorization_servers"][0], "https://login.example.org");

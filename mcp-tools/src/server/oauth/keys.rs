@@ -45,10 +45,16 @@ struct KeySet {
 
 /// The keys of one issuer: a cached set swapped atomically; one refresh at a time.
 pub(super) struct KeyCache {
+    inner: Arc<Inner>,
+}
+
+/// What a background refresh shares with the cache.
+struct Inner {
     http: reqwest::Client,
     jwks_uri: String,
     current: ArcSwap<KeySet>,
-    refresh: tokio::sync::Mutex<Instant>,
+    /// Held by the one fetch under way; holds when the last fetch started.
+    refresh: Arc<tokio::sync::Mutex<Instant>>,
     min_refetch: Duration,
 }
 
@@ -144,7 +150,8 @@ pub(super) fn well_known(url: &str, name: &str) -> String {
 }
 
 /// Find the issuer's metadata: RFC 8414 first, then OpenID discovery. The document's `issuer`
-/// must equal `issuer` exactly.
+/// must equal `issuer` exactly. When neither place answers with a document, the error lists
+/// both URLs and what failed at each.
 pub(super) async fn discover(
     http: &reqwest::Client,
     issuer: &str,
@@ -156,20 +163,21 @@ pub(super) async fn discover(
             issuer.trim_end_matches('/')
         ),
     ];
-    let mut last = None;
-    for url in &candidates {
-        match get_json::<IssuerMetadata>(http, url).await {
+    let mut tried = Vec::new();
+    for url in candidates {
+        match get_json::<IssuerMetadata>(http, &url).await {
             Ok(metadata) if metadata.issuer == issuer => return Ok(metadata),
             Ok(metadata) => {
                 return Err(OAuthError::IssuerMismatch {
-                    url: url.clone(),
+                    url,
                     found: metadata.issuer,
                 });
             }
-            Err(err) => last = Some(err),
+            Err(OAuthError::Fetch { problem, .. }) => tried.push((url, problem)),
+            Err(other) => tried.push((url, other.to_string())),
         }
     }
-    Err(last.expect("two candidates were tried"))
+    Err(OAuthError::Discovery { tried })
 }
 
 impl KeyCache {
@@ -180,11 +188,13 @@ impl KeyCache {
     ) -> Result<KeyCache, OAuthError> {
         let set = fetch(&http, &jwks_uri).await?;
         Ok(KeyCache {
-            http,
-            jwks_uri,
-            current: ArcSwap::from_pointee(set),
-            refresh: tokio::sync::Mutex::new(Instant::now()),
-            min_refetch,
+            inner: Arc::new(Inner {
+                http,
+                jwks_uri,
+                current: ArcSwap::from_pointee(set),
+                refresh: Arc::new(tokio::sync::Mutex::new(Instant::now())),
+                min_refetch,
+            }),
         })
     }
 
@@ -194,43 +204,54 @@ impl KeyCache {
         if let Some(found) = self.lookup(kid) {
             return Ok(Some(found));
         }
-        let seen = self.current.load().fetched;
-        let mut last = self.refresh.lock().await;
+        let inner = &self.inner;
+        let seen = inner.current.load().fetched;
+        let mut last = inner.refresh.lock().await;
         // Someone else refreshed while this call waited: use their set.
-        if self.current.load().fetched != seen {
+        if inner.current.load().fetched != seen {
             return Ok(self.lookup(kid));
         }
-        if last.elapsed() < self.min_refetch {
+        if last.elapsed() < inner.min_refetch {
             return Ok(None);
         }
         *last = Instant::now();
-        self.current
-            .store(Arc::new(fetch(&self.http, &self.jwks_uri).await?));
+        inner
+            .current
+            .store(Arc::new(fetch(&inner.http, &inner.jwks_uri).await?));
         Ok(self.lookup(kid))
     }
 
-    /// Refetch when the set is older than `max_age` (one caller fetches; others keep using the
-    /// current set meanwhile; a failed fetch keeps the current set).
-    pub(super) async fn refresh_if_older(&self, max_age: Duration) -> Result<(), OAuthError> {
-        if self.current.load().fetched.elapsed() < max_age {
-            return Ok(());
+    /// When the set is older than `max_age`, refetch it in the background: this call, and
+    /// every other meanwhile, goes on with the cached set (a request whose key is cached never
+    /// waits for the issuer). One fetch at a time; a failed one keeps the cached set, is
+    /// logged, and is not retried before the refetch floor has passed.
+    pub(super) fn refresh_if_older(&self, max_age: Duration) {
+        let inner = &self.inner;
+        if inner.current.load().fetched.elapsed() < max_age {
+            return;
         }
-        let Ok(mut last) = self.refresh.try_lock() else {
-            return Ok(());
+        let Ok(mut last) = inner.refresh.clone().try_lock_owned() else {
+            return;
         };
-        // A fetch that failed is not retried before the refetch floor has passed either, so
-        // an unreachable issuer delays at most one request per interval.
-        if self.current.load().fetched.elapsed() < max_age || last.elapsed() < self.min_refetch {
-            return Ok(());
+        if inner.current.load().fetched.elapsed() < max_age || last.elapsed() < inner.min_refetch {
+            return;
         }
         *last = Instant::now();
-        self.current
-            .store(Arc::new(fetch(&self.http, &self.jwks_uri).await?));
-        Ok(())
+        let inner = inner.clone();
+        tokio::spawn(async move {
+            match fetch(&inner.http, &inner.jwks_uri).await {
+                Ok(set) => inner.current.store(Arc::new(set)),
+                Err(err) => {
+                    tracing::warn!(%err, "could not refresh the issuer's keys; using the cached set");
+                }
+            }
+            // The lock is held until the fetch ends: a single flight.
+            drop(last);
+        });
     }
 
     fn lookup(&self, kid: Option<&str>) -> Option<KeyHandle> {
-        let set = self.current.load();
+        let set = self.inner.current.load();
         match kid {
             Some(kid) => set.keys.get(kid).cloned().map(KeyHandle),
             None if set.keys.len() == 1 => set.keys.values().next().cloned().map(KeyHandle),

@@ -42,6 +42,16 @@ pub enum TokenError {
     /// Not a JWS in compact form (or its parts do not decode).
     #[error("the token is not a well-formed JWT")]
     Malformed,
+    /// The JOSE header decodes but a member is not what RFC 7515 says it is (a `kid` that is
+    /// not a string, a `crit` that is not a non-empty array of names, …).
+    #[error("the token's header is malformed: {0}")]
+    MalformedHeader(String),
+    /// The header's `crit` names an extension this server does not implement (RFC 7515
+    /// §4.1.11: such a token must be refused). None is implemented.
+    #[error(
+        "the token's header marks the extension {0:?} critical, which this server does not implement"
+    )]
+    Critical(String),
     /// The header names an algorithm outside the allow-list, or one its key does not pin.
     #[error("the token's algorithm {0} is not accepted")]
     Algorithm(String),
@@ -57,6 +67,9 @@ pub enum TokenError {
     /// `nbf` is still ahead (beyond the leeway).
     #[error("the token is not valid yet")]
     NotYetValid,
+    /// `iat` is ahead (beyond the leeway): the token claims to be issued in the future.
+    #[error("the token's iat claim says it was issued in the future")]
+    IssuedInFuture,
     /// `aud` does not name this server's resource.
     #[error("the token is not meant for this resource")]
     Audience,
@@ -86,6 +99,13 @@ pub enum OAuthError {
         /// What failed.
         problem: String,
     },
+    /// No metadata document could be fetched at any of the places it may be (RFC 8414, then
+    /// OpenID discovery): each URL tried, and why it failed.
+    #[error("cannot find the issuer's metadata: {}", tried.iter().map(|(url, problem)| format!("{url}: {problem}")).collect::<Vec<_>>().join("; "))]
+    Discovery {
+        /// Every URL tried, in order, with what failed there.
+        tried: Vec<(String, String)>,
+    },
     /// The metadata names another issuer than the configured one (RFC 8414 §3.3).
     #[error("{url} names the issuer {found:?}, not the configured one")]
     IssuerMismatch {
@@ -106,8 +126,10 @@ impl OAuthError {
     /// ```
     pub fn error_code(&self) -> Option<&'static str> {
         match self {
-            OAuthError::Token(_) => Some("invalid_token"),
-            OAuthError::Fetch { .. } | OAuthError::IssuerMismatch { .. } => None,
+            OAuthError::Token(_) => Some(crate::server::auth::INVALID_TOKEN),
+            OAuthError::Fetch { .. }
+            | OAuthError::Discovery { .. }
+            | OAuthError::IssuerMismatch { .. } => None,
         }
     }
 }

@@ -13,7 +13,9 @@ use http::{HeaderValue, Method, Response, StatusCode, header};
 use super::{JwtVerifier, METADATA_PATH, OAuthError, ProtectedResource, TokenError};
 use crate::Caller;
 use crate::registry::ToolRegistry;
-use crate::server::auth::bearer_token;
+use crate::server::auth::{
+    INSUFFICIENT_SCOPE, INVALID_REQUEST, INVALID_TOKEN, MANY_AUTHORIZATIONS, request_bearer,
+};
 use crate::server::{Authenticator, Rejection, TokenResolver};
 
 /// This server as an OAuth 2.1 resource server: checks each request's access token with a
@@ -65,6 +67,8 @@ impl std::fmt::Debug for ResourceServer {
 enum Refused {
     /// No `Authorization: Bearer` credentials.
     Missing,
+    /// More than one `Authorization` header.
+    ManyAuthorizations,
     /// A bad token.
     Token(TokenError),
     /// The token cannot be checked now (the issuer is unreachable).
@@ -155,22 +159,36 @@ impl ResourceServer {
     /// With the identity scope map and no scopes configured, advertise as
     /// `scopes_supported` the permissions `registry`'s tools, resources and prompts need
     /// (with the identity map each is a scope). The endpoint does this when it is built.
+    ///
+    /// Also warns, once per scope and permission, when a mapping file grants a permission no
+    /// tool, resource or prompt of `registry` needs (a typo, or a map written for another
+    /// server): the scope still grants it, and it opens nothing.
     pub(crate) fn advertise(&self, registry: &ToolRegistry) {
         let config = self.verifier.config();
+        let mut needed = std::collections::BTreeSet::new();
+        for tool in registry.list_tools().iter() {
+            needed.extend(tool.permissions().names().map(str::to_string));
+        }
+        for resource in registry.list_resources().iter() {
+            needed.extend(resource.permissions().names().map(str::to_string));
+        }
+        for prompt in registry.list_prompts().iter() {
+            needed.extend(prompt.permissions().names().map(str::to_string));
+        }
+        for (scope, permissions) in config.mapping().grants() {
+            for permission in permissions.iter().filter(|p| !needed.contains(*p)) {
+                tracing::warn!(
+                    scope,
+                    permission = permission.as_str(),
+                    "the scope map grants a permission no tool, resource or prompt of this \
+                     server needs"
+                );
+            }
+        }
         if !self.resource.load().scopes_supported().is_empty() || !config.mapping().is_identity() {
             return;
         }
-        let mut scopes = std::collections::BTreeSet::new();
-        for tool in registry.list_tools().iter() {
-            scopes.extend(tool.permissions().names().map(str::to_string));
-        }
-        for resource in registry.list_resources().iter() {
-            scopes.extend(resource.permissions().names().map(str::to_string));
-        }
-        for prompt in registry.list_prompts().iter() {
-            scopes.extend(prompt.permissions().names().map(str::to_string));
-        }
-        let resource = ProtectedResource::of(config).with_scopes(scopes);
+        let resource = ProtectedResource::of(config).with_scopes(needed);
         self.resource.store(Arc::new(resource));
     }
 
@@ -252,7 +270,7 @@ impl ResourceServer {
         let scopes = scopes.join(" ");
         let text = format!("the token's scopes do not reach this tool; ask for: {scopes}");
         let challenge = self.challenge(&[
-            ("error", "insufficient_scope"),
+            ("error", INSUFFICIENT_SCOPE),
             ("scope", &scopes),
             ("error_description", &text),
         ]);
@@ -294,10 +312,21 @@ impl ResourceServer {
                 "Unauthorized: this server needs an 'Authorization: Bearer <token>' header",
             )
             .header(header::WWW_AUTHENTICATE, self.challenge(&[])),
+            Refused::ManyAuthorizations => {
+                let challenge = self.challenge(&[
+                    ("error", INVALID_REQUEST),
+                    ("error_description", MANY_AUTHORIZATIONS),
+                ]);
+                Rejection::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("Bad Request: {MANY_AUTHORIZATIONS}"),
+                )
+                .header(header::WWW_AUTHENTICATE, challenge)
+            }
             Refused::Token(err) => {
                 let text = err.to_string();
                 let challenge =
-                    self.challenge(&[("error", "invalid_token"), ("error_description", &text)]);
+                    self.challenge(&[("error", INVALID_TOKEN), ("error_description", &text)]);
                 Rejection::new(StatusCode::UNAUTHORIZED, format!("Unauthorized: {text}"))
                     .header(header::WWW_AUTHENTICATE, challenge)
             }
@@ -314,11 +343,8 @@ impl ResourceServer {
     }
 
     async fn check(&self, request: &http::request::Parts) -> Result<Caller, Refused> {
-        let token = request
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(bearer_token)
+        let token = request_bearer(&request.headers)
+            .map_err(|_| Refused::ManyAuthorizations)?
             .ok_or(Refused::Missing)?;
         if let Some(caller) = self.tokens.as_ref().and_then(|t| t.resolve(token)) {
             return Ok(caller);

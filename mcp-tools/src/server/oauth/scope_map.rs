@@ -16,17 +16,19 @@ type MapFn = dyn Fn(&[String], &Map<String, Value>) -> PermissionSet + Send + Sy
 ///
 /// Three ways, one type:
 /// - [`ScopeMap::identity`] (the default): each scope names a permission of the same name.
-/// - [`ScopeMap::parse`] / [`ScopeMap::from_file`]: a mapping file, one scope per line followed by
-///   the permissions it grants (`#` starts a comment, blank lines are ignored). A scope the file
-///   does not list grants nothing.
+/// - [`ScopeMap::parse`] / [`ScopeMap::from_file`]: a mapping file of UTF-8 lines
+///   `SCOPE = PERMISSION…`: a scope, `=` (a word of its own), then the permissions it grants
+///   (none after `=`: the scope is known and grants nothing); `#` starts a comment, blank lines
+///   are ignored, each scope has one line. Any other line is refused with its line number. A
+///   scope the file does not list grants nothing.
 /// - [`ScopeMap::from_fn`]: any function of the scopes and the token's claims.
 ///
 /// ```
 /// use mcp_toolbelt::server::oauth::ScopeMap;
 /// let map = ScopeMap::parse(concat!(
 ///     "# scope        permissions\n",
-///     "notes:read     NOTE_VIEW\n",
-///     "notes:write    NOTE_VIEW NOTE_EDIT\n",
+///     "notes:read  =  NOTE_VIEW\n",
+///     "notes:write =  NOTE_VIEW NOTE_EDIT\n",
 /// )).unwrap();
 /// let granted = map.permissions(&["notes:write".into(), "other".into()], &Default::default());
 /// assert!(granted.contains("NOTE_EDIT") && !granted.contains("other"));
@@ -96,8 +98,10 @@ impl ScopeMap {
     /// Parse the mapping-file format (see the type's docs).
     ///
     /// ```
-    /// let err = mcp_toolbelt::server::oauth::ScopeMap::parse("a X\na Y\n").unwrap_err();
+    /// let err = mcp_toolbelt::server::oauth::ScopeMap::parse("a = X\na = Y\n").unwrap_err();
     /// assert!(err.to_string().contains("line 2"));
+    /// let err = mcp_toolbelt::server::oauth::ScopeMap::parse("lorem ipsum dolor sit amet\n").unwrap_err();
+    /// assert!(err.to_string().starts_with("line 1: \"ipsum\" follows the scope"));
     /// ```
     pub fn parse(text: &str) -> Result<ScopeMap, ScopeMapError> {
         parse(text, None)
@@ -107,18 +111,18 @@ impl ScopeMap {
     ///
     /// ```
     /// let path = std::env::temp_dir().join(format!("scope-map-doc-{}", std::process::id()));
-    /// std::fs::write(&path, "notes:read NOTE_VIEW\n").unwrap();
+    /// std::fs::write(&path, "notes:read = NOTE_VIEW\n").unwrap();
     /// let map = mcp_toolbelt::server::oauth::ScopeMap::from_file(&path).unwrap();
     /// assert!(map.permissions(&["notes:read".into()], &Default::default()).contains("NOTE_VIEW"));
     /// # std::fs::remove_file(&path).unwrap();
     /// ```
     pub fn from_file(path: impl AsRef<Path>) -> Result<ScopeMap, ScopeMapError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ScopeMapError::Read {
+        let bytes = std::fs::read(path).map_err(|source| ScopeMapError::Read {
             path: path.to_path_buf(),
             source: Arc::new(source),
         })?;
-        parse(&text, Some(path))
+        parse(&utf8(bytes, path)?, Some(path))
     }
 
     /// Any rule written in code, given the token's scopes and all its claims.
@@ -145,7 +149,7 @@ impl ScopeMap {
     /// [`identity`](Self::identity) and [`from_fn`](Self::from_fn), which take any scope.
     ///
     /// ```
-    /// let map = mcp_toolbelt::server::oauth::ScopeMap::parse("b P\na Q\n").unwrap();
+    /// let map = mcp_toolbelt::server::oauth::ScopeMap::parse("b = P\na = Q\n").unwrap();
     /// assert_eq!(map.listed_scopes(), ["a", "b"]);
     /// ```
     pub fn listed_scopes(&self) -> Vec<String> {
@@ -155,6 +159,20 @@ impl ScopeMap {
         };
         scopes.sort();
         scopes
+    }
+
+    /// A mapping file's scopes and the permissions each grants, sorted by scope; empty for the
+    /// identity and function maps.
+    pub(crate) fn grants(&self) -> Vec<(&str, &[String])> {
+        let mut grants: Vec<(&str, &[String])> = match &self.rule {
+            Rule::Table(table) => table
+                .iter()
+                .map(|(scope, names)| (scope.as_str(), names.as_slice()))
+                .collect(),
+            Rule::Identity | Rule::Function(_) => Vec::new(),
+        };
+        grants.sort();
+        grants
     }
 
     /// True for [`identity`](Self::identity).
@@ -170,7 +188,7 @@ impl ScopeMap {
     ///
     /// ```
     /// use mcp_toolbelt::server::oauth::ScopeMap;
-    /// let map = ScopeMap::parse("notes:read NOTE_VIEW\nnotes:write NOTE_VIEW NOTE_EDIT\n").unwrap();
+    /// let map = ScopeMap::parse("notes:read = NOTE_VIEW\nnotes:write = NOTE_VIEW NOTE_EDIT\n").unwrap();
     /// assert_eq!(map.scopes_granting(&["NOTE_EDIT"]), Some(vec!["notes:write".to_string()]));
     /// assert_eq!(map.scopes_granting(&["NOTE_VIEW"]), Some(vec!["notes:read".to_string()]));
     /// assert_eq!(map.scopes_granting(&["OTHER"]), None);
@@ -200,7 +218,7 @@ impl ScopeMap {
     /// token's `claims`.
     ///
     /// ```
-    /// let map = mcp_toolbelt::server::oauth::ScopeMap::parse("s P Q\n").unwrap();
+    /// let map = mcp_toolbelt::server::oauth::ScopeMap::parse("s = P Q\n").unwrap();
     /// assert_eq!(map.permissions(&["s".into()], &Default::default()).len(), 2);
     /// ```
     pub fn permissions(&self, scopes: &[String], claims: &Map<String, Value>) -> PermissionSet {
@@ -216,6 +234,35 @@ impl ScopeMap {
     }
 }
 
+/// The word between a scope and the permissions it grants.
+const GRANTS: &str = "=";
+
+/// What a line of a mapping file looks like, for error messages.
+const LINE_FORMAT: &str = "write `SCOPE = PERMISSION…` (a scope, `=`, then the permissions \
+                           it grants, separated by spaces; nothing after `=` grants none)";
+
+/// At most this much of a word from the file is quoted back in an error.
+const QUOTED: usize = 64;
+
+fn shown(word: &str) -> String {
+    word.chars().take(QUOTED).collect()
+}
+
+/// Decode a mapping file's bytes: the text, or the error naming the line of the first
+/// byte that is not UTF-8.
+fn utf8(bytes: Vec<u8>, path: &Path) -> Result<String, ScopeMapError> {
+    String::from_utf8(bytes).map_err(|err| {
+        let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = valid.len() - valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        ScopeMapError::Syntax {
+            where_: format!("{}: ", path.display()),
+            line,
+            problem: format!("byte {column} of this line is not UTF-8; a scope map is UTF-8 text"),
+        }
+    })
+}
+
 fn parse(text: &str, path: Option<&Path>) -> Result<ScopeMap, ScopeMapError> {
     let where_ = path.map_or_else(String::new, |p| format!("{}: ", p.display()));
     let syntax = |line: usize, problem: String| ScopeMapError::Syntax {
@@ -224,11 +271,14 @@ fn parse(text: &str, path: Option<&Path>) -> Result<ScopeMap, ScopeMapError> {
         problem,
     };
     let mut table = HashMap::new();
-    for (index, raw) in text.lines().enumerate() {
-        let line = index + 1;
-        let content = raw.split('#').next().unwrap_or("");
-        let mut words = content.split_whitespace();
-        let Some(scope) = words.next() else { continue };
+    for (line, _, words) in crate::lines::entries(text) {
+        let (scope, rest) = (words[0], &words[1..]);
+        if scope == GRANTS {
+            return Err(syntax(
+                line,
+                format!("the line starts with `=` where a scope belongs; {LINE_FORMAT}"),
+            ));
+        }
         // RFC 6749 scope-token: %x21 / %x23-5B / %x5D-7E
         if !scope
             .bytes()
@@ -236,19 +286,31 @@ fn parse(text: &str, path: Option<&Path>) -> Result<ScopeMap, ScopeMapError> {
         {
             return Err(syntax(
                 line,
-                format!("{scope:?} is not a scope: use printable ASCII without '\"' and '\\'"),
+                format!(
+                    "{:?} is not a scope: use printable ASCII without '\"' and '\\'",
+                    shown(scope)
+                ),
             ));
         }
+        let Some((&GRANTS, permissions)) = rest.split_first() else {
+            let problem = match rest.first() {
+                None => format!("the scope {:?} is alone on its line", shown(scope)),
+                Some(word) => format!(
+                    "{:?} follows the scope {:?} where `=` belongs",
+                    shown(word),
+                    shown(scope)
+                ),
+            };
+            return Err(syntax(line, format!("{problem}; {LINE_FORMAT}")));
+        };
         let mut names = Vec::new();
-        for name in words {
-            if !name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
-            {
+        for &name in permissions {
+            if !crate::lines::is_permission_name(name) {
                 return Err(syntax(
                     line,
                     format!(
-                        "{name:?} is not a permission name; use ASCII letters, digits, '_', '-', '.' and ':'"
+                        "{:?} is not a permission name; use ASCII letters, digits, '_', '-', '.' and ':'",
+                        shown(name)
                     ),
                 ));
             }
@@ -258,7 +320,8 @@ fn parse(text: &str, path: Option<&Path>) -> Result<ScopeMap, ScopeMapError> {
             return Err(syntax(
                 line,
                 format!(
-                    "scope {scope:?} is already listed on an earlier line; give each scope one line"
+                    "scope {:?} is already listed on an earlier line; give each scope one line",
+                    shown(scope)
                 ),
             ));
         }
@@ -278,7 +341,7 @@ mod tests {
 
     #[test]
     fn table_grants_only_listed_scopes_and_unions_them() {
-        let map = ScopeMap::parse("a X Y # comment\n\n  b Y Z\nempty\n").unwrap();
+        let map = ScopeMap::parse("a = X Y # comment\n\n  b = Y Z\nempty =\n").unwrap();
         let got = map.permissions(
             &["a".into(), "b".into(), "c".into(), "empty".into()],
             &none(),
@@ -286,13 +349,76 @@ mod tests {
         let mut names: Vec<_> = got.names().collect();
         names.sort();
         assert_eq!(names, ["X", "Y", "Z"]);
+        assert_eq!(map.listed_scopes(), ["a", "b", "empty"]);
     }
 
     #[test]
     fn bad_lines_name_the_line() {
-        let err = ScopeMap::parse("ok P\nbad\"scope P\n").unwrap_err();
+        let err = ScopeMap::parse("ok = P\nbad\"scope = P\n").unwrap_err();
         assert!(err.to_string().starts_with("line 2: "), "{err}");
-        let err = ScopeMap::parse("s P!\n").unwrap_err();
+        let err = ScopeMap::parse("s = P!\n").unwrap_err();
         assert!(err.to_string().contains("not a permission name"), "{err}");
+    }
+
+    /// Issue 32: prose is not a mapping (its words became scopes and permissions).
+    #[test]
+    fn lines_without_the_equals_sign_are_refused() {
+        for (text, line, problem) in [
+            (
+                "lorem ipsum dolor sit amet\n",
+                1,
+                "\"ipsum\" follows the scope \"lorem\" where `=` belongs",
+            ),
+            (
+                "a = P\n# prose below\nlorem\n",
+                3,
+                "the scope \"lorem\" is alone on its line",
+            ),
+            (
+                "a P\n",
+                1,
+                "\"P\" follows the scope \"a\" where `=` belongs",
+            ),
+            ("a=P\n", 1, "the scope \"a=P\" is alone on its line"),
+            ("= P\n", 1, "the line starts with `=`"),
+            ("a = P = Q\n", 1, "\"=\" is not a permission name"),
+        ] {
+            let err = ScopeMap::parse(text).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("line {line}: {problem}")),
+                "{text:?}: {err}"
+            );
+            assert!(
+                problem.contains("permission name") || err.contains("SCOPE = PERMISSION"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn file_errors_name_the_path_and_line() {
+        let dir = std::env::temp_dir().join(format!("scope-map-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.map");
+        let err = ScopeMap::from_file(&missing).unwrap_err().to_string();
+        assert!(err.contains(&missing.display().to_string()), "{err}");
+        let prose = dir.join("prose.map");
+        std::fs::write(&prose, "lorem ipsum dolor sit amet\n").unwrap();
+        let err = ScopeMap::from_file(&prose).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{}: line 1: ", prose.display())),
+            "{err}"
+        );
+        let latin1 = dir.join("latin1.map");
+        std::fs::write(&latin1, b"a = P\n# caf\xe9\n").unwrap();
+        let err = ScopeMap::from_file(&latin1).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "{}: line 2: byte 6 of this line is not UTF-8",
+                latin1.display()
+            )),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

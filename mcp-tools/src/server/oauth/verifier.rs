@@ -126,7 +126,7 @@ impl OAuthConfig {
         &self.algorithms
     }
 
-    /// Clock skew tolerated on `exp` and `nbf`.
+    /// Clock skew tolerated on `exp`, `nbf` and `iat`.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -139,7 +139,9 @@ impl OAuthConfig {
     }
 
     /// How old the cached key set may get before it is fetched again (rotation without an
-    /// unknown `kid`, e.g. a removed key).
+    /// unknown `kid`, e.g. a removed key). The first token checked after that starts the
+    /// fetch in the background and is checked with the cached keys, like every other until
+    /// the new set arrives: a request whose key is cached never waits for the issuer.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -164,7 +166,7 @@ impl OAuthConfig {
         self
     }
 
-    /// Time limit of each metadata or key fetch.
+    /// Time limit of each metadata, key or introspection fetch (default 10 s).
     ///
     /// ```
     /// # use std::time::Duration;
@@ -237,7 +239,7 @@ impl OAuthConfig {
     ///
     /// ```
     /// use mcp_toolbelt::server::oauth::{OAuthConfig, ScopeMap};
-    /// let c = OAuthConfig::new("https://idp", "https://rs").scope_map(ScopeMap::parse("s P\n").unwrap());
+    /// let c = OAuthConfig::new("https://idp", "https://rs").scope_map(ScopeMap::parse("s = P\n").unwrap());
     /// # let _ = c;
     /// ```
     pub fn scope_map(mut self, map: ScopeMap) -> OAuthConfig {
@@ -384,10 +386,12 @@ impl JwtVerifier {
 
     /// Check `token` (the bearer credentials, without `Bearer `) and say who presents it.
     ///
-    /// Checked, in order: a JWS in compact form whose `alg` is allowed; a published key named
-    /// by `kid` (the key set is refetched, rate-limited, when the `kid` is unknown, and when it
-    /// is older than [`OAuthConfig::keys_max_age`]) whose own `alg`, if its JWK pins one,
-    /// matches; the signature; `iss`, `aud`, `exp` and `nbf` (with the leeway). A token that is
+    /// Checked, in order: a JWS in compact form whose header's members have their RFC 7515
+    /// types and names no `crit` extension (none is implemented), and whose `alg` is allowed;
+    /// a published key named by `kid` (the key set is refetched, rate-limited, when the `kid`
+    /// is unknown, and in the background when it is older than [`OAuthConfig::keys_max_age`])
+    /// whose own `alg`, if its JWK pins one, matches; the signature; `iss`, `aud`, `exp`,
+    /// `nbf` and `iat` (not in the future; each with the leeway). A token that is
     /// not a JWT goes to introspection instead when it is configured. Failures are
     /// [`OAuthError::Token`]; a key set that cannot be fetched is [`OAuthError::Fetch`].
     ///
@@ -409,14 +413,14 @@ impl JwtVerifier {
             let claims = introspector.introspect(token, &expect).await?;
             return Ok(self.caller(claims));
         }
-        let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(token))?;
+        let json = header_json(token)?;
+        check_header(&json)?;
+        let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(&json))?;
         let Some((_, validation)) = self.validations.iter().find(|(alg, _)| *alg == header.alg)
         else {
             return Err(TokenError::Algorithm(format!("{:?}", header.alg)).into());
         };
-        if let Err(err) = self.keys.refresh_if_older(self.config.keys_max_age).await {
-            tracing::warn!(%err, "could not refresh the issuer's keys; using the cached set");
-        }
+        self.keys.refresh_if_older(self.config.keys_max_age);
         let key = self
             .keys
             .find(header.kid.as_deref())
@@ -428,6 +432,7 @@ impl JwtVerifier {
         let data =
             jsonwebtoken::decode::<Map<String, Value>>(token, key.decoding_key(), validation)
                 .map_err(token_error)?;
+        check_issued_at(&data.claims, self.config.leeway)?;
         Ok(self.caller(data.claims))
     }
 
@@ -447,24 +452,84 @@ impl JwtVerifier {
     }
 }
 
-/// Why a header did not parse: an `alg` the JOSE crate does not know (`none`, say) is named as
-/// such; anything else is malformed.
-fn header_error(token: &str) -> TokenError {
+/// The token's JOSE header as JSON (the first of its three parts).
+fn header_json(token: &str) -> Result<Map<String, Value>, TokenError> {
     use base64::Engine as _;
-    let alg = token
-        .split('.')
-        .next()
-        .and_then(|h| {
-            base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(h)
-                .ok()
-        })
-        .and_then(|bytes| serde_json::from_slice::<Map<String, Value>>(&bytes).ok())
-        .and_then(|header| header.get("alg")?.as_str().map(str::to_string));
-    match alg {
-        Some(alg) => TokenError::Algorithm(alg),
-        None => TokenError::Malformed,
+    let (encoded, _) = token.split_once('.').ok_or(TokenError::Malformed)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .map_err(|_| TokenError::Malformed)?;
+    serde_json::from_slice(&bytes).map_err(|_| TokenError::Malformed)
+}
+
+/// The header members RFC 7515 and RFC 7519 define as strings (among those `jsonwebtoken`
+/// reads).
+const STRING_MEMBERS: [&str; 7] = ["kid", "typ", "cty", "jku", "x5u", "x5t", "x5t#S256"];
+
+/// What `jsonwebtoken` reads but does not check: the types of the string members (it only
+/// fails to parse them, which would be reported as something else), and `crit` (RFC 7515
+/// §4.1.11): a non-empty array of extension names, every one of which the recipient must
+/// understand. This verifier implements no extension, so any `crit` is refused.
+fn check_header(header: &Map<String, Value>) -> Result<(), TokenError> {
+    if let Some(name) = STRING_MEMBERS
+        .iter()
+        .find(|name| header.get(**name).is_some_and(|value| !value.is_string()))
+    {
+        return Err(TokenError::MalformedHeader(format!(
+            "its {name} is not a string"
+        )));
     }
+    let Some(crit) = header.get("crit") else {
+        return Ok(());
+    };
+    let names: Option<Vec<&str>> =
+        crit.as_array()
+            .filter(|names| !names.is_empty())
+            .and_then(|names| {
+                names
+                    .iter()
+                    .map(|name| name.as_str().filter(|name| !name.is_empty()))
+                    .collect()
+            });
+    match names.as_deref() {
+        Some([first, ..]) => Err(TokenError::Critical(first.chars().take(64).collect())),
+        _ => Err(TokenError::MalformedHeader(
+            "its crit is not a non-empty array of extension names".into(),
+        )),
+    }
+}
+
+/// Why a header that [`check_header`] let through did not parse: an `alg` the JOSE crate does
+/// not know (`none`, say) is named as such; anything else is a malformed header.
+fn header_error(header: &Map<String, Value>) -> TokenError {
+    match header.get("alg") {
+        Some(Value::String(alg)) if alg.parse::<Algorithm>().is_err() => {
+            TokenError::Algorithm(alg.chars().take(64).collect())
+        }
+        Some(Value::String(_)) => {
+            TokenError::MalformedHeader("it is not a JOSE header this server can read".into())
+        }
+        _ => TokenError::MalformedHeader("its alg is missing or not a string".into()),
+    }
+}
+
+/// `iat` (RFC 7519 §4.1.6), which `jsonwebtoken` does not check: optional, but when present a
+/// number no later than now plus the leeway. A token issued in the future comes from a clock
+/// gone wrong or from a forger; either way it is refused.
+fn check_issued_at(claims: &Map<String, Value>, leeway: Duration) -> Result<(), TokenError> {
+    let Some(iat) = claims.get("iat") else {
+        return Ok(());
+    };
+    let iat = iat
+        .as_f64()
+        .ok_or_else(|| TokenError::MissingClaim("iat".into()))?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    if iat > (now + leeway).as_secs_f64() {
+        return Err(TokenError::IssuedInFuture);
+    }
+    Ok(())
 }
 
 fn token_error(err: jsonwebtoken::errors::Error) -> OAuthError {
