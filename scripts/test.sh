@@ -16,6 +16,8 @@ scripts/setup-haproxy.sh >/dev/null
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
 
+# Formatting first: it takes a second and fails before anything is built.
+cargo fmt --all -- --check
 cargo test --workspace --locked --no-fail-fast
 # The benches compile and run each measurement once (criterion's test mode).
 cargo test -p mcp-toolbelt --benches --locked --no-fail-fast

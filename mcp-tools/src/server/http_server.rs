@@ -37,7 +37,7 @@ impl Server {
     }
 
     /// The MCP endpoint as an axum [`Router`](axum::Router) answering at its root, to
-    /// [`nest`](axum::Router::nest) under a path of your application (feature `axum`):
+    /// [`nest`](axum::Router::nest) under a path of your application (feature `axum`; axum 0.8):
     /// [`http_service`](Self::http_service) as a route. Your other routes, and layers
     /// of your own, stay yours; the endpoint reads the [`Caller`](crate::Caller) your
     /// authentication put in the extensions, or authenticates itself with
