@@ -276,8 +276,14 @@ fn a_missing_state_and_a_duplicate_name_are_both_named() {
         .build()
         .unwrap_err();
     assert_eq!(err.problems().len(), 2, "{err}");
-    assert!(err.problems()[0].starts_with("state runtime::Gauge is needed by 1 tool(s)"), "{err}");
-    assert!(err.problems()[1].starts_with("duplicate tool name \"twice\""), "{err}");
+    assert!(
+        err.problems()[0].starts_with("state runtime::Gauge is needed by 1 tool(s)"),
+        "{err}"
+    );
+    assert!(
+        err.problems()[1].starts_with("duplicate tool name \"twice\""),
+        "{err}"
+    );
 }
 
 #[test]

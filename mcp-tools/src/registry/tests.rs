@@ -178,8 +178,10 @@ fn the_report_names_a_tool_whose_input_schema_cannot_compile_and_only_it() {
     assert_eq!(problem, direct);
     assert!(report.has_errors());
     assert!(
-        !report.findings().iter().any(|f| f.tool == "sound"
-            && f.severity == super::Severity::Error),
+        !report
+            .findings()
+            .iter()
+            .any(|f| f.tool == "sound" && f.severity == super::Severity::Error),
         "{report}"
     );
 }
