@@ -73,9 +73,12 @@ impl<M: SessionManager> Front<M> {
             .get::<ClientGone>()
             .map_or_else(CancellationToken::new, |gone| gone.0.clone());
         let principal = self.principal(&request);
+        // A stateless server has no sessions: the header means nothing to it, whatever the
+        // method (it reaches rmcp, whose stateless mode ignores it too).
         let session = request
             .headers()
             .get(SESSION_HEADER)
+            .filter(|_| self.sessions.is_some())
             .and_then(|v| v.to_str().ok())
             .map(Arc::<str>::from);
         let mut entered = None;
