@@ -32,8 +32,9 @@
 use std::borrow::Cow;
 
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, InitializeRequest,
-    InitializedNotification, ListToolsRequest, RequestId,
+    CallToolRequest, ClientCapabilities, ClientJsonRpcMessage, ClientNotification, ClientRequest,
+    ErrorCode, Implementation, InitializeRequest, InitializedNotification, ListToolsRequest,
+    ProtocolVersion, RequestId,
 };
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -479,10 +480,26 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
             format!("Invalid Request: {problem}"),
         ));
     }
+    if let Some(problem) = cursor_problem(&object) {
+        return Decoded::Reply(error_reply(
+            id.unwrap_or(Value::Null),
+            i64::from(ErrorCode::INVALID_PARAMS.0),
+            format!("Invalid params: {problem}"),
+        ));
+    }
     let object = match decode_by_method(object) {
         Ok(message) => return Decoded::Message(Box::new(message)),
         Err(object) => object,
     };
+    if object.get("method").and_then(Value::as_str) == Some("initialize")
+        && let Some(id) = id.clone()
+    {
+        return Decoded::Reply(error_reply(
+            id,
+            i64::from(ErrorCode::INVALID_PARAMS.0),
+            format!("Invalid params: {}", initialize_problem(&object)),
+        ));
+    }
     match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
         Ok(message) => Decoded::Message(Box::new(message)),
         Err(error) => Decoded::Reply(error_reply(
@@ -490,6 +507,69 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
             INVALID_REQUEST,
             format!("Invalid Request: not an MCP client message: {error}"),
         )),
+    }
+}
+
+/// The list requests that take a `cursor`.
+const PAGED_METHODS: &[&str] = &[
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
+
+/// What is wrong with a list request's `cursor`, if anything: one that is not a string is
+/// dropped by rmcp's flattened params, and the request would be served as the first page
+/// (`null` stays "no cursor", as rmcp reads it). Every line of the general path passes here:
+/// most cost a string comparison or two.
+fn cursor_problem(object: &Map<String, Value>) -> Option<String> {
+    let method = object.get("method")?.as_str()?;
+    if !(method.ends_with("/list") && PAGED_METHODS.contains(&method)) {
+        return None;
+    }
+    match object.get("params")?.get("cursor")? {
+        Value::String(_) | Value::Null => None,
+        cursor => Some(format!(
+            "the {method} \"cursor\" must be a string, not {}",
+            kind(cursor)
+        )),
+    }
+}
+
+/// Why the params of `initialize` request `object` do not fit, naming the field (rmcp
+/// would take the request for one of another method and answer about the `_meta` fields
+/// 2026-07-28 requires of those).
+#[cold]
+fn initialize_problem(object: &Map<String, Value>) -> String {
+    let Some(params) = object.get("params") else {
+        return "initialize needs \"params\" with \"protocolVersion\", \"capabilities\" and \"clientInfo\""
+            .into();
+    };
+    // Field by field, so the answer names the one that does not fit.
+    type Check = fn(&Value) -> Result<(), serde_json::Error>;
+    let fields: [(&str, Check); 3] = [
+        ("protocolVersion", |v| {
+            ProtocolVersion::deserialize(v).map(drop)
+        }),
+        ("capabilities", |v| {
+            ClientCapabilities::deserialize(v).map(drop)
+        }),
+        ("clientInfo", |v| Implementation::deserialize(v).map(drop)),
+    ];
+    for (field, check) in fields {
+        let Some(value) = params.get(field) else {
+            return format!("initialize: the \"{field}\" member is missing");
+        };
+        if let Err(error) = check(value) {
+            return format!("initialize: \"{field}\": {error}");
+        }
+    }
+    let mut body = Map::new();
+    body.insert("method".into(), "initialize".into());
+    body.insert("params".into(), params.clone());
+    match InitializeRequest::deserialize(&Value::Object(body)) {
+        Err(error) => format!("initialize: {error}"),
+        Ok(_) => "initialize: the params do not fit the method's schema".into(),
     }
 }
 
@@ -577,11 +657,18 @@ pub(crate) fn decode_document(document: &[u8]) -> Result<ClientJsonRpcMessage, V
     }
 }
 
-/// The message's `id` when it is a valid JSON-RPC id (a string or an integer).
+/// The message's `id` when it is a valid JSON-RPC id (a string or an integer), as rmcp
+/// reads it and so as every reply writes it: an integer in float form (`2.0`, `1e3`; JSON
+/// Schema counts a number with a zero fraction as an integer) is the equal integer (`2`,
+/// `1000`), as rmcp's `RequestId` takes it; `2.5` is no id.
 fn readable_id(object: &Map<String, Value>) -> Option<Value> {
     match object.get("id")? {
         id @ Value::String(_) => Some(id.clone()),
         id @ Value::Number(n) if n.is_i64() => Some(id.clone()),
+        // rmcp's own rule, so the codec never accepts an id rmcp refuses or the reverse.
+        id @ Value::Number(_) => RequestId::deserialize(id)
+            .ok()
+            .map(|id| id.into_json_value()),
         _ => None,
     }
 }
@@ -804,6 +891,69 @@ mod tests {
         }
     }
 
+    /// Integer ids in float form are ids (rmcp's rule: the equal integer, up to 2^53),
+    /// decoded and echoed as that integer; other numbers are not.
+    #[test]
+    fn integer_ids_in_float_form_are_read_as_rmcp_reads_them() {
+        for (line, id) in [
+            (r#"{"jsonrpc":"2.0","id":2.0,"method":"ping"}"#, 2),
+            (r#"{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}"#, 1000),
+            (r#"{"jsonrpc":"2.0","id":-0.0,"method":"ping"}"#, 0),
+            (
+                r#"{"jsonrpc":"2.0","id":7.0,"method":"tools/call","params":{"name":"x"}}"#,
+                7,
+            ),
+        ] {
+            let Decoded::Message(message) = decode(line.as_bytes()) else {
+                panic!("{line} refused")
+            };
+            let theirs: ClientJsonRpcMessage = serde_json::from_str(line).unwrap();
+            assert_eq!(format!("{message:?}"), format!("{theirs:?}"), "{line}");
+            assert_eq!(serde_json::to_value(&*message).unwrap()["id"], json!(id));
+        }
+        assert_eq!(
+            code_and_id(r#"{"jsonrpc":"2.0","id":4.0,"method":7}"#),
+            (INVALID_REQUEST, json!(4))
+        );
+        for line in [
+            r#"{"jsonrpc":"2.0","id":2.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1e300,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":9007199254740992.0,"method":"ping"}"#,
+        ] {
+            assert_eq!(code_and_id(line), (INVALID_REQUEST, Value::Null), "{line}");
+        }
+    }
+
+    /// Params rmcp would misread are answered -32602 with the request's id: a list cursor
+    /// that is not a string (rmcp drops it and serves the first page), an `initialize`
+    /// whose params do not fit (rmcp takes it for another method).
+    #[test]
+    fn params_rmcp_would_misread_are_invalid_params() {
+        let invalid_params = i64::from(ErrorCode::INVALID_PARAMS.0);
+        for line in [
+            r#"{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":5}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"resources/list","params":{"cursor":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"resources/templates/list","params":{"cursor":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"prompts/list","params":{"cursor":false}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"initialize","params":{"capabilities":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        ] {
+            assert_eq!(code_and_id(line), (invalid_params, json!(14)), "{line}");
+        }
+        // Not requests of those methods, or cursors rmcp reads: decoded as before.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","cursor":5}}"#,
+            r#"{"jsonrpc":"2.0","method":"initialize"}"#,
+        ] {
+            assert!(
+                matches!(decode(line.as_bytes()), Decoded::Message(_)),
+                "{line}"
+            );
+        }
+    }
+
     #[test]
     fn deep_nesting_is_refused_without_recursion() {
         let deep = format!("{}{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
@@ -886,11 +1036,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"cursor":"abc","_meta":{"progressToken":"p"}}}"#,
-            r#"{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":5}}"#,
             r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{"listChanged":true},"experimental":{"x":{"y":1}}},"clientInfo":{"name":"c","version":"1","title":"C"},"_meta":{"progressToken":1}}}"#,
             r#"{"jsonrpc":"2.0","id":15,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-            r#"{"jsonrpc":"2.0","id":16,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-            r#"{"jsonrpc":"2.0","id":17,"method":"initialize"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":{"a":1}}}"#,

@@ -85,6 +85,8 @@ mod tests;
 mod tests_offerings;
 #[cfg(test)]
 mod tests_tool_pages;
+#[cfg(test)]
+mod tests_wire;
 #[cfg(feature = "tls")]
 mod tls;
 mod tool_pages;
