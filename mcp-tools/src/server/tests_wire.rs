@@ -170,3 +170,120 @@ async fn unsubscribe_without_subscriptions_is_refused_as_subscribe_is() {
         "{unsubscribe} vs {subscribe}"
     );
 }
+
+/// Initialize `client` on protocol `version`.
+async fn initialize_on(client: &mut RawClient, version: &str) {
+    let reply = client
+        .request(
+            0,
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}),
+        )
+        .await;
+    assert_eq!(reply["result"]["protocolVersion"], version, "{reply}");
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+}
+
+/// The entries of a batch reply, sorted by their ids' JSON text (strings, then numbers,
+/// then `null` for refused elements).
+fn by_id(reply: &Value) -> Vec<(Value, Value)> {
+    let mut entries: Vec<(Value, Value)> = reply
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {reply}"))
+        .iter()
+        .map(|entry| (entry["id"].clone(), entry.clone()))
+        .collect();
+    entries.sort_by_key(|(id, _)| id.to_string());
+    entries
+}
+
+/// On 2025-03-26 a batch is answered with one array of the requests' replies (served on
+/// every path: rmcp's, the direct call, the cached `tools/list` page), refused elements
+/// included and notifications left out; a batch of notifications gets nothing; an empty
+/// batch is `-32600`; more requests than the in-flight bound are served all the same.
+#[tokio::test]
+async fn batches_are_answered_with_arrays_on_2025_03_26() {
+    let mut client = RawClient::connect(server().max_in_flight(2));
+    initialize_on(&mut client, "2025-03-26").await;
+    // Twice: the second `tools/list` is a cached page, answered as it is read.
+    for round in 0..2 {
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "alpha"}},
+            {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 4, "method": "no/such/method"},
+            {"foo": "bar"},
+            {"jsonrpc": "2.0", "id": 5.0, "method": "ping"},
+        ]);
+        client.send(batch).await;
+        let reply = client.next().await;
+        let entries = by_id(&reply);
+        let ids: Vec<&Value> = entries.iter().map(|(id, _)| id).collect();
+        assert_eq!(
+            ids,
+            [
+                &json!("p"),
+                &json!(1),
+                &json!(3),
+                &json!(4),
+                &json!(5),
+                &Value::Null
+            ],
+            "round {round}: {reply}"
+        );
+        assert_eq!(entries[0].1["result"], json!({}), "{reply}");
+        assert_eq!(
+            entries[1].1["result"]["content"][0]["text"], "alpha",
+            "{reply}"
+        );
+        assert_eq!(
+            entries[2].1["result"]["tools"][0]["name"], "alpha",
+            "{reply}"
+        );
+        assert_eq!(entries[3].1["error"]["code"], -32601, "{reply}");
+        assert_eq!(entries[4].1["result"], json!({}), "{reply}");
+        assert_eq!(entries[5].1["error"]["code"], -32600, "{reply}");
+    }
+    // Notifications only: no reply at all (the ping after it is the next line).
+    client
+        .send(json!([
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}},
+        ]))
+        .await;
+    let ping = client.request(6, "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    // More requests than the in-flight bound (2), in one batch.
+    let calls: Vec<Value> = (10..20)
+        .map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "alpha"}}))
+        .collect();
+    client.send(Value::Array(calls)).await;
+    let reply = client.next().await;
+    assert_eq!(by_id(&reply).len(), 10, "{reply}");
+    // Refused as a whole: empty, not JSON.
+    for (line, code) in [("[]", -32600), ("[{\"jsonrpc\":\"2.0\",", -32700)] {
+        client.send_line(line).await;
+        let refused = client.next().await;
+        assert_eq!(refused["error"]["code"], code, "{line}: {refused}");
+        assert_eq!(refused["id"], Value::Null, "{line}: {refused}");
+    }
+}
+
+/// After 2025-03-26 batches are gone: refused `-32600` as before.
+#[tokio::test]
+async fn batches_are_refused_on_later_revisions() {
+    for version in ["2025-06-18", "2025-11-25"] {
+        let mut client = RawClient::connect(server());
+        initialize_on(&mut client, version).await;
+        client
+            .send(json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]))
+            .await;
+        let refused = client.next().await;
+        assert_eq!(refused["error"]["code"], -32600, "{version}: {refused}");
+        assert_eq!(refused["id"], Value::Null, "{version}: {refused}");
+    }
+}
