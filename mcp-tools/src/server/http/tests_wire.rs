@@ -185,3 +185,58 @@ async fn a_stateless_server_ignores_the_session_header() {
     let answer = post_raw(&mut stateful, &in_session, &initialize.to_string()).await;
     assert_eq!(answer.status, 400, "{}", answer.body);
 }
+
+/// In a session on 2025-03-26 a batch is answered `200` with one array of the requests'
+/// replies (refused elements included, notifications left out); a batch of notifications
+/// `202` with no body; an empty batch `400` `-32600`. Later revisions refuse batches.
+#[tokio::test]
+async fn batches_are_answered_with_arrays_in_sessions_on_2025_03_26() {
+    let mut stateful = Server::new(registry([text_tool_builder("alpha").build().unwrap()]))
+        .max_in_flight(2)
+        .http_service(HttpOptions::default());
+    let session = open_session(&mut stateful, "2025-03-26").await;
+    let in_session = [("mcp-session-id", session.as_str())];
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "alpha"}},
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 4, "method": "no/such/method"},
+        {"foo": "bar"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "alpha"}},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "alpha"}},
+    ]);
+    let answer = post_raw(&mut stateful, &in_session, &batch.to_string()).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let entries = answer.body.as_array().expect("an array");
+    let entry = |id: Value| {
+        entries
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("no entry {id}: {}", answer.body))
+    };
+    assert_eq!(entries.len(), 7, "{}", answer.body);
+    assert_eq!(entry(json!(1))["result"]["content"][0]["text"], "alpha");
+    assert_eq!(entry(json!("p"))["result"], json!({}));
+    assert_eq!(entry(json!(3))["result"]["tools"][0]["name"], "alpha");
+    assert_eq!(entry(json!(4))["error"]["code"], -32601);
+    assert_eq!(entry(Value::Null)["error"]["code"], -32600);
+    assert_eq!(entry(json!(6))["result"]["content"][0]["text"], "alpha");
+    let notifications = json!([
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 77}},
+    ]);
+    let answer = post_raw(&mut stateful, &in_session, &notifications.to_string()).await;
+    assert_eq!((answer.status, answer.body), (202, Value::Null));
+    let answer = post_raw(&mut stateful, &in_session, "[]").await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(answer.body["error"]["code"], -32600, "{}", answer.body);
+    // A later revision's session refuses batches, as does a stateless server.
+    let mut later = service(HttpOptions::default());
+    let session = open_session(&mut later, "2025-06-18").await;
+    let in_later = [("mcp-session-id", session.as_str())];
+    let ping = json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]).to_string();
+    let answer = post_raw(&mut later, &in_later, &ping).await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(answer.body["error"]["code"], -32600, "{}", answer.body);
+}
