@@ -287,3 +287,33 @@ async fn batches_are_refused_on_later_revisions() {
         assert_eq!(refused["id"], Value::Null, "{version}: {refused}");
     }
 }
+
+/// A request of a batch that the client cancels gets no reply (as alone), so the batch's
+/// array is written without it, once the others are in.
+#[tokio::test]
+async fn a_cancelled_request_of_a_batch_leaves_the_array_without_it() {
+    let waits = crate::definition::ToolDef::builder("waits")
+        .description("Waits until cancelled.")
+        .handler(|_args, _ctx| async {
+            std::future::pending::<()>().await;
+            Ok(crate::ToolResult::text("never"))
+        })
+        .build()
+        .unwrap();
+    let mut client = RawClient::connect(Server::new(registry([waits])));
+    initialize_on(&mut client, "2025-03-26").await;
+    client
+        .send(json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "waits"}},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        ]))
+        .await;
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 1}}),
+        )
+        .await;
+    let reply = client.next().await;
+    assert_eq!(reply, json!([{"jsonrpc": "2.0", "id": 2, "result": {}}]));
+}
