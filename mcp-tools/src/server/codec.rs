@@ -794,7 +794,9 @@ const PAGED_METHODS: &[&str] = &[
 /// most cost a string comparison or two.
 fn cursor_problem(object: &Map<String, Value>) -> Option<String> {
     let method = object.get("method")?.as_str()?;
-    if !(method.ends_with("/list") && PAGED_METHODS.contains(&method)) {
+    // A notification of that name gets no answer, as any notification.
+    let request = object.contains_key("id");
+    if !(request && method.ends_with("/list") && PAGED_METHODS.contains(&method)) {
         return None;
     }
     match object.get("params")?.get("cursor")? {
@@ -1216,6 +1218,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":null}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","cursor":5}}"#,
             r#"{"jsonrpc":"2.0","method":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/list","params":{"cursor":5}}"#,
         ] {
             assert!(
                 matches!(decode(line.as_bytes()), Decoded::Message(_)),

@@ -72,7 +72,8 @@ impl<M: SessionManager> Front<M> {
         let mut batch = None;
         let response = self.handle_one(request, Some(&mut batch)).await;
         match batch {
-            Some((parts, elements)) => self.serve_batch(parts, elements).await,
+            // Boxed: a rare path, kept out of every request's future.
+            Some((parts, elements)) => Box::pin(self.serve_batch(parts, elements)).await,
             None => response,
         }
     }
