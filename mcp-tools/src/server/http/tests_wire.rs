@@ -240,3 +240,20 @@ async fn batches_are_answered_with_arrays_in_sessions_on_2025_03_26() {
     assert_eq!(answer.status, 400, "{}", answer.body);
     assert_eq!(answer.body["error"]["code"], -32600, "{}", answer.body);
 }
+
+/// An `initialize` missing `clientInfo` is answered `-32602` naming it over HTTP too.
+#[tokio::test]
+async fn initialize_with_a_missing_field_names_it_over_http() {
+    for options in [HttpOptions::default(), HttpOptions::default().stateless()] {
+        let mut endpoint = service(options);
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}},
+        });
+        let answer = post_raw(&mut endpoint, &[], &initialize.to_string()).await;
+        assert_eq!(answer.body["id"], 1, "{}", answer.body);
+        assert_eq!(answer.body["error"]["code"], -32602, "{}", answer.body);
+        let message = answer.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("clientInfo"), "{}", answer.body);
+    }
+}
