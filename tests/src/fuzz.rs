@@ -112,7 +112,8 @@ fn http_endpoint() -> &'static McpService {
     })
 }
 
-/// `data` as the body of a JSON `POST` to the HTTP endpoint. The body check answers every
+/// `data` as the body of a JSON `POST` to the HTTP endpoint (on 2025-03-26, which it
+/// assumes without an `MCP-Protocol-Version`: batches are taken). The body check answers every
 /// body it refuses with `400`, `Content-Type: application/json` and a JSON-RPC error:
 /// `-32700` only for what is not JSON, `-32600` for JSON that is no JSON-RPC message, with
 /// `"id"` null or the body's own. What it lets through is a JSON-RPC 2.0 object, which rmcp
@@ -163,6 +164,22 @@ pub fn http_body(data: &[u8]) {
             // that does not fit), answering a request.
             Some(-32602) => assert!(!reply["id"].is_null(), "{reply}"),
             _ => panic!("a refusal is -32700, -32600 or -32602: {reply}"),
+        }
+        return;
+    }
+    // A batch (this stateless endpoint is on 2025-03-26 without an `MCP-Protocol-Version`):
+    // `200` with an array of replies, or `202` when none of its elements has one.
+    if let Some(Value::Array(_)) = sent {
+        match status {
+            StatusCode::ACCEPTED => assert!(reply.is_empty(), "{text}"),
+            StatusCode::OK => {
+                let replies: Vec<Value> = serde_json::from_slice(&reply).expect("an array");
+                assert!(!replies.is_empty(), "{text}");
+                for reply in replies {
+                    assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+                }
+            }
+            _ => panic!("a batch got {status}: {text}"),
         }
         return;
     }

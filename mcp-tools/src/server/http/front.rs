@@ -3,8 +3,9 @@
 //! owners, no second `initialize`, the session each request serves, for parking), the bound
 //! on requests in flight, and the disconnect policy. Authentication runs first
 //! (`service.rs`). A batch in a session on protocol 2025-03-26 (the one revision with
-//! batches) is served element by element, each as a request of its own, and answered with
-//! the array of their replies; elsewhere a batch is `-32600`.
+//! batches), or sent to a stateless server on that revision (its `MCP-Protocol-Version`
+//! header, or none), is served element by element, each as a request of its own, and
+//! answered with the array of their replies; elsewhere a batch is `-32600`.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -22,7 +23,7 @@ use serde_json::value::RawValue;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::direct::{Direct, Eligible};
+use super::direct::{Direct, Eligible, header_version};
 use super::options::HttpLimits;
 use super::reply::{
     Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned,
@@ -31,7 +32,9 @@ use super::reply::{
 use super::service::{Authenticator, ByCredential, RequestBody};
 use super::sessions::{Principal, Sessions};
 use crate::Caller;
-use crate::server::codec::{INVALID_REQUEST, PARSE_ERROR, batch_elements, decode_document};
+use crate::server::codec::{
+    INVALID_REQUEST, PARSE_ERROR, batch_elements, decode_document, takes_batches,
+};
 use crate::server::handler::McpHandler;
 
 /// JSON-RPC code of a server that cannot take more work now.
@@ -121,11 +124,18 @@ impl<M: SessionManager> Front<M> {
         let deleting = request.method() == Method::DELETE;
         let json = prefers_json(request.headers());
         // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
-        // A session on 2025-03-26 takes batches (the caller serves them element by element).
+        // A session on 2025-03-26 takes batches (the caller serves them element by element);
+        // so does a stateless request on 2025-03-26 (its `MCP-Protocol-Version`, or none:
+        // what the specification says to assume without one, as rmcp does).
         let batches = batch.is_some()
-            && entered
-                .as_ref()
-                .is_some_and(|(_, serving)| serving.state().batches.load(Ordering::SeqCst));
+            && match (&self.sessions, &entered) {
+                (Some(_), entered) => entered
+                    .as_ref()
+                    .is_some_and(|(_, serving)| serving.state().batches.load(Ordering::SeqCst)),
+                (None, _) => {
+                    header_version(request.headers()).is_some_and(|version| takes_batches(&version))
+                }
+            };
         let (message, request) = if holds_permit && is_json(&request) {
             match self.read_body(request, &client_closed, batches).await {
                 Ok(Read::Message(message, request)) => (Some(message), request.map(Either::Left)),

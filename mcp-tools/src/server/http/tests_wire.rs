@@ -231,7 +231,7 @@ async fn batches_are_answered_with_arrays_in_sessions_on_2025_03_26() {
     let answer = post_raw(&mut stateful, &in_session, "[]").await;
     assert_eq!(answer.status, 400, "{}", answer.body);
     assert_eq!(answer.body["error"]["code"], -32600, "{}", answer.body);
-    // A later revision's session refuses batches, as does a stateless server.
+    // A later revision's session refuses batches.
     let mut later = service(HttpOptions::default());
     let session = open_session(&mut later, "2025-06-18").await;
     let in_later = [("mcp-session-id", session.as_str())];
@@ -255,5 +255,38 @@ async fn initialize_with_a_missing_field_names_it_over_http() {
         assert_eq!(answer.body["error"]["code"], -32602, "{}", answer.body);
         let message = answer.body["error"]["message"].as_str().unwrap();
         assert!(message.contains("clientInfo"), "{}", answer.body);
+    }
+}
+
+/// A stateless server takes a batch on 2025-03-26: the request's `MCP-Protocol-Version`,
+/// or none (the revision the specification says to assume then); later revisions refuse.
+#[tokio::test]
+async fn stateless_batches_follow_the_protocol_version_header() {
+    let mut stateless = service(HttpOptions::default().stateless());
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "alpha"}},
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ])
+    .to_string();
+    for headers in [&[][..], &[("mcp-protocol-version", "2025-03-26")][..]] {
+        let answer = post_raw(&mut stateless, headers, &batch).await;
+        assert_eq!(answer.status, 200, "{headers:?}: {}", answer.body);
+        let entries = answer.body.as_array().expect("an array");
+        assert_eq!(entries.len(), 2, "{}", answer.body);
+        assert!(
+            entries.iter().all(|e| e.get("result").is_some()),
+            "{}",
+            answer.body
+        );
+    }
+    let notifications = json!([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]);
+    let answer = post_raw(&mut stateless, &[], &notifications.to_string()).await;
+    assert_eq!((answer.status, answer.body), (202, Value::Null));
+    for version in ["2025-06-18", "2025-11-25"] {
+        let headers = [("mcp-protocol-version", version)];
+        let answer = post_raw(&mut stateless, &headers, &batch).await;
+        assert_eq!(answer.status, 400, "{version}: {}", answer.body);
+        assert_eq!(answer.body["error"]["code"], -32600, "{}", answer.body);
     }
 }
