@@ -11,8 +11,15 @@
 //! - a line that is not JSON (or not UTF-8) is answered `-32700 Parse error`, `"id": null`;
 //! - JSON that is not a JSON-RPC 2.0 message (not an object, a batch array, `jsonrpc`
 //!   not `"2.0"`, a non-string `method`, an `id` that is neither a string nor an
-//!   integer, non-object `params`, or no shape rmcp knows) is answered `-32600 Invalid
-//!   Request`, echoing the `id` when one can be read, `null` otherwise;
+//!   integer (`2.0` is one: the integer 2), non-object `params`, or no shape rmcp knows)
+//!   is answered `-32600 Invalid Request`, echoing the `id` when one can be read, `null`
+//!   otherwise; params rmcp would misread (a list `cursor` that is no string, an
+//!   `initialize` that does not fit) are answered `-32602`;
+//! - a batch array in a session on protocol 2025-03-26 (the one revision with batches) is
+//!   taken: each element is decoded and handed on as if it came alone, and the replies of
+//!   its requests are written together as one array line once all are in (`Batches`);
+//!   refused elements get their error entry, notifications none, and a batch of
+//!   notifications gets no line at all;
 //! - blank lines are skipped without a reply (they carry no message);
 //! - the same checks answer HTTP request bodies ([`decode_document`]; a blank body is a
 //!   parse error there);
@@ -30,14 +37,20 @@
 //! client costs a few system calls per batch of messages, not two per message.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, InitializeRequest,
-    InitializedNotification, ListToolsRequest, RequestId,
+    CallToolRequest, ClientCapabilities, ClientJsonRpcMessage, ClientNotification, ClientRequest,
+    ErrorCode, Implementation, InitializeRequest, InitializedNotification, JsonRpcMessage,
+    ListToolsRequest, ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
@@ -130,11 +143,153 @@ pub(crate) struct LineCodec<R> {
     max_line_length: usize,
     /// Skipping the rest of an over-long line until its newline.
     discarding: bool,
-    /// An error reply waiting for room in the writer's queue.
-    pending: Option<Vec<u8>>,
+    /// Error replies (or a finished batch's replies) waiting for room in the writer's queue.
+    pending: VecDeque<Vec<u8>>,
     eof: bool,
     out: Option<LineSender>,
     writer: Option<JoinHandle<()>>,
+    /// The session's batches (shared with the writer, which gathers their replies).
+    batches: Arc<Batches>,
+    /// The elements of the batch being read, not handed out yet.
+    elements: VecDeque<Box<RawValue>>,
+}
+
+/// The JSON-RPC batches of a session on a revision that takes them ([`takes_batches`]):
+/// each request of a batch is handed to rmcp as if it came alone, and its reply (whoever
+/// writes it: rmcp, a directly served call) is kept here instead of written, until every
+/// request of the batch is answered; the replies are then written as one array. An
+/// element that is refused gets its error entry; notifications (and responses) get none;
+/// a cancelled request none either (it gets no reply).
+#[derive(Default)]
+struct Batches {
+    /// The session negotiated a revision that takes batches.
+    taken: AtomicBool,
+    /// How many batches wait for replies: while none does, the writer looks at nothing.
+    open: AtomicUsize,
+    waiting: Mutex<Vec<Batch>>,
+}
+
+/// One batch waiting for its replies.
+struct Batch {
+    /// Elements not handed out yet (the batch being read is the last one).
+    unread: usize,
+    /// The requests handed out and not answered yet.
+    ids: Vec<RequestId>,
+    /// `[` and the replies so far, separated by commas.
+    array: Vec<u8>,
+}
+
+/// What an element of a batch turned out to be.
+enum Element {
+    /// A request, answered later.
+    Request(RequestId),
+    /// A refused element: its error reply.
+    Refused(Value),
+    /// A notification or a response: no reply.
+    Silent,
+}
+
+/// The `id` of a line the server writes, when it is a response or an error (a request of
+/// the server's own has a `method`).
+#[derive(Deserialize)]
+struct Answered {
+    #[serde(default)]
+    id: Option<RequestId>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+}
+
+impl Batches {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Batch>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A batch of `elements` (at least one) starts being read.
+    fn open(&self, elements: usize) {
+        self.lock().push(Batch {
+            unread: elements,
+            ids: Vec::new(),
+            array: vec![b'['],
+        });
+        self.open.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The next element of the batch being read was `element`; the batch's line when that
+    /// finished it with something to say.
+    fn element(&self, element: Element) -> Option<Vec<u8>> {
+        let mut waiting = self.lock();
+        let at = waiting.iter().rposition(|batch| batch.unread > 0)?;
+        let batch = &mut waiting[at];
+        batch.unread -= 1;
+        match element {
+            Element::Request(id) => batch.ids.push(id),
+            Element::Refused(reply) => batch.add(reply.to_string().as_bytes()),
+            Element::Silent => {}
+        }
+        self.finish(&mut waiting, at)
+    }
+
+    /// Request `id` was cancelled: it gets no reply.
+    fn cancelled(&self, id: &RequestId) -> Option<Vec<u8>> {
+        if self.open.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let mut waiting = self.lock();
+        let at = waiting.iter().position(|batch| batch.ids.contains(id))?;
+        let ids = &mut waiting[at].ids;
+        ids.swap_remove(ids.iter().position(|i| i == id)?);
+        self.finish(&mut waiting, at)
+    }
+
+    /// `line` (with its newline) as the writer writes it: as it is; kept in its batch
+    /// (`None`); or, when it was the batch's last reply, the batch's array.
+    fn route(&self, line: Vec<u8>) -> Option<Vec<u8>> {
+        if self.open.load(Ordering::SeqCst) == 0 {
+            return Some(line);
+        }
+        let id = match serde_json::from_slice::<Answered>(&line) {
+            Ok(Answered {
+                id: Some(id),
+                method: None,
+            }) => id,
+            _ => return Some(line),
+        };
+        let mut waiting = self.lock();
+        let Some(at) = waiting.iter().position(|batch| batch.ids.contains(&id)) else {
+            return Some(line);
+        };
+        let batch = &mut waiting[at];
+        batch
+            .ids
+            .swap_remove(batch.ids.iter().position(|i| *i == id)?);
+        batch.add(line.strip_suffix(b"\n").unwrap_or(&line));
+        self.finish(&mut waiting, at)
+    }
+
+    /// Close batch `at` if it is complete: its line (`None` when it holds no reply, a batch
+    /// of notifications).
+    fn finish(&self, waiting: &mut Vec<Batch>, at: usize) -> Option<Vec<u8>> {
+        let batch = &waiting[at];
+        if batch.unread > 0 || !batch.ids.is_empty() {
+            return None;
+        }
+        let mut array = waiting.remove(at).array;
+        self.open.fetch_sub(1, Ordering::SeqCst);
+        if array.len() == 1 {
+            return None;
+        }
+        array.extend_from_slice(b"]\n");
+        Some(array)
+    }
+}
+
+impl Batch {
+    fn add(&mut self, reply: &[u8]) {
+        if self.array.len() > 1 {
+            self.array.push(b',');
+        }
+        self.array.extend_from_slice(reply);
+    }
 }
 
 /// A handle on a codec's writer: sends whole messages, each as one line, in order with
@@ -233,15 +388,18 @@ impl<R: AsyncRead + Send + Unpin + 'static> LineCodec<R> {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let (out, queue) = mpsc::channel(WRITE_QUEUE);
+        let batches = Arc::new(Batches::default());
         LineCodec {
             read: Chunks::new(read),
             line: Vec::new(),
             max_line_length: max_line_length.max(1),
             discarding: false,
-            pending: None,
+            pending: VecDeque::new(),
             eof: false,
             out: Some(LineSender(out)),
-            writer: Some(tokio::spawn(write_lines(write, queue))),
+            writer: Some(tokio::spawn(write_lines(write, queue, batches.clone()))),
+            batches,
+            elements: VecDeque::new(),
         }
     }
 
@@ -300,6 +458,12 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineCodec<
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Response(response) = &item
+            && let ServerResult::InitializeResult(result) = &response.result
+        {
+            let taken = takes_batches(&result.protocol_version);
+            self.batches.taken.store(taken, Ordering::SeqCst);
+        }
         let out = self.out.clone();
         async move {
             out.ok_or_else(|| closed("the transport is closed"))?
@@ -310,11 +474,31 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineCodec<
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            if let Some(line) = self.pending.take() {
-                // Cancel-safe: if this wait is dropped, the reply stays pending.
-                self.pending = Some(line);
+            while !self.pending.is_empty() {
+                // Cancel-safe: if this wait is dropped, the replies stay pending.
                 let permit = self.out.as_ref()?.0.reserve().await.ok()?;
-                permit.send((self.pending.take()?, Written::Nothing));
+                permit.send((self.pending.pop_front()?, Written::Nothing));
+            }
+            if let Some(element) = self.elements.pop_front() {
+                let (element, message) = match decode(element.get().as_bytes()) {
+                    Decoded::Message(message) => match &*message {
+                        JsonRpcMessage::Request(request) => {
+                            (Element::Request(request.id.clone()), Some(message))
+                        }
+                        _ => (Element::Silent, Some(message)),
+                    },
+                    Decoded::Reply(reply) => {
+                        tracing::debug!(%reply, "answering a bad batch element");
+                        (Element::Refused(reply), None)
+                    }
+                    Decoded::Skip => (Element::Silent, None),
+                };
+                self.pending.extend(self.batches.element(element));
+                if let Some(message) = message {
+                    self.cancelling(&message);
+                    return Some(*message);
+                }
+                continue;
             }
             if self.eof {
                 return None;
@@ -328,7 +512,20 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineCodec<
                 }
             };
             let decoded = if whole {
-                let decoded = decode(&self.line);
+                let batch = match self.batches.taken.load(Ordering::SeqCst) {
+                    true => batch_elements(&self.line),
+                    false => None,
+                };
+                let decoded = match batch {
+                    None => decode(&self.line),
+                    Some(Err(reply)) => Decoded::Reply(reply),
+                    Some(Ok(elements)) => {
+                        self.batches.open(elements.len());
+                        self.elements.extend(elements);
+                        self.line.clear();
+                        continue;
+                    }
+                };
                 self.line.clear();
                 decoded
             } else {
@@ -346,13 +543,16 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineCodec<
                 ))
             };
             match decoded {
-                Decoded::Message(message) => return Some(*message),
+                Decoded::Message(message) => {
+                    self.cancelling(&message);
+                    return Some(*message);
+                }
                 Decoded::Skip => {}
                 Decoded::Reply(reply) => {
                     tracing::debug!(%reply, "answering a bad line");
                     let mut line = reply.to_string().into_bytes();
                     line.push(b'\n');
-                    self.pending = Some(line);
+                    self.pending.push_back(line);
                 }
             }
         }
@@ -368,32 +568,57 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineCodec<
     }
 }
 
+impl<R> LineCodec<R> {
+    /// A `notifications/cancelled` for a request of a batch: that request gets no reply,
+    /// so its batch no longer waits for one.
+    fn cancelling(&mut self, message: &ClientJsonRpcMessage) {
+        if let JsonRpcMessage::Notification(notification) = message
+            && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+            && let Some(id) = &cancelled.params.request_id
+        {
+            self.pending.extend(self.batches.cancelled(id));
+        }
+    }
+}
+
 fn closed(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::BrokenPipe, what.to_string())
 }
 
 /// Write queued lines in order: every line queued at the moment in one write (up to
 /// [`WRITE_BATCH`] bytes), flushed before waiting for more.
-async fn write_lines<W: AsyncWrite + Unpin>(mut write: W, mut queue: mpsc::Receiver<Outgoing>) {
+/// A reply to a request of a batch is kept in its batch (`batches`) until the batch's array
+/// is written instead.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut write: W,
+    mut queue: mpsc::Receiver<Outgoing>,
+    batches: Arc<Batches>,
+) {
     let mut failed = false;
     let mut batch: Vec<u8> = Vec::new();
     let mut done: Vec<Written> = Vec::new();
     while let Some((first, written)) = queue.recv().await {
         done.push(written);
         // One line alone is written from its own buffer; more are gathered into `batch`.
-        let mut single = Some(first);
+        let mut single = batches.route(first);
         while single.as_ref().map_or(batch.len(), Vec::len) < WRITE_BATCH
             && let Ok((line, written)) = queue.try_recv()
         {
+            done.push(written);
+            let Some(line) = batches.route(line) else {
+                continue;
+            };
             if let Some(first) = single.take() {
                 batch.extend_from_slice(&first);
             }
             batch.extend_from_slice(&line);
-            done.push(written);
         }
         let bytes = single.as_deref().unwrap_or(&batch);
         let outcome = if failed {
             Err(closed("an earlier write failed"))
+        } else if bytes.is_empty() {
+            // Only replies kept for their batch: nothing to write yet.
+            Ok(())
         } else {
             let mut outcome = write.write_all(bytes).await;
             if outcome.is_ok() {
@@ -421,11 +646,57 @@ async fn write_lines<W: AsyncWrite + Unpin>(mut write: W, mut queue: mpsc::Recei
     let _ = write.shutdown().await;
 }
 
-/// Classify one line (with or without its newline).
-pub(crate) fn decode(line: &[u8]) -> Decoded {
+/// True on the protocol revision whose sessions take JSON-RPC batches: 2025-03-26 made
+/// receiving them a MUST; 2025-06-18 removed them (later sessions get `-32600`).
+pub(crate) fn takes_batches(version: &ProtocolVersion) -> bool {
+    *version == ProtocolVersion::V_2025_03_26
+}
+
+/// `line` without its newline and byte-order mark.
+fn trimmed(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+    line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line)
+}
+
+/// The elements of `document` (a line or a body, of a session that [`takes_batches`])
+/// when it is a JSON array, a batch, each to be decoded as a message of its own: `None`
+/// when it is no array (decode it as one message); the error reply when it is refused as
+/// a whole, as a single message would be (too deep, not JSON), or empty (`-32600`, as
+/// JSON-RPC says).
+pub(crate) fn batch_elements(document: &[u8]) -> Option<Result<Vec<Box<RawValue>>, Value>> {
+    let document = trimmed(document);
+    let start = document.iter().position(|b| !b.is_ascii_whitespace())?;
+    if document[start] != b'[' {
+        return None;
+    }
+    if nesting_exceeds(document, MAX_DEPTH) {
+        return Some(Err(error_reply(
+            Value::Null,
+            INVALID_REQUEST,
+            format!("Invalid Request: JSON nested deeper than {MAX_DEPTH} levels"),
+        )));
+    }
+    Some(
+        match serde_json::from_slice::<Vec<Box<RawValue>>>(document) {
+            Ok(elements) if elements.is_empty() => Err(error_reply(
+                Value::Null,
+                INVALID_REQUEST,
+                "Invalid Request: empty batch".into(),
+            )),
+            Ok(elements) => Ok(elements),
+            Err(error) => Err(error_reply(
+                Value::Null,
+                PARSE_ERROR,
+                format!("Parse error: {error}"),
+            )),
+        },
+    )
+}
+
+/// Classify one line (with or without its newline).
+pub(crate) fn decode(line: &[u8]) -> Decoded {
+    let line = trimmed(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Decoded::Skip;
     }
@@ -456,7 +727,7 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
             let message = if items.is_empty() {
                 "Invalid Request: empty batch"
             } else {
-                "Invalid Request: JSON-RPC batches are not supported; send one message per line"
+                "Invalid Request: JSON-RPC batches are taken on protocol 2025-03-26 only; send one message per line"
             };
             return Decoded::Reply(error_reply(Value::Null, INVALID_REQUEST, message.into()));
         }
@@ -479,10 +750,26 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
             format!("Invalid Request: {problem}"),
         ));
     }
+    if let Some(problem) = cursor_problem(&object) {
+        return Decoded::Reply(error_reply(
+            id.unwrap_or(Value::Null),
+            i64::from(ErrorCode::INVALID_PARAMS.0),
+            format!("Invalid params: {problem}"),
+        ));
+    }
     let object = match decode_by_method(object) {
         Ok(message) => return Decoded::Message(Box::new(message)),
         Err(object) => object,
     };
+    if object.get("method").and_then(Value::as_str) == Some("initialize")
+        && let Some(id) = id.clone()
+    {
+        return Decoded::Reply(error_reply(
+            id,
+            i64::from(ErrorCode::INVALID_PARAMS.0),
+            format!("Invalid params: {}", initialize_problem(&object)),
+        ));
+    }
     match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
         Ok(message) => Decoded::Message(Box::new(message)),
         Err(error) => Decoded::Reply(error_reply(
@@ -490,6 +777,71 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
             INVALID_REQUEST,
             format!("Invalid Request: not an MCP client message: {error}"),
         )),
+    }
+}
+
+/// The list requests that take a `cursor`.
+const PAGED_METHODS: &[&str] = &[
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
+
+/// What is wrong with a list request's `cursor`, if anything: one that is not a string is
+/// dropped by rmcp's flattened params, and the request would be served as the first page
+/// (`null` stays "no cursor", as rmcp reads it). Every line of the general path passes here:
+/// most cost a string comparison or two.
+fn cursor_problem(object: &Map<String, Value>) -> Option<String> {
+    let method = object.get("method")?.as_str()?;
+    // A notification of that name gets no answer, as any notification.
+    let request = object.contains_key("id");
+    if !(request && method.ends_with("/list") && PAGED_METHODS.contains(&method)) {
+        return None;
+    }
+    match object.get("params")?.get("cursor")? {
+        Value::String(_) | Value::Null => None,
+        cursor => Some(format!(
+            "the {method} \"cursor\" must be a string, not {}",
+            kind(cursor)
+        )),
+    }
+}
+
+/// Why the params of `initialize` request `object` do not fit, naming the field (rmcp
+/// would take the request for one of another method and answer about the `_meta` fields
+/// 2026-07-28 requires of those).
+#[cold]
+fn initialize_problem(object: &Map<String, Value>) -> String {
+    let Some(params) = object.get("params") else {
+        return "initialize needs \"params\" with \"protocolVersion\", \"capabilities\" and \"clientInfo\""
+            .into();
+    };
+    // Field by field, so the answer names the one that does not fit.
+    type Check = fn(&Value) -> Result<(), serde_json::Error>;
+    let fields: [(&str, Check); 3] = [
+        ("protocolVersion", |v| {
+            ProtocolVersion::deserialize(v).map(drop)
+        }),
+        ("capabilities", |v| {
+            ClientCapabilities::deserialize(v).map(drop)
+        }),
+        ("clientInfo", |v| Implementation::deserialize(v).map(drop)),
+    ];
+    for (field, check) in fields {
+        let Some(value) = params.get(field) else {
+            return format!("initialize: the \"{field}\" member is missing");
+        };
+        if let Err(error) = check(value) {
+            return format!("initialize: \"{field}\": {error}");
+        }
+    }
+    let mut body = Map::new();
+    body.insert("method".into(), "initialize".into());
+    body.insert("params".into(), params.clone());
+    match InitializeRequest::deserialize(&Value::Object(body)) {
+        Err(error) => format!("initialize: {error}"),
+        Ok(_) => "initialize: the params do not fit the method's schema".into(),
     }
 }
 
@@ -577,11 +929,18 @@ pub(crate) fn decode_document(document: &[u8]) -> Result<ClientJsonRpcMessage, V
     }
 }
 
-/// The message's `id` when it is a valid JSON-RPC id (a string or an integer).
+/// The message's `id` when it is a valid JSON-RPC id (a string or an integer), as rmcp
+/// reads it and so as every reply writes it: an integer in float form (`2.0`, `1e3`; JSON
+/// Schema counts a number with a zero fraction as an integer) is the equal integer (`2`,
+/// `1000`), as rmcp's `RequestId` takes it; `2.5` is no id.
 fn readable_id(object: &Map<String, Value>) -> Option<Value> {
     match object.get("id")? {
         id @ Value::String(_) => Some(id.clone()),
         id @ Value::Number(n) if n.is_i64() => Some(id.clone()),
+        // rmcp's own rule, so the codec never accepts an id rmcp refuses or the reverse.
+        id @ Value::Number(_) => RequestId::deserialize(id)
+            .ok()
+            .map(|id| id.into_json_value()),
         _ => None,
     }
 }
@@ -804,6 +1163,70 @@ mod tests {
         }
     }
 
+    /// Integer ids in float form are ids (rmcp's rule: the equal integer, up to 2^53),
+    /// decoded and echoed as that integer; other numbers are not.
+    #[test]
+    fn integer_ids_in_float_form_are_read_as_rmcp_reads_them() {
+        for (line, id) in [
+            (r#"{"jsonrpc":"2.0","id":2.0,"method":"ping"}"#, 2),
+            (r#"{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}"#, 1000),
+            (r#"{"jsonrpc":"2.0","id":-0.0,"method":"ping"}"#, 0),
+            (
+                r#"{"jsonrpc":"2.0","id":7.0,"method":"tools/call","params":{"name":"x"}}"#,
+                7,
+            ),
+        ] {
+            let Decoded::Message(message) = decode(line.as_bytes()) else {
+                panic!("{line} refused")
+            };
+            let theirs: ClientJsonRpcMessage = serde_json::from_str(line).unwrap();
+            assert_eq!(format!("{message:?}"), format!("{theirs:?}"), "{line}");
+            assert_eq!(serde_json::to_value(&*message).unwrap()["id"], json!(id));
+        }
+        assert_eq!(
+            code_and_id(r#"{"jsonrpc":"2.0","id":4.0,"method":7}"#),
+            (INVALID_REQUEST, json!(4))
+        );
+        for line in [
+            r#"{"jsonrpc":"2.0","id":2.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1e300,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":9007199254740992.0,"method":"ping"}"#,
+        ] {
+            assert_eq!(code_and_id(line), (INVALID_REQUEST, Value::Null), "{line}");
+        }
+    }
+
+    /// Params rmcp would misread are answered -32602 with the request's id: a list cursor
+    /// that is not a string (rmcp drops it and serves the first page), an `initialize`
+    /// whose params do not fit (rmcp takes it for another method).
+    #[test]
+    fn params_rmcp_would_misread_are_invalid_params() {
+        let invalid_params = i64::from(ErrorCode::INVALID_PARAMS.0);
+        for line in [
+            r#"{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":5}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"resources/list","params":{"cursor":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"resources/templates/list","params":{"cursor":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"prompts/list","params":{"cursor":false}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"initialize","params":{"capabilities":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+        ] {
+            assert_eq!(code_and_id(line), (invalid_params, json!(14)), "{line}");
+        }
+        // Not requests of those methods, or cursors rmcp reads: decoded as before.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","cursor":5}}"#,
+            r#"{"jsonrpc":"2.0","method":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/list","params":{"cursor":5}}"#,
+        ] {
+            assert!(
+                matches!(decode(line.as_bytes()), Decoded::Message(_)),
+                "{line}"
+            );
+        }
+    }
+
     #[test]
     fn deep_nesting_is_refused_without_recursion() {
         let deep = format!("{}{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
@@ -886,11 +1309,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"cursor":"abc","_meta":{"progressToken":"p"}}}"#,
-            r#"{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":5}}"#,
             r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"roots":{"listChanged":true},"experimental":{"x":{"y":1}}},"clientInfo":{"name":"c","version":"1","title":"C"},"_meta":{"progressToken":1}}}"#,
             r#"{"jsonrpc":"2.0","id":15,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-            r#"{"jsonrpc":"2.0","id":16,"method":"initialize","params":{"capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-            r#"{"jsonrpc":"2.0","id":17,"method":"initialize"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":{"a":1}}}"#,

@@ -14,11 +14,11 @@ use rmcp::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams,
     CompleteResult, CustomRequest, CustomResult, ErrorCode, GetExtensions, GetPromptRequestParams,
-    GetPromptResponse, InputRequiredResult, InputResponses, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, NumberOrString,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    RequestId, RequestMetaObject, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    GetPromptResponse, InitializeRequestParams, InitializeResult, InputRequiredResult,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, NumberOrString, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, RequestId, RequestMetaObject, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
@@ -91,6 +91,10 @@ pub(super) struct Session {
     /// What the HTTP front door's direct calls use of a live session.
     #[cfg(feature = "http")]
     pub(super) live: super::http::LiveSession,
+    /// The session was initialized on a revision that takes JSON-RPC batches
+    /// ([`takes_batches`](super::codec::takes_batches)): the HTTP front door answers them.
+    #[cfg(feature = "http")]
+    pub(super) batches: AtomicBool,
 }
 
 impl Session {
@@ -512,6 +516,23 @@ impl ServerHandler for McpHandler {
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(from_rmcp(request.level));
         Ok(())
+    }
+
+    /// rmcp's own `initialize` (the client's info kept, the version negotiated), noting
+    /// whether the session takes batches before its reply goes out.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        #[cfg(feature = "http")]
+        self.session.batches.store(
+            super::codec::takes_batches(&result.protocol_version),
+            Ordering::SeqCst,
+        );
+        Ok(result)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -49,7 +49,8 @@
 //!   server stops reading from the connection until one finishes (back-pressure), so a
 //!   client pipelining thousands of calls cannot grow the server's memory without bound;
 //! - on stdio and TCP every bad line gets its JSON-RPC error and the session goes on:
-//!   invalid JSON `-32700`, a non-JSON-RPC message (batch array included) `-32600`, JSON
+//!   invalid JSON `-32700`, a non-JSON-RPC message (a batch array included, except on
+//!   protocol 2025-03-26, whose batches are answered with an array of replies) `-32600`, JSON
 //!   nested deeper than 100 levels or a line longer than [`Server::max_line_length`]
 //!   `-32600`, each with the request's `id` when it can be read and `null` otherwise.
 
@@ -85,6 +86,8 @@ mod tests;
 mod tests_offerings;
 #[cfg(test)]
 mod tests_tool_pages;
+#[cfg(test)]
+mod tests_wire;
 #[cfg(feature = "tls")]
 mod tls;
 mod tool_pages;

@@ -3,6 +3,8 @@
 //! `prompts/list`, `prompts/get` and `completion/complete`, each answered from the caller's
 //! view of the registry. Lists page like `tools/list`; failures map to JSON-RPC errors:
 //! an unknown (or hidden) resource is -32002, an unknown prompt or bad argument -32602,
+//! `resources/subscribe` / `unsubscribe` on a server without resources (so without the
+//! `subscribe` capability) an unsupported method, -32601,
 //! a failing handler -32603 with the error's kind and action in `data`.
 // rmcp marks subscribe/unsubscribe deprecated (legacy protocol versions only).
 #![allow(deprecated)]
@@ -12,11 +14,13 @@ use rmcp::model::{
     ArgumentInfo, CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo,
     GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Reference, SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceResult, Reference, SubscribeRequestMethod, SubscribeRequestParams,
+    UnsubscribeRequestMethod, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use super::builder::declares_subscriptions;
 use super::convert;
 use super::handler::{McpHandler, RoundEnd, is_modern};
 use super::paging;
@@ -210,6 +214,10 @@ impl McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if !declares_subscriptions(&self.shared.registry) {
+            tracing::debug!("resources/subscribe on a server without resource subscriptions");
+            return Err(McpError::method_not_found::<SubscribeRequestMethod>());
+        }
         let (view, _) = self.caller_view(&context);
         if view.resource_for(&request.uri).is_none() {
             return Err(McpError::resource_not_found(
@@ -230,6 +238,10 @@ impl McpHandler {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if !declares_subscriptions(&self.shared.registry) {
+            tracing::debug!("resources/unsubscribe on a server without resource subscriptions");
+            return Err(McpError::method_not_found::<UnsubscribeRequestMethod>());
+        }
         self.shared
             .subscriptions
             .unsubscribe(&self.session.subscriptions, &request.uri);

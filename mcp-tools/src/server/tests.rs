@@ -46,6 +46,14 @@ impl RawClient {
         self.write.write_all(line.as_bytes()).await.unwrap();
     }
 
+    /// Send `line` as written (plus its newline): ids like `2.0` that `Value` rewrites.
+    pub(super) async fn send_line(&mut self, line: &str) {
+        self.write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
     pub(super) async fn next(&mut self) -> Value {
         serde_json::from_str(&self.next_line().await).unwrap()
     }

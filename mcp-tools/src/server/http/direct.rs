@@ -370,7 +370,7 @@ impl Direct {
 /// The protocol version a stateless request's handler sees: the `MCP-Protocol-Version`
 /// header's (2025-03-26 without one, as rmcp assumes); `None` when rmcp must judge the
 /// header (unknown, not text, repeated) or it is 2026-07-28 or later.
-fn header_version(headers: &HeaderMap) -> Option<ProtocolVersion> {
+pub(super) fn header_version(headers: &HeaderMap) -> Option<ProtocolVersion> {
     const HEADER: &str = "mcp-protocol-version";
     let mut values = headers.get_all(HEADER).iter();
     let Some(value) = values.next() else {

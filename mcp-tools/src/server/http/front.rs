@@ -2,22 +2,28 @@
 //! by our codec (every bad body gets a JSON-RPC error with `400`), sessions (the cap, their
 //! owners, no second `initialize`, the session each request serves, for parking), the bound
 //! on requests in flight, and the disconnect policy. Authentication runs first
-//! (`service.rs`).
+//! (`service.rs`). A batch in a session on protocol 2025-03-26 (the one revision with
+//! batches), or sent to a stateless server on that revision (its `MCP-Protocol-Version`
+//! header, or none), is served element by element, each as a request of its own, and
+//! answered with the array of their replies; elsewhere a batch is `-32600`.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Either, Full, Limited};
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, ProtocolVersion};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::direct::{Direct, Eligible};
+use super::direct::{Direct, Eligible, header_version};
 use super::options::HttpLimits;
 use super::reply::{
     Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned,
@@ -26,7 +32,9 @@ use super::reply::{
 use super::service::{Authenticator, ByCredential, RequestBody};
 use super::sessions::{Principal, Sessions};
 use crate::Caller;
-use crate::server::codec::{INVALID_REQUEST, PARSE_ERROR, decode_document};
+use crate::server::codec::{
+    INVALID_REQUEST, PARSE_ERROR, batch_elements, decode_document, takes_batches,
+};
 use crate::server::handler::McpHandler;
 
 /// JSON-RPC code of a server that cannot take more work now.
@@ -64,6 +72,22 @@ impl<M: SessionManager> Front<M> {
     /// Answer one request. A call whose client left (and stayed away for the grace
     /// period) gets a reply whose body fails at once, which ends the connection.
     pub(super) async fn handle(&self, request: Request<RequestBody>) -> Response<Reply> {
+        let mut batch = None;
+        let response = self.handle_one(request, Some(&mut batch)).await;
+        match batch {
+            // Boxed: a rare path, kept out of every request's future.
+            Some((parts, elements)) => Box::pin(self.serve_batch(parts, elements)).await,
+            None => response,
+        }
+    }
+
+    /// [`handle`](Self::handle), except that a batch of a session that takes batches is
+    /// put into `batch` (when given) for the caller to serve, with a placeholder response.
+    async fn handle_one(
+        &self,
+        request: Request<RequestBody>,
+        batch: Option<&mut Option<Batch>>,
+    ) -> Response<Reply> {
         let request = match self.authenticate(request).await {
             Ok(request) => request,
             Err(refusal) => return refusal,
@@ -73,9 +97,12 @@ impl<M: SessionManager> Front<M> {
             .get::<ClientGone>()
             .map_or_else(CancellationToken::new, |gone| gone.0.clone());
         let principal = self.principal(&request);
+        // A stateless server has no sessions: the header means nothing to it, whatever the
+        // method (it reaches rmcp, whose stateless mode ignores it too).
         let session = request
             .headers()
             .get(SESSION_HEADER)
+            .filter(|_| self.sessions.is_some())
             .and_then(|v| v.to_str().ok())
             .map(Arc::<str>::from);
         let mut entered = None;
@@ -97,9 +124,27 @@ impl<M: SessionManager> Front<M> {
         let deleting = request.method() == Method::DELETE;
         let json = prefers_json(request.headers());
         // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
+        // A session on 2025-03-26 takes batches (the caller serves them element by element);
+        // so does a stateless request on 2025-03-26 (its `MCP-Protocol-Version`, or none:
+        // what the specification says to assume without one, as rmcp does).
+        let batches = batch.is_some()
+            && match (&self.sessions, &entered) {
+                (Some(_), entered) => entered
+                    .as_ref()
+                    .is_some_and(|(_, serving)| serving.state().batches.load(Ordering::SeqCst)),
+                (None, _) => {
+                    header_version(request.headers()).is_some_and(|version| takes_batches(&version))
+                }
+            };
         let (message, request) = if holds_permit && is_json(&request) {
-            match self.read_body(request, &client_closed).await {
-                Ok((message, request)) => (Some(message), request.map(Either::Left)),
+            match self.read_body(request, &client_closed, batches).await {
+                Ok(Read::Message(message, request)) => (Some(message), request.map(Either::Left)),
+                Ok(Read::Batch(parts, elements)) => {
+                    if let Some(batch) = batch {
+                        *batch = Some((parts, elements));
+                    }
+                    return respond(StatusCode::ACCEPTED, "application/json", Bytes::new());
+                }
                 Err(response) => return *response,
             }
         } else {
@@ -299,13 +344,46 @@ impl<M: SessionManager> Front<M> {
         None
     }
 
+    /// Answer `elements`, a batch of a session on 2025-03-26 whose request head is `parts`:
+    /// each element as a request of its own (authenticated, bounded and served as one; at
+    /// most `max_in_flight` of them at once), the replies gathered into one JSON array;
+    /// `202` with no body when no element has a reply (notifications only).
+    async fn serve_batch(
+        &self,
+        parts: http::request::Parts,
+        elements: Vec<Box<RawValue>>,
+    ) -> Response<Reply> {
+        let replies: Vec<Option<Bytes>> = futures::stream::iter(elements)
+            .map(|element| {
+                let request = element_request(&parts, &element);
+                async move { batch_entry(Box::pin(self.handle_one(request, None)).await).await }
+            })
+            .buffered(self.max_in_flight.max(1))
+            .collect()
+            .await;
+        let mut array = b"[".to_vec();
+        for reply in replies.into_iter().flatten() {
+            if array.len() > 1 {
+                array.push(b',');
+            }
+            array.extend_from_slice(&reply);
+        }
+        if array.len() == 1 {
+            return respond(StatusCode::ACCEPTED, "application/json", Bytes::new());
+        }
+        array.push(b']');
+        respond(StatusCode::OK, "application/json", Bytes::from(array))
+    }
+
     /// Read the whole body (up to the cap) and check it with the codec: the message, and
-    /// the request with the body as read; or the error reply.
+    /// the request with the body as read (or, when `batches`, a batch's elements); or the
+    /// error reply.
     async fn read_body(
         &self,
         request: Request<RequestBody>,
         client_closed: &CancellationToken,
-    ) -> Result<(ClientJsonRpcMessage, Request<Full<Bytes>>), Box<Response<Reply>>> {
+        batches: bool,
+    ) -> Result<Read, Box<Response<Reply>>> {
         let max = self.limits.max_body_bytes;
         let too_large = || {
             let mut response = json_error(
@@ -363,8 +441,17 @@ impl<M: SessionManager> Front<M> {
                 return Err(Box::new(response));
             }
         };
-        match decode_document(&bytes) {
-            Ok(message) => Ok((message, Request::from_parts(parts, Full::new(bytes)))),
+        let batch = batches.then(|| batch_elements(&bytes)).flatten();
+        let decoded = match batch {
+            Some(Ok(elements)) => return Ok(Read::Batch(parts, elements)),
+            Some(Err(reply)) => Err(reply),
+            None => decode_document(&bytes),
+        };
+        match decoded {
+            Ok(message) => Ok(Read::Message(
+                message,
+                Request::from_parts(parts, Full::new(bytes)),
+            )),
             Err(reply) => {
                 tracing::debug!(%reply, "answering a bad HTTP body");
                 Err(Box::new(respond(
@@ -375,6 +462,72 @@ impl<M: SessionManager> Front<M> {
             }
         }
     }
+}
+
+/// A batch to serve: the request's head and the elements.
+type Batch = (http::request::Parts, Vec<Box<RawValue>>);
+
+/// A body read and checked.
+// Short-lived, returned once per request: boxing the message would cost every request an
+// allocation.
+#[allow(clippy::large_enum_variant)]
+enum Read {
+    /// One message, and the request with the body as read.
+    Message(ClientJsonRpcMessage, Request<Full<Bytes>>),
+    /// A batch of a session that takes batches.
+    Batch(http::request::Parts, Vec<Box<RawValue>>),
+}
+
+/// The request serving `element` of a batch sent with head `parts`: the same head (its
+/// session, credentials, `Host`), the element as its body, and an `Accept` that ranks JSON
+/// first, so its reply is one JSON body.
+fn element_request(parts: &http::request::Parts, element: &RawValue) -> Request<RequestBody> {
+    let body = Full::new(Bytes::copy_from_slice(element.get().as_bytes()))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let mut request = Request::new(body);
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = parts.uri.clone();
+    *request.version_mut() = parts.version;
+    *request.headers_mut() = parts.headers.clone();
+    *request.extensions_mut() = parts.extensions.clone();
+    let headers = request.headers_mut();
+    headers.remove(header::CONTENT_LENGTH);
+    headers.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    request
+}
+
+/// The entry a batch's element gets from its `response`: the JSON-RPC reply it holds, or
+/// `None` (a notification's `202`, or nothing JSON-RPC to say).
+async fn batch_entry(response: Response<Reply>) -> Option<Bytes> {
+    if response.status() == StatusCode::ACCEPTED {
+        return None;
+    }
+    let stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"text/event-stream"));
+    let body = response.into_body().collect().await.ok()?.to_bytes();
+    let reply = if stream {
+        // The last message of the stream is the reply (progress and logs come before it).
+        let text = std::str::from_utf8(&body).ok()?;
+        let data = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(str::trim)
+            .rfind(|data| !data.is_empty())?;
+        Bytes::copy_from_slice(data.as_bytes())
+    } else {
+        body
+    };
+    reply
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{')
+        .then_some(reply)
 }
 
 /// `request` as rmcp gets it: with `message`, when the body was read and checked, as its

@@ -349,6 +349,9 @@ async fn refuse(mut stream: TcpStream) {
 }
 
 #[cfg(test)]
+mod tests_wire;
+
+#[cfg(test)]
 mod tests {
     #[test]
     fn readiness_turns_503_when_draining() {
