@@ -47,6 +47,19 @@ fn write(path: PathBuf, text: &str) {
     fs::write(path, text).unwrap();
 }
 
+/// Runs `program` with `args`, asserts it succeeded, and returns its standard output.
+fn succeeds(program: &Path, args: &[&str]) -> String {
+    let output = Command::new(program).args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{} {args:?}: {}{}",
+        program.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// This build's target directory (`target/debug/deps/<test>` -> `target`).
 fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -134,46 +147,13 @@ fn the_readme_builds_in_a_fresh_workspace_with_only_its_dependencies() {
 
     // The pair works: the server lists the library's tool, and its check passes.
     let server = target.join("debug/server");
-    let listed = Command::new(&server)
-        .args(["tools", "list"])
-        .output()
-        .unwrap();
-    assert!(listed.status.success());
-    assert!(String::from_utf8_lossy(&listed.stdout).contains("math_add"));
-    let check = Command::new(&server)
-        .args(["tools", "check"])
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
-    let added = Command::new(&server)
-        .args(["math", "add", "--a", "2", "--b", "3"])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&added.stdout).contains("\"total\": 5"));
+    assert!(succeeds(&server, &["tools", "list"]).contains("math_add"));
+    succeeds(&server, &["tools", "check"]);
+    assert!(succeeds(&server, &["math", "add", "--a", "2", "--b", "3"]).contains("\"total\": 5"));
 
     let renamed = target.join("debug/renamed");
-    let check = Command::new(&renamed)
-        .args(["tools", "check"])
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
-    let greeted = Command::new(&renamed)
-        .args(["greet", "--name", "Ann"])
-        .output()
-        .unwrap();
-    let greeted_out = String::from_utf8_lossy(&greeted.stdout);
-    assert!(
-        greeted_out.contains("Hello, Ann, from here"),
-        "{greeted_out}{}",
-        String::from_utf8_lossy(&greeted.stderr)
-    );
+    succeeds(&renamed, &["tools", "check"]);
+    let greeted = succeeds(&renamed, &["greet", "--name", "Ann"]);
+    assert!(greeted.contains("Hello, Ann, from here"), "{greeted}");
     let _ = fs::remove_dir_all(&root);
 }
