@@ -291,6 +291,14 @@ mod tests {
             json!({"level": "three", "any": [1, {"x": null}]}),
             json!({"level": null, "any": "x", "mode": null}),
         ];
+        // Nested deeper than the arguments may be (validate.rs's depth limit): the flat
+        // reading must never vouch for it, under a known name or an unknown one.
+        let mut deep = json!([]);
+        for _ in 0..crate::call::validate::MAX_DEPTH {
+            deep = json!([deep]);
+        }
+        all.push(json!({"message": "hello", "extra": deep.clone()}));
+        all.push(deep);
         // Every value above also appears as the value of each known property name.
         let values: Vec<Value> = all.clone();
         for name in [
@@ -361,5 +369,33 @@ mod tests {
         ] {
             assert!(!flat.vouches_for(&unsure), "{unsure}");
         }
+    }
+
+    /// The reading exists to spare the validator for the arguments most calls send: it
+    /// must vouch for them (what it turns down costs a compiled check, not a wrong answer,
+    /// so only this test sees it): every scalar type, negative and beyond-`i64` integers,
+    /// and schemas carrying annotations at the root and on properties.
+    #[test]
+    fn it_vouches_for_the_common_valid_arguments() {
+        let typed = FlatSchema::read(&object(flat_schemas()[4].clone())).unwrap();
+        for valid in [
+            json!({"label": null, "ratio": 1.5, "flag": true, "mode": "fast", "level": 2}),
+            json!({"label": "x", "ratio": -3, "flag": false, "level": "three"}),
+            json!({"signed": -5}),
+            json!({"signed": 18446744073709551615u64}),
+            json!({"any": "x", "unknown": 1}),
+        ] {
+            assert!(typed.vouches_for(&valid), "{valid}");
+        }
+        let annotated = json!({
+            "type": "object",
+            "title": "Arguments",
+            "description": "The echo tool's arguments",
+            "examples": [{"message": "hi"}],
+            "properties": {"message": {"type": "string", "examples": ["hi"], "title": "Message"}},
+            "required": ["message"],
+        });
+        let annotated = FlatSchema::read(&object(annotated)).expect("annotations are read");
+        assert!(annotated.vouches_for(&json!({"message": "hi"})));
     }
 }
