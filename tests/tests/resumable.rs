@@ -210,3 +210,37 @@ fn serve_refuses_an_exposed_or_short_state_key_file() {
         assert!(finished.stderr.contains(expected), "{}", finished.stderr);
     }
 }
+
+/// docs/deploy.md's recipe for the state key, run as written, makes a file the server takes
+/// (mode `0600`: a plain `head … > state-key` made a `0644` file the server refused).
+#[test]
+fn deploy_md_state_key_recipe_makes_a_key_the_server_takes() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/deploy.md"))
+        .expect("docs/deploy.md is readable");
+    let recipe = doc
+        .split('`')
+        .find(|snippet| snippet.contains("/dev/urandom") && snippet.contains("state-key"))
+        .expect("docs/deploy.md gives a state-key recipe");
+    let dir = scratch_file("recipe.marker", "")
+        .parent()
+        .unwrap()
+        .join("state-key-recipe");
+    std::fs::create_dir_all(&dir).unwrap();
+    let _ = std::fs::remove_file(dir.join("state-key"));
+    let mut command = Command::new("bash");
+    command.current_dir(&dir).args(["-c", recipe]);
+    let finished = run_with_deadline(command, std::time::Duration::from_secs(30));
+    assert_eq!(finished.code, Some(0), "{recipe}: {}", finished.stderr);
+    let key = dir.join("state-key");
+    let server = ServerProcess::start_cli_http(
+        ask_tools(),
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--state-key-file",
+            key.to_str().unwrap(),
+        ],
+    );
+    drop(server);
+}

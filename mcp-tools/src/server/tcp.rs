@@ -8,7 +8,8 @@
 //! {"jsonrpc":"2.0","method":"mcp-toolbelt/authenticate","params":{"token":"<token>"}}
 //! ```
 //!
-//! It gets no reply when the token is known: the MCP session starts after it (`initialize`
+//! It gets no reply when the token is known (sent as a request, with an `id`, it gets the
+//! result `{}`, as JSON-RPC wants): the MCP session starts after it (`initialize`
 //! may follow on the same write) and the caller sees the tools its token's permissions
 //! allow, exactly as an HTTP caller with that bearer token. Anything else — no line within
 //! [`TcpOptions::handshake_timeout`], a line longer than 8 KiB, another message, an
@@ -21,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
@@ -137,7 +138,7 @@ pub(crate) async fn serve(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
-        let (read, write) = stream.into_split();
+        let (read, mut write) = stream.into_split();
         let shared = shared.clone();
         let options = options.clone();
         let drain = drain.watch();
@@ -148,7 +149,7 @@ pub(crate) async fn serve(
                 None => None,
                 Some(resolver) => {
                     let timeout = options.handshake_timeout;
-                    match authenticate(&mut read, resolver.as_ref(), timeout).await {
+                    match handshake(&mut read, &mut write, resolver.as_ref(), timeout).await {
                         Ok(caller) => Some(caller),
                         Err(refusal) => return refuse(read, write, peer, refusal).await,
                     }
@@ -185,13 +186,35 @@ fn expected_line() -> String {
     )
 }
 
-/// Read and check the authentication line; the token's caller when it is known. Never
-/// logs or echoes the token.
+/// [`authenticate`], then the result `{}` to an authentication line sent as a request (with
+/// an `id`): JSON-RPC answers every request.
+async fn handshake<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(
+    read: &mut BufReader<R>,
+    write: &mut W,
+    resolver: &dyn TokenResolver,
+    timeout: Duration,
+) -> Result<Caller, Refusal> {
+    let (caller, id) = authenticate(read, resolver, timeout).await?;
+    if let Some(id) = id {
+        let mut line = json!({"jsonrpc": "2.0", "id": id, "result": {}})
+            .to_string()
+            .into_bytes();
+        line.push(b'\n');
+        write
+            .write_all(&line)
+            .await
+            .map_err(|error| Refusal::new(Value::Null, error.to_string()))?;
+    }
+    Ok(caller)
+}
+
+/// Read and check the authentication line; the token's caller when it is known, and the
+/// line's `id` when it is a request. Never logs or echoes the token.
 async fn authenticate<R: AsyncRead + Unpin>(
     read: &mut BufReader<R>,
     resolver: &dyn TokenResolver,
     timeout: Duration,
-) -> Result<Caller, Refusal> {
+) -> Result<(Caller, Option<Value>), Refusal> {
     let mut line = Vec::new();
     let mut limited = (&mut *read).take(MAX_HANDSHAKE_LINE);
     let reading = limited.read_until(b'\n', &mut line);
@@ -232,8 +255,10 @@ async fn authenticate<R: AsyncRead + Unpin>(
             format!("{AUTHENTICATE_METHOD} needs \"params\": {{\"token\": \"<token>\"}}"),
         ));
     };
+    let request_id = (!id.is_null()).then(|| id.clone());
     resolver
         .resolve(token)
+        .map(|caller| (caller, request_id))
         .ok_or_else(|| Refusal::new(id, "the token is not valid"))
 }
 
@@ -269,16 +294,38 @@ mod tests {
 
     async fn attempt(input: &str) -> Result<Caller, Refusal> {
         let mut read = BufReader::new(input.as_bytes());
-        authenticate(&mut read, &resolver(), Duration::from_secs(5)).await
+        let mut written = Vec::new();
+        handshake(&mut read, &mut written, &resolver(), Duration::from_secs(5)).await
+    }
+
+    #[tokio::test]
+    async fn an_authentication_request_with_an_id_gets_a_result() {
+        let input = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"mcp-toolbelt/authenticate\",\"params\":{\"token\":\"good-token\"}}\n";
+        let mut read = BufReader::new(input.as_bytes());
+        let mut written = Vec::new();
+        handshake(&mut read, &mut written, &resolver(), Duration::from_secs(5))
+            .await
+            .expect("the token is known");
+        let reply: Value = serde_json::from_slice(&written).expect("one JSON line");
+        assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+        // As a notification it gets no reply.
+        let input = input.replace("\"id\":3,", "");
+        let mut read = BufReader::new(input.as_bytes());
+        let mut written = Vec::new();
+        handshake(&mut read, &mut written, &resolver(), Duration::from_secs(5))
+            .await
+            .expect("the token is known");
+        assert!(written.is_empty(), "{}", String::from_utf8_lossy(&written));
     }
 
     #[tokio::test]
     async fn a_known_token_yields_its_caller_and_keeps_the_rest() {
         let input = "{\"jsonrpc\":\"2.0\",\"method\":\"mcp-toolbelt/authenticate\",\"params\":{\"token\":\"good-token\"}}\n{\"next\":1}\n";
         let mut read = BufReader::new(input.as_bytes());
-        let caller = authenticate(&mut read, &resolver(), Duration::from_secs(5))
+        let (caller, id) = authenticate(&mut read, &resolver(), Duration::from_secs(5))
             .await
             .unwrap();
+        assert_eq!(id, None);
         assert!(caller.permissions().unwrap().contains("A"));
         assert_eq!(caller.subject(), Some("alice"));
         let mut rest = String::new();
