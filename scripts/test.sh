@@ -3,9 +3,10 @@
 # Installs everything the tests need, cached under .cache/ (git-ignored) so a second run is
 # fast: the Python venv with the official MCP client, Node 22 with the conformance suite,
 # Inspector and supergateway, a real Trac with the XML-RPC plugin, and Debian's HAProxy
-# (the load balancer of the multi-replica test). Then runs every test
-# of the workspace (unit, integration, doc and compile-fail tests; tracd and the servers
-# under test are started by the tests themselves, on 127.0.0.1 only).
+# (the load balancer of the multi-replica test). Then checks formatting and lints, runs every
+# test of the workspace (unit, integration, doc and compile-fail tests; tracd and the servers
+# under test are started by the tests themselves, on 127.0.0.1 only), builds the library
+# docs with warnings denied and packages the library crates (a publish dry run).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,8 +19,13 @@ source scripts/env.sh
 
 # Formatting first: it takes a second and fails before anything is built.
 cargo fmt --all -- --check
+# Lints with warnings denied, on every target and feature.
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 cargo test --workspace --locked --no-fail-fast
 # The benches compile and run each measurement once (criterion's test mode).
 cargo test -p mcp-toolbelt --benches --locked --no-fail-fast
+# The library crates' docs build without a warning (broken links, missing docs), every feature on.
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked \
+    -p mcp-toolbelt -p mcp-toolbelt-derive -p mcp-toolbelt-names
 # The library crates package and build as crates.io would take them (nothing is uploaded).
 scripts/publish-check.sh

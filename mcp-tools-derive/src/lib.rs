@@ -8,7 +8,7 @@
 //! generates code. Every problem goes to one collector (`ctxt.rs`), so one compile reports
 //! all of them; on error the fn and its name constant are still emitted, so a mistake is
 //! reported once and not again at every use. The three macros share all of it;
-//! [`attr::Kind`] says which one is running.
+//! `attr::Kind` says which one is running.
 
 mod ast;
 mod attr;
