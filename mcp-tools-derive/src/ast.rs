@@ -44,10 +44,9 @@ pub enum Doc {
 }
 
 /// The extractor rule: a type written `State<…>` (one type argument), `ToolContext` or
-/// `Caller`, bare or under `mcp_toolbelt::` / `::mcp_toolbelt::` (or the user's rename of the
-/// runtime). A type of another path
-/// (`crate::State`), or a `State` without a type argument (a user's `enum State`), is an
-/// argument.
+/// `Caller`, bare or under `mcp_toolbelt::` / `::mcp_toolbelt::` (or the user's rename of
+/// the runtime). A type of another path (`crate::State`), or a `State` without a type
+/// argument (a user's `enum State`), is an argument.
 pub fn is_extractor_type(ty: &Type) -> bool {
     let Type::Path(path) = ty else { return false };
     if path.qself.is_some() {

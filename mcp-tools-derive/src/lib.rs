@@ -1,6 +1,6 @@
 //! Procedural macros for [`mcp-toolbelt`](https://docs.rs/mcp-toolbelt). Use them through the
-//! `mcp-toolbelt` crate, which re-exports them; generated code refers only to
-//! `::mcp_toolbelt::…` paths.
+//! `mcp-toolbelt` crate, which re-exports them; generated code refers only to absolute
+//! paths into it, under the name the user's `Cargo.toml` gives it (`runtime.rs`).
 //!
 //! Layout (thiserror-impl's): `attr.rs` parses attribute keys (one table row per key),
 //! `ast.rs` builds the parsed model of the fn, `valid.rs` checks it (errors point at the
