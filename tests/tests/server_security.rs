@@ -183,7 +183,7 @@ impl Security for LineClient {
     /// The refusal: one JSON-RPC error, then the end of the connection.
     fn expect_refusal(&mut self, id: Value, why: &str) {
         let reply = self.receive().expect("an error before the connection ends");
-        assert_eq!(reply["error"]["code"], -32001, "{reply}");
+        assert_eq!(reply["error"]["code"], -32003, "{reply}");
         assert_eq!(reply["id"], id, "{reply}");
         let message = reply["error"]["message"].as_str().unwrap();
         assert!(message.contains(why), "{message}");

@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequest, ClientCapabilities, ClientJsonRpcMessage, ClientNotification, ClientRequest,
-    ErrorCode, Implementation, InitializeRequest, InitializedNotification, JsonRpcMessage,
+    Implementation, InitializeRequest, InitializedNotification, JsonRpcMessage,
     ListToolsRequest, ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
@@ -51,21 +51,18 @@ use rmcp::transport::Transport;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 // The deepest nesting accepted in one message: the crate's one nesting limit.
 use crate::call::validate::MAX_DEPTH;
+use crate::server::protocol::code::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
+use crate::server::protocol::{error_reply, takes_batches};
 
 /// The default cap on one incoming line (one JSON-RPC message), in bytes.
 pub(crate) const DEFAULT_MAX_LINE_LENGTH: usize = 4 * 1024 * 1024;
-
-/// JSON-RPC "Parse error".
-pub(crate) const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC "Invalid Request".
-pub(crate) const INVALID_REQUEST: i64 = -32600;
 
 /// Lines queued for the writer before `send` and error replies wait.
 const WRITE_QUEUE: usize = 256;
@@ -646,12 +643,6 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     let _ = write.shutdown().await;
 }
 
-/// True on the protocol revision whose sessions take JSON-RPC batches: 2025-03-26 made
-/// receiving them a MUST; 2025-06-18 removed them (later sessions get `-32600`).
-pub(crate) fn takes_batches(version: &ProtocolVersion) -> bool {
-    *version == ProtocolVersion::V_2025_03_26
-}
-
 /// `line` without its newline and byte-order mark.
 fn trimmed(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
@@ -765,7 +756,7 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
     if let Some(problem) = cursor_problem(&object) {
         return Decoded::Reply(error_reply(
             id.unwrap_or(Value::Null),
-            i64::from(ErrorCode::INVALID_PARAMS.0),
+            INVALID_PARAMS,
             format!("Invalid params: {problem}"),
         ));
     }
@@ -778,7 +769,7 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
     {
         return Decoded::Reply(error_reply(
             id,
-            i64::from(ErrorCode::INVALID_PARAMS.0),
+            INVALID_PARAMS,
             format!("Invalid params: {}", initialize_problem(&object)),
         ));
     }
@@ -1064,11 +1055,6 @@ fn nesting_exceeds(line: &[u8], limit: usize) -> bool {
     false
 }
 
-/// A JSON-RPC error object answering request `id`.
-pub(crate) fn error_reply(id: Value, code: i64, message: String) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1213,7 +1199,7 @@ mod tests {
     /// whose params do not fit (rmcp takes it for another method).
     #[test]
     fn params_rmcp_would_misread_are_invalid_params() {
-        let invalid_params = i64::from(ErrorCode::INVALID_PARAMS.0);
+        let invalid_params = INVALID_PARAMS;
         for line in [
             r#"{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":5}}"#,
             r#"{"jsonrpc":"2.0","id":14,"method":"resources/list","params":{"cursor":{}}}"#,

@@ -16,7 +16,7 @@ use rmcp::model::{
     CompleteResult, CustomRequest, CustomResult, ErrorCode, GetExtensions, GetPromptRequestParams,
     GetPromptResponse, InitializeRequestParams, InitializeResult, InputRequiredResult,
     InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, NumberOrString, PaginatedRequestParams, ProtocolVersion,
+    ListToolsResult, NumberOrString, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, RequestId, RequestMetaObject, ServerConfig,
     SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
@@ -29,6 +29,9 @@ use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::request_state::{self, Round, Sealing};
 use super::subscriptions::{SessionSubscriptions, Subscriptions};
+#[cfg(feature = "http")]
+use super::protocol::takes_batches;
+use super::protocol::{is_modern, method_eras};
 use super::tool_pages::ToolPages;
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
@@ -36,25 +39,6 @@ use crate::output::error::echo;
 use crate::output::result::ToolResult;
 use crate::registry::ToolRegistry;
 use crate::{Caller, PermissionSet};
-
-/// Methods this server implements: a custom request naming one had unusable params.
-const KNOWN_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "logging/setLevel",
-    "subscriptions/listen",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-];
 
 /// What every connection of one server shares.
 pub(crate) struct Shared {
@@ -92,7 +76,7 @@ pub(super) struct Session {
     #[cfg(feature = "http")]
     pub(super) live: super::http::LiveSession,
     /// The session was initialized on a revision that takes JSON-RPC batches
-    /// ([`takes_batches`](super::codec::takes_batches)): the HTTP front door answers them.
+    /// ([`takes_batches`](super::protocol::takes_batches)): the HTTP front door answers them.
     #[cfg(feature = "http")]
     pub(super) batches: AtomicBool,
 }
@@ -206,18 +190,6 @@ pub(super) fn request_context(
     }
     std::mem::swap(&mut context.extensions, request.extensions_mut());
     context
-}
-
-/// True when the request runs on protocol 2026-07-28 or later.
-pub(super) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| is_modern_version(&v))
-}
-
-/// True for protocol 2026-07-28 and later.
-pub(super) fn is_modern_version(version: &ProtocolVersion) -> bool {
-    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
 }
 
 impl McpHandler {
@@ -529,7 +501,7 @@ impl ServerHandler for McpHandler {
         let result = self.negotiate_initialize(&request)?;
         #[cfg(feature = "http")]
         self.session.batches.store(
-            super::codec::takes_batches(&result.protocol_version),
+            takes_batches(&result.protocol_version),
             Ordering::SeqCst,
         );
         Ok(result)
@@ -556,7 +528,7 @@ impl ServerHandler for McpHandler {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        if KNOWN_METHODS.contains(&request.method.as_str()) {
+        if method_eras(&request.method).is_some() {
             return Err(McpError::invalid_params(
                 format!(
                     "invalid params for {}: they do not match the method's schema",

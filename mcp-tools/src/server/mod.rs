@@ -76,6 +76,7 @@ mod offerings;
 mod paging;
 mod peer;
 mod private_file;
+mod protocol;
 mod request_state;
 mod stream;
 mod subscriptions;

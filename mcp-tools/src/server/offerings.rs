@@ -22,7 +22,8 @@ use serde_json::{Value, json};
 
 use super::builder::declares_subscriptions;
 use super::convert;
-use super::handler::{McpHandler, RoundEnd, is_modern};
+use super::handler::{McpHandler, RoundEnd};
+use super::protocol::is_modern;
 use super::paging;
 use crate::definition::completion::{CompletionRef, CompletionRequest};
 use crate::definition::params::Params;

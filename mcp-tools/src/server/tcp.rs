@@ -13,7 +13,7 @@
 //! may follow on the same write) and the caller sees the tools its token's permissions
 //! allow, exactly as an HTTP caller with that bearer token. Anything else — no line within
 //! [`TcpOptions::handshake_timeout`], a line longer than 8 KiB, another message, an
-//! unknown token — gets one JSON-RPC error (code `-32001`, the message's `id` when it has
+//! unknown token — gets one JSON-RPC error (code `-32003`, the message's `id` when it has
 //! one, `null` otherwise) and the connection is closed; no MCP message is read or sent.
 
 use std::net::SocketAddr;
@@ -40,7 +40,6 @@ pub const AUTHENTICATE_METHOD: &str = "mcp-toolbelt/authenticate";
 
 /// The JSON-RPC error code of a refused authentication line (the code HTTP servers use for
 /// `401` in JSON-RPC bodies).
-const UNAUTHORIZED: i64 = -32001;
 
 /// The longest authentication line read, in bytes.
 const MAX_HANDSHAKE_LINE: u64 = 8 * 1024;
@@ -270,7 +269,7 @@ where
 {
     tracing::debug!(%peer, reason = %refusal.message, "refused a TCP connection");
     let reply = json!({"jsonrpc": "2.0", "id": refusal.id,
-                       "error": {"code": UNAUTHORIZED, "message": refusal.message}});
+                       "error": {"code": crate::server::protocol::code::UNAUTHORIZED, "message": refusal.message}});
     let mut line = reply.to_string().into_bytes();
     line.push(b'\n');
     linger::reply_and_close(&mut read, &mut write, &line).await;

@@ -31,7 +31,9 @@ use rmcp::service::{RequestContext, RoleServer, TxJsonRpcMessage};
 
 use super::handler::McpHandler;
 #[cfg(feature = "http")]
-use super::handler::{http_caller, is_modern};
+use super::handler::http_caller;
+#[cfg(feature = "http")]
+use super::protocol::is_modern;
 use super::paging;
 use crate::Caller;
 use crate::permissions::Mask;

@@ -23,10 +23,9 @@
 //! - no `MCP-Protocol-Version` header, or a known version before 2026-07-28 (later ones
 //!   bring rmcp's standard-header checks);
 //! - an `Accept` naming both `application/json` and `text/event-stream`, without
-//!   parameters;
-//! - a `Host` (with its `Origin`, if any) that rmcp's own DNS-rebinding check accepted:
-//!   each pair is put to rmcp once, as a request it refuses before reading anything, and a
-//!   few accepted pairs are remembered.
+//!   parameters.
+//!
+//! (The `Host` and `Origin` of every request were checked before, in `site.rs`.)
 //!
 //! In a stateful session ([`Direct::serve_in_session`]) the same requests are served with
 //! the session's handler state and the peer of its rmcp service ([`LiveSession`](super::live::LiveSession)), which
@@ -43,12 +42,12 @@
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use http_body_util::combinators::BoxBody;
 use hyper::body::{Body, Frame};
@@ -62,19 +61,14 @@ use rmcp::service::{
     NotificationContext, Peer, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage,
     serve_directly_with_ct,
 };
-use rmcp::transport::StreamableHttpService;
 use rmcp::transport::Transport;
-use rmcp::transport::streamable_http_server::session::SessionManager;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::live::InFlight;
 use crate::Caller;
-use crate::server::handler::{McpHandler, Session, Shared, is_modern_version, request_context};
-
-/// How many accepted `Host`/`Origin` pairs are remembered (more are checked by rmcp on
-/// every request, as before).
-const REMEMBERED_SITES: usize = 32;
+use crate::server::handler::{McpHandler, Session, Shared, request_context};
+use crate::server::protocol::{code, error_reply, header::PROTOCOL_VERSION, is_modern_version};
 
 /// Messages a call may send before its reply is read (progress, logs).
 const OUTGOING: usize = 16;
@@ -94,11 +88,6 @@ impl Eligible {
             _ => None,
         }
     }
-
-    /// The request as rmcp reads it, when rmcp must serve it after all.
-    pub(super) fn into_message(self) -> ClientJsonRpcMessage {
-        ClientJsonRpcMessage::Request(self.request)
-    }
 }
 
 /// Serves everyday requests without rmcp's service loop (see the module docs).
@@ -106,8 +95,6 @@ pub(super) struct Direct {
     /// One handler for every direct stateless request: the methods served here read no
     /// session state (the caller comes with each request).
     handler: McpHandler,
-    /// `Host`/`Origin` pairs rmcp's check accepted.
-    sites: RwLock<Vec<(HeaderValue, Option<HeaderValue>)>>,
     /// How often a streamed reply sends a keep-alive comment (rmcp's setting).
     keep_alive: Option<Duration>,
     /// Fires when the server stops: replies in progress end.
@@ -122,7 +109,6 @@ impl Direct {
     ) -> Direct {
         Direct {
             handler: McpHandler::new_session(shared),
-            sites: RwLock::default(),
             keep_alive,
             shutdown,
         }
@@ -174,54 +160,6 @@ impl Direct {
             return None;
         }
         session.live.peer()
-    }
-
-    /// True when rmcp's DNS-rebinding check accepts the `Host` and `Origin` of `parts`:
-    /// remembered, or asked of `rmcp` (a request it answers with `405` once the check
-    /// passed, `403` or `400` otherwise).
-    pub(super) async fn site_accepted<M: SessionManager>(
-        &self,
-        rmcp: &StreamableHttpService<McpHandler, M>,
-        parts: &http::request::Parts,
-    ) -> bool {
-        let Some(host) = parts.headers.get(header::HOST) else {
-            return false;
-        };
-        let origin = parts.headers.get(header::ORIGIN);
-        if parts.headers.get_all(header::HOST).iter().nth(1).is_some()
-            || parts
-                .headers
-                .get_all(header::ORIGIN)
-                .iter()
-                .nth(1)
-                .is_some()
-        {
-            return false;
-        }
-        let known = |sites: &Vec<(HeaderValue, Option<HeaderValue>)>| {
-            sites.iter().any(|(h, o)| h == host && o.as_ref() == origin)
-        };
-        if known(&self.sites.read().unwrap_or_else(|e| e.into_inner())) {
-            return true;
-        }
-        let mut probe = Request::builder()
-            .method(Method::OPTIONS)
-            .uri(parts.uri.clone())
-            .header(header::HOST, host.clone());
-        if let Some(origin) = origin {
-            probe = probe.header(header::ORIGIN, origin.clone());
-        }
-        let Ok(probe) = probe.body(http_body_util::Empty::<Bytes>::new()) else {
-            return false;
-        };
-        if Box::pin(rmcp.handle(probe)).await.status() != StatusCode::METHOD_NOT_ALLOWED {
-            return false;
-        }
-        let mut sites = self.sites.write().unwrap_or_else(|e| e.into_inner());
-        if sites.len() < REMEMBERED_SITES && !known(&sites) {
-            sites.push((host.clone(), origin.cloned()));
-        }
-        true
     }
 
     /// Serve `eligible` for the request whose head is `parts`: rmcp's response shape (a
@@ -371,8 +309,7 @@ impl Direct {
 /// header's (2025-03-26 without one, as rmcp assumes); `None` when rmcp must judge the
 /// header (unknown, not text, repeated) or it is 2026-07-28 or later.
 pub(super) fn header_version(headers: &HeaderMap) -> Option<ProtocolVersion> {
-    const HEADER: &str = "mcp-protocol-version";
-    let mut values = headers.get_all(HEADER).iter();
+    let mut values = headers.get_all(PROTOCOL_VERSION).iter();
     let Some(value) = values.next() else {
         return Some(ProtocolVersion::V_2025_03_26);
     };
@@ -432,9 +369,9 @@ fn json_body(body: Vec<u8>) -> Response<BoxBody<Bytes, Infallible>> {
 /// The answer to a request the server could not finish: `500` with a JSON-RPC error
 /// saying `why` (as rmcp answers a stateless request that got no reply).
 fn internal_error(why: &str) -> Response<BoxBody<Bytes, Infallible>> {
-    let body = crate::server::codec::error_reply(
+    let body = error_reply(
         serde_json::Value::Null,
-        -32603,
+        code::INTERNAL_ERROR,
         format!("Internal error: {why}"),
     )
     .to_string();

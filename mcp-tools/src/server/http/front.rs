@@ -26,23 +26,21 @@ use tokio_util::sync::CancellationToken;
 use super::direct::{Direct, Eligible, header_version};
 use super::options::HttpLimits;
 use super::reply::{
-    Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned,
+    Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned, plain,
     respond, settle_stream,
 };
 use super::service::{Authenticator, ByCredential, RequestBody};
 use super::sessions::{Principal, Sessions};
+use super::site::SiteRule;
 use crate::Caller;
-use crate::server::codec::{
-    INVALID_REQUEST, PARSE_ERROR, batch_elements, decode_document, takes_batches,
+use crate::server::codec::{batch_elements, decode_document};
+use crate::server::protocol::code::{
+    INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND,
 };
+use crate::server::protocol::header::SESSION_ID;
+use crate::server::protocol::takes_batches;
 use crate::server::handler::McpHandler;
 
-/// JSON-RPC code of a server that cannot take more work now.
-const SERVER_BUSY: i64 = -32000;
-/// JSON-RPC code the MCP SDKs use for an unknown session.
-const SESSION_NOT_FOUND: i64 = -32001;
-
-const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Put in a request's extensions by the accept loop: fires when the client closes its
 /// side of the connection (a mounted endpoint has none and never sees it fire).
@@ -61,6 +59,8 @@ pub(super) struct Front<M> {
     pub(super) registry: crate::registry::ToolRegistry,
     /// Stateful mode's sessions (`None` when stateless).
     pub(super) sessions: Option<Arc<Sessions>>,
+    /// Which `Host` and `Origin` requests may carry (checked before anything else).
+    pub(super) site: SiteRule,
     /// The direct path for everyday requests, stateless or in a live session.
     pub(super) direct: Direct,
     pub(super) in_flight: Arc<Semaphore>,
@@ -72,6 +72,9 @@ impl<M: SessionManager> Front<M> {
     /// Answer one request. A call whose client left (and stayed away for the grace
     /// period) gets a reply whose body fails at once, which ends the connection.
     pub(super) async fn handle(&self, request: Request<RequestBody>) -> Response<Reply> {
+        if let Err(refusal) = self.site.check(request.uri(), request.headers()) {
+            return plain(refusal.status, refusal.message);
+        }
         let mut batch = None;
         let response = self.handle_one(request, Some(&mut batch)).await;
         match batch {
@@ -101,7 +104,7 @@ impl<M: SessionManager> Front<M> {
         // method (it reaches rmcp, whose stateless mode ignores it too).
         let session = request
             .headers()
-            .get(SESSION_HEADER)
+            .get(SESSION_ID)
             .filter(|_| self.sessions.is_some())
             .and_then(|v| v.to_str().ok())
             .map(Arc::<str>::from);
@@ -249,22 +252,14 @@ impl<M: SessionManager> Front<M> {
         // rmcp's futures are several kilobytes: boxed, so this one stays small (it is moved
         // whole into hyper's connection task for every request).
         let served = async {
-            let mut request = request;
             if let Some((eligible, in_session)) = direct {
-                let (parts, body) = request.into_parts();
-                if self.direct.site_accepted(&self.service, &parts).await {
-                    return match in_session {
-                        Some((state, peer)) => {
-                            Box::pin(self.direct.serve_in_session(parts, eligible, state, peer))
-                                .await
-                        }
-                        None => Box::pin(self.direct.serve(parts, eligible)).await,
-                    };
-                }
-                request = for_rmcp(
-                    Request::from_parts(parts, body),
-                    Some(&eligible.into_message()),
-                );
+                let (parts, _) = request.into_parts();
+                return match in_session {
+                    Some((state, peer)) => {
+                        Box::pin(self.direct.serve_in_session(parts, eligible, state, peer)).await
+                    }
+                    None => Box::pin(self.direct.serve(parts, eligible)).await,
+                };
             }
             let rmcp = Box::pin(self.service.handle(request));
             match serving {

@@ -32,6 +32,7 @@ mod options;
 mod reply;
 mod service;
 mod sessions;
+mod site;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -78,7 +79,6 @@ pub const HEALTH_PATH: &str = "/healthz";
 /// ```
 pub const READY_PATH: &str = "/readyz";
 /// The response header naming the replica that answered ([`HttpOptions::replica_id`]).
-const REPLICA_HEADER: &str = "mcp-replica";
 
 /// Serve streamable HTTP on `listener` until `drain` says stop; at most `max_in_flight`
 /// requests are handled at once.
@@ -131,9 +131,9 @@ pub(crate) async fn serve(
 /// rmcp's configuration for `options`; its sessions end when `cancel` fires.
 fn rmcp_config(options: &HttpOptions, cancel: CancellationToken) -> StreamableHttpServerConfig {
     StreamableHttpServerConfig::default()
-        .with_allowed_hosts(options.allowed_hosts.clone())
-        .with_allowed_origins(options.allowed_origins.clone())
-        .enforce_origin_validation()
+        // The front door checks `Host` and `Origin` itself (`site.rs`), for every path.
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
         .with_legacy_session_mode(options.stateful)
         // A stateless result alone goes out as JSON (rmcp streams when there is more).
         .with_json_response(true)
@@ -256,7 +256,7 @@ async fn accept_loop(
                     if let Some(replica) = &site.replica {
                         response
                             .headers_mut()
-                            .insert(REPLICA_HEADER, replica.clone());
+                            .insert(crate::server::protocol::header::REPLICA, replica.clone());
                     }
                     Ok::<_, Infallible>(response)
                 }

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::connections::Busy;
 use super::sessions::{Activity, Sessions};
-use crate::server::codec::error_reply;
+use crate::server::protocol::error_reply;
 
 /// The error of a [`Reply`] whose client left before it was complete: the call was given
 /// up, and the server ends the connection.
@@ -87,6 +87,8 @@ pub struct Reply {
     inner: BoxBody<Bytes, Infallible>,
     /// An event already read from `inner`, sent first.
     first: Option<Bytes>,
+    /// The events of a streamed session call, read as they pass until its result.
+    events: EventReader,
     holds: Holds,
     /// A streamed session call still waiting for its result.
     call: Option<SessionCall>,
@@ -99,6 +101,7 @@ impl Reply {
         Reply {
             inner,
             first: None,
+            events: EventReader::default(),
             holds: Holds::default(),
             call: None,
             orphaned: None,
@@ -157,9 +160,10 @@ impl Body for Reply {
             Poll::Ready(Some(Ok(frame))) => {
                 if this.call.is_some()
                     && let Some(data) = frame.data_ref()
-                    && sse_data(data).is_some_and(|message| is_final(&message))
+                    && this.events.feed(data).any(|message| is_final(&message))
                 {
                     this.call = None;
+                    this.events = EventReader::default();
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
@@ -281,8 +285,9 @@ pub(super) async fn settle_stream(
     grace: Duration,
 ) -> Result<Response<Reply>, Abandoned> {
     let (mut parts, mut body) = response.into_parts();
+    let mut events = EventReader::default();
     let first = tokio::select! {
-        first = first_event(&mut body) => first,
+        first = first_event(&mut body, &mut events) => first,
         _ = orphaned(client_closed.clone(), grace) => {
             if let Some(call) = call {
                 call.cancel();
@@ -310,6 +315,7 @@ pub(super) async fn settle_stream(
             reply.first = (!read.is_empty()).then_some(read);
             if !finished {
                 reply.call = call;
+                reply.events = events;
             }
             reply.orphaned = Some(Box::pin(orphaned(client_closed.clone(), grace)));
         }
@@ -324,13 +330,18 @@ pub(super) async fn orphaned(client_closed: CancellationToken, grace: Duration) 
 }
 
 /// Everything a reply stream sent up to and including its first event with a message
-/// (priming events included), and that message (`None`: the stream ended first).
-async fn first_event(body: &mut BoxBody<Bytes, Infallible>) -> (Bytes, Option<Vec<u8>>) {
+/// (priming events included), and that message (`None`: the stream ended first). Events
+/// are read whatever frames they come in (`events` keeps an event begun in the last
+/// frame read).
+async fn first_event(
+    body: &mut BoxBody<Bytes, Infallible>,
+    events: &mut EventReader,
+) -> (Bytes, Option<Vec<u8>>) {
     let mut read = bytes::BytesMut::new();
     while let Some(Ok(frame)) = body.frame().await {
-        if let Ok(event) = frame.into_data() {
-            read.extend_from_slice(&event);
-            if let Some(message) = sse_data(&event) {
+        if let Ok(bytes) = frame.into_data() {
+            read.extend_from_slice(&bytes);
+            if let Some(message) = events.feed(&bytes).next() {
                 return (read.freeze(), Some(message));
             }
         }
@@ -338,19 +349,99 @@ async fn first_event(body: &mut BoxBody<Bytes, Infallible>) -> (Bytes, Option<Ve
     (read.freeze(), None)
 }
 
+/// Splits a stream of server-sent events into events, however its bytes are cut into
+/// frames: an event ends at a blank line; lines end with CR LF, LF or CR (the event
+/// stream format of the HTML standard).
+#[derive(Default)]
+struct EventReader {
+    /// The bytes of an event not yet ended.
+    pending: Vec<u8>,
+}
+
+impl EventReader {
+    /// Take `bytes`; the data of each event they complete that has data, in order.
+    fn feed(&mut self, bytes: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+        self.pending.extend_from_slice(bytes);
+        std::iter::from_fn(move || {
+            loop {
+                let end = event_end(&self.pending)?;
+                let event: Vec<u8> = self.pending.drain(..end).collect();
+                if let Some(data) = sse_data(&event) {
+                    return Some(data);
+                }
+            }
+        })
+    }
+}
+
+/// The length of the first whole event in `bytes` (through the blank line that ends it),
+/// `None` when no event is whole yet. A CR last in `bytes` may be the first half of a CR
+/// LF: the event waits for the next byte.
+fn event_end(bytes: &[u8]) -> Option<usize> {
+    let mut line_start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if byte != b'\n' && byte != b'\r' {
+            at += 1;
+            continue;
+        }
+        let mut next = at + 1;
+        if byte == b'\r' {
+            match bytes.get(next) {
+                None => return None,
+                Some(b'\n') => next += 1,
+                Some(_) => {}
+            }
+        }
+        if at == line_start {
+            return Some(next);
+        }
+        line_start = next;
+        at = next;
+    }
+    None
+}
+
+/// The lines of one event, without their ends.
+fn event_lines(event: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = event;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
+        let (line, after) = match end {
+            None => (rest, &rest[rest.len()..]),
+            Some(end) => {
+                let skip = match &rest[end..] {
+                    [b'\r', b'\n', ..] => 2,
+                    _ => 1,
+                };
+                (&rest[..end], &rest[end + skip..])
+            }
+        };
+        rest = after;
+        Some(line)
+    })
+}
+
 /// The `data` of one server-sent event, `None` when it has none (a priming event or a
 /// keep-alive comment).
 fn sse_data(event: &[u8]) -> Option<Vec<u8>> {
     let mut data: Option<Vec<u8>> = None;
-    for line in event.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if let Some(value) = line.strip_prefix(b"data:") {
-            let value = value.strip_prefix(b" ").unwrap_or(value);
-            let data = data.get_or_insert_with(Vec::new);
-            if !data.is_empty() {
+    for line in event_lines(event) {
+        let value = match line.strip_prefix(b"data") {
+            Some([]) => &[][..],
+            Some([b':', value @ ..]) => value.strip_prefix(b" ").unwrap_or(value),
+            _ => continue,
+        };
+        match &mut data {
+            None => data = Some(value.to_vec()),
+            Some(data) => {
                 data.push(b'\n');
+                data.extend_from_slice(value);
             }
-            data.extend_from_slice(value);
         }
     }
     data.filter(|d| !d.is_empty())
@@ -386,5 +477,34 @@ mod tests {
         assert!(!is_final(&progress));
         let error = br#"{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"x"}}"#;
         assert!(is_final(error));
+    }
+
+    /// An event is found whatever frames carry it: split inside a line, inside a CR LF,
+    /// or several events in one frame.
+    #[test]
+    fn events_are_found_across_and_within_frames() {
+        let stream = b"id: 0\r\nretry: 3000\r\ndata:\r\n\r\n\
+            data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\r\n\r\n\
+            id: 2\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\r\ndata: \"result\":{}}\r\n\r\n";
+        for cut in 1..stream.len() {
+            let mut reader = EventReader::default();
+            let mut messages: Vec<Vec<u8>> = reader.feed(&stream[..cut]).collect();
+            messages.extend(reader.feed(&stream[cut..]));
+            assert_eq!(messages.len(), 2, "cut at {cut}");
+            assert!(!is_final(&messages[0]), "cut at {cut}");
+            assert!(is_final(&messages[1]), "cut at {cut}");
+            assert_eq!(
+                messages[1],
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\n\"result\":{}}".to_vec()
+            );
+        }
+        // Bare CR line ends, and a field named only `data`.
+        let mut reader = EventReader::default();
+        let found: Vec<_> = reader.feed(b"data\rdata: x\r\r\n").collect();
+        assert_eq!(found, vec![b"\nx".to_vec()]);
+        // An event not yet ended waits.
+        let mut reader = EventReader::default();
+        assert_eq!(reader.feed(b"data: {}\n").count(), 0);
+        assert_eq!(reader.feed(b"\n").count(), 1);
     }
 }

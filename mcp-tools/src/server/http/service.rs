@@ -27,6 +27,7 @@ use super::front::Front;
 use super::options::HttpOptions;
 use super::reply::{Reply, plain};
 use super::sessions::{self, Sessions};
+use super::site::SiteRule;
 use crate::Caller;
 use crate::server::TokenResolver;
 use crate::server::auth::{INVALID_REQUEST, INVALID_TOKEN, MANY_AUTHORIZATIONS, request_bearer};
@@ -116,6 +117,7 @@ impl McpService {
         };
         let in_flight = Arc::new(Semaphore::new(max_in_flight.max(1)));
         let authenticator = options.authenticator.clone();
+        let site = SiteRule::new(&options.allowed_hosts, &options.allowed_origins);
         #[cfg(feature = "oauth")]
         if let Some(oauth) = &options.oauth {
             oauth.advertise(&registry);
@@ -143,6 +145,7 @@ impl McpService {
                 oauth: options.oauth.clone(),
                 registry: registry.clone(),
                 sessions: Some(sessions),
+                site,
                 direct,
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
@@ -159,6 +162,7 @@ impl McpService {
                 oauth: options.oauth.clone(),
                 registry: registry.clone(),
                 sessions: None,
+                site,
                 direct,
                 in_flight,
                 max_in_flight: max_in_flight.max(1),

@@ -38,10 +38,6 @@ pub(super) type Principal = Option<u64>;
 /// How long a restore waits for the parked session's old service to end.
 const PARKING_WAIT: Duration = Duration::from_secs(10);
 
-/// A request-wise stream id rmcp's session worker never hands out (it counts from 0):
-/// asking the worker to close it does nothing but tell the worker the session is in use.
-const NO_STREAM: u64 = u64::MAX;
-
 tokio::task_local! {
     /// The session a request opens or uses, for the handler rmcp builds while serving it.
     static SERVING: Serving;
@@ -76,9 +72,6 @@ struct Record {
     /// The client's `initialize` parameters (JSON), replayed to rebuild a parked session.
     initialize: Box<str>,
     last_used: Instant,
-    /// When rmcp's session worker last heard from us that the session is in use (it
-    /// does not see requests served directly).
-    told: Instant,
     /// Requests in progress and streams open.
     active: u32,
     phase: Phase,
@@ -101,8 +94,6 @@ pub(super) struct Sessions {
     expire_after: Duration,
     /// How often the sweep runs.
     sweep_every: Duration,
-    /// How often at most rmcp's session worker is told its session is in use.
-    tell_every: Duration,
     keys: std::hash::RandomState,
     /// Wakes restores waiting for a session to finish parking.
     parked: Notify,
@@ -144,15 +135,12 @@ impl Sessions {
         stop: CancellationToken,
     ) -> Sessions {
         let sweep_every = sweep_period(park_after.min(expire_after));
-        // rmcp's session worker ends after this long without an event. Our sweep parks
-        // and expires idle sessions before that, and tells the worker of a session's use
-        // it did not see (calls served directly) at least once in a quarter of it, so
-        // this ends only a session whose use our records do not show: one in which no
-        // request started or ended for that long whatever it holds open (its activity
-        // may have leaked), or one whose handshake never reached our records.
-        let keep_alive = expire_after.max(park_after) + 2 * sweep_every;
+        // rmcp's session worker does not see the calls served directly, so its own idle
+        // time-out is off (`keep_alive: None`, as its docs allow): the sweep, which sees
+        // every request, parks and expires idle sessions. A handshake that never
+        // completes is still ended by rmcp's `init_timeout`.
         let mut live = LocalSessionManager::default();
-        live.session_config.keep_alive = Some(keep_alive);
+        live.session_config.keep_alive = None;
         Sessions {
             live,
             records: Mutex::default(),
@@ -160,7 +148,6 @@ impl Sessions {
             park_after: park_after.min(expire_after),
             expire_after,
             sweep_every,
-            tell_every: keep_alive / 4,
             keys: std::hash::RandomState::new(),
             parked: Notify::new(),
             newly_parked: AtomicUsize::new(0),
@@ -273,7 +260,6 @@ impl Sessions {
     async fn sweep(&self) {
         let now = Instant::now();
         let mut to_close = Vec::new();
-        let mut to_tell = Vec::new();
         {
             let mut records = self.records();
             records.retain(|id, record| {
@@ -291,16 +277,10 @@ impl Sessions {
                 if record.active == 0 && idle >= self.park_after {
                     record.phase = Phase::Parking;
                     to_close.push(id.clone());
-                } else if record.last_used > record.told
-                    && now.saturating_duration_since(record.told) >= self.tell_every
-                {
-                    record.told = now;
-                    to_tell.push(id.clone());
                 }
                 true
             });
         }
-        self.tell_in_use(&to_tell).await;
         for id in to_close {
             // The worker ends; its service ends and calls `close_session`, which
             // completes the parking.
@@ -315,30 +295,6 @@ impl Sessions {
             self.shared.list_changed.forget_closed();
             self.shared.subscriptions.forget_closed();
             release_free_memory();
-        }
-    }
-
-    /// Tell the session workers of sessions `ids` that their sessions are in use, so that
-    /// rmcp's idle time-out does not end them. Waits at most a sweep period: a worker too
-    /// busy to listen is not idle either.
-    async fn tell_in_use(&self, ids: &[Arc<str>]) {
-        if ids.is_empty() {
-            return;
-        }
-        let handles: Vec<_> = {
-            let live = self.live.sessions.read().await;
-            ids.iter()
-                .filter_map(|id| live.get(&**id).cloned())
-                .collect()
-        };
-        // Each answers that there is no such stream; the event itself is the news.
-        let told = futures::future::join_all(
-            handles
-                .iter()
-                .map(|handle| handle.close_sse_stream(NO_STREAM, None)),
-        );
-        if tokio::time::timeout(self.sweep_every, told).await.is_err() {
-            tracing::debug!("a busy session worker was not told its session is in use");
         }
     }
 
@@ -505,7 +461,6 @@ impl SessionStore for Sessions {
                 state: serving.state,
                 initialize,
                 last_used: Instant::now(),
-                told: Instant::now(),
                 active: 0,
                 phase: Phase::Live,
             },

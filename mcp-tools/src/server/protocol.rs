@@ -1,0 +1,150 @@
+//! The protocol's wire facts, each written once for every transport: the JSON-RPC error
+//! codes the server answers with, the methods it implements and the protocol eras each
+//! belongs to, the version gates, and (feature `http`) the MCP header names.
+//!
+//! A new method, code or header is added here and nowhere else; the transports and the
+//! handler name these items.
+
+use rmcp::model::{ErrorCode, ProtocolVersion};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+
+/// JSON-RPC error codes as the transports write them into JSON (`i64`). The JSON-RPC 2.0
+/// ones are rmcp's `ErrorCode`s, which the handler's errors carry.
+pub(crate) mod code {
+    use super::ErrorCode;
+
+    /// The message is not JSON.
+    pub(crate) const PARSE_ERROR: i64 = ErrorCode::PARSE_ERROR.0 as i64;
+    /// The message is JSON but not a JSON-RPC request or notification.
+    pub(crate) const INVALID_REQUEST: i64 = ErrorCode::INVALID_REQUEST.0 as i64;
+    /// The params do not fit the method (or name a tool the caller cannot see).
+    pub(crate) const INVALID_PARAMS: i64 = ErrorCode::INVALID_PARAMS.0 as i64;
+    /// The server failed to answer.
+    #[cfg(feature = "http")]
+    pub(crate) const INTERNAL_ERROR: i64 = ErrorCode::INTERNAL_ERROR.0 as i64;
+    /// HTTP: the server cannot take more work now (a cap is reached); retry later.
+    #[cfg(feature = "http")]
+    pub(crate) const SERVER_BUSY: i64 = -32000;
+    /// HTTP: the `Mcp-Session-Id` names no session this caller may use (the code the MCP
+    /// SDKs use for it).
+    #[cfg(feature = "http")]
+    pub(crate) const SESSION_NOT_FOUND: i64 = -32001;
+    /// TCP: the connection has not authenticated (`mcp-toolbelt/authenticate`), or its
+    /// token is unknown.
+    pub(crate) const UNAUTHORIZED: i64 = -32003;
+}
+
+/// A JSON-RPC error object answering request `id`.
+pub(crate) fn error_reply(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// Which protocol revisions a method belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Eras {
+    /// Every revision this server speaks.
+    All,
+    /// Up to 2025-11-25 (removed by 2026-07-28, which has no sessions).
+    Legacy,
+    /// 2026-07-28 and later.
+    Modern,
+}
+
+/// The methods this server implements, with the revisions each belongs to.
+pub(crate) const METHODS: &[(&str, Eras)] = &[
+    ("initialize", Eras::Legacy),
+    ("ping", Eras::All),
+    ("server/discover", Eras::Modern),
+    ("tools/list", Eras::All),
+    ("tools/call", Eras::All),
+    ("logging/setLevel", Eras::Legacy),
+    ("subscriptions/listen", Eras::Modern),
+    ("resources/list", Eras::All),
+    ("resources/templates/list", Eras::All),
+    ("resources/read", Eras::All),
+    ("resources/subscribe", Eras::Legacy),
+    ("resources/unsubscribe", Eras::Legacy),
+    ("prompts/list", Eras::All),
+    ("prompts/get", Eras::All),
+    ("completion/complete", Eras::All),
+];
+
+/// The revisions `method` belongs to; `None` when the server does not implement it.
+pub(crate) fn method_eras(method: &str) -> Option<Eras> {
+    METHODS
+        .iter()
+        .find(|(name, _)| *name == method)
+        .map(|(_, eras)| *eras)
+}
+
+/// True for protocol 2026-07-28 and later: per-request metadata, no sessions,
+/// `input_required` results, list `ttlMs`.
+pub(crate) fn is_modern_version(version: &ProtocolVersion) -> bool {
+    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
+}
+
+/// True when the request runs on protocol 2026-07-28 or later.
+pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| is_modern_version(&v))
+}
+
+/// True for the one revision with JSON-RPC batches, 2025-03-26.
+pub(crate) fn takes_batches(version: &ProtocolVersion) -> bool {
+    *version == ProtocolVersion::V_2025_03_26
+}
+
+/// The MCP header names of streamable HTTP (lower case, as `http` stores them).
+#[cfg(feature = "http")]
+pub(crate) mod header {
+    /// The session a request belongs to (stateful mode).
+    pub(crate) const SESSION_ID: &str = "mcp-session-id";
+    /// The protocol version a request speaks.
+    pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+    /// Which replica answered (set by [`HttpOptions::replica_id`](crate::server::HttpOptions::replica_id)).
+    pub(crate) const REPLICA: &str = "mcp-replica";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_method_is_listed_once_and_the_eras_split_where_2026_07_28_does() {
+        for (at, (name, _)) in METHODS.iter().enumerate() {
+            assert!(
+                METHODS[at + 1..].iter().all(|(other, _)| other != name),
+                "{name} is listed twice"
+            );
+        }
+        assert_eq!(method_eras("initialize"), Some(Eras::Legacy));
+        assert_eq!(method_eras("server/discover"), Some(Eras::Modern));
+        assert_eq!(method_eras("tools/call"), Some(Eras::All));
+        assert_eq!(method_eras("tasks/get"), None);
+        assert!(is_modern_version(&ProtocolVersion::V_2026_07_28));
+        assert!(!is_modern_version(&ProtocolVersion::V_2025_11_25));
+        assert!(takes_batches(&ProtocolVersion::V_2025_03_26));
+        assert!(!takes_batches(&ProtocolVersion::V_2025_06_18));
+    }
+
+    #[test]
+    fn the_codes_are_distinct() {
+        let mut codes = vec![
+            code::PARSE_ERROR,
+            code::INVALID_REQUEST,
+            i64::from(ErrorCode::METHOD_NOT_FOUND.0),
+            code::INVALID_PARAMS,
+            code::UNAUTHORIZED,
+        ];
+        #[cfg(feature = "http")]
+        codes.extend([code::INTERNAL_ERROR, code::SERVER_BUSY, code::SESSION_NOT_FOUND]);
+        let all = codes.len();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), all);
+        assert_eq!(code::PARSE_ERROR, -32700);
+        assert_eq!(code::INVALID_PARAMS, -32602);
+    }
+}
