@@ -406,7 +406,7 @@ impl Server {
         }
         let mut implementation = Implementation::new(&self.info.name, &self.info.version);
         implementation.title = self.info.title.clone();
-        #[allow(deprecated)] // logging: deprecated by SEP-2577, still in the protocol
+        #[expect(deprecated)] // logging: deprecated by SEP-2577, still in the protocol
         let mut capabilities = ServerCapabilities::builder()
             .enable_logging()
             .enable_tools()

@@ -2,15 +2,16 @@
 //! `elicitation/create`. Each checks the capability the client declared, bounds the wait
 //! with the server's client-request timeout, and turns every failure into a `ToolError`
 //! that says what happened and what to do.
-// rmcp marks the sampling types deprecated (SEP-2577) while the protocol still has them.
-#![allow(deprecated)]
 
 use std::time::Duration;
 
+// rmcp marks the sampling types deprecated (SEP-2577) while the protocol still has them.
 use rmcp::model::{
-    ClientCapabilities, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
-    ElicitRequest, ElicitRequestParams, InputRequest, ServerRequest,
+    ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams, InputRequest,
+    ServerRequest,
 };
+#[expect(deprecated)]
+use rmcp::model::{CreateMessageRequest, CreateMessageRequestParams};
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::Value;
 
@@ -85,6 +86,7 @@ pub(crate) fn check_declared(
 }
 
 /// The `kind` request a tool's `params` make, checked against the protocol's params type.
+#[expect(deprecated)] // sampling
 pub(crate) fn input_request(
     kind: ClientRequestKind,
     params: Value,

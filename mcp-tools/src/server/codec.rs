@@ -43,8 +43,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequest, ClientCapabilities, ClientJsonRpcMessage, ClientNotification, ClientRequest,
-    Implementation, InitializeRequest, InitializedNotification, JsonRpcMessage,
-    ListToolsRequest, ProtocolVersion, RequestId, ServerResult,
+    Implementation, InitializeRequest, InitializedNotification, JsonRpcMessage, ListToolsRequest,
+    ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -1058,6 +1058,7 @@ fn nesting_exceeds(line: &[u8], limit: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn reply(line: &str) -> Value {
         match decode(line.as_bytes()) {

@@ -1,8 +1,6 @@
 //! The protocol bridge: rmcp's `ServerHandler` over a [`ToolRegistry`]. Everything a
 //! request needs is built once (the registry caches each permission view's tool list);
 //! a request only picks the caller's view, a page, or a tool.
-// rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
-#![allow(deprecated)]
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,10 +14,13 @@ use rmcp::model::{
     CompleteResult, CustomRequest, CustomResult, ErrorCode, GetExtensions, GetPromptRequestParams,
     GetPromptResponse, InitializeRequestParams, InitializeResult, InputRequiredResult,
     InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, NumberOrString, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, RequestId, RequestMetaObject, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    ListToolsResult, NumberOrString, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, RequestId, RequestMetaObject, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
+// rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
+#[expect(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 
@@ -27,11 +28,11 @@ use super::convert;
 use super::notify::ListChanged;
 use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
-use super::request_state::{self, Round, Sealing};
-use super::subscriptions::{SessionSubscriptions, Subscriptions};
 #[cfg(feature = "http")]
 use super::protocol::takes_batches;
 use super::protocol::{is_modern, method_eras};
+use super::request_state::{self, Round, Sealing};
+use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use super::tool_pages::ToolPages;
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
@@ -477,6 +478,7 @@ impl ServerHandler for McpHandler {
         self.completion(request, context).await
     }
 
+    #[expect(deprecated)] // logging
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
@@ -500,10 +502,9 @@ impl ServerHandler for McpHandler {
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
         #[cfg(feature = "http")]
-        self.session.batches.store(
-            takes_batches(&result.protocol_version),
-            Ordering::SeqCst,
-        );
+        self.session
+            .batches
+            .store(takes_batches(&result.protocol_version), Ordering::SeqCst);
         Ok(result)
     }
 

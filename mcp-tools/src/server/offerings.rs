@@ -6,8 +6,6 @@
 //! `resources/subscribe` / `unsubscribe` on a server without resources (so without the
 //! `subscribe` capability) an unsupported method, -32601,
 //! a failing handler -32603 with the error's kind and action in `data`.
-// rmcp marks subscribe/unsubscribe deprecated (legacy protocol versions only).
-#![allow(deprecated)]
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
@@ -23,8 +21,8 @@ use serde_json::{Value, json};
 use super::builder::declares_subscriptions;
 use super::convert;
 use super::handler::{McpHandler, RoundEnd};
-use super::protocol::is_modern;
 use super::paging;
+use super::protocol::is_modern;
 use crate::definition::completion::{CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
 use crate::output::error::{ErrorKind, ToolError, echo};

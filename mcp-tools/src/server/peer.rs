@@ -2,17 +2,15 @@
 //! sent through rmcp's peer, tied to the request's progress token and log level; sampling
 //! and elicitation requests (`client_requests.rs`, or a resumable call's round on
 //! 2026-07-28: `request_state.rs`).
-// rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
-#![allow(deprecated)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp::model::{
-    ClientCapabilities, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken,
-};
+// rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
+use rmcp::model::{ClientCapabilities, ProgressNotificationParam, ProgressToken};
+#[expect(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
 
@@ -77,6 +75,7 @@ impl ClientPeer for RequestPeer {
         })
     }
 
+    #[expect(deprecated)] // logging
     fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> BoxFuture<'static, ()> {
         if !self.logs.admits(level) {
             return Box::pin(async {});
@@ -123,6 +122,7 @@ impl RequestPeer {
 }
 
 /// The protocol's level for ours.
+#[expect(deprecated)] // logging
 pub(crate) fn to_rmcp(level: LogLevel) -> LoggingLevel {
     match level {
         LogLevel::Debug => LoggingLevel::Debug,
@@ -137,6 +137,7 @@ pub(crate) fn to_rmcp(level: LogLevel) -> LoggingLevel {
 }
 
 /// Our level for the protocol's.
+#[expect(deprecated)] // logging
 pub(crate) fn from_rmcp(level: LoggingLevel) -> LogLevel {
     match level {
         LoggingLevel::Debug => LogLevel::Debug,

@@ -139,7 +139,11 @@ mod tests {
             code::UNAUTHORIZED,
         ];
         #[cfg(feature = "http")]
-        codes.extend([code::INTERNAL_ERROR, code::SERVER_BUSY, code::SESSION_NOT_FOUND]);
+        codes.extend([
+            code::INTERNAL_ERROR,
+            code::SERVER_BUSY,
+            code::SESSION_NOT_FOUND,
+        ]);
         let all = codes.len();
         codes.sort_unstable();
         codes.dedup();

@@ -7,8 +7,6 @@
 //! state is sealed with HMAC-SHA256 (rmcp's `RequestStateCodec`), carries an expiry, and
 //! is bound to the method, the tool, its arguments and the caller, so it is verified before
 //! anything in it is used and is worth nothing for another call or caller.
-// rmcp marks the sampling types deprecated (SEP-2577) while the protocol still has them.
-#![allow(deprecated)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,9 +17,12 @@ use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 
 use rmcp::ErrorData as McpError;
+// rmcp marks the sampling types deprecated (SEP-2577) while the protocol still has them.
+#[expect(deprecated)]
+use rmcp::model::CreateMessageResult;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageResult, ElicitResult, InputRequest, InputResponses,
-    RequestStateCodec, RequestStateError, SealOptions,
+    ClientCapabilities, ElicitResult, InputRequest, InputResponses, RequestStateCodec,
+    RequestStateError, SealOptions,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -320,6 +321,7 @@ pub(crate) fn seal(
 }
 
 /// The client's answer to a `kind` request, checked against the protocol's result type.
+#[expect(deprecated)] // sampling
 fn checked_answer(kind: ClientRequestKind, answer: Value) -> Result<Value, String> {
     match kind {
         ClientRequestKind::Elicitation => serde_json::from_value::<ElicitResult>(answer)

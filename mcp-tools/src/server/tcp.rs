@@ -38,9 +38,6 @@ use crate::Caller;
 /// The method of the authentication line.
 pub const AUTHENTICATE_METHOD: &str = "mcp-toolbelt/authenticate";
 
-/// The JSON-RPC error code of a refused authentication line (the code HTTP servers use for
-/// `401` in JSON-RPC bodies).
-
 /// The longest authentication line read, in bytes.
 const MAX_HANDSHAKE_LINE: u64 = 8 * 1024;
 

@@ -32,9 +32,9 @@ use rmcp::service::{RequestContext, RoleServer, TxJsonRpcMessage};
 use super::handler::McpHandler;
 #[cfg(feature = "http")]
 use super::handler::http_caller;
+use super::paging;
 #[cfg(feature = "http")]
 use super::protocol::is_modern;
-use super::paging;
 use crate::Caller;
 use crate::permissions::Mask;
 
@@ -197,8 +197,16 @@ impl ToolPages {
         }
     }
 
+    /// The cache, locked. A lock poisoned by a panic in the middle of an update may hold a
+    /// half-updated cache (links and index out of step): it is emptied, not served.
     fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+        self.cache.lock().unwrap_or_else(|poisoned| {
+            let mut cache = poisoned.into_inner();
+            tracing::warn!("the tools/list page cache was poisoned by a panic; emptied");
+            *cache = Cache::at(cache.version);
+            self.cache.clear_poison();
+            cache
+        })
     }
 
     /// The page `key` of registry `version`, if cached.
@@ -444,6 +452,30 @@ mod tests {
     /// The recency list after every kind of step: a lookup moves a page to the front, an
     /// eviction takes the back, a replaced page counts as just used, and freed slots are
     /// reused (the slot vector never outgrows the page bound).
+    /// A panic while the cache is locked (here: in the middle of a use) leaves it
+    /// poisoned: the next use finds it empty, and it fills again.
+    #[test]
+    fn a_poisoned_cache_is_emptied_not_served() {
+        let pages = ToolPages::with_limits(1000, 4);
+        pages.insert(1, key(0), page(b'x', 10));
+        pages.insert(1, key(1), page(b'x', 10));
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut cache = pages.lock();
+            cache.bytes += 1;
+            panic!("in the middle of an update");
+        }));
+        assert!(panicked.is_err());
+        assert!(pages.cache.is_poisoned());
+        assert!(
+            pages.get(1, &key(0)).is_none(),
+            "a poisoned cache serves nothing"
+        );
+        assert!(!pages.cache.is_poisoned());
+        assert_eq!(pages.size(), (0, 0));
+        pages.insert(1, key(0), page(b'x', 10));
+        assert!(pages.get(1, &key(0)).is_some());
+    }
+
     #[test]
     fn the_recency_list_orders_pages_by_last_use() {
         let pages = ToolPages::with_limits(1000, 4);

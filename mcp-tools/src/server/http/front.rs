@@ -34,13 +34,10 @@ use super::sessions::{Principal, Sessions};
 use super::site::SiteRule;
 use crate::Caller;
 use crate::server::codec::{batch_elements, decode_document};
-use crate::server::protocol::code::{
-    INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND,
-};
+use crate::server::handler::McpHandler;
+use crate::server::protocol::code::{INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND};
 use crate::server::protocol::header::SESSION_ID;
 use crate::server::protocol::takes_batches;
-use crate::server::handler::McpHandler;
-
 
 /// Put in a request's extensions by the accept loop: fires when the client closes its
 /// side of the connection (a mounted endpoint has none and never sees it fire).

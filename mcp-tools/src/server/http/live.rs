@@ -5,9 +5,9 @@
 //!
 //! The peer is lent only while it can carry everything such a call may send the way
 //! rmcp's session worker would: a log message or a list change goes to the session's
-//! `GET` stream either way. A peer is not lent when the client declared a capability that
-//! lets the server ask it something (sampling, elicitation, roots) or the tasks extension:
-//! those requests ride the call's own stream in rmcp, which a direct call does not have.
+//! `GET` stream either way. A peer is not lent when the client declared any capability:
+//! each lets the server ask it something (sampling, elicitation, roots, tasks), and those
+//! requests ride the call's own stream in rmcp, which a direct call does not have.
 //! Calls in such sessions go through rmcp's session worker, as before.
 
 use std::sync::{Arc, Mutex};
@@ -68,12 +68,14 @@ impl LiveSession {
 }
 
 /// True when a session whose client declared `capabilities` can be served directly: the
-/// server can never send it a request.
+/// client declared no capability at all. Every client capability the protocol has
+/// (roots, sampling, elicitation, tasks, experimental ones, extensions) lets the server
+/// ask the client something, so the rule is read from the capabilities as they serialize,
+/// not from a list of fields: a capability the protocol adds later takes the session off
+/// the direct path by itself.
 fn served_directly(capabilities: &ClientCapabilities) -> bool {
-    capabilities.sampling.is_none()
-        && capabilities.elicitation.is_none()
-        && capabilities.roots.is_none()
-        && !capabilities.supports_tasks()
+    serde_json::to_value(capabilities)
+        .is_ok_and(|declared| declared.as_object().is_some_and(serde_json::Map::is_empty))
 }
 
 /// A directly served call in progress in a session: its cancellation token, registered
@@ -134,6 +136,12 @@ mod tests {
         let mut roots = ClientCapabilities::default();
         roots.roots = Some(RootsCapabilities::default());
         assert!(!served_directly(&roots));
+        // Whatever else a client declares, it is not served directly either.
+        let experimental: ClientCapabilities =
+            serde_json::from_value(serde_json::json!({"experimental": {"x": {}}})).unwrap();
+        assert!(!served_directly(&experimental));
+        let empty: ClientCapabilities = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert!(served_directly(&empty));
     }
 
     #[test]

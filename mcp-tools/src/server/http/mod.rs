@@ -78,7 +78,6 @@ pub const HEALTH_PATH: &str = "/healthz";
 /// assert_eq!(mcp_toolbelt::server::READY_PATH, "/readyz");
 /// ```
 pub const READY_PATH: &str = "/readyz";
-/// The response header naming the replica that answered ([`HttpOptions::replica_id`]).
 
 /// Serve streamable HTTP on `listener` until `drain` says stop; at most `max_in_flight`
 /// requests are handled at once.

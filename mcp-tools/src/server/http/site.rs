@@ -132,7 +132,14 @@ impl OriginRule {
     fn allows(&self, origin: Option<&Origin>) -> bool {
         match (self, origin) {
             (OriginRule::Null, None) => true,
-            (OriginRule::Tuple { scheme, host, ports }, Some(origin)) => {
+            (
+                OriginRule::Tuple {
+                    scheme,
+                    host,
+                    ports,
+                },
+                Some(origin),
+            ) => {
                 *scheme == origin.scheme
                     && *host == origin.host
                     && match ports {
@@ -209,19 +216,25 @@ impl SiteRule {
     pub(super) fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), SiteRefusal> {
         let mut hosts = headers.get_all(header::HOST).iter();
         let (host, port) = match (hosts.next(), hosts.next()) {
-            (Some(_), Some(_)) => return Err(refused(SiteRefusal::bad_host("Bad Request: more than one Host header"))),
+            (Some(_), Some(_)) => {
+                return Err(refused(SiteRefusal::bad_host(
+                    "Bad Request: more than one Host header",
+                )));
+            }
             (Some(value), None) => {
                 let authority = value
                     .to_str()
                     .ok()
                     .and_then(|text| text.parse::<Authority>().ok())
-                    .ok_or_else(|| refused(SiteRefusal::bad_host("Bad Request: Invalid Host header")))?;
+                    .ok_or_else(|| {
+                        refused(SiteRefusal::bad_host("Bad Request: Invalid Host header"))
+                    })?;
                 (normal_host(authority.host()), authority.port_u16())
             }
             (None, _) => {
-                let authority = uri
-                    .authority()
-                    .ok_or_else(|| refused(SiteRefusal::bad_host("Bad Request: missing Host header")))?;
+                let authority = uri.authority().ok_or_else(|| {
+                    refused(SiteRefusal::bad_host("Bad Request: missing Host header"))
+                })?;
                 (normal_host(authority.host()), authority.port_u16())
             }
         };
@@ -238,13 +251,12 @@ impl SiteRule {
                     "Forbidden: more than one Origin header",
                 )));
             }
-            (Some(value), None) => value
-                .to_str()
-                .ok()
-                .and_then(parse_origin)
-                .ok_or_else(|| refused(SiteRefusal::forbidden("Forbidden: Invalid Origin header")))?,
+            (Some(value), None) => value.to_str().ok().and_then(parse_origin).ok_or_else(|| {
+                refused(SiteRefusal::forbidden("Forbidden: Invalid Origin header"))
+            })?,
         };
-        if !self.origins.is_empty() && !self.origins.iter().any(|rule| rule.allows(origin.as_ref())) {
+        if !self.origins.is_empty() && !self.origins.iter().any(|rule| rule.allows(origin.as_ref()))
+        {
             return Err(refused(SiteRefusal::forbidden(
                 "Forbidden: Origin header is not allowed",
             )));
@@ -294,10 +306,22 @@ mod tests {
         assert_eq!(check(Some("LOCALHOST"), None), Ok(()));
         assert_eq!(check(Some("any.example:1"), None), Ok(()));
         assert_eq!(check(Some("mcp.example.com:8443"), None), Ok(()));
-        assert_eq!(check(Some("mcp.example.com:443"), None), Err(StatusCode::FORBIDDEN));
-        assert_eq!(check(Some("mcp.example.com"), None), Err(StatusCode::FORBIDDEN));
-        assert_eq!(check(Some("evil.example"), None), Err(StatusCode::FORBIDDEN));
-        assert_eq!(check(Some("localhost.evil.example"), None), Err(StatusCode::FORBIDDEN));
+        assert_eq!(
+            check(Some("mcp.example.com:443"), None),
+            Err(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            check(Some("mcp.example.com"), None),
+            Err(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            check(Some("evil.example"), None),
+            Err(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            check(Some("localhost.evil.example"), None),
+            Err(StatusCode::FORBIDDEN)
+        );
     }
 
     #[test]
@@ -307,7 +331,9 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.append(header::HOST, "localhost".parse().unwrap());
         headers.append(header::HOST, "evil.example".parse().unwrap());
-        let refusal = rule().check(&Uri::from_static("/mcp"), &headers).unwrap_err();
+        let refusal = rule()
+            .check(&Uri::from_static("/mcp"), &headers)
+            .unwrap_err();
         assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
         // HTTP/2 carries the host in the URI.
         let uri = Uri::from_static("http://localhost:3000/mcp");
@@ -327,11 +353,23 @@ mod tests {
         assert_eq!(check(local, Some("https://[::1]")), Ok(()));
         assert_eq!(check(local, Some("https://app.example.com:1234")), Ok(()));
         assert_eq!(check(local, Some("https://exact.example:8443")), Ok(()));
-        assert_eq!(check(local, Some("https://exact.example")), Err(StatusCode::FORBIDDEN));
-        assert_eq!(check(local, Some("http://app.example.com")), Err(StatusCode::FORBIDDEN));
-        assert_eq!(check(local, Some("https://evil.example")), Err(StatusCode::FORBIDDEN));
+        assert_eq!(
+            check(local, Some("https://exact.example")),
+            Err(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            check(local, Some("http://app.example.com")),
+            Err(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            check(local, Some("https://evil.example")),
+            Err(StatusCode::FORBIDDEN)
+        );
         assert_eq!(check(local, Some("null")), Ok(()));
-        assert_eq!(check(local, Some("not an origin")), Err(StatusCode::FORBIDDEN));
+        assert_eq!(
+            check(local, Some("not an origin")),
+            Err(StatusCode::FORBIDDEN)
+        );
     }
 
     #[test]
