@@ -45,7 +45,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::codec::LineSender;
-use super::handler::{McpHandler, request_context};
+use super::handler::McpHandler;
+use super::protocol::request_context;
 
 /// A request in flight: its slot, and the cancellation of a call served directly.
 struct InFlight {

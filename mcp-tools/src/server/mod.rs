@@ -78,6 +78,7 @@ mod peer;
 mod private_file;
 mod protocol;
 mod request_state;
+mod state;
 mod stream;
 mod subscriptions;
 mod tcp;

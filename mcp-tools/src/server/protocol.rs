@@ -1,11 +1,17 @@
 //! The protocol's wire facts, each written once for every transport: the JSON-RPC error
 //! codes the server answers with, the methods it implements and the protocol eras each
-//! belongs to, the version gates, and (feature `http`) the MCP header names.
+//! belongs to, the version gates, (feature `http`) the MCP header names, and the context a
+//! request is served in (its caller, its rmcp `RequestContext`).
 //!
 //! A new method, code or header is added here and nowhere else; the transports and the
 //! handler name these items.
 
-use rmcp::model::{ErrorCode, ProtocolVersion};
+use rmcp::model::{
+    ClientRequest, ErrorCode, GetExtensions, ProtocolVersion, RequestId, RequestMetaObject,
+};
+use rmcp::service::Peer;
+
+use crate::Caller;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
@@ -38,6 +44,37 @@ pub(crate) mod code {
 /// A JSON-RPC error object answering request `id`.
 pub(crate) fn error_reply(id: Value, code: i64, message: String) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// The caller the HTTP authentication put into the request's extensions (feature `http`).
+#[cfg(feature = "http")]
+pub(crate) fn http_caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+}
+
+/// Without the `http` feature no request carries a caller of its own.
+#[cfg(not(feature = "http"))]
+pub(crate) fn http_caller(_: &RequestContext<RoleServer>) -> Option<&Caller> {
+    None
+}
+
+/// The context rmcp's own dispatch gives `request` (with `id`, from `peer`): the request's
+/// `_meta` and extensions move into it. Unlike rmcp's `get_meta_mut`, no empty `_meta` is
+/// put into (and allocated in) the extensions of a request without one.
+pub(crate) fn request_context(
+    id: RequestId,
+    request: &mut ClientRequest,
+    peer: Peer<RoleServer>,
+) -> RequestContext<RoleServer> {
+    let mut context = RequestContext::new(id, peer);
+    if let Some(meta) = request.extensions_mut().remove::<RequestMetaObject>() {
+        context.meta = meta;
+    }
+    std::mem::swap(&mut context.extensions, request.extensions_mut());
+    context
 }
 
 /// Which protocol revisions a method belongs to.

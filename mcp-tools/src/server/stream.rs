@@ -15,7 +15,8 @@ use super::ServeError;
 use super::bounded::{Bounded, Direct};
 use super::codec::LineCodec;
 use super::drain::Drain;
-use super::handler::{McpHandler, Shared};
+use super::handler::McpHandler;
+use super::state::Shared;
 use crate::Caller;
 
 /// Per-connection limits of the byte-stream transports.

@@ -30,8 +30,8 @@ use super::ServeError;
 use super::auth::{TokenResolver, TokenTable, TokensFileError};
 use super::drain::Drain;
 use super::exposure::Authentication;
-use super::handler::Shared;
 use super::linger;
+use super::state::Shared;
 use super::stream::{StreamLimits, accept_next, serve_stream};
 use crate::Caller;
 

@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::drain::Drain;
-use super::handler::{McpHandler, Shared};
+use super::handler::McpHandler;
+use super::state::Shared;
 use super::stream::{StreamLimits, serve_stream};
 use super::tests::{RawClient, registry, text_tool_builder};
 use crate::definition::ToolDef;

@@ -16,26 +16,19 @@
 //! (a recency list: O(1) per lookup and per eviction).
 //!
 //! The direct paths take the steps one by one, so that a hit needs no request context:
-//! [`McpHandler::page_request`] (which page), [`McpHandler::cached_page_line`] (a hit, in
-//! its envelope), else [`McpHandler::page_line`] (stdio, TCP and Unix sockets, `bounded.rs`)
-//! or rmcp's answer kept by [`McpHandler::keep_page`] (stateless HTTP, `http/direct.rs`).
+//! `McpHandler::page_request` (which page), `McpHandler::cached_page_line` (a hit, in
+//! its envelope), else `McpHandler::page_line` (stdio, TCP and Unix sockets, `bounded.rs`)
+//! or rmcp's answer kept by `McpHandler::keep_page` (stateless HTTP, `http/direct.rs`);
+//! those steps are in `handler/pages.rs`, this module is the cache and the envelope.
 //! A stateful HTTP session's request, whose context exists already, takes
 //! `McpHandler::tools_list_line`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::Service;
-use rmcp::model::{ClientRequest, JsonRpcMessage, ListToolsRequest, RequestId, ServerResult};
-use rmcp::service::{RequestContext, RoleServer, TxJsonRpcMessage};
+use rmcp::model::RequestId;
+use rmcp::service::{RoleServer, TxJsonRpcMessage};
 
-use super::handler::McpHandler;
-#[cfg(feature = "http")]
-use super::handler::http_caller;
-use super::paging;
-#[cfg(feature = "http")]
-use super::protocol::is_modern;
-use crate::Caller;
 use crate::permissions::Mask;
 
 /// The most bytes of pages kept at once.
@@ -62,7 +55,7 @@ pub(crate) struct ToolPages {
 }
 
 /// The bytes a page is serialized into at first.
-const PAGE_CAPACITY: usize = 1024;
+pub(crate) const PAGE_CAPACITY: usize = 1024;
 
 /// No slot (the end of the recency list).
 const NIL: usize = usize::MAX;
@@ -265,13 +258,13 @@ impl ToolPages {
 /// One `tools/list` page request: the registry version it is answered at and, unless its
 /// cursor is one this version refuses (rmcp answers those, uncached), which page it is.
 pub(crate) struct PageRequest {
-    version: u64,
-    key: Option<PageKey>,
+    pub(crate) version: u64,
+    pub(crate) key: Option<PageKey>,
 }
 
 /// The reply line (without its newline) answering request `id` with `result`, the
 /// serialized result of the request.
-fn reply_line(id: &RequestId, result: &[u8]) -> Vec<u8> {
+pub(crate) fn reply_line(id: &RequestId, result: &[u8]) -> Vec<u8> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     const MIDDLE: &[u8] = br#","result":"#;
     // Room for the id, the closing brace and the newline the writer adds.
@@ -290,107 +283,14 @@ fn reply_line(id: &RequestId, result: &[u8]) -> Vec<u8> {
 }
 
 /// The line of a whole message, as rmcp would write it.
-fn message_line(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
+pub(crate) fn message_line(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
     serde_json::to_vec(message).expect("rmcp's messages serialize")
-}
-
-impl McpHandler {
-    /// Which page a `tools/list` request after `cursor` asks for, from the permission view
-    /// of a request that carries `http` (the HTTP authentication's caller, if any) on a
-    /// protocol era (`modern`: 2026-07-28 or later).
-    pub(crate) fn page_request(
-        &self,
-        cursor: Option<&str>,
-        http: Option<&Caller>,
-        modern: bool,
-    ) -> PageRequest {
-        let version = self.shared.registry.version();
-        let key = paging::page_start(cursor, version)
-            .ok()
-            .map(|start| PageKey {
-                view: self.view_of(http).map(|p| p.mask().clone()),
-                start,
-                modern,
-            });
-        PageRequest { version, key }
-    }
-
-    /// Which page `request`, with its `context`, asks for.
-    #[cfg(feature = "http")]
-    pub(crate) fn list_page(
-        &self,
-        request: &ListToolsRequest,
-        context: &RequestContext<RoleServer>,
-    ) -> PageRequest {
-        let cursor = request.params.as_ref().and_then(|p| p.cursor.as_deref());
-        self.page_request(cursor, http_caller(context), is_modern(context))
-    }
-
-    /// The reply line (without its newline) to request `id` for `page`, when the page is
-    /// cached.
-    pub(crate) fn cached_page_line(&self, id: &RequestId, page: &PageRequest) -> Option<Vec<u8>> {
-        let key = page.key.as_ref()?;
-        let bytes = self.shared.tool_pages.get(page.version, key)?;
-        Some(reply_line(id, &bytes))
-    }
-
-    /// Keep `result`, rmcp's answer to `page`, as that page; its bytes.
-    pub(crate) fn keep_page(&self, page: PageRequest, result: &ServerResult) -> Arc<[u8]> {
-        // Room for a page of a few tools from the start (`to_vec` starts at 128 bytes and
-        // grows by doubling, copying each time).
-        let mut bytes = Vec::with_capacity(PAGE_CAPACITY);
-        serde_json::to_writer(&mut bytes, result).expect("rmcp's results serialize");
-        let bytes: Arc<[u8]> = bytes.into();
-        if let Some(key) = page.key {
-            self.shared
-                .tool_pages
-                .insert(page.version, key, bytes.clone());
-        }
-        bytes
-    }
-
-    /// The reply line (without its newline) to `tools/list` request `id` asking for `page`
-    /// ([`page_request`](Self::page_request)): the cached page in its envelope, or, on a
-    /// miss, rmcp's own answer, whose result is kept when it is a page. `context` is the
-    /// request's, with its metadata and extensions.
-    ///
-    /// It looks the page up even when its caller did so already and found none: when this
-    /// runs in a task, the pages kept since the request was read are then served, and a
-    /// page asked for several times before its first answer is serialized once.
-    pub(crate) async fn page_line(
-        &self,
-        id: &RequestId,
-        page: PageRequest,
-        request: ListToolsRequest,
-        context: RequestContext<RoleServer>,
-    ) -> Vec<u8> {
-        if let Some(line) = self.cached_page_line(id, &page) {
-            return line;
-        }
-        let request = ClientRequest::ListToolsRequest(request);
-        match self.handle_request(request, context).await {
-            Ok(result) => reply_line(id, &self.keep_page(page, &result)),
-            Err(error) => message_line(&JsonRpcMessage::error(error, Some(id.clone()))),
-        }
-    }
-
-    /// The reply line (without its newline) to `tools/list` request `id`
-    /// ([`page_line`](Self::page_line) of the page it asks for): a stateful HTTP session's.
-    #[cfg(feature = "http")]
-    pub(crate) async fn tools_list_line(
-        &self,
-        id: &RequestId,
-        request: ListToolsRequest,
-        context: RequestContext<RoleServer>,
-    ) -> Vec<u8> {
-        let page = self.list_page(&request, &context);
-        self.page_line(id, page, request, context).await
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::JsonRpcMessage;
 
     fn key(start: usize) -> PageKey {
         PageKey {

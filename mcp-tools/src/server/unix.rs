@@ -17,7 +17,7 @@ use tracing::Instrument;
 
 use super::ServeError;
 use super::drain::Drain;
-use super::handler::Shared;
+use super::state::Shared;
 use super::stream::{StreamLimits, serve_stream};
 
 /// The mode of the socket file: read and write (connect) for its owner only.

@@ -28,11 +28,11 @@
 //! (The `Host` and `Origin` of every request were checked before, in `site.rs`.)
 //!
 //! In a stateful session ([`Direct::serve_in_session`]) the same requests are served with
-//! the session's handler state and the peer of its rmcp service ([`LiveSession`](super::live::LiveSession)), which
+//! the session's handler state and the peer of its rmcp service ([`LiveSession`](crate::server::state::LiveSession)), which
 //! sends log messages and list changes where rmcp's session worker would (the session's
 //! `GET` stream). Besides the rules above, such a request must come in a live,
 //! initialized session whose client the server can never ask anything (see
-//! [`LiveSession`](super::live::LiveSession)), from a client that ranks `application/json` first in `Accept` (rmcp's
+//! [`LiveSession`](crate::server::state::LiveSession)), from a client that ranks `application/json` first in `Accept` (rmcp's
 //! event stream, with its event ids for resumption, is what a client preferring streams
 //! gets), and without a progress token (its notifications ride the call's own resumable
 //! stream in rmcp). Its reply is one JSON body, as the front door makes of rmcp's stream
@@ -65,10 +65,12 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::live::InFlight;
 use crate::Caller;
-use crate::server::handler::{McpHandler, Session, Shared, request_context};
-use crate::server::protocol::{code, error_reply, header::PROTOCOL_VERSION, is_modern_version};
+use crate::server::handler::McpHandler;
+use crate::server::protocol::{
+    code, error_reply, header::PROTOCOL_VERSION, is_modern_version, request_context,
+};
+use crate::server::state::{DirectCall, Session, Shared};
 
 /// Messages a call may send before its reply is read (progress, logs).
 const OUTGOING: usize = 16;
@@ -274,7 +276,7 @@ impl Direct {
         let JsonRpcRequest {
             id, mut request, ..
         } = eligible.request;
-        let call = InFlight::start(session.clone(), id.clone());
+        let call = DirectCall::start(session.clone(), id.clone());
         request.extensions_mut().insert(parts);
         let mut context = request_context(id.clone(), &mut request, peer);
         context.ct = call.token().child_token();

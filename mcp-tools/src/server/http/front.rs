@@ -23,13 +23,14 @@ use serde_json::value::RawValue;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::authenticate::{Authenticator, ByCredential, authenticate};
+use super::body::RequestBody;
 use super::direct::{Direct, Eligible, header_version};
 use super::options::HttpLimits;
 use super::reply::{
     Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned, plain,
     respond, settle_stream,
 };
-use super::service::{Authenticator, ByCredential, RequestBody};
 use super::sessions::{Principal, Sessions};
 use super::site::SiteRule;
 use crate::Caller;
@@ -287,6 +288,18 @@ impl<M: SessionManager> Front<M> {
             .unwrap_or_else(|_| Reply::abandoned())
     }
 
+    /// [`HttpOptions::authenticator`]'s check, when set: the request with its caller, or the
+    /// refusal.
+    pub(super) async fn authenticate<B>(
+        &self,
+        request: Request<B>,
+    ) -> Result<Request<B>, Response<Reply>> {
+        match &self.authenticator {
+            Some(authenticator) => authenticate(authenticator.as_ref(), request).await,
+            None => Ok(request),
+        }
+    }
+
     /// Who owns the sessions this request opens or uses (`None`: the local caller). A
     /// caller with a subject or client (OAuth, or a [`Caller`] the application inserted)
     /// keeps its sessions across token refreshes: they belong to the subject and client.
@@ -330,7 +343,7 @@ impl<M: SessionManager> Front<M> {
             let caller = request.extensions().get::<Caller>()?;
             return oauth
                 .insufficient_scope(caller, &self.registry, &call.params.name)
-                .map(super::service::Rejection::into_response);
+                .map(super::authenticate::Rejection::into_response);
         }
         let _ = (request, message, &self.registry);
         None

@@ -24,10 +24,11 @@
 //! - graceful shutdown (`drain.rs`): no new connection, every connection closes once its
 //!   request is answered, calls in flight get the shutdown grace.
 
+mod authenticate;
+mod body;
 mod connections;
 mod direct;
 mod front;
-mod live;
 mod options;
 mod reply;
 mod service;
@@ -52,17 +53,17 @@ use tokio_util::task::TaskTracker;
 
 use super::ServeError;
 use super::drain::Drain;
-use super::handler::Shared;
 use super::linger;
+use super::state::Shared;
 use super::stream::accept_next;
+pub use authenticate::{AuthLayer, Authenticated, Authenticator, Rejection};
 use connections::{Connections, Socket};
 use front::ClientGone;
-pub(super) use live::LiveSession;
 pub use options::HttpOptions;
 use options::Tls;
 pub use reply::{Abandoned, Reply};
 use reply::{plain, respond};
-pub use service::{AuthLayer, Authenticated, Authenticator, McpService, Rejection};
+pub use service::McpService;
 
 /// The liveness endpoint of `serve_http`: `GET` answers `200` while the process serves
 /// (no token needed).
@@ -176,7 +177,7 @@ impl Site {
         if path == self.path {
             return self
                 .service
-                .handle(request.map(service::into_bytes_body))
+                .handle(request.map(body::into_bytes_body))
                 .await;
         }
         let probe = matches!(*request.method(), Method::GET | Method::HEAD);

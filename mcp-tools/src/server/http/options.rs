@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::service::Authenticator;
+use super::authenticate::Authenticator;
 use crate::server::auth::{TokenResolver, TokenTable, TokensFileError};
 
 /// Options of the streamable HTTP transport.

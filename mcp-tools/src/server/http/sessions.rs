@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::server::handler::{Session, Shared};
+use crate::server::state::{Session, Shared};
 
 /// Who opened a session: a keyed hash of its credential (`None`: the local caller).
 pub(super) type Principal = Option<u64>;

@@ -1,6 +1,10 @@
-//! What a live stateful session lends to the requests the front door serves itself
-//! ([`Direct::serve_in_session`](super::direct::Direct::serve_in_session)): the peer of
-//! its rmcp service, and its directly served calls in progress, so that the client's
+//! What the server keeps between requests: [`Shared`] by every connection of one server,
+//! [`Session`] per MCP session (a stdio, TCP or Unix connection, an HTTP session), and
+//! (feature `http`) a live HTTP session's [`LiveSession`], which the front door's directly
+//! served calls use.
+//!
+//! A live stateful session lends the requests the HTTP front door serves itself (`http/direct.rs`)
+//! the peer of its rmcp service, and its directly served calls in progress, so that the client's
 //! `notifications/cancelled` reaches them.
 //!
 //! The peer is lent only while it can carry everything such a call may send the way
@@ -10,17 +14,83 @@
 //! requests ride the call's own stream in rmcp, which a direct call does not have.
 //! Calls in such sessions go through rmcp's session worker, as before.
 
+use std::sync::atomic::AtomicBool;
+#[cfg(feature = "http")]
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use rmcp::model::ServerConfig;
+#[cfg(feature = "http")]
 use rmcp::model::{ClientCapabilities, RequestId};
+#[cfg(feature = "http")]
 use rmcp::service::{Peer, RoleServer};
+#[cfg(feature = "http")]
 use tokio_util::sync::CancellationToken;
 
-use crate::server::handler::Session;
+use super::notify::ListChanged;
+use super::request_state::Sealing;
+use super::subscriptions::{SessionSubscriptions, Subscriptions};
+use super::tool_pages::ToolPages;
+use crate::Caller;
+use crate::context::LogLevel;
+use crate::registry::ToolRegistry;
+
+/// What every connection of one server shares.
+pub(crate) struct Shared {
+    pub(crate) registry: ToolRegistry,
+    pub(crate) config: ServerConfig,
+    pub(crate) page_size: Option<usize>,
+    pub(crate) list_ttl: Option<Duration>,
+    pub(crate) list_changed: Arc<ListChanged>,
+    /// Resource subscriptions of every session (`resources/subscribe`).
+    pub(crate) subscriptions: Arc<Subscriptions>,
+    /// How long a tool's sampling or elicitation request may wait for the client.
+    pub(crate) client_timeout: Duration,
+    /// How `requestState` is sealed for resumable calls (2026-07-28).
+    pub(crate) sealing: Sealing,
+    /// `tools/list` pages serialized once, for the transports that write their own replies.
+    pub(crate) tool_pages: ToolPages,
+}
+
+/// State of one MCP session (a stdio or TCP connection, an HTTP session).
+#[derive(Default)]
+pub(crate) struct Session {
+    /// The level set by `logging/setLevel`; `None`: every level is sent.
+    pub(crate) log_level: Mutex<Option<LogLevel>>,
+    /// Whether this session's peer is registered for `tools/list_changed`.
+    pub(crate) registered: AtomicBool,
+    /// The resources this session subscribed to.
+    pub(crate) subscriptions: Arc<SessionSubscriptions>,
+    /// The caller of a peer that authenticated when it connected (TCP with tokens).
+    pub(crate) caller: Option<Caller>,
+    /// The list-change generation at each accepted `subscriptions/listen` whose stream is
+    /// not registered yet: rmcp acknowledges a stream before [`ServerHandler::listen`] runs,
+    /// so a change in between must still reach it.
+    pub(crate) listens_pending: Mutex<Vec<u64>>,
+    /// What the HTTP front door's direct calls use of a live session.
+    #[cfg(feature = "http")]
+    pub(crate) live: LiveSession,
+    /// The session was initialized on a revision that takes JSON-RPC batches
+    /// ([`takes_batches`](super::protocol::takes_batches)): the HTTP front door answers them.
+    #[cfg(feature = "http")]
+    pub(crate) batches: AtomicBool,
+}
+
+impl Session {
+    /// This session's service ended (an HTTP session was parked): the handler that
+    /// rebuilds it registers its own peer.
+    #[cfg(feature = "http")]
+    pub(crate) fn parked(&self) {
+        self.registered.store(false, Ordering::SeqCst);
+        self.live.ended();
+    }
+}
 
 /// The part of a session's state that direct calls use (in [`Session`]).
+#[cfg(feature = "http")]
 #[derive(Default)]
-pub(in crate::server) struct LiveSession {
+pub(crate) struct LiveSession {
     /// The session's rmcp peer, while its service runs, it was initialized, and its
     /// client can be served directly.
     peer: Mutex<Option<Peer<RoleServer>>>,
@@ -28,10 +98,11 @@ pub(in crate::server) struct LiveSession {
     calls: Mutex<Vec<(RequestId, CancellationToken)>>,
 }
 
+#[cfg(feature = "http")]
 impl LiveSession {
     /// The session's service was initialized with `peer` (the client's
     /// `notifications/initialized`, or a rebuilt session's replayed handshake).
-    pub(in crate::server) fn initialized(&self, peer: &Peer<RoleServer>) {
+    pub(crate) fn initialized(&self, peer: &Peer<RoleServer>) {
         let lent = peer
             .peer_info()
             .is_some_and(|info| served_directly(&info.capabilities));
@@ -39,12 +110,12 @@ impl LiveSession {
     }
 
     /// The session's service ended (parked, expired, deleted): its peer is gone.
-    pub(in crate::server) fn ended(&self) {
+    pub(crate) fn ended(&self) {
         *self.peer.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// The peer a direct call in this session uses; `None` when rmcp must serve it.
-    pub(super) fn peer(&self) -> Option<Peer<RoleServer>> {
+    pub(crate) fn peer(&self) -> Option<Peer<RoleServer>> {
         self.peer
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -55,7 +126,7 @@ impl LiveSession {
 
     /// Cancel the directly served call `id`, as the client asked; false when no such call
     /// runs here.
-    pub(super) fn cancel(&self, id: &RequestId) -> bool {
+    pub(crate) fn cancel(&self, id: &RequestId) -> bool {
         let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
         match calls.iter().find(|(call, _)| call == id) {
             Some((_, token)) => {
@@ -73,22 +144,25 @@ impl LiveSession {
 /// ask the client something, so the rule is read from the capabilities as they serialize,
 /// not from a list of fields: a capability the protocol adds later takes the session off
 /// the direct path by itself.
+#[cfg(feature = "http")]
 fn served_directly(capabilities: &ClientCapabilities) -> bool {
     serde_json::to_value(capabilities)
         .is_ok_and(|declared| declared.as_object().is_some_and(serde_json::Map::is_empty))
 }
 
-/// A directly served call in progress in a session: its cancellation token, registered
-/// under its request id until this is dropped.
-pub(super) struct InFlight {
+/// A call the HTTP front door serves directly in a session, in progress: its cancellation
+/// token, registered under its request id until this is dropped.
+#[cfg(feature = "http")]
+pub(crate) struct DirectCall {
     session: Arc<Session>,
     id: RequestId,
     token: CancellationToken,
 }
 
-impl InFlight {
+#[cfg(feature = "http")]
+impl DirectCall {
     /// Register call `id` in `session`.
-    pub(super) fn start(session: Arc<Session>, id: RequestId) -> InFlight {
+    pub(crate) fn start(session: Arc<Session>, id: RequestId) -> DirectCall {
         let token = CancellationToken::new();
         session
             .live
@@ -96,16 +170,17 @@ impl InFlight {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push((id.clone(), token.clone()));
-        InFlight { session, id, token }
+        DirectCall { session, id, token }
     }
 
     /// Fires when the client cancels the call.
-    pub(super) fn token(&self) -> &CancellationToken {
+    pub(crate) fn token(&self) -> &CancellationToken {
         &self.token
     }
 }
 
-impl Drop for InFlight {
+#[cfg(feature = "http")]
+impl Drop for DirectCall {
     fn drop(&mut self) {
         let mut calls = self
             .session
@@ -119,7 +194,7 @@ impl Drop for InFlight {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 mod tests {
     use super::*;
     use rmcp::model::{ElicitationCapability, RootsCapabilities, SamplingCapability};
@@ -147,8 +222,8 @@ mod tests {
     #[test]
     fn a_call_is_cancelled_by_its_id_while_it_runs() {
         let session = Arc::new(Session::default());
-        let call = InFlight::start(session.clone(), RequestId::Number(7));
-        let other = InFlight::start(session.clone(), RequestId::String("7".into()));
+        let call = DirectCall::start(session.clone(), RequestId::Number(7));
+        let other = DirectCall::start(session.clone(), RequestId::String("7".into()));
         assert!(!session.live.cancel(&RequestId::Number(8)));
         assert!(session.live.cancel(&RequestId::Number(7)));
         assert!(call.token().is_cancelled());

@@ -2,95 +2,42 @@
 //! request needs is built once (the registry caches each permission view's tool list);
 //! a request only picks the caller's view, a page, or a tool.
 
+mod pages;
+
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams,
-    CompleteResult, CustomRequest, CustomResult, ErrorCode, GetExtensions, GetPromptRequestParams,
-    GetPromptResponse, InitializeRequestParams, InitializeResult, InputRequiredResult,
-    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, NumberOrString, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, RequestId, RequestMetaObject, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    InitializeRequestParams, InitializeResult, InputRequiredResult, InputResponses,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    NumberOrString, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
 #[expect(deprecated)]
 use rmcp::model::SetLevelRequestParams;
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::Value;
 
 use super::convert;
-use super::notify::ListChanged;
 use super::paging;
 use super::peer::{LogFilter, RequestPeer, from_rmcp};
+use super::protocol::http_caller;
 #[cfg(feature = "http")]
 use super::protocol::takes_batches;
 use super::protocol::{is_modern, method_eras};
-use super::request_state::{self, Round, Sealing};
-use super::subscriptions::{SessionSubscriptions, Subscriptions};
-use super::tool_pages::ToolPages;
+use super::request_state::{self, Round};
+use super::state::{Session, Shared};
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
-use crate::registry::ToolRegistry;
 use crate::{Caller, PermissionSet};
-
-/// What every connection of one server shares.
-pub(crate) struct Shared {
-    pub(crate) registry: ToolRegistry,
-    pub(crate) config: ServerConfig,
-    pub(crate) page_size: Option<usize>,
-    pub(crate) list_ttl: Option<Duration>,
-    pub(crate) list_changed: Arc<ListChanged>,
-    /// Resource subscriptions of every session (`resources/subscribe`).
-    pub(crate) subscriptions: Arc<Subscriptions>,
-    /// How long a tool's sampling or elicitation request may wait for the client.
-    pub(crate) client_timeout: Duration,
-    /// How `requestState` is sealed for resumable calls (2026-07-28).
-    pub(crate) sealing: Sealing,
-    /// `tools/list` pages serialized once, for the transports that write their own replies.
-    pub(crate) tool_pages: ToolPages,
-}
-
-/// State of one MCP session (a stdio or TCP connection, an HTTP session).
-#[derive(Default)]
-pub(super) struct Session {
-    /// The level set by `logging/setLevel`; `None`: every level is sent.
-    log_level: Mutex<Option<LogLevel>>,
-    /// Whether this session's peer is registered for `tools/list_changed`.
-    registered: AtomicBool,
-    /// The resources this session subscribed to.
-    pub(super) subscriptions: Arc<SessionSubscriptions>,
-    /// The caller of a peer that authenticated when it connected (TCP with tokens).
-    caller: Option<Caller>,
-    /// The list-change generation at each accepted `subscriptions/listen` whose stream is
-    /// not registered yet: rmcp acknowledges a stream before [`ServerHandler::listen`] runs,
-    /// so a change in between must still reach it.
-    listens_pending: Mutex<Vec<u64>>,
-    /// What the HTTP front door's direct calls use of a live session.
-    #[cfg(feature = "http")]
-    pub(super) live: super::http::LiveSession,
-    /// The session was initialized on a revision that takes JSON-RPC batches
-    /// ([`takes_batches`](super::protocol::takes_batches)): the HTTP front door answers them.
-    #[cfg(feature = "http")]
-    pub(super) batches: AtomicBool,
-}
-
-impl Session {
-    /// This session's service ended (an HTTP session was parked): the handler that
-    /// rebuilds it registers its own peer.
-    #[cfg(feature = "http")]
-    pub(super) fn parked(&self) {
-        self.registered.store(false, Ordering::SeqCst);
-        self.live.ended();
-    }
-}
 
 /// rmcp's [`ServerHandler`] over a [`ToolRegistry`], one per MCP session.
 ///
@@ -160,37 +107,6 @@ impl McpHandler {
     pub(super) fn view_of<'a>(&'a self, http: Option<&'a Caller>) -> Option<&'a PermissionSet> {
         self.caller_of(http).and_then(Caller::permissions)
     }
-}
-
-/// The caller the HTTP authentication put into the request's extensions (feature `http`).
-#[cfg(feature = "http")]
-pub(super) fn http_caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
-    context
-        .extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Caller>())
-}
-
-/// Without the `http` feature no request carries a caller of its own.
-#[cfg(not(feature = "http"))]
-pub(super) fn http_caller(_: &RequestContext<RoleServer>) -> Option<&Caller> {
-    None
-}
-
-/// The context rmcp's own dispatch gives `request` (with `id`, from `peer`): the request's
-/// `_meta` and extensions move into it. Unlike rmcp's `get_meta_mut`, no empty `_meta` is
-/// put into (and allocated in) the extensions of a request without one.
-pub(super) fn request_context(
-    id: RequestId,
-    request: &mut ClientRequest,
-    peer: Peer<RoleServer>,
-) -> RequestContext<RoleServer> {
-    let mut context = RequestContext::new(id, peer);
-    if let Some(meta) = request.extensions_mut().remove::<RequestMetaObject>() {
-        context.meta = meta;
-    }
-    std::mem::swap(&mut context.extensions, request.extensions_mut());
-    context
 }
 
 impl McpHandler {
