@@ -1,0 +1,1317 @@
+//! The differential test (issue 27, item 4): the same small fixture served by mcp-toolbelt
+//! (`toolbelt-reference`) and by a reference server written with rmcp's own macros
+//! (`rmcp-reference`), the same corpus of requests — malformed ones included — sent to both
+//! over stdio, stateless HTTP and stateful HTTP, and the replies compared.
+//!
+//! Each case runs in a fresh session (a fresh process over stdio, a fresh `initialize` over
+//! HTTP) so that a server closing the connection on a bad message cannot spoil the next
+//! case. What is compared for every step of a case:
+//! - stdio: the messages the server sent until it answered the step (found with a `ping`
+//!   sent after the step: its answer ends the step), and whether it closed stdout;
+//! - HTTP: the status, the `Content-Type`, whether `Mcp-Session-Id` is present, and the
+//!   JSON messages of the body (each SSE event's data, or the JSON body).
+//!
+//! Server-to-client requests (elicitation) are answered by the test and recorded with the
+//! messages. Normalisation, each because the value is the server's own choice:
+//! - `serverInfo.name` (each binary has its own name);
+//! - the ids of server-to-client requests (each server numbers its own requests);
+//! - `Mcp-Session-Id`: only its presence is compared (random values);
+//! - SSE events without data (rmcp's priming event, which only sets `retry:` and an event
+//!   id for resumption) carry no message and are skipped; event ids are not compared.
+//!
+//! A difference must be listed in [`INTENDED_DIFFERENCES`] with its reason, and every entry
+//! there must still match a difference, so the table stays true.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use mcp_toolbelt_tests::ServerProcess;
+use serde_json::{Value, json};
+
+/// The protocol version both servers negotiate for a client asking for it (checked by the
+/// `initialize` case: both answer with it).
+const PROTOCOL: &str = "2025-11-25";
+
+/// How long one reply may take before the step is recorded as timed out.
+const PATIENCE: Duration = Duration::from_secs(5);
+
+/// How long the test watches for more messages after a cancelled call.
+const SETTLE: Duration = Duration::from_millis(300);
+
+// ---------------------------------------------------------------------------------------
+// The corpus
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transport {
+    Stdio,
+    Stateless,
+    Stateful,
+}
+
+const ALL: &[Transport] = &[Transport::Stdio, Transport::Stateless, Transport::Stateful];
+const HTTP: &[Transport] = &[Transport::Stateless, Transport::Stateful];
+const STATEFUL: &[Transport] = &[Transport::Stateful];
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Stateless => "stateless HTTP",
+            Transport::Stateful => "stateful HTTP",
+        }
+    }
+}
+
+/// One thing the test sends.
+#[derive(Clone, Debug)]
+enum Step {
+    /// A message, sent as this text (it may be malformed).
+    Send(String),
+    /// A request left running: the step ends at its first progress notification.
+    Start(String),
+    /// What else comes for the started request within [`SETTLE`] (and, over HTTP, whether
+    /// its stream ended).
+    Settle,
+    /// An HTTP request (HTTP transports only) with the default headers changed: each
+    /// `(name, Some(value))` sets a header, `(name, None)` removes it. `Mcp-Session-Id`
+    /// and `MCP-Protocol-Version` are defaults once the handshake gave them.
+    Http {
+        method: &'static str,
+        headers: Vec<(&'static str, Option<&'static str>)>,
+        body: String,
+    },
+}
+
+struct Case {
+    name: &'static str,
+    transports: &'static [Transport],
+    /// Run the `initialize` handshake (not recorded) before the steps.
+    handshake: bool,
+    steps: Vec<Step>,
+}
+
+fn request(id: i64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn call(id: i64, tool: &str, arguments: Value) -> String {
+    request(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+}
+
+fn initialize_request() -> String {
+    request(
+        0,
+        "initialize",
+        json!({
+            "protocolVersion": PROTOCOL,
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "differential", "version": "1"},
+        }),
+    )
+}
+
+fn initialized() -> String {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()
+}
+
+fn case(name: &'static str, steps: Vec<Step>) -> Case {
+    Case {
+        name,
+        transports: ALL,
+        handshake: true,
+        steps,
+    }
+}
+
+fn send(text: impl Into<String>) -> Step {
+    Step::Send(text.into())
+}
+
+fn corpus() -> Vec<Case> {
+    let post = |headers: Vec<(&'static str, Option<&'static str>)>, body: String| Step::Http {
+        method: "POST",
+        headers,
+        body,
+    };
+    let nested = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    vec![
+        Case {
+            name: "initialize",
+            handshake: false,
+            ..case("", vec![send(initialize_request()), send(initialized())])
+        },
+        Case {
+            name: "request before initialize",
+            handshake: false,
+            ..case("", vec![send(request(1, "tools/list", json!({})))])
+        },
+        case("ping", vec![send(request(1, "ping", json!({})))]),
+        case(
+            "tools/list",
+            vec![send(request(1, "tools/list", json!({})))],
+        ),
+        case(
+            "tools/call text",
+            vec![send(call(1, "echo", json!({"message": "hello"})))],
+        ),
+        case(
+            "tools/call structured",
+            vec![send(call(1, "add", json!({"a": 2, "b": 3})))],
+        ),
+        case(
+            "tools/call error result",
+            vec![send(call(1, "fail", json!({})))],
+        ),
+        case(
+            "tools/call unknown tool",
+            vec![send(call(1, "no_such_tool", json!({})))],
+        ),
+        case(
+            "tools/call argument of the wrong type",
+            vec![send(call(1, "echo", json!({"message": 5})))],
+        ),
+        case(
+            "tools/call missing argument",
+            vec![send(call(1, "echo", json!({})))],
+        ),
+        case(
+            "tools/call unknown argument",
+            vec![send(call(1, "echo", json!({"message": "hi", "extra": 1})))],
+        ),
+        case(
+            "resources/list",
+            vec![send(request(1, "resources/list", json!({})))],
+        ),
+        case(
+            "resources/templates/list",
+            vec![send(request(1, "resources/templates/list", json!({})))],
+        ),
+        case(
+            "resources/read fixed",
+            vec![send(request(
+                1,
+                "resources/read",
+                json!({"uri": "fixture://readme"}),
+            ))],
+        ),
+        case(
+            "resources/read template",
+            vec![send(request(
+                1,
+                "resources/read",
+                json!({"uri": "fixture://items/42"}),
+            ))],
+        ),
+        case(
+            "resources/read unknown",
+            vec![send(request(
+                1,
+                "resources/read",
+                json!({"uri": "fixture://nothing"}),
+            ))],
+        ),
+        case(
+            "prompts/list",
+            vec![send(request(1, "prompts/list", json!({})))],
+        ),
+        case(
+            "prompts/get",
+            vec![send(request(
+                1,
+                "prompts/get",
+                json!({"name": "greet", "arguments": {"name": "Ada"}}),
+            ))],
+        ),
+        case(
+            "prompts/get missing argument",
+            vec![send(request(
+                1,
+                "prompts/get",
+                json!({"name": "greet", "arguments": {}}),
+            ))],
+        ),
+        case(
+            "prompts/get unknown prompt",
+            vec![send(request(1, "prompts/get", json!({"name": "nope"})))],
+        ),
+        case(
+            "completion/complete prompt argument",
+            vec![send(request(
+                1,
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "greet"},
+                       "argument": {"name": "name", "value": "al"}}),
+            ))],
+        ),
+        case(
+            "completion/complete template variable",
+            vec![send(request(
+                1,
+                "completion/complete",
+                json!({"ref": {"type": "ref/resource", "uri": "fixture://items/{id}"},
+                       "argument": {"name": "id", "value": "10"}}),
+            ))],
+        ),
+        case(
+            "progress",
+            vec![send(request(
+                1,
+                "tools/call",
+                json!({"name": "count", "arguments": {}, "_meta": {"progressToken": "tok"}}),
+            ))],
+        ),
+        case(
+            "cancellation",
+            vec![
+                Step::Start(request(
+                    1,
+                    "tools/call",
+                    json!({"name": "wait", "arguments": {}, "_meta": {"progressToken": "w"}}),
+                )),
+                send(
+                    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                           "params": {"requestId": 1, "reason": "differential test"}})
+                    .to_string(),
+                ),
+                send(request(2, "ping", json!({}))),
+                Step::Settle,
+            ],
+        ),
+        case("elicitation", vec![send(call(1, "ask", json!({})))]),
+        case(
+            "invalid JSON",
+            vec![send(r#"{"jsonrpc": "2.0", "id": 1, "#)],
+        ),
+        case("not an object", vec![send("42")]),
+        case(
+            "missing jsonrpc",
+            vec![send(r#"{"id": 1, "method": "ping"}"#)],
+        ),
+        case(
+            "wrong jsonrpc version",
+            vec![send(r#"{"jsonrpc": "1.0", "id": 1, "method": "ping"}"#)],
+        ),
+        case(
+            "unknown method",
+            vec![send(request(1, "no/such/method", json!({})))],
+        ),
+        case(
+            "unknown notification",
+            vec![send(
+                r#"{"jsonrpc": "2.0", "method": "notifications/no_such"}"#,
+            )],
+        ),
+        case(
+            "params of the wrong type",
+            vec![send(
+                r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "echo"}"#,
+            )],
+        ),
+        case(
+            "params field of the wrong type",
+            vec![send(request(1, "tools/call", json!({"name": 7})))],
+        ),
+        case(
+            "batch",
+            vec![send(format!(
+                "[{}, {}]",
+                request(1, "ping", json!({})),
+                request(2, "tools/list", json!({}))
+            ))],
+        ),
+        case("empty batch", vec![send("[]")]),
+        case(
+            "deeply nested",
+            vec![send(format!(
+                r#"{{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {{"deep": {nested}}}}}"#
+            ))],
+        ),
+        case(
+            "stray response",
+            vec![send(r#"{"jsonrpc": "2.0", "id": 99, "result": {}}"#)],
+        ),
+        Case {
+            transports: HTTP,
+            ..case(
+                "HTTP wrong Content-Type",
+                vec![post(
+                    vec![("Content-Type", Some("text/plain"))],
+                    request(1, "ping", json!({})),
+                )],
+            )
+        },
+        Case {
+            transports: HTTP,
+            ..case(
+                "HTTP Accept without event-stream",
+                vec![post(
+                    vec![("Accept", Some("application/json"))],
+                    request(1, "ping", json!({})),
+                )],
+            )
+        },
+        Case {
+            transports: HTTP,
+            ..case("HTTP empty body", vec![post(vec![], String::new())])
+        },
+        Case {
+            transports: HTTP,
+            ..case(
+                "HTTP unsupported protocol version header",
+                vec![post(
+                    vec![("MCP-Protocol-Version", Some("1999-01-01"))],
+                    request(1, "ping", json!({})),
+                )],
+            )
+        },
+        Case {
+            transports: HTTP,
+            ..case(
+                "HTTP PUT",
+                vec![Step::Http {
+                    method: "PUT",
+                    headers: vec![],
+                    body: request(1, "ping", json!({})),
+                }],
+            )
+        },
+        Case {
+            transports: STATEFUL,
+            ..case(
+                "HTTP unknown session",
+                vec![post(
+                    vec![("Mcp-Session-Id", Some("no-such-session"))],
+                    request(1, "ping", json!({})),
+                )],
+            )
+        },
+        Case {
+            transports: STATEFUL,
+            ..case(
+                "HTTP missing session",
+                vec![post(
+                    vec![("Mcp-Session-Id", None)],
+                    request(1, "ping", json!({})),
+                )],
+            )
+        },
+        Case {
+            transports: STATEFUL,
+            ..case(
+                "HTTP DELETE session",
+                vec![
+                    Step::Http {
+                        method: "DELETE",
+                        headers: vec![],
+                        body: String::new(),
+                    },
+                    send(request(1, "ping", json!({}))),
+                ],
+            )
+        },
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// The intended differences
+// ---------------------------------------------------------------------------------------
+
+/// Which part of a step's record differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Aspect {
+    /// The HTTP status.
+    Status,
+    /// The `Content-Type` of an HTTP reply.
+    ContentType,
+    /// Whether an HTTP reply carries `Mcp-Session-Id`.
+    SessionHeader,
+    /// The messages (JSON bodies).
+    Messages,
+    /// Whether the server closed stdio, or ended the HTTP stream of a cancelled call.
+    End,
+}
+
+impl Aspect {
+    fn key(self) -> &'static str {
+        match self {
+            Aspect::Status => "status",
+            Aspect::ContentType => "contentType",
+            Aspect::SessionHeader => "sessionId",
+            Aspect::Messages => "messages",
+            Aspect::End => "end",
+        }
+    }
+}
+
+/// A difference between the two servers that is meant to be there.
+struct Intended {
+    /// The case (`"*"`: every case).
+    case: &'static str,
+    transports: &'static [Transport],
+    aspect: Aspect,
+    /// Why ours is the intended answer (`BUG:` when it is not: a known bug of ours).
+    reason: &'static str,
+}
+
+const fn intended(
+    case: &'static str,
+    transports: &'static [Transport],
+    aspect: Aspect,
+    reason: &'static str,
+) -> Intended {
+    Intended {
+        case,
+        transports,
+        aspect,
+        reason,
+    }
+}
+
+const INTENDED_DIFFERENCES: &[Intended] = &[];
+
+// ---------------------------------------------------------------------------------------
+// Sessions
+// ---------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Toolbelt,
+    Rmcp,
+}
+
+impl Side {
+    fn binary(self) -> &'static Path {
+        Path::new(match self {
+            Side::Toolbelt => env!("CARGO_BIN_EXE_toolbelt-reference"),
+            Side::Rmcp => env!("CARGO_BIN_EXE_rmcp-reference"),
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Side::Toolbelt => "mcp-toolbelt",
+            Side::Rmcp => "rmcp",
+        }
+    }
+}
+
+/// The test client's answer to a server-to-client request.
+fn answer(request: &Value) -> Value {
+    let result = match request["method"].as_str() {
+        Some("elicitation/create") => json!({"action": "accept", "content": {"name": "Ada"}}),
+        Some("ping") => json!({}),
+        _ => {
+            return json!({"jsonrpc": "2.0", "id": request["id"],
+                          "error": {"code": -32601, "message": "not supported by the test"}});
+        }
+    };
+    json!({"jsonrpc": "2.0", "id": request["id"], "result": result})
+}
+
+fn is_server_request(message: &Value) -> bool {
+    message.get("method").is_some() && message.get("id").is_some()
+}
+
+fn is_response_to(message: &Value, id: &Value) -> bool {
+    message.get("method").is_none() && message.get("id") == Some(id)
+}
+
+fn is_progress(message: &Value) -> bool {
+    message["method"] == "notifications/progress"
+}
+
+/// The id of `text` if it is a request.
+fn request_id(text: &str) -> Option<Value> {
+    let message: Value = serde_json::from_str(text).ok()?;
+    message.get("method")?;
+    message.get("id").cloned()
+}
+
+/// A stdio server process, killed when dropped.
+struct StdioSession {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Option<String>>,
+    sentinels: u64,
+    started: Option<Value>,
+}
+
+impl Drop for StdioSession {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl StdioSession {
+    fn start(side: Side) -> StdioSession {
+        let mut child = Command::new(side.binary())
+            .arg("--stdio")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", side.binary().display()));
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(Some(line)).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(None);
+        });
+        StdioSession {
+            child,
+            stdin,
+            lines,
+            sentinels: 0,
+            started: None,
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        // A server that closed stdin is recorded by what it sent (and its closing stdout).
+        let _ = self.stdin.write_all(format!("{text}\n").as_bytes());
+        let _ = self.stdin.flush();
+    }
+
+    /// Read messages, answering server requests, until `done` says so (given the message
+    /// just read), the server closes stdout, or `patience` runs out. What was read goes to
+    /// `record["messages"]`, except messages `skip` says are the test's own.
+    fn read_until(
+        &mut self,
+        record: &mut Value,
+        patience: Duration,
+        mut done: impl FnMut(&Value) -> bool,
+        skip: impl Fn(&Value) -> bool,
+    ) -> bool {
+        let until = Instant::now() + patience;
+        loop {
+            let line = match self
+                .lines
+                .recv_timeout(until.saturating_duration_since(Instant::now()))
+            {
+                Ok(Some(line)) => line,
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                    record["end"] = json!("closed");
+                    return false;
+                }
+                Err(RecvTimeoutError::Timeout) => return false,
+            };
+            let message: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+            if is_server_request(&message) {
+                self.write(&answer(&message).to_string());
+            }
+            let finished = done(&message);
+            if !skip(&message) {
+                push_message(record, message);
+            }
+            if finished {
+                return true;
+            }
+        }
+    }
+
+    fn step(&mut self, step: &Step) -> Value {
+        let mut record = json!({"messages": []});
+        match step {
+            Step::Send(text) => {
+                self.write(text);
+                // A ping after the step: once it is answered, the step's own answer (if any)
+                // came too, except for a request still running, whose answer is awaited.
+                self.sentinels += 1;
+                let sentinel = json!(format!("sentinel-{}", self.sentinels));
+                self.write(
+                    &json!({"jsonrpc": "2.0", "id": sentinel, "method": "ping"}).to_string(),
+                );
+                let mut waiting = request_id(text);
+                let mut sentinel_seen = false;
+                let answered = self.read_until(
+                    &mut record,
+                    PATIENCE,
+                    |message| {
+                        if is_response_to(message, &sentinel) {
+                            sentinel_seen = true;
+                        }
+                        if let Some(id) = &waiting
+                            && (is_response_to(message, id)
+                                || (message.get("error").is_some() && message["id"].is_null()))
+                        {
+                            waiting = None;
+                        }
+                        sentinel_seen && waiting.is_none()
+                    },
+                    |message| is_response_to(message, &sentinel),
+                );
+                if !answered && record.get("end").is_none() {
+                    record["end"] = json!("timeout");
+                }
+            }
+            Step::Start(text) => {
+                self.write(text);
+                self.started = request_id(text);
+                if !self.read_until(&mut record, PATIENCE, is_progress, |_| false)
+                    && record.get("end").is_none()
+                {
+                    record["end"] = json!("timeout");
+                }
+            }
+            Step::Settle => {
+                let started = self.started.take().expect("a started request");
+                self.read_until(
+                    &mut record,
+                    SETTLE,
+                    |message| is_response_to(message, &started),
+                    |_| false,
+                );
+            }
+            Step::Http { .. } => unreachable!("HTTP steps run on HTTP transports only"),
+        }
+        record
+    }
+
+    fn handshake(&mut self) {
+        for text in [initialize_request(), initialized()] {
+            let record = self.step(&Step::Send(text));
+            assert!(
+                record.get("end").is_none(),
+                "the stdio handshake failed: {record}"
+            );
+        }
+    }
+}
+
+/// An HTTP response being read.
+struct HttpResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    reader: BufReader<TcpStream>,
+    framing: Framing,
+    /// Bytes read but not yet split into SSE events.
+    pending: Vec<u8>,
+}
+
+enum Framing {
+    Length(usize),
+    Chunked,
+    UntilClose,
+    Done,
+}
+
+impl HttpResponse {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The next bytes of the body; `Ok(None)` at its end.
+    fn next_bytes(&mut self) -> std::io::Result<Option<Vec<u8>>> {
+        match self.framing {
+            Framing::Done => Ok(None),
+            Framing::Length(0) => {
+                self.framing = Framing::Done;
+                Ok(None)
+            }
+            Framing::Length(left) => {
+                let mut buf = vec![0; left.min(64 * 1024)];
+                let n = self.reader.read(&mut buf)?;
+                if n == 0 {
+                    self.framing = Framing::Done;
+                    return Ok(None);
+                }
+                buf.truncate(n);
+                self.framing = Framing::Length(left - n);
+                Ok(Some(buf))
+            }
+            Framing::UntilClose => {
+                let mut buf = vec![0; 64 * 1024];
+                let n = self.reader.read(&mut buf)?;
+                if n == 0 {
+                    self.framing = Framing::Done;
+                    return Ok(None);
+                }
+                buf.truncate(n);
+                Ok(Some(buf))
+            }
+            Framing::Chunked => {
+                let mut size_line = String::new();
+                if self.reader.read_line(&mut size_line)? == 0 {
+                    self.framing = Framing::Done;
+                    return Ok(None);
+                }
+                let size = size_line.trim().split(';').next().unwrap_or("");
+                let size = usize::from_str_radix(size, 16).map_err(|_| {
+                    std::io::Error::other(format!("bad chunk size line {size_line:?}"))
+                })?;
+                if size == 0 {
+                    self.framing = Framing::Done;
+                    return Ok(None);
+                }
+                let mut chunk = vec![0; size + 2];
+                self.reader.read_exact(&mut chunk)?;
+                chunk.truncate(size);
+                Ok(Some(chunk))
+            }
+        }
+    }
+
+    /// The next SSE event's data; `Ok(None)` at the end of the body.
+    fn next_event(&mut self) -> std::io::Result<Option<String>> {
+        loop {
+            let text = String::from_utf8_lossy(&self.pending).replace("\r\n", "\n");
+            if let Some(at) = text.find("\n\n") {
+                let event = text[..at].to_string();
+                self.pending = text[at + 2..].as_bytes().to_vec();
+                let data: Vec<&str> = event
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .map(|data| data.strip_prefix(' ').unwrap_or(data))
+                    .collect();
+                return Ok(Some(data.join("\n")));
+            }
+            match self.next_bytes()? {
+                Some(bytes) => self.pending.extend_from_slice(&bytes),
+                None => {
+                    let rest = std::mem::take(&mut self.pending);
+                    return Ok((!rest.iter().all(u8::is_ascii_whitespace))
+                        .then(|| String::from_utf8_lossy(&rest).into_owned()));
+                }
+            }
+        }
+    }
+}
+
+/// Send one HTTP/1.1 request on a new connection (`Connection: close`) and read the head
+/// of its response.
+fn http_send(
+    authority: &str,
+    method: &str,
+    headers: &[(String, String)],
+    body: &str,
+) -> std::io::Result<HttpResponse> {
+    let mut stream = TcpStream::connect(authority)?;
+    stream.set_read_timeout(Some(PATIENCE))?;
+    let mut head = format!("{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body.as_bytes())?;
+    let mut reader = BufReader::new(stream);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line)?;
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP response: {status_line:?}")))?;
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            headers.push((name.trim().to_string(), value.trim().to_string()));
+        }
+    }
+    let mut response = HttpResponse {
+        status,
+        headers,
+        reader,
+        framing: Framing::UntilClose,
+        pending: Vec::new(),
+    };
+    response.framing = if method == "HEAD" || status == 204 || status == 304 {
+        Framing::Done
+    } else if response
+        .header("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+    {
+        Framing::Chunked
+    } else if let Some(length) = response.header("content-length") {
+        Framing::Length(length.parse().unwrap_or(0))
+    } else {
+        Framing::UntilClose
+    };
+    Ok(response)
+}
+
+/// A session with an HTTP server (which runs for the whole transport).
+struct HttpSession<'a> {
+    authority: &'a str,
+    session_id: Option<String>,
+    protocol: Option<&'static str>,
+    started: Option<(HttpResponse, Value)>,
+}
+
+impl HttpSession<'_> {
+    fn default_headers(&self) -> Vec<(String, String)> {
+        let mut headers = vec![
+            ("Content-Type".to_string(), "application/json".to_string()),
+            (
+                "Accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ),
+        ];
+        if let Some(protocol) = self.protocol {
+            headers.push(("MCP-Protocol-Version".into(), protocol.into()));
+        }
+        if let Some(id) = &self.session_id {
+            headers.push(("Mcp-Session-Id".into(), id.clone()));
+        }
+        headers
+    }
+
+    /// Answer a server-to-client request on a new connection; the answer's status.
+    fn answer(&self, request: &Value) -> Value {
+        match http_send(
+            self.authority,
+            "POST",
+            &self.default_headers(),
+            &answer(request).to_string(),
+        ) {
+            Ok(response) => json!(response.status),
+            Err(e) => json!(format!("error: {e}")),
+        }
+    }
+
+    /// Record one message of a reply body, answering it if it is a server request.
+    fn take_message(&self, record: &mut Value, data: String) {
+        let message: Value = serde_json::from_str(&data).unwrap_or(Value::String(data));
+        if is_server_request(&message) {
+            let status = self.answer(&message);
+            record["answers"]
+                .as_array_mut()
+                .expect("an answers list")
+                .push(status);
+        }
+        push_message(record, message);
+    }
+
+    /// Read the events of `response` into `record` until its end, or until `stop` says so.
+    /// False if reading failed (a time-out, recorded).
+    fn read_events(
+        &self,
+        response: &mut HttpResponse,
+        record: &mut Value,
+        stop: impl Fn(&Value) -> bool,
+    ) -> bool {
+        loop {
+            match response.next_event() {
+                Ok(Some(data)) if data.is_empty() => {} // a priming event: no message
+                Ok(Some(data)) => {
+                    self.take_message(record, data);
+                    let last = record["messages"].as_array().and_then(|m| m.last());
+                    if last.is_some_and(&stop) {
+                        return true;
+                    }
+                }
+                Ok(None) => {
+                    record["end"] = json!("ended");
+                    return true;
+                }
+                Err(e) => {
+                    record["end"] = json!(format!("read failed: {}", e.kind()));
+                    return false;
+                }
+            }
+        }
+    }
+
+    fn exchange(
+        &mut self,
+        method: &str,
+        headers: Vec<(String, String)>,
+        body: &str,
+    ) -> (Value, Option<HttpResponse>) {
+        let response = match http_send(self.authority, method, &headers, body) {
+            Ok(response) => response,
+            Err(e) => return (json!({"end": format!("request failed: {e}")}), None),
+        };
+        let content_type = response.header("content-type").map(str::to_ascii_lowercase);
+        let session = response.header("mcp-session-id").map(str::to_string);
+        if self.session_id.is_none() {
+            self.session_id = session.clone();
+        }
+        let record = json!({
+            "status": response.status,
+            "contentType": content_type,
+            "sessionId": session.is_some(),
+            "messages": [],
+            "answers": [],
+        });
+        (record, Some(response))
+    }
+
+    fn step(&mut self, step: &Step) -> Value {
+        match step {
+            Step::Send(text) | Step::Start(text) => {
+                let headers = self.default_headers();
+                let (mut record, response) = self.exchange("POST", headers, text);
+                let Some(mut response) = response else {
+                    return record;
+                };
+                let is_sse = record["contentType"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("text/event-stream"));
+                if is_sse {
+                    if matches!(step, Step::Start(_)) {
+                        if self.read_events(&mut response, &mut record, is_progress) {
+                            let id = request_id(text).expect("a started request has an id");
+                            self.started = Some((response, id));
+                        }
+                    } else {
+                        self.read_events(&mut response, &mut record, |_| false);
+                        record.as_object_mut().expect("an object").remove("end");
+                    }
+                } else {
+                    read_plain_body(&mut response, &mut record);
+                }
+                tidy(&mut record);
+                record
+            }
+            Step::Settle => {
+                let mut record = json!({"messages": [], "answers": []});
+                let Some((mut response, started)) = self.started.take() else {
+                    record["end"] = json!("no stream was left open");
+                    return record;
+                };
+                let _ = response.reader.get_ref().set_read_timeout(Some(SETTLE));
+                self.read_events(&mut response, &mut record, |m| is_response_to(m, &started));
+                if record["end"]
+                    .as_str()
+                    .is_some_and(|e| e.starts_with("read failed"))
+                {
+                    record["end"] = json!("still open");
+                }
+                tidy(&mut record);
+                record
+            }
+            Step::Http {
+                method,
+                headers: changes,
+                body,
+            } => {
+                let mut headers = self.default_headers();
+                for (name, value) in changes {
+                    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+                    if let Some(value) = value {
+                        headers.push((name.to_string(), value.to_string()));
+                    }
+                }
+                let (mut record, response) = self.exchange(method, headers, body);
+                if let Some(mut response) = response {
+                    let is_sse = record["contentType"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("text/event-stream"));
+                    if is_sse {
+                        self.read_events(&mut response, &mut record, |_| false);
+                        record.as_object_mut().expect("an object").remove("end");
+                    } else {
+                        read_plain_body(&mut response, &mut record);
+                    }
+                }
+                tidy(&mut record);
+                record
+            }
+        }
+    }
+
+    fn handshake(&mut self) {
+        for text in [initialize_request(), initialized()] {
+            let record = self.step(&Step::Send(text));
+            assert!(
+                record["status"].as_u64().is_some_and(|s| s < 300),
+                "the HTTP handshake failed: {record}"
+            );
+        }
+        self.protocol = Some(PROTOCOL);
+    }
+}
+
+/// Read a non-SSE body whole: its JSON (one message, or a batch's array as it is), or its
+/// text when it is not JSON.
+fn read_plain_body(response: &mut HttpResponse, record: &mut Value) {
+    let mut body = Vec::new();
+    loop {
+        match response.next_bytes() {
+            Ok(Some(bytes)) => body.extend_from_slice(&bytes),
+            Ok(None) => break,
+            Err(e) => {
+                record["end"] = json!(format!("read failed: {}", e.kind()));
+                break;
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&body).into_owned();
+    if text.trim().is_empty() {
+        return;
+    }
+    let message = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    push_message(record, message);
+}
+
+/// Drop the empty `answers` list (only elicitation has answers).
+fn tidy(record: &mut Value) {
+    if record["answers"].as_array().is_some_and(Vec::is_empty) {
+        record.as_object_mut().expect("an object").remove("answers");
+    }
+}
+
+/// Append `message` to `record["messages"]`, normalised.
+fn push_message(record: &mut Value, mut message: Value) {
+    normalise(&mut message);
+    record["messages"]
+        .as_array_mut()
+        .expect("a messages list")
+        .push(message);
+}
+
+/// The normalisation the module docs explain.
+fn normalise(message: &mut Value) {
+    if let Some(name) = message.pointer_mut("/result/serverInfo/name") {
+        *name = json!("<server>");
+    }
+    if is_server_request(message) {
+        message["id"] = json!("<server request id>");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Running and comparing
+// ---------------------------------------------------------------------------------------
+
+/// The records of every step of every case run on `transport` against `side`.
+fn run_side(side: Side, transport: Transport, cases: &[&Case]) -> Vec<Vec<Value>> {
+    match transport {
+        Transport::Stdio => cases
+            .iter()
+            .map(|case| {
+                let mut session = StdioSession::start(side);
+                if case.handshake {
+                    session.handshake();
+                }
+                case.steps.iter().map(|step| session.step(step)).collect()
+            })
+            .collect(),
+        Transport::Stateless | Transport::Stateful => {
+            let mut args = vec!["--http", "127.0.0.1:0"];
+            if transport == Transport::Stateless {
+                args.push("--stateless");
+            }
+            let server = ServerProcess::start(side.binary(), &args);
+            let authority = server.authority().to_string();
+            let records = cases
+                .iter()
+                .map(|case| {
+                    let mut session = HttpSession {
+                        authority: &authority,
+                        session_id: None,
+                        protocol: None,
+                        started: None,
+                    };
+                    if case.handshake {
+                        session.handshake();
+                    }
+                    case.steps.iter().map(|step| session.step(step)).collect()
+                })
+                .collect();
+            drop(server);
+            records
+        }
+    }
+}
+
+/// One aspect of one step that differs.
+struct Difference {
+    case: &'static str,
+    transport: Transport,
+    step: usize,
+    aspect: Aspect,
+    /// The step's whole record from each server.
+    ours: Value,
+    theirs: Value,
+}
+
+const ASPECTS: &[Aspect] = &[
+    Aspect::Status,
+    Aspect::ContentType,
+    Aspect::SessionHeader,
+    Aspect::Messages,
+    Aspect::End,
+];
+
+/// Lines naming each JSON path where `a` and `b` differ.
+fn json_diff(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for key in keys {
+                let (u, v) = (
+                    x.get(key).unwrap_or(&Value::Null),
+                    y.get(key).unwrap_or(&Value::Null),
+                );
+                if x.contains_key(key) != y.contains_key(key) {
+                    out.push(format!(
+                        "  {path}/{key}: mcp-toolbelt {} | rmcp {}",
+                        if x.contains_key(key) {
+                            u.to_string()
+                        } else {
+                            "(absent)".into()
+                        },
+                        if y.contains_key(key) {
+                            v.to_string()
+                        } else {
+                            "(absent)".into()
+                        },
+                    ));
+                } else {
+                    json_diff(&format!("{path}/{key}"), u, v, out);
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                json_diff(&format!("{path}/{i}"), u, v, out);
+            }
+        }
+        _ if a != b => out.push(format!("  {path}: mcp-toolbelt {a} | rmcp {b}")),
+        _ => {}
+    }
+}
+
+fn describe(difference: &Difference, cases: &[Case]) -> String {
+    let case = cases
+        .iter()
+        .find(|c| c.name == difference.case)
+        .expect("a known case");
+    let mut lines = vec![format!(
+        "case {:?} over {}, step {} ({:?}), {}:",
+        difference.case,
+        difference.transport.name(),
+        difference.step,
+        case.steps[difference.step],
+        difference.aspect.key()
+    )];
+    let key = difference.aspect.key();
+    json_diff(
+        &format!("/{key}"),
+        &difference.ours[key],
+        &difference.theirs[key],
+        &mut lines,
+    );
+    lines.push(format!(
+        "  mcp-toolbelt: {}",
+        serde_json::to_string(&difference.ours).unwrap_or_default()
+    ));
+    lines.push(format!(
+        "  rmcp:         {}",
+        serde_json::to_string(&difference.theirs).unwrap_or_default()
+    ));
+    lines.join("\n")
+}
+
+fn covers(entry: &Intended, difference: &Difference) -> bool {
+    (entry.case == "*" || entry.case == difference.case)
+        && entry.transports.contains(&difference.transport)
+        && entry.aspect == difference.aspect
+}
+
+#[test]
+fn mcp_toolbelt_and_rmcp_answer_the_corpus_alike() {
+    let started = Instant::now();
+    let cases = corpus();
+    let mut differences = Vec::new();
+    for &transport in ALL {
+        let chosen: Vec<&Case> = cases
+            .iter()
+            .filter(|case| case.transports.contains(&transport))
+            .collect();
+        let (ours, theirs) = std::thread::scope(|scope| {
+            let ours = scope.spawn(|| run_side(Side::Toolbelt, transport, &chosen));
+            let theirs = scope.spawn(|| run_side(Side::Rmcp, transport, &chosen));
+            (
+                ours.join().expect("the mcp-toolbelt run"),
+                theirs.join().expect("the rmcp run"),
+            )
+        });
+        for ((case, ours), theirs) in chosen.iter().zip(ours).zip(theirs) {
+            if std::env::var_os("DIFFERENTIAL_DUMP").is_some() {
+                eprintln!(
+                    "{:?} over {}:\n  mcp-toolbelt: {}\n  rmcp:         {}",
+                    case.name,
+                    transport.name(),
+                    json!(ours),
+                    json!(theirs)
+                );
+            }
+            for (step, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+                for &aspect in ASPECTS {
+                    let (x, y) = (&a[aspect.key()], &b[aspect.key()]);
+                    if x != y {
+                        differences.push(Difference {
+                            case: case.name,
+                            transport,
+                            step,
+                            aspect,
+                            ours: a.clone(),
+                            theirs: b.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let unexpected: Vec<String> = differences
+        .iter()
+        .filter(|d| !INTENDED_DIFFERENCES.iter().any(|e| covers(e, d)))
+        .map(|d| describe(d, &cases))
+        .collect();
+    let stale: Vec<String> = INTENDED_DIFFERENCES
+        .iter()
+        .filter(|e| !differences.iter().any(|d| covers(e, d)))
+        .map(|e| {
+            format!(
+                "case {:?} over {:?}, {}: listed as intended ({}) but both servers now agree",
+                e.case,
+                e.transports.iter().map(|t| t.name()).collect::<Vec<_>>(),
+                e.aspect.key(),
+                e.reason
+            )
+        })
+        .collect();
+    eprintln!(
+        "differential: {} cases, {} differences ({} intended), {:?}",
+        cases.len(),
+        differences.len(),
+        differences.len() - unexpected.len(),
+        started.elapsed()
+    );
+    assert!(
+        unexpected.is_empty() && stale.is_empty(),
+        "{} difference(s) not in INTENDED_DIFFERENCES:\n\n{}\n\n{} stale entr(y/ies) in INTENDED_DIFFERENCES:\n{}",
+        unexpected.len(),
+        unexpected.join("\n\n"),
+        stale.len(),
+        stale.join("\n")
+    );
+}
