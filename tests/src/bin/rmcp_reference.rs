@@ -122,7 +122,14 @@ impl Fixture {
     #[tool(name = "count", annotations(read_only_hint = true))]
     async fn count(&self, meta: RequestMetaObject, peer: Peer<RoleServer>) -> String {
         for step in 1..=3 {
-            progress(&peer, &meta, f64::from(step), Some(3.0), &format!("step {step}")).await;
+            progress(
+                &peer,
+                &meta,
+                f64::from(step),
+                Some(3.0),
+                &format!("step {step}"),
+            )
+            .await;
         }
         "counted to 3".to_string()
     }
@@ -147,9 +154,9 @@ impl Fixture {
         }))
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let answer = peer
-            .send_request(ServerRequest::ElicitRequest(rmcp::model::ElicitRequest::new(
-                params,
-            )))
+            .send_request(ServerRequest::ElicitRequest(
+                rmcp::model::ElicitRequest::new(params),
+            ))
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let answer: Value = match answer {
@@ -158,7 +165,10 @@ impl Fixture {
         }
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(
-            match (answer["action"].as_str(), answer["content"]["name"].as_str()) {
+            match (
+                answer["action"].as_str(),
+                answer["content"]["name"].as_str(),
+            ) {
                 (Some("accept"), Some(name)) => format!("Hello, {name}!"),
                 _ => format!("No name: {}", answer["action"]),
             },
@@ -170,7 +180,10 @@ impl Fixture {
 impl Fixture {
     /// Greet someone
     #[prompt(name = "greet")]
-    async fn greet(&self, Parameters(GreetArgs { name }): Parameters<GreetArgs>) -> GetPromptResult {
+    async fn greet(
+        &self,
+        Parameters(GreetArgs { name }): Parameters<GreetArgs>,
+    ) -> GetPromptResult {
         GetPromptResult::new(vec![PromptMessage::new_text(
             Role::User,
             format!("Please greet {name}."),

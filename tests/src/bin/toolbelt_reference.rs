@@ -21,7 +21,9 @@ use std::process::ExitCode;
 
 use mcp_toolbelt::definition::{Completion, CompletionRequest};
 use mcp_toolbelt::server::{HttpOptions, Server, ServerInfo};
-use mcp_toolbelt::{Json, ToolContext, ToolError, ToolRegistry, mcp_prompt, mcp_resource, mcp_tool};
+use mcp_toolbelt::{
+    Json, ToolContext, ToolError, ToolRegistry, mcp_prompt, mcp_resource, mcp_tool,
+};
 use serde_json::json;
 
 /// Echo the message back unchanged
@@ -88,7 +90,10 @@ async fn ask(ctx: ToolContext) -> Result<String, ToolError> {
             },
         }))
         .await?;
-    match (answer["action"].as_str(), answer["content"]["name"].as_str()) {
+    match (
+        answer["action"].as_str(),
+        answer["content"]["name"].as_str(),
+    ) {
         (Some("accept"), Some(name)) => Ok(format!("Hello, {name}!")),
         _ => Ok(format!("No name: {}", answer["action"])),
     }
