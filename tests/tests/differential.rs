@@ -1040,27 +1040,45 @@ impl HttpResponse {
     /// The next SSE event's data; `Ok(None)` at the end of the body.
     fn next_event(&mut self) -> std::io::Result<Option<String>> {
         loop {
-            let text = String::from_utf8_lossy(&self.pending).replace("\r\n", "\n");
-            if let Some(at) = text.find("\n\n") {
-                let event = text[..at].to_string();
-                self.pending = text[at + 2..].as_bytes().to_vec();
-                let data: Vec<&str> = event
-                    .lines()
-                    .filter_map(|line| line.strip_prefix("data:"))
-                    .map(|data| data.strip_prefix(' ').unwrap_or(data))
-                    .collect();
-                return Ok(Some(data.join("\n")));
+            // Events end with a blank line; `\r\n` line ends are taken too.
+            let blank = self
+                .pending
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map(|at| (at, 2))
+                .into_iter()
+                .chain(
+                    self.pending
+                        .windows(4)
+                        .position(|w| w == b"\r\n\r\n")
+                        .map(|at| (at, 4)),
+                )
+                .min();
+            if let Some((at, len)) = blank {
+                let event: Vec<u8> = self.pending.drain(..at + len).take(at).collect();
+                return Ok(Some(event_data(&event)));
             }
             match self.next_bytes()? {
                 Some(bytes) => self.pending.extend_from_slice(&bytes),
                 None => {
                     let rest = std::mem::take(&mut self.pending);
-                    return Ok((!rest.iter().all(u8::is_ascii_whitespace))
-                        .then(|| String::from_utf8_lossy(&rest).into_owned()));
+                    return Ok(
+                        (!rest.iter().all(u8::is_ascii_whitespace)).then(|| event_data(&rest))
+                    );
                 }
             }
         }
     }
+}
+
+/// The data of one SSE event (its `data:` lines joined by newlines).
+fn event_data(event: &[u8]) -> String {
+    String::from_utf8_lossy(event)
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| data.strip_prefix(' ').unwrap_or(data))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Send one HTTP/1.1 request on a new connection (`Connection: close`) and read the head
