@@ -66,6 +66,7 @@ const HTTP: &[Transport] = &[Transport::Stateless, Transport::Stateful];
 const STATEFUL: &[Transport] = &[Transport::Stateful];
 const STATELESS: &[Transport] = &[Transport::Stateless];
 const STDIO: &[Transport] = &[Transport::Stdio];
+const STDIO_AND_STATELESS: &[Transport] = &[Transport::Stdio, Transport::Stateless];
 
 impl Transport {
     fn name(self) -> &'static str {
@@ -325,6 +326,25 @@ fn corpus() -> Vec<Case> {
                        "argument": {"name": "name", "value": "a"}}),
             ))],
         ),
+        case(
+            "initialize again",
+            vec![send(initialize_request().replace(r#""id":0"#, r#""id":1"#))],
+        ),
+        case(
+            "fractional id",
+            vec![send(r#"{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}"#)],
+        ),
+        case(
+            "cancel an unknown request",
+            vec![
+                send(
+                    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                           "params": {"requestId": 77}})
+                    .to_string(),
+                ),
+                send(request(1, "ping", json!({}))),
+            ],
+        ),
         case("elicitation", vec![send(call(1, "ask", json!({})))]),
         case(
             "invalid JSON",
@@ -418,6 +438,20 @@ fn corpus() -> Vec<Case> {
                     vec![("MCP-Protocol-Version", Some("1999-01-01"))],
                     request(1, "ping", json!({})),
                 )],
+            )
+        },
+        Case {
+            transports: HTTP,
+            ..case(
+                "HTTP GET stream",
+                vec![Step::Http {
+                    method: "GET",
+                    headers: vec![
+                        ("Accept", Some("text/event-stream")),
+                        ("Content-Type", None),
+                    ],
+                    body: String::new(),
+                }],
             )
         },
         Case {
@@ -524,6 +558,7 @@ const MALFORMED: &[&str] = &[
     "missing jsonrpc",
     "wrong jsonrpc version",
     "null id",
+    "fractional id",
     "params of the wrong type",
     "batch",
     "empty batch",
@@ -554,6 +589,22 @@ const INTENDED_DIFFERENCES: &[Intended] = &[
         values: None,
         paths: &["/messages/0/result/capabilities"],
         reason: "we declare `logging`, `resources.subscribe` and `tools.listChanged` because every mcp-toolbelt server serves logging/setLevel, resources/subscribe and list-change notifications; the rmcp fixture implements none of them",
+    },
+    Intended {
+        cases: &["initialize again"],
+        transports: STDIO_AND_STATELESS,
+        aspects: &[Aspect::Messages],
+        values: None,
+        paths: &["/messages/0/result/capabilities"],
+        reason: "the capabilities of case \"initialize\": both answer a second initialize on stdio, and on stateless HTTP every POST is a new session",
+    },
+    Intended {
+        cases: &["initialize again"],
+        transports: STATEFUL,
+        aspects: &[Aspect::Status, Aspect::ContentType, Aspect::Messages],
+        values: None,
+        paths: &[],
+        reason: "a second initialize in an HTTP session is refused (400, -32600 \"this session is already initialized\"): the first one fixed the session's protocol version and capabilities; rmcp answers it again. (Over stdio we answer a second initialize, as rmcp does: our transports disagree there)",
     },
     Intended {
         cases: &["tools/list"],
@@ -721,6 +772,14 @@ const INTENDED_DIFFERENCES: &[Intended] = &[
     Intended {
         cases: &["HTTP missing session", "request before initialize"],
         transports: STATEFUL,
+        aspects: &[Aspect::ContentType],
+        values: None,
+        paths: &[],
+        reason: PLAIN_TEXT_LABELLED,
+    },
+    Intended {
+        cases: &["HTTP GET stream"],
+        transports: STATELESS,
         aspects: &[Aspect::ContentType],
         values: None,
         paths: &[],
@@ -1322,6 +1381,10 @@ impl HttpSession<'_> {
                     let is_sse = record["contentType"]
                         .as_str()
                         .is_some_and(|t| t.starts_with("text/event-stream"));
+                    if *method == "GET" {
+                        // The standalone SSE stream stays open: watch it only a little.
+                        let _ = response.reader.get_ref().set_read_timeout(Some(SETTLE));
+                    }
                     if is_sse {
                         self.read_events(&mut response, &mut record, |_| false);
                         if record["end"] == "ended" {
