@@ -60,6 +60,7 @@ mod builder;
 mod client_requests;
 mod codec;
 mod convert;
+mod decode;
 mod drain;
 mod exposure;
 mod handler;

@@ -34,7 +34,7 @@ use super::reply::{
 use super::sessions::{Principal, Sessions};
 use super::site::SiteRule;
 use crate::Caller;
-use crate::server::codec::{batch_elements, decode_document};
+use crate::server::decode::{batch_elements, decode_document};
 use crate::server::handler::McpHandler;
 use crate::server::protocol::code::{INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND};
 use crate::server::protocol::header::SESSION_ID;
