@@ -668,7 +668,7 @@ fn sampling_and_elicitation_fail_clearly_without_the_capability_and_resume_on_20
     assert_eq!(sampling["is_error"], true, "{bare}");
     assert!(
         sampling["text"].as_str().unwrap().starts_with(
-            "Error (permission_denied): the client did not declare the `sampling` capability"
+            "Error (permission_denied): this session's client did not declare the `sampling` capability"
         ),
         "{bare}"
     );

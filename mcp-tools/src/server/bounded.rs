@@ -235,6 +235,8 @@ pub(crate) struct Bounded<T> {
     /// Whether rmcp has left its pre-initialization loop (see [`ends_initialization`]):
     /// before that, a notification would end the session, so none is passed on.
     seen_request: bool,
+    /// Whether an `initialize` was passed on: a second one is refused here.
+    initialized: bool,
     /// Serves `tools/call` itself when set.
     direct: Option<Direct>,
 }
@@ -267,6 +269,7 @@ impl<T> Bounded<T> {
             draining: None,
             parked: None,
             seen_request: false,
+            initialized: false,
             direct,
         }
     }
@@ -395,6 +398,22 @@ impl<T: Transport<RoleServer>> Bounded<T> {
             match message {
                 JsonRpcMessage::Request(request) => {
                     self.seen_request |= ends_initialization(&request.request);
+                    let initialize = matches!(request.request, ClientRequest::InitializeRequest(_));
+                    if initialize && self.initialized {
+                        // The first one fixed the session's protocol version and
+                        // capabilities; the HTTP front door answers the same.
+                        tracing::debug!("a second initialize in a session; answering -32600");
+                        let error = ErrorData::invalid_request(
+                            "Invalid Request: this session is already initialized",
+                            None,
+                        );
+                        let refusal = JsonRpcMessage::error(error, Some(request.id));
+                        if self.inner.send(refusal).await.is_err() {
+                            return None;
+                        }
+                        continue;
+                    }
+                    self.initialized |= initialize;
                     if !lock(&self.held).contains_key(&request.id) {
                         // Wait for a slot at the top of the loop. Until one frees, nothing
                         // more is read: notifications already read went through, so a

@@ -534,7 +534,7 @@ impl Server {
 /// Advertise `resources` (with `subscribe`), `prompts` and `completions` when the registry
 /// serves resources or prompts.
 fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &ToolRegistry) {
-    if declares_subscriptions(registry) {
+    if super::protocol::declares_subscriptions(registry) {
         let mut resources = ResourcesCapability::default();
         resources.subscribe = Some(true);
         capabilities.resources = Some(resources);
@@ -545,12 +545,6 @@ fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &T
     if registry.has_resources() || registry.has_prompts() {
         capabilities.completions = Some(Default::default());
     }
-}
-
-/// True when a server of `registry` declares `resources` with `subscribe` (it serves
-/// resources): without it, `resources/subscribe` and `unsubscribe` are unsupported methods.
-pub(super) fn declares_subscriptions(registry: &ToolRegistry) -> bool {
-    registry.has_resources()
 }
 
 /// A [`Server`] listening for TCP connections (from [`Server::bind_tcp`]).

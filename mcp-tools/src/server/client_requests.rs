@@ -75,12 +75,14 @@ pub(crate) fn check_declared(
         return Ok(());
     }
     Err(ToolError::permission_denied(format!(
-        "the client did not declare the `{}` capability, so it cannot answer {}",
+        "this session's client did not declare the `{}` capability, so it cannot answer {} \
+         (a stateless server keeps no session: it never knows what a client declared)",
         kind.capability(),
         kind.method()
     ))
     .with_action(format!(
-        "Use a client that supports {}, or a tool that does not need it.",
+        "Use a client that supports {} over a session (stdio, TCP, or stateful HTTP), or a \
+         tool that does not need it.",
         kind.capability()
     )))
 }

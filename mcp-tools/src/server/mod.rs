@@ -44,7 +44,8 @@
 //!   `input_required` and the fn runs again with
 //!   the answers on the client's retry, which any replica sharing the [`StateKey`] can
 //!   serve (`docs/resumable.md`);
-//! - unknown methods answer `-32601`;
+//! - unknown methods answer `-32601`; a second `initialize` in a session answers `-32600`
+//!   (the first fixed the session's protocol version and capabilities);
 //! - at most [`Server::max_in_flight`] requests run at once per connection; beyond that the
 //!   server stops reading from the connection until one finishes (back-pressure), so a
 //!   client pipelining thousands of calls cannot grow the server's memory without bound;
@@ -73,7 +74,6 @@ mod list_line;
 mod notify;
 #[cfg(feature = "oauth")]
 pub mod oauth;
-mod offerings;
 mod paging;
 mod peer;
 mod private_file;

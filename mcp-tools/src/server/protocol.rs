@@ -12,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::Peer;
 
 use crate::Caller;
+use crate::registry::ToolRegistry;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
@@ -113,6 +114,12 @@ pub(crate) fn method_eras(method: &str) -> Option<Eras> {
         .iter()
         .find(|(name, _)| *name == method)
         .map(|(_, eras)| *eras)
+}
+
+/// True when a server of `registry` declares `resources` with `subscribe` (it serves
+/// resources): without it, `resources/subscribe` and `unsubscribe` are unsupported methods.
+pub(crate) fn declares_subscriptions(registry: &ToolRegistry) -> bool {
+    registry.has_resources()
 }
 
 /// True for protocol 2026-07-28 and later: per-request metadata, no sessions,

@@ -2,6 +2,7 @@
 //! request needs is built once (the registry caches each permission view's tool list);
 //! a request only picks the caller's view, a page, or a tool.
 
+mod offerings;
 mod pages;
 
 use std::future::Future;
@@ -110,6 +111,28 @@ impl McpHandler {
 }
 
 impl McpHandler {
+    /// The cache hints of a list result on 2026-07-28 and later (`None` before): how long
+    /// the list may be kept ([`Server::list_ttl`](super::Server::list_ttl), 0 without
+    /// one) and whether it may be shared (`private`: it depends on the caller's token).
+    pub(super) fn list_cache_hints(
+        &self,
+        context: &RequestContext<RoleServer>,
+        private: bool,
+    ) -> Option<(u64, CacheScope)> {
+        if !is_modern(context) {
+            return None;
+        }
+        let ttl_ms = self
+            .shared
+            .list_ttl
+            .map_or(0, |ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        let scope = match private {
+            true => CacheScope::Private,
+            false => CacheScope::Public,
+        };
+        Some((ttl_ms, scope))
+    }
+
     /// Which log messages this request's tool may send; `modern`: [`is_modern`].
     fn log_filter(&self, context: &RequestContext<RoleServer>, modern: bool) -> LogFilter {
         if let Some(level) = context.meta.log_level() {
@@ -285,17 +308,9 @@ impl ServerHandler for McpHandler {
             tools[start..end].iter().map(|d| convert::tool(d)).collect(),
         );
         result.next_cursor = next.map(|offset| paging::cursor(generation, offset));
-        if is_modern(&context) {
-            result.ttl_ms = Some(
-                self.shared
-                    .list_ttl
-                    .map_or(0, |ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
-            );
-            result.cache_scope = Some(if !caller.is_local() {
-                CacheScope::Private
-            } else {
-                CacheScope::Public
-            });
+        if let Some((ttl_ms, scope)) = self.list_cache_hints(&context, !caller.is_local()) {
+            result.ttl_ms = Some(ttl_ms);
+            result.cache_scope = Some(scope);
         }
         Ok(result)
     }

@@ -65,6 +65,7 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::media::Accepts;
 use crate::Caller;
 use crate::server::handler::McpHandler;
 use crate::server::protocol::{
@@ -138,7 +139,7 @@ impl Direct {
                 | ClientRequest::GetPromptRequest(_)
                 | ClientRequest::CompleteRequest(_)
         ) && request.request.get_meta().protocol_version().is_none()
-            && accepts_json_and_streams(headers);
+            && Accepts::of(headers).names_both_plainly();
         header_version(headers).filter(|_| served_here)
     }
 
@@ -324,26 +325,6 @@ pub(super) fn header_version(headers: &HeaderMap) -> Option<ProtocolVersion> {
         .find(|known| known.as_str() == value)
         .filter(|known| known.as_str() < ProtocolVersion::V_2026_07_28.as_str())
         .cloned()
-}
-
-/// True when `Accept` plainly names both `application/json` and `text/event-stream` (what
-/// rmcp requires of a `POST`); any parameter or quoting leaves the judgement to rmcp.
-fn accepts_json_and_streams(headers: &HeaderMap) -> bool {
-    let (mut json, mut stream) = (false, false);
-    for value in headers.get_all(header::ACCEPT) {
-        let Ok(value) = value.to_str() else {
-            return false;
-        };
-        if value.contains([';', '"']) {
-            return false;
-        }
-        for range in value.split(',') {
-            let range = range.trim();
-            json |= range.eq_ignore_ascii_case("application/json");
-            stream |= range.eq_ignore_ascii_case("text/event-stream");
-        }
-    }
-    json && stream
 }
 
 /// `reply` as the whole response, a JSON body (as rmcp answers a stateless request whose
@@ -538,17 +519,6 @@ mod tests {
             );
         }
         headers
-    }
-
-    #[test]
-    fn only_plain_accept_headers_naming_both_types_qualify() {
-        let accept = |value: &str| accepts_json_and_streams(&headers(&[("accept", value)]));
-        assert!(accept("application/json, text/event-stream"));
-        assert!(accept("TEXT/EVENT-STREAM,application/json"));
-        assert!(!accept("application/json"));
-        assert!(!accept("application/json, text/event-stream;q=0"));
-        assert!(!accept("application/json, */*"));
-        assert!(!accepts_json_and_streams(&HeaderMap::new()));
     }
 
     #[test]

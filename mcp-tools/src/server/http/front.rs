@@ -7,6 +7,7 @@
 //! header, or none), is served element by element, each as a request of its own, and
 //! answered with the array of their replies; elsewhere a batch is `-32600`.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -14,8 +15,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::StreamExt;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Either, Full, Limited};
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, ProtocolVersion};
+use rmcp::service::{Peer, RoleServer};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde_json::Value;
@@ -26,12 +29,13 @@ use tokio_util::sync::CancellationToken;
 use super::authenticate::{Authenticator, ByCredential, authenticate};
 use super::body::RequestBody;
 use super::direct::{Direct, Eligible, header_version};
+use super::media::{Accepts, body_is_json};
 use super::options::HttpLimits;
 use super::reply::{
     Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned, plain,
     respond, settle_stream,
 };
-use super::sessions::{Principal, Sessions};
+use super::sessions::{Activity, Principal, Serving, Sessions};
 use super::site::SiteRule;
 use crate::Caller;
 use crate::server::decode::{batch_elements, decode_document};
@@ -39,6 +43,22 @@ use crate::server::handler::McpHandler;
 use crate::server::protocol::code::{INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND};
 use crate::server::protocol::header::SESSION_ID;
 use crate::server::protocol::takes_batches;
+use crate::server::state::Session;
+
+/// A request entered in its session: the session's id, the request's activity (the session
+/// is not idle while it lives) and what rmcp serves it with.
+type Entered = (Arc<str>, Activity, Serving);
+
+/// A request's checked message (`None`: not read, see `read_message`) and the request,
+/// with the body read or not.
+type ReadMessage = (
+    Option<ClientJsonRpcMessage>,
+    Request<Either<Full<Bytes>, RequestBody>>,
+);
+
+/// A request the direct path serves: it, and in a session the session's state and the
+/// peer it lends.
+type DirectRoute = (Eligible, Option<(Arc<Session>, Peer<RoleServer>)>);
 
 /// Put in a request's extensions by the accept loop: fires when the client closes its
 /// side of the connection (a mounted endpoint has none and never sees it fire).
@@ -98,70 +118,26 @@ impl<M: SessionManager> Front<M> {
             .get::<ClientGone>()
             .map_or_else(CancellationToken::new, |gone| gone.0.clone());
         let principal = self.principal(&request);
-        // A stateless server has no sessions: the header means nothing to it, whatever the
-        // method (it reaches rmcp, whose stateless mode ignores it too).
-        let session = request
-            .headers()
-            .get(SESSION_ID)
-            .filter(|_| self.sessions.is_some())
-            .and_then(|v| v.to_str().ok())
-            .map(Arc::<str>::from);
-        let mut entered = None;
-        if let (Some(sessions), Some(id)) = (&self.sessions, &session) {
-            match sessions.enter(id, principal) {
-                Some(entry) => entered = Some(entry),
-                None => {
-                    // An unknown session and another caller's session look the same.
-                    return json_error(
-                        StatusCode::NOT_FOUND,
-                        Value::Null,
-                        SESSION_NOT_FOUND,
-                        "Session not found".into(),
-                    );
-                }
-            }
-        }
-        let holds_permit = request.method() == Method::POST;
-        let deleting = request.method() == Method::DELETE;
-        let json = prefers_json(request.headers());
-        // Bodies rmcp would refuse anyway (no JSON `Content-Type`) go to it unread.
-        // A session on 2025-03-26 takes batches (the caller serves them element by element);
-        // so does a stateless request on 2025-03-26 (its `MCP-Protocol-Version`, or none:
-        // what the specification says to assume without one, as rmcp does).
-        let batches = batch.is_some()
-            && match (&self.sessions, &entered) {
-                (Some(_), entered) => entered
-                    .as_ref()
-                    .is_some_and(|(_, serving)| serving.state().batches.load(Ordering::SeqCst)),
-                (None, _) => {
-                    header_version(request.headers()).is_some_and(|version| takes_batches(&version))
-                }
-            };
-        let (message, request) = if holds_permit && is_json(&request) {
-            match self.read_body(request, &client_closed, batches).await {
-                Ok(Read::Message(message, request)) => (Some(message), request.map(Either::Left)),
-                Ok(Read::Batch(parts, elements)) => {
-                    if let Some(batch) = batch {
-                        *batch = Some((parts, elements));
-                    }
-                    return respond(StatusCode::ACCEPTED, "application/json", Bytes::new());
-                }
-                Err(response) => return *response,
-            }
-        } else {
-            (None, request.map(Either::Right))
+        let entered = match self.enter_session(&request, principal) {
+            Ok(entered) => entered,
+            Err(refusal) => return *refusal,
+        };
+        let method = request.method().clone();
+        let holds_permit = method == Method::POST;
+        let json = Accepts::of(request.headers()).prefers_json();
+        let batches = batch.is_some() && self.takes_batches(&request, entered.as_ref());
+        let (message, request) = match self
+            .read_message(request, &client_closed, batches, batch)
+            .await
+        {
+            Ok(read) => read,
+            Err(response) => return *response,
         };
         if let Some(refusal) = self.step_up(&request, &message) {
             return refusal;
         }
-        let (id, initialize) = match &message {
-            Some(ClientJsonRpcMessage::Request(r)) => (
-                serde_json::to_value(&r.id).unwrap_or(Value::Null),
-                matches!(r.request, ClientRequest::InitializeRequest(_)),
-            ),
-            _ => (Value::Null, false),
-        };
-        if initialize && session.is_some() {
+        let (id, initialize) = id_and_initialize(message.as_ref());
+        if initialize && entered.is_some() {
             return json_error(
                 StatusCode::BAD_REQUEST,
                 id,
@@ -174,15 +150,12 @@ impl<M: SessionManager> Front<M> {
         } else {
             None
         };
-        let (activity, serving) = entered.unzip();
-        if let (Some(serving), Some(ClientJsonRpcMessage::Notification(notification))) =
-            (&serving, &message)
-            && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
-            && let Some(request_id) = &cancelled.params.request_id
-        {
-            // A directly served call stops here; rmcp gets the notification all the same
-            // (it cancels the calls it serves).
-            serving.state().live.cancel(request_id);
+        let (session, activity, serving) = match entered {
+            Some((id, activity, serving)) => (Some(id), Some(activity), Some(serving)),
+            None => (None, None, None),
+        };
+        if let (Some(serving), Some(message)) = (&serving, &message) {
+            cancel_direct_call(serving, message);
         }
         let holds = Holds {
             _busy: None,
@@ -190,62 +163,20 @@ impl<M: SessionManager> Front<M> {
             _session: activity,
         };
         let opens_session = initialize && self.sessions.is_some();
-        let serving = match opens_session {
-            true => Some(Sessions::opening_for(principal)),
-            false => serving,
-        };
-        let _opening = match (&self.sessions, opens_session) {
-            (Some(sessions), true) => {
-                let guard = sessions.opening.lock().await;
-                if sessions.full() {
-                    tracing::warn!(
-                        max = sessions.max(),
-                        "refused a session: the cap is reached"
-                    );
-                    return json_error(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        id,
-                        SERVER_BUSY,
-                        format!(
-                            "Server busy: {} sessions are open, the most this server allows; \
-                             retry later",
-                            sessions.max()
-                        ),
-                    );
-                }
-                Some(guard)
-            }
-            _ => None,
+        let (serving, opening) = match opens_session {
+            true => match self.open_session(&id).await {
+                Ok(guard) => (Some(Sessions::opening_for(principal)), guard),
+                Err(refusal) => return *refusal,
+            },
+            false => (serving, None),
         };
         let call = match (&self.sessions, session, &message) {
             (Some(sessions), Some(session), Some(ClientJsonRpcMessage::Request(_))) => {
-                Some(SessionCall {
-                    sessions: sessions.clone(),
-                    session,
-                    request_id: id,
-                })
+                Some(SessionCall::new(sessions.clone(), session, id))
             }
             _ => None,
         };
-        let direct = match (&message, &serving, &self.sessions) {
-            (Some(message), None, None) => {
-                Direct::eligible(request.headers(), message).map(|version| (version, None))
-            }
-            (Some(message), Some(serving), Some(_)) if !opens_session => {
-                let state = serving.state();
-                Direct::eligible_in_session(request.headers(), message, json, state)
-                    .map(|peer| (ProtocolVersion::default(), Some((state.clone(), peer))))
-            }
-            _ => None,
-        };
-        // A request served here needs no body for rmcp; any other gets the checked message.
-        let (direct, request) = match (direct, message) {
-            (Some((version, in_session)), Some(message)) => (
-                Eligible::new(message, version).map(|eligible| (eligible, in_session)),
-                request,
-            ),
-            (_, message) => (None, for_rmcp(request, message.as_ref())),
-        };
+        let (direct, request) = self.route(request, message, serving.as_ref(), json, opens_session);
         let grace = self.limits.disconnect_grace;
         // rmcp's futures are several kilobytes: boxed, so this one stays small (it is moved
         // whole into hyper's connection task for every request).
@@ -269,23 +200,178 @@ impl<M: SessionManager> Front<M> {
             response = served => response,
             _ = orphaned(client_closed.clone(), grace) => return Reply::abandoned(),
         };
-        drop(_opening);
+        drop(opening);
+        self.settle(response, &method, json, holds, call, &client_closed)
+            .await
+    }
+
+    /// The request's body, read and checked when it is a `POST` with a JSON body (bodies
+    /// rmcp would refuse anyway, without a JSON `Content-Type`, go to it unread), with the
+    /// request whose body it was; a batch (when `batches`) is put into `batch` for the
+    /// caller to serve, answered here with a placeholder.
+    async fn read_message(
+        &self,
+        request: Request<RequestBody>,
+        client_closed: &CancellationToken,
+        batches: bool,
+        batch: Option<&mut Option<Batch>>,
+    ) -> Result<ReadMessage, Box<Response<Reply>>> {
+        if request.method() != Method::POST || !body_is_json(request.headers()) {
+            return Ok((None, request.map(Either::Right)));
+        }
+        match self.read_body(request, client_closed, batches).await? {
+            Read::Message(message, request) => Ok((Some(message), request.map(Either::Left))),
+            Read::Batch(parts, elements) => {
+                if let Some(batch) = batch {
+                    *batch = Some((parts, elements));
+                }
+                Err(Box::new(respond(
+                    StatusCode::ACCEPTED,
+                    "application/json",
+                    Bytes::new(),
+                )))
+            }
+        }
+    }
+
+    /// The reply to a request of `method` from `response`, what served it: a JSON body as
+    /// it is (a session ended on request answers `204`), a `GET` stream that ends when its
+    /// client leaves, or a call's stream settled into JSON when it holds nothing but the
+    /// result and the client prefers JSON (`json`).
+    async fn settle(
+        &self,
+        mut response: Response<BoxBody<Bytes, Infallible>>,
+        method: &Method,
+        json: bool,
+        holds: Holds,
+        call: Option<SessionCall>,
+        client_closed: &CancellationToken,
+    ) -> Response<Reply> {
         if !is_event_stream(&response) {
-            let mut response = response;
-            if deleting && response.status() == StatusCode::ACCEPTED {
+            if method == Method::DELETE && response.status() == StatusCode::ACCEPTED {
                 // A session ended on request: done, nothing to say. rmcp answers 202, which
                 // clients (the Python SDK) report as a failed termination.
                 *response.status_mut() = StatusCode::NO_CONTENT;
             }
             return from_rmcp(response, holds);
         }
-        if !holds_permit {
+        if method != Method::POST {
             // A `GET` stream: it ends when its client leaves, freeing the session to park.
-            return listening(response, holds, &client_closed);
+            return listening(response, holds, client_closed);
         }
-        settle_stream(response, json, holds, call, &client_closed, grace)
+        let grace = self.limits.disconnect_grace;
+        settle_stream(response, json, holds, call, client_closed, grace)
             .await
             .unwrap_or_else(|_| Reply::abandoned())
+    }
+
+    /// The session `request` names and, when it names one, the request entered in it; the
+    /// `404` of an unknown session (another caller's looks the same) when it cannot be.
+    /// A stateless server has no sessions: the header means nothing to it, whatever the
+    /// method (it reaches rmcp, whose stateless mode ignores it too).
+    fn enter_session<B>(
+        &self,
+        request: &Request<B>,
+        principal: Principal,
+    ) -> Result<Option<Entered>, Box<Response<Reply>>> {
+        let Some(sessions) = &self.sessions else {
+            return Ok(None);
+        };
+        let Some(id) = request
+            .headers()
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(Arc::<str>::from)
+        else {
+            return Ok(None);
+        };
+        match sessions.enter(&id, principal) {
+            Some((activity, serving)) => Ok(Some((id, activity, serving))),
+            None => Err(Box::new(json_error(
+                StatusCode::NOT_FOUND,
+                Value::Null,
+                SESSION_NOT_FOUND,
+                "Session not found".into(),
+            ))),
+        }
+    }
+
+    /// True when `request` (in the session it `entered`, if any) may be a batch: a session
+    /// on 2025-03-26 takes batches (the caller serves them element by element); so does a
+    /// stateless request on 2025-03-26 (its `MCP-Protocol-Version`, or none: what the
+    /// specification says to assume without one, as rmcp does).
+    fn takes_batches<B>(&self, request: &Request<B>, entered: Option<&Entered>) -> bool {
+        match (&self.sessions, entered) {
+            (Some(_), entered) => entered
+                .is_some_and(|(_, _, serving)| serving.state().batches.load(Ordering::SeqCst)),
+            (None, _) => {
+                header_version(request.headers()).is_some_and(|version| takes_batches(&version))
+            }
+        }
+    }
+
+    /// Hold the right to open a session (so concurrent `initialize`s cannot overshoot the
+    /// cap) until the session is open; the `503` answering request `id` when the cap is
+    /// reached.
+    async fn open_session(
+        &self,
+        id: &Value,
+    ) -> Result<Option<tokio::sync::MutexGuard<'_, ()>>, Box<Response<Reply>>> {
+        let Some(sessions) = &self.sessions else {
+            return Ok(None);
+        };
+        let guard = sessions.opening.lock().await;
+        if sessions.full() {
+            tracing::warn!(
+                max = sessions.max(),
+                "refused a session: the cap is reached"
+            );
+            return Err(Box::new(json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id.clone(),
+                SERVER_BUSY,
+                format!(
+                    "Server busy: {} sessions are open, the most this server allows; retry later",
+                    sessions.max()
+                ),
+            )));
+        }
+        Ok(Some(guard))
+    }
+
+    /// Which path serves `message`: the direct one (with the session state and peer it
+    /// lends, in a session) and the request's head, or rmcp with the checked message as
+    /// the body.
+    fn route(
+        &self,
+        request: Request<Either<Full<Bytes>, RequestBody>>,
+        message: Option<ClientJsonRpcMessage>,
+        serving: Option<&Serving>,
+        json: bool,
+        opens_session: bool,
+    ) -> (
+        Option<DirectRoute>,
+        Request<Either<Full<Bytes>, RequestBody>>,
+    ) {
+        let direct = match (&message, serving, &self.sessions) {
+            (Some(message), None, None) => {
+                Direct::eligible(request.headers(), message).map(|version| (version, None))
+            }
+            (Some(message), Some(serving), Some(_)) if !opens_session => {
+                let state = serving.state();
+                Direct::eligible_in_session(request.headers(), message, json, state)
+                    .map(|peer| (ProtocolVersion::default(), Some((state.clone(), peer))))
+            }
+            _ => None,
+        };
+        // A request served here needs no body for rmcp; any other gets the checked message.
+        match (direct, message) {
+            (Some((version, in_session)), Some(message)) => (
+                Eligible::new(message, version).map(|eligible| (eligible, in_session)),
+                request,
+            ),
+            (_, message) => (None, for_rmcp(request, message.as_ref())),
+        }
     }
 
     /// [`HttpOptions::authenticator`]'s check, when set: the request with its caller, or the
@@ -548,66 +634,25 @@ fn for_rmcp<B>(
     request.map(|_| Either::Left(Full::new(Bytes::from(checked))))
 }
 
-/// True when the request says its body is JSON.
-fn is_json<B>(request: &Request<B>) -> bool {
-    request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| {
-            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
-            essence.trim().eq_ignore_ascii_case("application/json")
-        })
-}
-
-/// True when the client's `Accept` ranks `application/json` above `text/event-stream`
-/// (by weight, then by order).
-fn prefers_json(headers: &http::HeaderMap) -> bool {
-    let mut json = None;
-    let mut stream = None;
-    let ranges = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','));
-    for (position, range) in ranges.enumerate() {
-        let mut pieces = range.split(';');
-        let essence = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
-        let weight = pieces
-            .filter_map(|p| p.trim().strip_prefix("q="))
-            .find_map(|q| q.trim().parse::<f32>().ok())
-            .unwrap_or(1.0);
-        let rank = Some((weight, std::cmp::Reverse(position)));
-        match essence.as_str() {
-            "application/json" if json.is_none() => json = rank,
-            "text/event-stream" if stream.is_none() => stream = rank,
-            _ => {}
-        }
-    }
-    match (json, stream) {
-        (Some(json), Some(stream)) => json.partial_cmp(&stream).is_some_and(|o| o.is_gt()),
-        (Some(_), None) => true,
-        _ => false,
+/// The id of `message` as JSON (`null` when it is no request), and whether it is an
+/// `initialize`.
+fn id_and_initialize(message: Option<&ClientJsonRpcMessage>) -> (Value, bool) {
+    match message {
+        Some(ClientJsonRpcMessage::Request(r)) => (
+            serde_json::to_value(&r.id).unwrap_or(Value::Null),
+            matches!(r.request, ClientRequest::InitializeRequest(_)),
+        ),
+        _ => (Value::Null, false),
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::prefers_json;
-
-    fn accept(value: &str) -> bool {
-        let mut headers = http::HeaderMap::new();
-        headers.insert(http::header::ACCEPT, value.parse().unwrap());
-        prefers_json(&headers)
-    }
-
-    #[test]
-    fn the_clients_order_and_weights_choose_json_or_a_stream() {
-        assert!(accept("application/json, text/event-stream"));
-        assert!(!accept("text/event-stream, application/json"));
-        assert!(accept("text/event-stream;q=0.5, application/json"));
-        assert!(!accept("application/json;q=0.1, text/event-stream"));
-        assert!(accept("application/json"));
-        assert!(!accept("text/event-stream"));
+/// A client's `notifications/cancelled` in a session: a call served directly stops here;
+/// rmcp gets the notification all the same (it cancels the calls it serves).
+fn cancel_direct_call(serving: &Serving, message: &ClientJsonRpcMessage) {
+    if let ClientJsonRpcMessage::Notification(notification) = message
+        && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+        && let Some(request_id) = &cancelled.params.request_id
+    {
+        serving.state().live.cancel(request_id);
     }
 }

@@ -29,6 +29,7 @@ mod body;
 mod connections;
 mod direct;
 mod front;
+mod media;
 mod options;
 mod reply;
 mod service;

@@ -43,6 +43,15 @@ pub(super) struct SessionCall {
 }
 
 impl SessionCall {
+    /// Call `request_id` in session `session` of `sessions`.
+    pub(super) fn new(sessions: Arc<Sessions>, session: Arc<str>, request_id: Value) -> Self {
+        SessionCall {
+            sessions,
+            session,
+            request_id,
+        }
+    }
+
     pub(super) fn cancel(self) {
         let SessionCall {
             sessions,

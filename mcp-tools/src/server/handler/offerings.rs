@@ -9,48 +9,53 @@
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    ArgumentInfo, CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo,
-    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Reference, SubscribeRequestMethod, SubscribeRequestParams,
-    UnsubscribeRequestMethod, UnsubscribeRequestParams,
+    ArgumentInfo, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+    GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, SubscribeRequestMethod, SubscribeRequestParams, UnsubscribeRequestMethod,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::builder::declares_subscriptions;
-use super::convert;
-use super::handler::{McpHandler, RoundEnd};
-use super::paging;
-use super::protocol::is_modern;
+use super::{McpHandler, RoundEnd};
 use crate::definition::completion::{CompletionRef, CompletionRequest};
 use crate::definition::params::Params;
 use crate::output::error::{ErrorKind, ToolError, echo};
 use crate::registry::ToolRegistry;
+use crate::server::convert;
+use crate::server::paging;
+use crate::server::protocol::{declares_subscriptions, is_modern};
 
 /// Resources and prompts never change at run time, so their cursors carry generation 0.
 const GENERATION: u64 = 0;
 
 /// How a failed request is answered.
 #[derive(Clone, Copy)]
-enum Unknown {
-    /// An unknown resource: -32002 (`resource_not_found`).
-    Resource,
+enum Unknown<'a> {
+    /// An unknown resource (its URI): -32002 (`resource_not_found`), the URI in `data`.
+    Resource(&'a str),
     /// An unknown prompt or template: -32602.
     Params,
 }
 
 /// The JSON-RPC error for `error`: its message, with the kind and action in `data`.
-fn protocol_error(error: ToolError, unknown: Unknown) -> McpError {
-    let data = Some(json!({
+fn protocol_error(error: ToolError, unknown: Unknown<'_>) -> McpError {
+    let mut data = json!({
         "kind": error.kind().as_str(),
         "action": error.action().map_or_else(|| error.kind().default_action(None), str::to_string),
-    }));
+    });
     let message = error.message().to_string();
     match (error.kind(), unknown) {
-        (ErrorKind::NotFound, Unknown::Resource) => McpError::resource_not_found(message, data),
-        (ErrorKind::NotFound | ErrorKind::Validation, _) => McpError::invalid_params(message, data),
-        _ => McpError::internal_error(message, data),
+        (ErrorKind::NotFound, Unknown::Resource(uri)) => {
+            // As the specification's example of the error has it.
+            data["uri"] = uri.into();
+            McpError::resource_not_found(message, Some(data))
+        }
+        (ErrorKind::NotFound | ErrorKind::Validation, _) => {
+            McpError::invalid_params(message, Some(data))
+        }
+        _ => McpError::internal_error(message, Some(data)),
     }
 }
 
@@ -76,18 +81,9 @@ macro_rules! finish_list {
     ($handler:expr, $context:expr, $result:expr, $next:expr, $private:expr) => {{
         let mut result = $result;
         result.next_cursor = $next;
-        if is_modern($context) {
-            result.ttl_ms = Some(
-                $handler
-                    .shared
-                    .list_ttl
-                    .map_or(0, |ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
-            );
-            result.cache_scope = Some(if $private {
-                CacheScope::Private
-            } else {
-                CacheScope::Public
-            });
+        if let Some((ttl_ms, scope)) = $handler.list_cache_hints($context, $private) {
+            result.ttl_ms = Some(ttl_ms);
+            result.cache_scope = Some(scope);
         }
         result
     }};
@@ -202,7 +198,7 @@ impl McpHandler {
             )
             .into()),
             RoundEnd::Finished(Err(error)) | RoundEnd::Failed(error) => {
-                Err(protocol_error(error, Unknown::Resource))
+                Err(protocol_error(error, Unknown::Resource(&request.uri)))
             }
             RoundEnd::Asked(input_required) => Ok(input_required.into()),
         }
@@ -324,11 +320,12 @@ mod tests {
 
     #[test]
     fn errors_map_to_protocol_codes() {
-        let not_found = protocol_error(ToolError::not_found("gone"), Unknown::Resource);
+        let not_found = protocol_error(ToolError::not_found("gone"), Unknown::Resource("a:b"));
         assert_eq!(not_found.code.0, -32002);
+        assert_eq!(not_found.data.as_ref().unwrap()["uri"], "a:b");
         let unknown_prompt = protocol_error(ToolError::not_found("gone"), Unknown::Params);
         assert_eq!(unknown_prompt.code.0, -32602);
-        let bad = protocol_error(ToolError::validation("bad"), Unknown::Resource);
+        let bad = protocol_error(ToolError::validation("bad"), Unknown::Resource("a:b"));
         assert_eq!(bad.code.0, -32602);
         let failed = protocol_error(
             ToolError::upstream("down").with_action("Start it."),
