@@ -59,18 +59,24 @@ pub(crate) fn content_block(block: ContentBlock) -> wire::ContentBlock {
     }
 }
 
-/// Contents as `resources/read` (or an embedded resource) carries them.
+/// Contents as `resources/read` (or an embedded resource) carries them: the MIME type as
+/// the contents have it (rmcp's `ResourceContents::text` would add `text/plain`).
 pub(crate) fn resource_contents(contents: ResourceContent) -> wire::ResourceContents {
-    let blob = contents.blob_base64();
-    let mime = contents.mime_type().map(str::to_string);
+    let mime_type = contents.mime_type().map(str::to_string);
     let uri = contents.uri().unwrap_or_default().to_string();
-    let wire = match blob {
-        Some(blob) => wire::ResourceContents::blob(blob, uri),
-        None => wire::ResourceContents::text(contents.as_text().unwrap_or_default(), uri),
-    };
-    match mime {
-        Some(mime) => wire.with_mime_type(mime),
-        None => wire,
+    match contents.blob_base64() {
+        Some(blob) => wire::ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            meta: None,
+        },
+        None => wire::ResourceContents::TextResourceContents {
+            uri,
+            mime_type,
+            text: contents.as_text().unwrap_or_default().to_string(),
+            meta: None,
+        },
     }
 }
 
@@ -136,4 +142,141 @@ fn prompt_message(message: PromptMessage) -> wire::PromptMessage {
         Role::Assistant => wire::Role::Assistant,
     };
     wire::PromptMessage::new(role, content_block(content))
+}
+
+/// The crate's model types serialize to their MCP wire form themselves (for the command
+/// line, logs and users' own transports); the server sends rmcp's types made here. The
+/// two must be the same JSON, for every type and every optional part.
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::output::error::ToolError;
+
+    /// `ours` and `wire` serialize alike, but for the result's `resultType`, which rmcp
+    /// adds to every result it sends (the 2026-07-28 envelope) and which is the
+    /// protocol's, not the model's.
+    fn same(ours: &impl Serialize, wire: &impl Serialize) {
+        let ours = serde_json::to_value(ours).unwrap();
+        let mut wire = serde_json::to_value(wire).unwrap();
+        if let Some(wire) = wire.as_object_mut() {
+            wire.remove("resultType");
+        }
+        assert_eq!(
+            ours, wire,
+            "our serialization differs from the one the server sends"
+        );
+    }
+
+    fn tool_def(
+        build: impl FnOnce(
+            crate::definition::tool::ToolDefBuilder,
+        ) -> crate::definition::tool::ToolDefBuilder,
+    ) -> ToolDef {
+        let builder = ToolDef::builder("ticket_make")
+            .description("Make a ticket")
+            .input_schema(json!({"type": "object", "properties": {"title": {"type": "string"}}}))
+            .handler(|_args, _ctx| async { Ok(ToolResult::text("made")) });
+        build(builder).build().unwrap()
+    }
+
+    #[test]
+    fn tool_definitions() {
+        let output = json!({"type": "object", "properties": {"id": {"type": "integer"}}});
+        let Value::Object(output) = output else {
+            unreachable!()
+        };
+        for def in [
+            tool_def(|b| b),
+            tool_def(|b| b.title("Make").output_schema(Some(output.clone()))),
+            tool_def(|b| b.read_only(true).open_world(false)),
+            tool_def(|b| b.destructive(true).idempotent(true).title("All")),
+        ] {
+            same(&def, &tool(&def));
+        }
+    }
+
+    #[test]
+    fn tool_results_and_content() {
+        let error = ToolError::not_found("no ticket 7").with_action("List tickets first.");
+        for result in [
+            ToolResult::text("hello"),
+            ToolResult::json(&json!({"id": 7})).unwrap(),
+            ToolResult::error(&error, Some("ticket")),
+            ToolResult::empty(),
+            ToolResult::image("aGk=", "image/png")
+                .with(ContentBlock::audio("aGk=", "audio/wav"))
+                .with(ContentBlock::resource_link("demo://a", "a"))
+                .with(ContentBlock::embedded_text("demo://b", "bee"))
+                .with(ContentBlock::resource(
+                    ResourceContent::blob(vec![0, 1, 2])
+                        .with_uri("demo://c")
+                        .with_mime_type("application/octet-stream"),
+                ))
+                .with_structured(json!({"n": 1})),
+        ] {
+            same(&result, &call_result(result.clone()));
+        }
+    }
+
+    #[test]
+    fn resource_contents_and_definitions() {
+        for contents in [
+            ResourceContent::text("hi").with_uri("demo://t"),
+            ResourceContent::text("hi")
+                .with_uri("demo://t")
+                .with_mime_type("text/plain"),
+            ResourceContent::blob(b"bytes".to_vec()).with_uri("demo://b"),
+        ] {
+            same(&contents, &resource_contents(contents.clone()));
+        }
+        let fixed = ResourceDef::fixed("demo://motd")
+            .name("motd")
+            .description("Message of the day")
+            .handler(|_request, _ctx| async { Ok(vec![ResourceContent::text("Hello")]) })
+            .build()
+            .unwrap();
+        same(&fixed, &resource(&fixed).unwrap());
+        let template = ResourceDef::template("demo://items/{id}")
+            .name("item")
+            .title("Item")
+            .mime_type("application/json")
+            .description("One item")
+            .handler(|_request, _ctx| async { Ok(vec![ResourceContent::text("{}")]) })
+            .build()
+            .unwrap();
+        same(&template, &resource_template(&template).unwrap());
+    }
+
+    #[test]
+    fn prompts() {
+        let def = PromptDef::builder("greet")
+            .title("Greet")
+            .description("Greet someone")
+            .argument(
+                PromptArgument::new("name")
+                    .with_required(true)
+                    .with_title("Name")
+                    .with_description("Who"),
+            )
+            .argument(PromptArgument::new("tone"))
+            .handler(|_args, _ctx| async { Ok(PromptResult::new(vec![])) })
+            .build()
+            .unwrap();
+        same(&def, &prompt(&def));
+        let bare = PromptDef::builder("bare")
+            .description("No arguments")
+            .handler(|_args, _ctx| async { Ok(PromptResult::new(vec![])) })
+            .build()
+            .unwrap();
+        same(&bare, &prompt(&bare));
+        let result = PromptResult::new(vec![
+            PromptMessage::new_text(Role::User, "Hello"),
+            PromptMessage::new(Role::Assistant, ContentBlock::image("aGk=", "image/png")),
+        ])
+        .with_description("A greeting");
+        same(&result, &prompt_result(result.clone()));
+    }
 }
