@@ -5,12 +5,14 @@
 
 pub(crate) mod content;
 pub(crate) mod error;
+pub(crate) mod json;
 pub(crate) mod prompt_messages;
 pub(crate) mod resource_content;
 pub(crate) mod result;
 
 pub use content::ContentBlock;
 pub use error::{ErrorKind, ToolError};
+pub use json::Json;
 pub use prompt_messages::{IntoPromptResult, PromptMessage, PromptResult, Role};
 pub use resource_content::{IntoResourceContents, ResourceContent};
-pub use result::{IntoToolResult, Json, ToolResult};
+pub use result::{IntoToolResult, ToolResult};

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 use crate::output::error::ToolError;
-use crate::output::result::Json;
+use crate::output::json::Json;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Body {

@@ -1,6 +1,7 @@
 //! What a tool returns: [`ToolResult`], [`Json`], and the [`IntoToolResult`] conversion
 //! behind every supported return type.
 
+use crate::output::json::Json;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -170,21 +171,6 @@ impl Serialize for ToolResult {
         map.end()
     }
 }
-
-/// Structured output: a tool returning `Json<T>` sends `T` as `structuredContent` (plus a
-/// text copy), and its `outputSchema` is `T`'s JSON schema.
-///
-/// ```
-/// use mcp_toolbelt::output::IntoToolResult;
-/// use mcp_toolbelt::Json;
-/// #[derive(serde::Serialize, schemars::JsonSchema)]
-/// struct Ticket { id: u32 }
-/// let result = Json(Ticket { id: 3 }).into_tool_result().unwrap();
-/// assert_eq!(result.structured_content().unwrap()["id"], 3);
-/// assert!(<Json<Ticket> as IntoToolResult>::output_schema().is_some());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Json<T>(pub T);
 
 /// Conversion of a tool fn's return value into a [`ToolResult`].
 ///
