@@ -825,15 +825,28 @@ const INTENDED_DIFFERENCES: &[Intended] = &[
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
     Toolbelt,
+    /// Ours with `Server::fast_paths(false)`: every request through rmcp's service loop
+    /// or session layer.
+    ToolbeltWithoutFastPaths,
     Rmcp,
 }
 
 impl Side {
     fn binary(self) -> &'static Path {
         Path::new(match self {
-            Side::Toolbelt => env!("CARGO_BIN_EXE_toolbelt-reference"),
+            Side::Toolbelt | Side::ToolbeltWithoutFastPaths => {
+                env!("CARGO_BIN_EXE_toolbelt-reference")
+            }
             Side::Rmcp => env!("CARGO_BIN_EXE_rmcp-reference"),
         })
+    }
+
+    /// The arguments before the transport's.
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Side::ToolbeltWithoutFastPaths => &["--no-fast-paths"],
+            Side::Toolbelt | Side::Rmcp => &[],
+        }
     }
 }
 
@@ -888,6 +901,7 @@ impl Drop for StdioSession {
 impl StdioSession {
     fn start(side: Side) -> StdioSession {
         let mut child = Command::new(side.binary())
+            .args(side.args())
             .arg("--stdio")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -1485,7 +1499,8 @@ fn run_side(side: Side, transport: Transport, cases: &[&Case]) -> Vec<Vec<Value>
             })
             .collect(),
         Transport::Stateless | Transport::Stateful => {
-            let mut args = vec!["--http", "127.0.0.1:0"];
+            let mut args = side.args().to_vec();
+            args.extend(["--http", "127.0.0.1:0"]);
             if transport == Transport::Stateless {
                 args.push("--stateless");
             }
@@ -1678,19 +1693,42 @@ fn mcp_toolbelt_and_rmcp_answer_the_corpus_alike() {
     let started = Instant::now();
     let cases = corpus();
     let mut differences = Vec::new();
+    let mut fast_path_differences = Vec::new();
     for &transport in ALL {
         let chosen: Vec<&Case> = cases
             .iter()
             .filter(|case| case.transports.contains(&transport))
             .collect();
-        let (ours, theirs) = std::thread::scope(|scope| {
+        let (ours, general, theirs) = std::thread::scope(|scope| {
             let ours = scope.spawn(|| run_side(Side::Toolbelt, transport, &chosen));
+            let general =
+                scope.spawn(|| run_side(Side::ToolbeltWithoutFastPaths, transport, &chosen));
             let theirs = scope.spawn(|| run_side(Side::Rmcp, transport, &chosen));
             (
                 ours.join().expect("the mcp-toolbelt run"),
+                general
+                    .join()
+                    .expect("the mcp-toolbelt run without fast paths"),
                 theirs.join().expect("the rmcp run"),
             )
         });
+        // The fast paths answer exactly as the general path of the same engine: no
+        // difference is intended there.
+        for ((case, fast), general) in chosen.iter().zip(&ours).zip(&general) {
+            for (step, (a, b)) in fast.iter().zip(general).enumerate() {
+                for &aspect in ASPECTS {
+                    let (x, y) = (&a[aspect.key()], &b[aspect.key()]);
+                    if x != y {
+                        fast_path_differences.push(format!(
+                            "{:?} over {}, step {step}, {}:\n  fast paths: {x}\n  without:    {y}",
+                            case.name,
+                            transport.name(),
+                            aspect.key()
+                        ));
+                    }
+                }
+            }
+        }
         for ((case, ours), theirs) in chosen.iter().zip(ours).zip(theirs) {
             if std::env::var_os("DIFFERENTIAL_DUMP").is_some() {
                 eprintln!(
@@ -1759,6 +1797,12 @@ fn mcp_toolbelt_and_rmcp_answer_the_corpus_alike() {
         differences.len(),
         differences.len() - unexpected.len(),
         started.elapsed()
+    );
+    assert!(
+        fast_path_differences.is_empty(),
+        "{} difference(s) between our fast paths and our general path:\n\n{}",
+        fast_path_differences.len(),
+        fast_path_differences.join("\n\n")
     );
     assert!(
         unexpected.is_empty() && stale.is_empty(),

@@ -180,6 +180,8 @@ pub struct Server {
     shutdown_grace: Duration,
     /// The operator's opt-in to listen beyond loopback with no authentication.
     unauthenticated_network_access: bool,
+    /// Whether everyday requests take the fast paths ([`Server::fast_paths`]).
+    fast_paths: bool,
     /// Built on first use; every setter resets it.
     built: OnceLock<Arc<Shared>>,
 }
@@ -202,6 +204,7 @@ impl Server {
             shutdown: CancellationToken::new(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             unauthenticated_network_access: false,
+            fast_paths: true,
             built: OnceLock::new(),
         }
     }
@@ -298,6 +301,25 @@ impl Server {
     pub fn max_in_flight(mut self, limit: usize) -> Server {
         self.built = OnceLock::new();
         self.max_in_flight = limit.max(1);
+        self
+    }
+
+    /// Whether the everyday requests (`tools/call`, the lists, `resources/read`,
+    /// `prompts/get`, `completion/complete`, `ping`) take the fast paths that answer them
+    /// in the request's own task (default `true`). With `false` every request goes
+    /// through rmcp's service loop (stdio, TCP, Unix sockets) or its streamable HTTP
+    /// session layer, which answer the same (the differential test checks it) at several
+    /// times the cost: for comparing the two and for telling whether a problem is in a
+    /// fast path, not for production.
+    ///
+    /// ```
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let server = mcp_toolbelt::server::Server::new(registry).fast_paths(false);
+    /// # let _ = server;
+    /// ```
+    pub fn fast_paths(mut self, on: bool) -> Server {
+        self.built = OnceLock::new();
+        self.fast_paths = on;
         self
     }
 
@@ -429,6 +451,7 @@ impl Server {
                 ttl: self.state_ttl,
             },
             tool_pages: ToolPages::default(),
+            fast_paths: self.fast_paths,
         })
     }
 

@@ -51,6 +51,8 @@ pub(crate) struct Shared {
     pub(crate) sealing: Sealing,
     /// `tools/list` pages serialized once, for the transports that write their own replies.
     pub(crate) tool_pages: ToolPages,
+    /// Whether everyday requests take the fast paths (`Server::fast_paths`).
+    pub(crate) fast_paths: bool,
 }
 
 /// State of one MCP session (a stdio or TCP connection, an HTTP session).

@@ -49,6 +49,7 @@ where
     let peer = Arc::new(OnceLock::new());
     let direct = codec
         .sender()
+        .filter(|_| handler.shared.fast_paths)
         .map(|lines| Direct::new(handler.clone(), peer.clone(), lines).cancelled_by(&drain.hard));
     let transport =
         Bounded::new(codec, limits.max_in_flight, direct).draining(drain.draining.child_token());

@@ -3,8 +3,8 @@
 //! the test sends both the same requests and compares the replies.
 //!
 //! ```text
-//! toolbelt-reference --stdio                      stdio
-//! toolbelt-reference --http ADDR [--stateless]    streamable HTTP at http://ADDR/mcp; prints
+//! toolbelt-reference [--no-fast-paths] --stdio                      stdio
+//! toolbelt-reference [--no-fast-paths] --http ADDR [--stateless]    streamable HTTP at http://ADDR/mcp; prints
 //!                                                 `listening on URL` on stderr once it listens
 //! ```
 //!
@@ -133,7 +133,8 @@ async fn greet(
     format!("Please greet {name}.")
 }
 
-const USAGE: &str = "usage: toolbelt-reference (--stdio | --http ADDR [--stateless])";
+const USAGE: &str =
+    "usage: toolbelt-reference [--no-fast-paths] (--stdio | --http ADDR [--stateless])";
 
 enum Mode {
     Stdio,
@@ -155,9 +156,12 @@ fn parse_args(args: &[String]) -> Option<Mode> {
     }
 }
 
-async fn run(mode: Mode) -> Result<(), Box<dyn std::error::Error>> {
+/// `mode`, with the fast paths on or (`--no-fast-paths`, `Server::fast_paths(false)`) off.
+async fn run(mode: Mode, fast_paths: bool) -> Result<(), Box<dyn std::error::Error>> {
     let registry = ToolRegistry::builder().build()?;
-    let server = Server::new(registry).info(ServerInfo::new("toolbelt-reference", "0.0.0"));
+    let server = Server::new(registry)
+        .info(ServerInfo::new("toolbelt-reference", "0.0.0"))
+        .fast_paths(fast_paths);
     match mode {
         Mode::Stdio => server.serve_stdio().await?,
         Mode::Http { addr, stateful } => {
@@ -181,12 +185,16 @@ async fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let fast_paths = args.first().is_none_or(|first| first != "--no-fast-paths");
+    if !fast_paths {
+        args.remove(0);
+    }
     let Some(mode) = parse_args(&args) else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
-    match run(mode).await {
+    match run(mode, fast_paths).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("toolbelt-reference: {error}");

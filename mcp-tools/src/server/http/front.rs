@@ -83,6 +83,8 @@ pub(super) struct Front<M> {
     pub(super) direct: Direct,
     pub(super) in_flight: Arc<Semaphore>,
     pub(super) max_in_flight: usize,
+    /// Whether everyday requests take the direct path (`Server::fast_paths`).
+    pub(super) fast_paths: bool,
     pub(super) limits: HttpLimits,
 }
 
@@ -353,7 +355,8 @@ impl<M: SessionManager> Front<M> {
         Option<DirectRoute>,
         Request<Either<Full<Bytes>, RequestBody>>,
     ) {
-        let direct = match (&message, serving, &self.sessions) {
+        let message_for_direct = message.as_ref().filter(|_| self.fast_paths);
+        let direct = match (message_for_direct, serving, &self.sessions) {
             (Some(message), None, None) => {
                 Direct::eligible(request.headers(), message).map(|version| (version, None))
             }

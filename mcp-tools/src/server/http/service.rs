@@ -110,6 +110,7 @@ impl McpService {
         };
         let in_flight = Arc::new(Semaphore::new(max_in_flight.max(1)));
         let authenticator = options.authenticator.clone();
+        let fast_paths = shared.fast_paths;
         let site = SiteRule::new(&options.allowed_hosts, &options.allowed_origins);
         #[cfg(feature = "oauth")]
         if let Some(oauth) = &options.oauth {
@@ -142,6 +143,7 @@ impl McpService {
                 direct,
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
+                fast_paths,
                 limits: options.limits,
             })
         } else {
@@ -159,6 +161,7 @@ impl McpService {
                 direct,
                 in_flight,
                 max_in_flight: max_in_flight.max(1),
+                fast_paths,
                 limits: options.limits,
             })
         };
