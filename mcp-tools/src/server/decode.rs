@@ -9,6 +9,7 @@ use rmcp::model::{
     RequestId,
 };
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -102,13 +103,7 @@ pub(crate) fn decode(line: &[u8]) -> Decoded {
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
-        Err(error) => {
-            return Decoded::Reply(error_reply(
-                Value::Null,
-                PARSE_ERROR,
-                format!("Parse error: {error}"),
-            ));
-        }
+        Err(error) => return Decoded::Reply(unreadable(line, &error)),
     };
     let object = match value {
         Value::Object(object) => object,
@@ -334,6 +329,42 @@ fn readable_id(object: &Map<String, Value>) -> Option<Value> {
     }
 }
 
+/// The reply to a message `serde_json` could not read into a `Value`: `-32700` when it is
+/// not JSON; when it is JSON all the same, with a number no `f64` holds (`1e400`), the
+/// error names that and carries the message's `id` when that can be read, so the client
+/// is not left waiting for it (`-32602` when the envelope reads and the number is in the
+/// params, `-32600` otherwise).
+fn unreadable(line: &[u8], error: &serde_json::Error) -> Value {
+    /// The envelope of a message, everything else skipped unread (skipping checks the
+    /// syntax of numbers, not their range).
+    #[derive(Deserialize)]
+    struct Envelope {
+        jsonrpc: Option<IgnoredAny>,
+        method: Option<IgnoredAny>,
+        id: Option<Box<RawValue>>,
+    }
+    let Ok(envelope) = serde_json::from_slice::<Envelope>(line) else {
+        return error_reply(Value::Null, PARSE_ERROR, format!("Parse error: {error}"));
+    };
+    let id = envelope
+        .id
+        .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+        .and_then(|id| {
+            let mut object = Map::new();
+            object.insert("id".into(), id);
+            readable_id(&object)
+        });
+    let (code, what) = match (&id, envelope.jsonrpc, envelope.method) {
+        (Some(_), Some(_), Some(_)) => (INVALID_PARAMS, "Invalid params"),
+        _ => (INVALID_REQUEST, "Invalid Request"),
+    };
+    error_reply(
+        id.unwrap_or(Value::Null),
+        code,
+        format!("{what}: a number is out of range ({error})"),
+    )
+}
+
 /// What is wrong with the JSON-RPC 2.0 envelope, if anything.
 fn envelope_problem(object: &Map<String, Value>) -> Option<String> {
     match object.get("jsonrpc") {
@@ -461,6 +492,32 @@ mod tests {
             reply["error"]["code"].as_i64().unwrap(),
             reply["id"].clone(),
         )
+    }
+
+    /// JSON whose numbers no `f64` holds is JSON all the same: the reply says so and
+    /// carries the request's id when it can be read.
+    #[test]
+    fn numbers_out_of_range_are_answered_with_the_id() {
+        let out_in_params = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","arguments":{"n":1e400}}}"#;
+        assert_eq!(code_and_id(out_in_params), (INVALID_PARAMS, json!(4)));
+        let out_in_string_id =
+            r#"{"jsonrpc":"2.0","id":"a","method":"ping","params":{"n":-1e400}}"#;
+        assert_eq!(code_and_id(out_in_string_id), (INVALID_PARAMS, json!("a")));
+        let out_as_id = r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#;
+        assert_eq!(code_and_id(out_as_id), (INVALID_REQUEST, Value::Null));
+        let no_method = r#"{"jsonrpc":"2.0","id":5,"n":1e400}"#;
+        assert_eq!(code_and_id(no_method), (INVALID_REQUEST, json!(5)));
+        assert!(
+            reply(out_in_params)["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("out of range")
+        );
+        // Not JSON at all is still a parse error.
+        assert_eq!(
+            code_and_id(r#"{"jsonrpc":"2.0","id":4,"n":1e400"#),
+            (PARSE_ERROR, Value::Null)
+        );
     }
 
     #[test]
