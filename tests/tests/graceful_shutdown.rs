@@ -264,6 +264,61 @@ fn tcp_finishes_calls_in_flight_refuses_new_connections_and_cancels_after_the_gr
     exits_cleanly_within_the_grace(&mut server, signalled);
 }
 
+/// A TCP connection that has not authenticated yet holds nothing in flight: SIGTERM
+/// closes it at once, without waiting for its handshake time-out (10 s) or the grace
+/// (30 s here), and the server exits.
+#[test]
+fn tcp_connections_that_never_authenticated_do_not_hold_the_shutdown() {
+    let tokens = scratch_file("silent.tokens", "silent-token\n");
+    let mut server = ServerProcess::start_cli(
+        slow_tools(),
+        &[
+            "serve",
+            "--tcp",
+            "127.0.0.1:0",
+            "--tokens-file",
+            tokens.to_str().unwrap(),
+            "--shutdown-grace",
+            "30s",
+        ],
+    );
+    let silent = TcpStream::connect(&server.endpoint).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    // The server has taken the connection once a (known) client's line is answered on
+    // another one.
+    let mut other = TcpStream::connect(&server.endpoint).unwrap();
+    other
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    send(
+        &mut other,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "mcp-toolbelt/authenticate",
+               "params": {"token": "silent-token"}}),
+    );
+    let mut line = String::new();
+    BufReader::new(other.try_clone().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("\"result\""), "{line}");
+    drop(other);
+    server.terminate();
+    let status = server.wait_exit(Duration::from_secs(8)).unwrap_or_else(|| {
+        panic!(
+            "an unauthenticated connection held the shutdown:\n{}",
+            server.stderr()
+        )
+    });
+    assert!(status.success(), "{status}:\n{}", server.stderr());
+    let mut rest = Vec::new();
+    let read = (&silent).read_to_end(&mut rest).map(|_| rest.len());
+    assert!(
+        matches!(read, Ok(0) | Err(_)),
+        "the silent connection got {read:?}"
+    );
+}
+
 #[test]
 fn stdio_stops_reading_finishes_the_call_in_flight_and_exits() {
     let mut child = Command::new(slow_tools())

@@ -145,7 +145,17 @@ pub(crate) async fn serve(
                 None => None,
                 Some(resolver) => {
                     let timeout = options.handshake_timeout;
-                    match handshake(&mut read, &mut write, resolver.as_ref(), timeout).await {
+                    let handshake = handshake(&mut read, &mut write, resolver.as_ref(), timeout);
+                    // A connection not yet authenticated has nothing in flight: a shutdown
+                    // closes it at once instead of waiting out its handshake.
+                    let outcome = tokio::select! {
+                        outcome = handshake => outcome,
+                        _ = drain.draining.cancelled() => {
+                            tracing::debug!(%peer, "closed an unauthenticated connection: shutting down");
+                            return;
+                        }
+                    };
+                    match outcome {
                         Ok(caller) => Some(caller),
                         Err(refusal) => return refuse(read, write, peer, refusal).await,
                     }
