@@ -323,7 +323,7 @@ impl<M: SessionManager> Front<M> {
             return Ok(None);
         };
         let guard = sessions.opening.lock().await;
-        if sessions.full() {
+        if sessions.full() && !sessions.evict_parked() {
             tracing::warn!(
                 max = sessions.max(),
                 "refused a session: the cap is reached"

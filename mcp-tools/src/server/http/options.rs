@@ -314,7 +314,9 @@ impl HttpOptions {
         self
     }
 
-    /// At most `limit` stateful sessions, live or parked (default 1024; at least 1). Past it, an
+    /// At most `limit` stateful sessions, live or parked (default 1024; at least 1). At
+    /// the cap, a new session takes the place of the parked session idle longest (see
+    /// [`session_park_after`](Self::session_park_after)); when none is parked, an
     /// `initialize` that would open a new session gets `503` with a JSON-RPC error until
     /// a session ends (`DELETE`, or [`session_idle_timeout`](Self::session_idle_timeout)).
     pub fn max_sessions(mut self, limit: usize) -> HttpOptions {

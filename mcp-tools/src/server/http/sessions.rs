@@ -177,6 +177,24 @@ impl Sessions {
         self.records().len() >= self.max
     }
 
+    /// Make room for one more session when the cap is reached: forget the parked session
+    /// idle the longest (its client's next request gets `404` and opens a new session).
+    /// False when no session is parked (every one is live or in use).
+    pub(super) fn evict_parked(&self) -> bool {
+        let mut records = self.records();
+        let oldest = records
+            .iter()
+            .filter(|(_, record)| record.phase == Phase::Parked && record.active == 0)
+            .min_by_key(|(_, record)| record.last_used)
+            .map(|(id, _)| id.clone());
+        let Some(id) = oldest else {
+            return false;
+        };
+        records.remove(&id);
+        tracing::debug!(session = %id, "forgot the longest-idle parked session to make room");
+        true
+    }
+
     /// Start a request in session `id` for `principal`: `None` when the session is
     /// unknown, ended, or another principal's.
     pub(super) fn enter(
@@ -517,6 +535,63 @@ mod tests {
             false => serde_json::from_slice(&body).unwrap(),
         };
         (status, id, body)
+    }
+
+    /// At the cap, a new session takes the place of the parked session idle longest; with
+    /// every session live, it is refused (`503`).
+    #[test]
+    fn at_the_cap_a_parked_session_makes_room_and_a_live_one_does_not() {
+        let registry = crate::ToolRegistry::builder()
+            .include_linked(false)
+            .build()
+            .unwrap();
+        let options = HttpOptions::default()
+            .max_sessions(1)
+            .session_park_after(Duration::from_millis(50))
+            .session_idle_timeout(Duration::from_secs(30));
+        let mut service = Server::new(registry).http_service(options);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let initialize = json!({
+                "jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "cap-test", "version": "1"},
+                },
+            });
+            let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            let (status, first, _) = post(&mut service, None, initialize.clone()).await;
+            assert_eq!(status, 200);
+            let first = first.expect("a session id");
+            assert_eq!(
+                post(&mut service, Some(&first), initialized.clone())
+                    .await
+                    .0,
+                202
+            );
+            // Live: a newcomer is refused.
+            let (status, _, body) = post(&mut service, None, initialize.clone()).await;
+            assert_eq!(status, 503, "{body}");
+            let sessions = service.sessions().expect("a stateful endpoint").clone();
+            for _ in 0..100 {
+                if sessions.phase(&first) == Some(Phase::Parked) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert_eq!(sessions.phase(&first), Some(Phase::Parked));
+            // Parked: the newcomer takes its place.
+            let (status, second, body) = post(&mut service, None, initialize).await;
+            assert_eq!(status, 200, "{body}");
+            assert_ne!(second.as_deref(), Some(first.as_str()));
+            let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+            let (status, _, body) = post(&mut service, Some(&first), list).await;
+            assert_eq!(status, 404, "the forgotten session is unknown: {body}");
+        });
     }
 
     /// A mounted endpoint built outside a runtime parks its idle sessions all the same
