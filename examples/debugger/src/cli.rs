@@ -34,7 +34,10 @@ impl DebuggerArgs {
     /// The configuration these flags give, or why the root is unusable.
     pub fn config(&self) -> Result<DebuggerConfig, String> {
         let root = self.root.clone().unwrap_or_else(|| PathBuf::from("."));
-        let python = self.python.clone().unwrap_or_else(|| PathBuf::from("python3"));
+        let python = self
+            .python
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("python3"));
         let mut config = DebuggerConfig::new(root, python);
         config.sessions_per_caller = self.sessions_per_caller.max(1);
         config.max_sessions = self.max_sessions.max(1);

@@ -56,10 +56,12 @@ impl DebuggerConfig {
 
     /// The canonical root, or why it is unusable.
     pub fn canonical_root(&self) -> Result<PathBuf, String> {
-        let root = self
-            .root
-            .canonicalize()
-            .map_err(|e| format!("the root directory {} is unusable: {e}", self.root.display()))?;
+        let root = self.root.canonicalize().map_err(|e| {
+            format!(
+                "the root directory {} is unusable: {e}",
+                self.root.display()
+            )
+        })?;
         if !root.is_dir() {
             return Err(format!("the root {} is not a directory", root.display()));
         }
@@ -83,7 +85,10 @@ pub fn resolve_in(root: &Path, path: &str) -> Result<PathBuf, String> {
         .canonicalize()
         .map_err(|e| format!("'{path}' cannot be opened under {}: {e}", root.display()))?;
     if !resolved.starts_with(root) {
-        return Err(format!("'{path}' is outside the debugger's root {}", root.display()));
+        return Err(format!(
+            "'{path}' is outside the debugger's root {}",
+            root.display()
+        ));
     }
     if !resolved.is_file() {
         return Err(format!("'{path}' is not a file"));
@@ -93,5 +98,8 @@ pub fn resolve_in(root: &Path, path: &str) -> Result<PathBuf, String> {
 
 /// `path` shown relative to `root` when it is inside it.
 pub fn shown(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string()
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }

@@ -43,6 +43,9 @@ pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// The most program output lines kept per session (the newest win).
 pub const OUTPUT_LINES_KEPT: usize = 40;
 
+/// The most characters kept of one output line.
+pub const MAX_LINE_CHARS: usize = 300;
+
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DapError {
@@ -111,6 +114,8 @@ pub struct Program {
     pub exit_code: Option<i64>,
     /// The newest output lines (stdout/stderr of the program), at most [`OUTPUT_LINES_KEPT`].
     pub output: VecDeque<String>,
+    /// Output after the last newline (not yet a whole line).
+    pub partial_line: String,
 }
 
 type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, String>>>>>;
@@ -144,7 +149,9 @@ pub fn encode_frame(message: &Value) -> Vec<u8> {
 }
 
 /// Read one frame; `Ok(None)` at a clean end of stream.
-async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<Value>, String> {
+async fn read_frame<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+) -> Result<Option<Value>, String> {
     let mut length: Option<usize> = None;
     let mut line = String::new();
     loop {
@@ -155,7 +162,11 @@ async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<O
             .await
             .map_err(|e| format!("read error: {e}"))?;
         if read == 0 {
-            return if length.is_none() { Ok(None) } else { Err("stream ended inside a header".into()) };
+            return if length.is_none() {
+                Ok(None)
+            } else {
+                Err("stream ended inside a header".into())
+            };
         }
         if !line.ends_with('\n') {
             return Err("a header line over 1 KiB".into());
@@ -170,9 +181,14 @@ async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<O
         if let Some((name, value)) = trimmed.split_once(':')
             && name.trim().eq_ignore_ascii_case("content-length")
         {
-            let n: usize = value.trim().parse().map_err(|_| format!("bad Content-Length '{value}'"))?;
+            let n: usize = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad Content-Length '{value}'"))?;
             if n > MAX_FRAME_BYTES {
-                return Err(format!("a {n}-byte message is over the {MAX_FRAME_BYTES}-byte bound"));
+                return Err(format!(
+                    "a {n}-byte message is over the {MAX_FRAME_BYTES}-byte bound"
+                ));
             }
             length = Some(n);
         }
@@ -182,7 +198,9 @@ async fn read_frame<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<O
         .read_exact(&mut body)
         .await
         .map_err(|e| format!("read error in a body: {e}"))?;
-    serde_json::from_slice(&body).map(Some).map_err(|e| format!("a body that is not JSON: {e}"))
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| format!("a body that is not JSON: {e}"))
 }
 
 impl Dap {
@@ -202,6 +220,7 @@ impl Dap {
             pid: None,
             exit_code: None,
             output: VecDeque::new(),
+            partial_line: String::new(),
         }));
         let (tx, changed) = watch::channel(0u64);
         let reader = tokio::spawn(read_loop(
@@ -212,12 +231,23 @@ impl Dap {
             writer.clone(),
             seq.clone(),
         ));
-        Dap { writer, seq, pending, program, changed, timeout, reader }
+        Dap {
+            writer,
+            seq,
+            pending,
+            program,
+            changed,
+            timeout,
+            reader,
+        }
     }
 
     /// A snapshot of the program's state.
     pub fn program(&self) -> Program {
-        self.program.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.program
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Mark the program running after a request that resumed it, unless a stop already
@@ -239,7 +269,10 @@ impl Dap {
     pub async fn send(&self, command: &str, arguments: Value) -> Result<Reply, DapError> {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(seq, tx);
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(seq, tx);
         let frame = encode_frame(&json!({
             "seq": seq, "type": "request", "command": command, "arguments": arguments
         }));
@@ -256,10 +289,18 @@ impl Dap {
             }
         };
         if let Err(err) = written {
-            self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&seq);
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&seq);
             return Err(DapError::AdapterGone(err));
         }
-        Ok(Reply { seq, command: command.to_string(), rx, pending: self.pending.clone() })
+        Ok(Reply {
+            seq,
+            command: command.to_string(),
+            rx,
+            pending: self.pending.clone(),
+        })
     }
 
     /// [`request`](Self::request) with its own time-out.
@@ -274,7 +315,11 @@ impl Dap {
 
     /// Wait until `done(program)` holds or `timeout` passes; the final program state
     /// either way.
-    pub async fn wait_until(&self, timeout: Duration, done: impl Fn(&Program) -> bool) -> (bool, Program) {
+    pub async fn wait_until(
+        &self,
+        timeout: Duration,
+        done: impl Fn(&Program) -> bool,
+    ) -> (bool, Program) {
         let mut changed = self.changed.clone();
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
@@ -326,11 +371,20 @@ impl Reply {
     pub async fn wait(self, timeout: Duration) -> Result<Value, DapError> {
         match tokio::time::timeout(timeout, self.rx).await {
             Ok(Ok(Ok(body))) => Ok(body),
-            Ok(Ok(Err(message))) => Err(DapError::Failed { command: self.command, message }),
+            Ok(Ok(Err(message))) => Err(DapError::Failed {
+                command: self.command,
+                message,
+            }),
             Ok(Err(_)) => Err(DapError::AdapterGone("its output stream closed".into())),
             Err(_) => {
-                self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.seq);
-                Err(DapError::Timeout { command: self.command, ms: timeout.as_millis() })
+                self.pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&self.seq);
+                Err(DapError::Timeout {
+                    command: self.command,
+                    ms: timeout.as_millis(),
+                })
             }
         }
     }
@@ -353,8 +407,13 @@ async fn read_loop<R: AsyncRead + Unpin>(
         };
         match message["type"].as_str() {
             Some("response") => {
-                let Some(request_seq) = message["request_seq"].as_i64() else { continue };
-                let waiter = pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&request_seq);
+                let Some(request_seq) = message["request_seq"].as_i64() else {
+                    continue;
+                };
+                let waiter = pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&request_seq);
                 if let Some(waiter) = waiter {
                     let result = if message["success"].as_bool() == Some(true) {
                         Ok(message.get("body").cloned().unwrap_or(Value::Null))
@@ -380,7 +439,11 @@ async fn read_loop<R: AsyncRead + Unpin>(
                     "command": message["command"], "message": "not supported by this client"
                 });
                 let mut writer = writer.lock().await;
-                let _ = tokio::time::timeout(Duration::from_secs(2), writer.write_all(&encode_frame(&reply))).await;
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(2),
+                    writer.write_all(&encode_frame(&reply)),
+                )
+                .await;
                 let _ = writer.flush().await;
             }
             _ => {}
@@ -403,7 +466,11 @@ fn apply_event(program: &Mutex<Program>, message: &Value) {
     let mut program = program.lock().unwrap_or_else(|e| e.into_inner());
     match message["event"].as_str().unwrap_or("") {
         "initialized" => program.initialized = true,
-        "process" => program.pid = body["systemProcessId"].as_i64().and_then(|p| i32::try_from(p).ok()),
+        "process" => {
+            program.pid = body["systemProcessId"]
+                .as_i64()
+                .and_then(|p| i32::try_from(p).ok())
+        }
         "stopped" => {
             if program.state.is_final() {
                 return;
@@ -428,13 +495,18 @@ fn apply_event(program: &Mutex<Program>, message: &Value) {
         "output" => {
             let category = body["category"].as_str().unwrap_or("console");
             if matches!(category, "stdout" | "stderr") {
+                // debugpy sends output in pieces: lines are put together before keeping them.
                 let text = body["output"].as_str().unwrap_or("");
-                for line in text.lines() {
-                    let line: String = line.chars().take(300).collect();
-                    if program.output.len() == OUTPUT_LINES_KEPT {
-                        program.output.pop_front();
+                for (i, piece) in text.split('\n').enumerate() {
+                    if i > 0 {
+                        let line = std::mem::take(&mut program.partial_line);
+                        if program.output.len() == OUTPUT_LINES_KEPT {
+                            program.output.pop_front();
+                        }
+                        program.output.push_back(line);
                     }
-                    program.output.push_back(line);
+                    let room = MAX_LINE_CHARS.saturating_sub(program.partial_line.chars().count());
+                    program.partial_line.extend(piece.chars().take(room));
                 }
             }
         }
@@ -452,7 +524,10 @@ mod tests {
         let mut bytes = encode_frame(&message);
         bytes.extend_from_slice(&encode_frame(&message));
         let mut reader = BufReader::new(&bytes[..]);
-        assert_eq!(read_frame(&mut reader).await.unwrap(), Some(message.clone()));
+        assert_eq!(
+            read_frame(&mut reader).await.unwrap(),
+            Some(message.clone())
+        );
         assert_eq!(read_frame(&mut reader).await.unwrap(), Some(message));
         assert_eq!(read_frame(&mut reader).await.unwrap(), None);
 
@@ -469,7 +544,10 @@ mod tests {
         let reply = dap.send("threads", json!({})).await.unwrap();
         drop(adapter_side);
         let started = std::time::Instant::now();
-        assert!(matches!(reply.wait(Duration::from_secs(30)).await, Err(DapError::AdapterGone(_))));
+        assert!(matches!(
+            reply.wait(Duration::from_secs(30)).await,
+            Err(DapError::AdapterGone(_))
+        ));
         assert!(started.elapsed() < Duration::from_secs(5));
         let (_, program) = dap.wait_until(Duration::from_secs(5), |_| false).await;
         assert!(matches!(program.state, RunState::AdapterDied(_)));

@@ -119,13 +119,18 @@ impl Where {
                     format!("continue: debug_continue session_id={session}"),
                 ];
                 if self.reason.as_deref() == Some("exception") {
-                    steps.insert(0, format!("see how it got here: debug_stack session_id={session}"));
+                    steps.insert(
+                        0,
+                        format!("see how it got here: debug_stack session_id={session}"),
+                    );
                 }
                 steps
             }
             "running" => vec![
                 format!("pause it: debug_pause session_id={session}"),
-                format!("wait longer: debug_status session_id={session}, or continue again with a larger wait_ms"),
+                format!(
+                    "wait longer: debug_status session_id={session}, or continue again with a larger wait_ms"
+                ),
                 format!("end it: debug_stop session_id={session}"),
             ],
             _ => vec![
@@ -213,7 +218,11 @@ impl Motion {
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_string(),
-        Some((at, _)) => format!("{}… ({} characters in all)", &text[..at], text.chars().count()),
+        Some((at, _)) => format!(
+            "{}… ({} characters in all)",
+            &text[..at],
+            text.chars().count()
+        ),
     }
 }
 
@@ -221,7 +230,10 @@ fn adapter_failure(err: DapError) -> Failure {
     match err {
         DapError::Failed { command, message } => Failure::upstream(
             "adapter_refused",
-            format!("the debug adapter refused '{command}': {}", cut(&message, 500)),
+            format!(
+                "the debug adapter refused '{command}': {}",
+                cut(&message, 500)
+            ),
         ),
         DapError::Timeout { command, ms } => Failure::timeout(
             "adapter_timeout",
@@ -260,7 +272,10 @@ pub fn parse_location(location: &str) -> Result<(&str, i64), Failure> {
     let bad = || {
         Failure::validation(
             "bad_location",
-            format!("'{}' is not FILE:LINE (for example loop.py:12)", cut(location, 100)),
+            format!(
+                "'{}' is not FILE:LINE (for example loop.py:12)",
+                cut(location, 100)
+            ),
         )
     };
     let (file, line) = location.rsplit_once(':').ok_or_else(bad)?;
@@ -283,15 +298,20 @@ impl DebugSession {
         breakpoints: &[String],
         wait: Duration,
     ) -> Result<(DebugSession, Where), Failure> {
-        let root = config.canonical_root().map_err(|e| Failure::internal("bad_root", e))?;
+        let root = config
+            .canonical_root()
+            .map_err(|e| Failure::internal("bad_root", e))?;
         let program_path = resolve_in(&root, program).map_err(|e| {
-            Failure::not_found("program_not_found", e)
-                .next_step(format!("give a .py file under {} (relative paths start there)", root.display()))
+            Failure::not_found("program_not_found", e).next_step(format!(
+                "give a .py file under {} (relative paths start there)",
+                root.display()
+            ))
         })?;
         let mut parsed = Vec::new();
         for location in breakpoints {
             let (file, line) = parse_location(location)?;
-            let path = resolve_in(&root, file).map_err(|e| Failure::not_found("file_not_found", e))?;
+            let path =
+                resolve_in(&root, file).map_err(|e| Failure::not_found("file_not_found", e))?;
             parsed.push((path, line));
         }
         let mut command = tokio::process::Command::new(&config.python);
@@ -306,7 +326,10 @@ impl DebugSession {
         let mut child = command.spawn().map_err(|e| {
             Failure::internal(
                 "adapter_start_failed",
-                format!("cannot run {} -m debugpy.adapter: {e}", config.python.display()),
+                format!(
+                    "cannot run {} -m debugpy.adapter: {e}",
+                    config.python.display()
+                ),
             )
             .next_step("the operator must point --python at an interpreter with debugpy installed")
         })?;
@@ -331,7 +354,10 @@ impl DebugSession {
                 "adapter_start_failed",
                 format!("the debug adapter did not start: {}", failure.message()),
             )
-            .next_step(format!("check that {} -m debugpy.adapter runs", config.python.display()))
+            .next_step(format!(
+                "check that {} -m debugpy.adapter runs",
+                config.python.display()
+            ))
         };
         session
             .dap
@@ -358,11 +384,19 @@ impl DebugSession {
         if !initialized {
             return Err(Failure::upstream(
                 "adapter_start_failed",
-                format!("the debug adapter did not get ready within {} ms ({:?})", start.as_millis(), state.state),
+                format!(
+                    "the debug adapter did not get ready within {} ms ({:?})",
+                    start.as_millis(),
+                    state.state
+                ),
             ));
         }
         for (path, line) in parsed {
-            session.breakpoints.entry(path).or_default().push((line, None, false));
+            session
+                .breakpoints
+                .entry(path)
+                .or_default()
+                .push((line, None, false));
         }
         let files: Vec<PathBuf> = session.breakpoints.keys().cloned().collect();
         for file in files {
@@ -373,11 +407,18 @@ impl DebugSession {
             .request("setExceptionBreakpoints", json!({"filters": ["uncaught"]}))
             .await
             .map_err(adapter_failure)?;
-        session.dap.request_within("configurationDone", json!({}), start).await.map_err(not_started)?;
+        session
+            .dap
+            .request_within("configurationDone", json!({}), start)
+            .await
+            .map_err(not_started)?;
         launch.wait(start).await.map_err(|err| match err {
             DapError::Failed { message, .. } => Failure::upstream(
                 "launch_failed",
-                format!("debugpy could not launch the program: {}", cut(&message, 500)),
+                format!(
+                    "debugpy could not launch the program: {}",
+                    cut(&message, 500)
+                ),
             ),
             other => not_started(other),
         })?;
@@ -405,7 +446,14 @@ impl DebugSession {
     /// Where the program is now (asks the adapter for the top frame when stopped).
     pub async fn where_now(&self) -> Where {
         let program = self.dap.program();
-        let output_tail: Vec<String> = program.output.iter().rev().take(5).rev().cloned().collect();
+        let mut output_tail: Vec<String> =
+            program.output.iter().rev().take(5).rev().cloned().collect();
+        if !program.partial_line.is_empty() {
+            if output_tail.len() == 5 {
+                output_tail.remove(0);
+            }
+            output_tail.push(program.partial_line.clone());
+        }
         let mut at = Where {
             state: String::new(),
             reason: None,
@@ -423,12 +471,19 @@ impl DebugSession {
                 at.state = "adapter_died".into();
                 at.description = Some(why);
             }
-            RunState::Stopped { thread, reason, description } => {
+            RunState::Stopped {
+                thread,
+                reason,
+                description,
+            } => {
                 at.state = "stopped".into();
                 at.thread_id = Some(thread);
                 at.description = description;
                 if reason == "exception"
-                    && let Ok(info) = self.dap.request("exceptionInfo", json!({"threadId": thread})).await
+                    && let Ok(info) = self
+                        .dap
+                        .request("exceptionInfo", json!({"threadId": thread}))
+                        .await
                 {
                     let id = info["exceptionId"].as_str().unwrap_or("exception");
                     let text = info["description"].as_str().unwrap_or("");
@@ -448,11 +503,15 @@ impl DebugSession {
 
     fn snapshot(&self, location: &Location) -> Vec<SnapshotLine> {
         let path = self.root.join(&location.file);
-        let Ok(meta) = std::fs::metadata(&path) else { return Vec::new() };
+        let Ok(meta) = std::fs::metadata(&path) else {
+            return Vec::new();
+        };
         if meta.len() > MAX_SOURCE_BYTES {
             return Vec::new();
         }
-        let Ok(text) = std::fs::read_to_string(&path) else { return Vec::new() };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Vec::new();
+        };
         let current = location.line.max(1) as usize;
         let first = current.saturating_sub(SNAPSHOT_CONTEXT).max(1);
         text.lines()
@@ -475,7 +534,9 @@ impl DebugSession {
                 "not_stopped",
                 "the program is running; it must be stopped for this",
             )
-            .next_step("pause it with debug_pause, or set a breakpoint and wait with debug_status")),
+            .next_step(
+                "pause it with debug_pause, or set a breakpoint and wait with debug_status",
+            )),
             RunState::Ended => Err(self.ended()),
             RunState::AdapterDied(why) => Err(Failure::upstream(
                 "adapter_died",
@@ -486,7 +547,12 @@ impl DebugSession {
     }
 
     fn ended(&self) -> Failure {
-        let code = self.dap.program().exit_code.map(|c| format!(" with exit code {c}")).unwrap_or_default();
+        let code = self
+            .dap
+            .program()
+            .exit_code
+            .map(|c| format!(" with exit code {c}"))
+            .unwrap_or_default();
         Failure::conflict("program_ended", format!("the program has ended{code}"))
             .next_step("release the session with debug_stop; run it again with debug_start")
     }
@@ -514,7 +580,10 @@ impl DebugSession {
         let before = self.dap.program().stops;
         let threads = self.threads().await?;
         let thread = threads.first().map(|t| t.id).unwrap_or(0);
-        self.dap.request("pause", json!({"threadId": thread})).await.map_err(adapter_failure)?;
+        self.dap
+            .request("pause", json!({"threadId": thread}))
+            .await
+            .map_err(adapter_failure)?;
         self.dap.wait_for_stop(before, wait).await;
         Ok(self.where_now().await)
     }
@@ -523,7 +592,8 @@ impl DebugSession {
     pub async fn run_to(&mut self, location: &str, wait: Duration) -> Result<Where, Failure> {
         let thread = self.stopped_thread()?;
         let (file, line) = parse_location(location)?;
-        let path = resolve_in(&self.root, file).map_err(|e| Failure::not_found("file_not_found", e))?;
+        let path =
+            resolve_in(&self.root, file).map_err(|e| Failure::not_found("file_not_found", e))?;
         let kept = self.breakpoints.get(&path).cloned().unwrap_or_default();
         let mut with_target = kept.clone();
         if !with_target.iter().any(|(l, _, _)| *l == line) {
@@ -534,7 +604,10 @@ impl DebugSession {
         self.breakpoints.insert(path.clone(), kept);
         sent?;
         let before = self.dap.program().stops;
-        let resumed = self.dap.request("continue", json!({"threadId": thread})).await;
+        let resumed = self
+            .dap
+            .request("continue", json!({"threadId": thread}))
+            .await;
         if resumed.is_ok() {
             self.dap.mark_running_if(before);
             self.dap.wait_for_stop(before, wait).await;
@@ -563,7 +636,10 @@ impl DebugSession {
             )
             .await
             .map_err(adapter_failure)?;
-        if let (Some(set), Some(placed)) = (self.breakpoints.get_mut(path), body["breakpoints"].as_array()) {
+        if let (Some(set), Some(placed)) = (
+            self.breakpoints.get_mut(path),
+            body["breakpoints"].as_array(),
+        ) {
             for (entry, answer) in set.iter_mut().zip(placed) {
                 entry.2 = answer["verified"].as_bool().unwrap_or(false);
             }
@@ -580,24 +656,39 @@ impl DebugSession {
     }
 
     /// Set (or replace) the breakpoint at `location` with an optional condition.
-    pub async fn set_breakpoint(&mut self, location: &str, condition: Option<String>) -> Result<Breakpoint, Failure> {
+    pub async fn set_breakpoint(
+        &mut self,
+        location: &str,
+        condition: Option<String>,
+    ) -> Result<Breakpoint, Failure> {
         self.ensure_alive()?;
         let (file, line) = parse_location(location)?;
-        let path = resolve_in(&self.root, file).map_err(|e| Failure::not_found("file_not_found", e))?;
+        let path =
+            resolve_in(&self.root, file).map_err(|e| Failure::not_found("file_not_found", e))?;
         let list = self.breakpoints.entry(path.clone()).or_default();
         list.retain(|(l, _, _)| *l != line);
         list.push((line, condition.clone(), false));
         self.send_breakpoints(&path).await?;
-        let verified = self.breakpoints[&path].iter().any(|(l, _, v)| *l == line && *v);
-        Ok(Breakpoint { file: shown(&self.root, &path), line, condition, verified })
+        let verified = self.breakpoints[&path]
+            .iter()
+            .any(|(l, _, v)| *l == line && *v);
+        Ok(Breakpoint {
+            file: shown(&self.root, &path),
+            line,
+            condition,
+            verified,
+        })
     }
 
     /// Remove the breakpoint at `location`; false when there was none.
     pub async fn remove_breakpoint(&mut self, location: &str) -> Result<bool, Failure> {
         self.ensure_alive()?;
         let (file, line) = parse_location(location)?;
-        let path = resolve_in(&self.root, file).map_err(|e| Failure::not_found("file_not_found", e))?;
-        let Some(list) = self.breakpoints.get_mut(&path) else { return Ok(false) };
+        let path =
+            resolve_in(&self.root, file).map_err(|e| Failure::not_found("file_not_found", e))?;
+        let Some(list) = self.breakpoints.get_mut(&path) else {
+            return Ok(false);
+        };
         let before = list.len();
         list.retain(|(l, _, _)| *l != line);
         if list.len() == before {
@@ -628,7 +719,10 @@ impl DebugSession {
     async fn frames(&self, thread: i64, limit: usize) -> Result<Limited<Frame>, Failure> {
         let body = self
             .dap
-            .request("stackTrace", json!({"threadId": thread, "startFrame": 0, "levels": limit}))
+            .request(
+                "stackTrace",
+                json!({"threadId": thread, "startFrame": 0, "levels": limit}),
+            )
             .await
             .map_err(adapter_failure)?;
         let frames: Vec<Frame> = body["stackFrames"]
@@ -650,14 +744,20 @@ impl DebugSession {
                 },
             })
             .collect();
-        let total = body["totalFrames"].as_u64().map(|t| t as usize).unwrap_or(frames.len());
+        let total = body["totalFrames"]
+            .as_u64()
+            .map(|t| t as usize)
+            .unwrap_or(frames.len());
         Ok(Limited::from_parts(frames, total))
     }
 
     async fn frame_id(&self, thread: i64, index: usize) -> Result<i64, Failure> {
         let body = self
             .dap
-            .request("stackTrace", json!({"threadId": thread, "startFrame": index, "levels": 1}))
+            .request(
+                "stackTrace",
+                json!({"threadId": thread, "startFrame": index, "levels": 1}),
+            )
             .await
             .map_err(adapter_failure)?;
         body["stackFrames"][0]["id"].as_i64().ok_or_else(|| {
@@ -674,20 +774,37 @@ impl DebugSession {
 
     /// The `locals` or `globals` of frame `frame`: at most `limit` per level, nested `depth`
     /// levels deep.
-    pub async fn variables(&self, globals: bool, frame: usize, depth: usize, limit: usize) -> Result<Limited<Variable>, Failure> {
+    pub async fn variables(
+        &self,
+        globals: bool,
+        frame: usize,
+        depth: usize,
+        limit: usize,
+    ) -> Result<Limited<Variable>, Failure> {
         let thread = self.stopped_thread()?;
         let frame_id = self.frame_id(thread, frame).await?;
-        let scopes = self.dap.request("scopes", json!({"frameId": frame_id})).await.map_err(adapter_failure)?;
+        let scopes = self
+            .dap
+            .request("scopes", json!({"frameId": frame_id}))
+            .await
+            .map_err(adapter_failure)?;
         let wanted = if globals { "globals" } else { "locals" };
         let reference = scopes["scopes"]
             .as_array()
             .into_iter()
             .flatten()
-            .find(|s| s["name"].as_str().is_some_and(|n| n.eq_ignore_ascii_case(wanted)))
+            .find(|s| {
+                s["name"]
+                    .as_str()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(wanted))
+            })
             .and_then(|s| s["variablesReference"].as_i64())
-            .ok_or_else(|| Failure::not_found("no_such_scope", format!("frame {frame} has no {wanted}")))?;
+            .ok_or_else(|| {
+                Failure::not_found("no_such_scope", format!("frame {frame} has no {wanted}"))
+            })?;
         let mut budget = MAX_VARIABLE_REQUESTS;
-        self.expand(reference, depth, limit, &mut budget).await
+        self.expand(reference, depth, limit, &mut budget, true)
+            .await
     }
 
     fn expand<'a>(
@@ -696,6 +813,7 @@ impl DebugSession {
         depth: usize,
         limit: usize,
         budget: &'a mut usize,
+        top: bool,
     ) -> futures::future::BoxFuture<'a, Result<Limited<Variable>, Failure>> {
         Box::pin(async move {
             *budget = budget.saturating_sub(1);
@@ -704,13 +822,35 @@ impl DebugSession {
                 .request("variables", json!({"variablesReference": reference}))
                 .await
                 .map_err(adapter_failure)?;
-            let listed: Vec<&Value> = body["variables"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                // debugpy's groupings ("special variables", "function variables"…)
-                .filter(|v| v["presentationHint"]["kind"].as_str() != Some("virtual"))
-                .collect();
+            let mut listed: Vec<Value> = Vec::new();
+            for v in body["variables"].as_array().into_iter().flatten() {
+                match v["name"].as_str().unwrap_or("") {
+                    // debugpy's group of dunder names: noise for an agent.
+                    "special variables" => {}
+                    // debugpy's groups of functions and classes: in a scope their members
+                    // are listed in place (a module's functions); in an object (its methods)
+                    // they are left out.
+                    "function variables" | "class variables" | "protected variables" => {
+                        let group = v["variablesReference"].as_i64().unwrap_or(0);
+                        if top && group > 0 && *budget > 0 {
+                            *budget -= 1;
+                            let members = self
+                                .dap
+                                .request("variables", json!({"variablesReference": group}))
+                                .await
+                                .map_err(adapter_failure)?;
+                            listed.extend(
+                                members["variables"]
+                                    .as_array()
+                                    .into_iter()
+                                    .flatten()
+                                    .cloned(),
+                            );
+                        }
+                    }
+                    _ => listed.push(v.clone()),
+                }
+            }
             let limited = Limited::new(listed, limit);
             let mut items = Vec::with_capacity(limited.items.len());
             for v in limited.items.iter() {
@@ -723,7 +863,10 @@ impl DebugSession {
                     expandable: child_ref > 0,
                 };
                 if child_ref > 0 && depth > 0 && *budget > 0 {
-                    variable.children = Some(self.expand(child_ref, depth - 1, limit, budget).await?);
+                    variable.children = Some(
+                        self.expand(child_ref, depth - 1, limit, budget, false)
+                            .await?,
+                    );
                     variable.expandable = false;
                 }
                 items.push(variable);
@@ -733,12 +876,19 @@ impl DebugSession {
     }
 
     /// Evaluate `expression` in frame `frame` (it may have side effects).
-    pub async fn evaluate(&self, expression: &str, frame: usize) -> Result<(String, Option<String>), Failure> {
+    pub async fn evaluate(
+        &self,
+        expression: &str,
+        frame: usize,
+    ) -> Result<(String, Option<String>), Failure> {
         let thread = self.stopped_thread()?;
         let frame_id = self.frame_id(thread, frame).await?;
         let body = self
             .dap
-            .request("evaluate", json!({"expression": expression, "frameId": frame_id, "context": "repl"}))
+            .request(
+                "evaluate",
+                json!({"expression": expression, "frameId": frame_id, "context": "repl"}),
+            )
             .await
             .map_err(|err| match err {
                 DapError::Failed { message, .. } => Failure::validation(
@@ -756,7 +906,11 @@ impl DebugSession {
     /// The program's threads.
     pub async fn threads(&self) -> Result<Vec<ThreadInfo>, Failure> {
         self.ensure_alive()?;
-        let body = self.dap.request("threads", json!({})).await.map_err(adapter_failure)?;
+        let body = self
+            .dap
+            .request("threads", json!({}))
+            .await
+            .map_err(adapter_failure)?;
         Ok(body["threads"]
             .as_array()
             .into_iter()
@@ -776,7 +930,11 @@ impl DebugSession {
         if !self.dap.program().state.is_final() {
             let _ = self
                 .dap
-                .request_within("disconnect", json!({"terminateDebuggee": true}), Duration::from_secs(2))
+                .request_within(
+                    "disconnect",
+                    json!({"terminateDebuggee": true}),
+                    Duration::from_secs(2),
+                )
                 .await;
         }
         self.kill_now();
@@ -824,7 +982,11 @@ mod tests {
         assert_eq!(parse_location("a/b.py:12").unwrap(), ("a/b.py", 12));
         assert_eq!(parse_location("C:x.py:3").unwrap(), ("C:x.py", 3));
         for bad in ["x.py", "x.py:0", ":3", "x.py:three"] {
-            assert_eq!(parse_location(bad).unwrap_err().code(), "bad_location", "{bad}");
+            assert_eq!(
+                parse_location(bad).unwrap_err().code(),
+                "bad_location",
+                "{bad}"
+            );
         }
     }
 

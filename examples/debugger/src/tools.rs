@@ -45,7 +45,10 @@ impl Debugger {
     pub fn new(config: DebuggerConfig) -> Self {
         let sessions = Sessions::new(config.sessions_per_caller, START_HINT)
             .with_lock_timeout(config.start_timeout + MAX_WAIT);
-        Debugger { config: Arc::new(config), sessions }
+        Debugger {
+            config: Arc::new(config),
+            sessions,
+        }
     }
 
     /// The sessions.
@@ -59,7 +62,10 @@ impl Debugger {
     }
 
     fn wait(&self, wait_ms: Option<u64>) -> Duration {
-        wait_ms.map(Duration::from_millis).unwrap_or(self.config.stop_wait).min(MAX_WAIT)
+        wait_ms
+            .map(Duration::from_millis)
+            .unwrap_or(self.config.stop_wait)
+            .min(MAX_WAIT)
     }
 
     async fn lock(&self, caller: &Caller, id: &str) -> Result<SessionGuard<DebugSession>, Failure> {
@@ -80,7 +86,14 @@ pub struct SessionWhere {
 fn answer(session_id: &str, at: Where) -> Envelope<SessionWhere> {
     let summary = format!("{session_id}: {}", at.summary());
     let steps = at.next_steps(session_id);
-    Envelope::ok(summary, SessionWhere { session_id: session_id.to_string(), at }).next_steps(steps)
+    Envelope::ok(
+        summary,
+        SessionWhere {
+            session_id: session_id.to_string(),
+            at,
+        },
+    )
+    .next_steps(steps)
 }
 
 /// Start debugging a Python program (under the server's root directory).
@@ -113,7 +126,10 @@ pub async fn debug_start(
     if debugger.sessions.len() >= debugger.config.max_sessions {
         return Failure::conflict(
             "server_busy",
-            format!("the server runs its maximum of {} sessions", debugger.config.max_sessions),
+            format!(
+                "the server runs its maximum of {} sessions",
+                debugger.config.max_sessions
+            ),
         )
         .next_step("retry later, or stop a session you no longer need")
         .into();
@@ -224,7 +240,10 @@ pub async fn debug_stop(
     let was = at.summary();
     Envelope::ok(
         format!("{session_id} stopped (it was {was})"),
-        SessionWhere { session_id: session_id.clone(), at },
+        SessionWhere {
+            session_id: session_id.clone(),
+            at,
+        },
     )
     .next_step("start another: debug_start program=FILE.py")
 }
@@ -247,9 +266,16 @@ pub async fn debug_breakpoint_set(
     };
     match session.set_breakpoint(&location, condition).await {
         Ok(bp) => {
-            let verified = if bp.verified { "" } else { " (not verified: no code on that line?)" };
-            Envelope::ok(format!("breakpoint at {}:{}{verified}", bp.file, bp.line), bp)
-                .next_step(format!("run to it: debug_continue session_id={session_id}"))
+            let verified = if bp.verified {
+                ""
+            } else {
+                " (not verified: no code on that line?)"
+            };
+            Envelope::ok(
+                format!("breakpoint at {}:{}{verified}", bp.file, bp.line),
+                bp,
+            )
+            .next_step(format!("run to it: debug_continue session_id={session_id}"))
         }
         Err(failure) => failure.into(),
     }
@@ -272,7 +298,9 @@ pub async fn debug_breakpoint_remove(
     match session.remove_breakpoint(&location).await {
         Ok(true) => Envelope::ok(format!("removed the breakpoint at {location}"), true),
         Ok(false) => Envelope::ok(format!("there was no breakpoint at {location}"), false)
-            .next_step(format!("see them: debug_breakpoint_list session_id={session_id}")),
+            .next_step(format!(
+                "see them: debug_breakpoint_list session_id={session_id}"
+            )),
         Err(failure) => failure.into(),
     }
 }
@@ -288,8 +316,9 @@ pub async fn debug_breakpoint_list(
     match debugger.lock(&caller, &session_id).await {
         Ok(session) => {
             let list = Limited::new(session.breakpoints(), 200);
-            Envelope::ok(list.describe("breakpoints"), list)
-                .next_step(format!("add one: debug_breakpoint_set session_id={session_id} location=FILE:LINE"))
+            Envelope::ok(list.describe("breakpoints"), list).next_step(format!(
+                "add one: debug_breakpoint_set session_id={session_id} location=FILE:LINE"
+            ))
         }
         Err(failure) => failure.into(),
     }
@@ -418,11 +447,16 @@ pub async fn debug_stack(
     match session.stack(limit.unwrap_or(20) as usize).await {
         Ok(frames) => {
             let more = frames.truncated.then(|| {
-                format!("see more: debug_stack session_id={session_id} limit={}", (frames.showing * 2).min(200))
+                format!(
+                    "see more: debug_stack session_id={session_id} limit={}",
+                    (frames.showing * 2).min(200)
+                )
             });
             Envelope::ok(frames.describe("frames"), frames)
                 .next_steps(more)
-                .next_step(format!("a frame's variables: debug_variables session_id={session_id} frame=N"))
+                .next_step(format!(
+                    "a frame's variables: debug_variables session_id={session_id} frame=N"
+                ))
         }
         Err(failure) => failure.into(),
     }
@@ -463,13 +497,20 @@ pub async fn debug_variables(
     let globals = scope == Some(Scope::Globals);
     let frame = frame.unwrap_or(0) as usize;
     match session
-        .variables(globals, frame, depth.unwrap_or(1) as usize, limit.unwrap_or(30) as usize)
+        .variables(
+            globals,
+            frame,
+            depth.unwrap_or(1) as usize,
+            limit.unwrap_or(30) as usize,
+        )
         .await
     {
         Ok(vars) => {
             let what = if globals { "globals" } else { "locals" };
             Envelope::ok(format!("{} of frame {frame}", vars.describe(what)), vars)
-                .next_step(format!("evaluate an expression: debug_evaluate session_id={session_id} expression=..."))
+                .next_step(format!(
+                    "evaluate an expression: debug_evaluate session_id={session_id} expression=..."
+                ))
                 .next_step(format!("step: debug_step session_id={session_id}"))
         }
         Err(failure) => failure.into(),
@@ -506,10 +547,20 @@ pub async fn debug_evaluate(
         Ok(session) => session,
         Err(failure) => return failure.into(),
     };
-    match session.evaluate(&expression, frame.unwrap_or(0) as usize).await {
+    match session
+        .evaluate(&expression, frame.unwrap_or(0) as usize)
+        .await
+    {
         Ok((result, r#type)) => Envelope::ok(
-            format!("{expression} = {}", result.chars().take(80).collect::<String>()),
-            Evaluation { expression, result, r#type },
+            format!(
+                "{expression} = {}",
+                result.chars().take(80).collect::<String>()
+            ),
+            Evaluation {
+                expression,
+                result,
+                r#type,
+            },
         )
         .next_step(format!("continue: debug_continue session_id={session_id}")),
         Err(failure) => failure.into(),
