@@ -485,11 +485,7 @@ fn apply_event(program: &Mutex<Program>, message: &Value) {
                     .map(str::to_string),
             };
         }
-        "continued" => {
-            if !program.state.is_final() {
-                program.state = RunState::Running;
-            }
-        }
+        "continued" if !program.state.is_final() => program.state = RunState::Running,
         "exited" => program.exit_code = body["exitCode"].as_i64(),
         "terminated" => program.state = RunState::Ended,
         "output" => {
