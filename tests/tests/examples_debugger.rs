@@ -427,6 +427,28 @@ fn a_program_that_never_stops_is_waited_for_paused_and_killed() {
         "{:?}",
         began.elapsed()
     );
+
+    // A server killed with a session open leaves no process behind either: the adapter
+    // sees its input end and takes the program with it.
+    let started = server.call(
+        "debug_start",
+        json!({"program": "forever.py", "wait_ms": 0}),
+    );
+    let id = data(&started, "second start")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (adapter, program) = pids(&mut server, &id);
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    assert!(
+        wait_dead(adapter, Duration::from_secs(10)),
+        "the adapter {adapter} outlived the server"
+    );
+    assert!(
+        wait_dead(program, Duration::from_secs(10)),
+        "the program {program} outlived the server"
+    );
 }
 
 #[test]
