@@ -60,6 +60,7 @@ pub const MAX_PAGE_LIMIT: u32 = 1000;
 /// assert_eq!(all.describe("names"), "2 names");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct Limited<T> {
     /// The items kept (the first `showing` of `total`)
     pub items: Vec<T>,
@@ -141,6 +142,7 @@ impl<T> Limited<T> {
 /// assert_eq!(PageArgs::default().select(0..10, 50).items.len(), 10);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct PageArgs {
     /// Most items to return (default: the tool's page size)
     #[schemars(range(min = 1, max = 1000))]
@@ -202,6 +204,7 @@ impl PageArgs {
 /// assert!(last.next_step("list_things").is_none());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct Page<T> {
     /// The items of this page
     pub items: Vec<T>,
