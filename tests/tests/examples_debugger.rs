@@ -651,3 +651,54 @@ fn a_callers_session_is_hidden_from_another_and_evaluate_needs_its_permission() 
         "alice stops",
     );
 }
+
+#[test]
+fn a_start_without_a_working_adapter_or_outside_the_root_is_refused_clearly() {
+    let root = programs();
+    let mut child = Command::new(debugger_mcp())
+        .args(["--root", &root, "--python", "/bin/false", "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("debugger-mcp starts");
+    let mut client = LineClient::stdio(child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    client.initialize();
+    let mut id = 0;
+    let began = Instant::now();
+    let failed = call(
+        &mut client,
+        &mut id,
+        "debug_start",
+        json!({"program": "loop.py"}),
+    );
+    assert_eq!(failure(&failed, "no adapter"), "adapter_start_failed");
+    assert!(
+        steps(&failed).contains("-m debugpy.adapter runs"),
+        "{failed}"
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
+    let outside = call(
+        &mut client,
+        &mut id,
+        "debug_start",
+        json!({"program": "../README.md"}),
+    );
+    assert_eq!(failure(&outside, "outside the root"), "program_not_found");
+    assert!(
+        outside.to_string().contains("outside the debugger's root"),
+        "{outside}"
+    );
+    let listed = call(&mut client, &mut id, "debug_list", json!({}));
+    assert_eq!(
+        data(&listed, "list")["total"],
+        0,
+        "failed starts hold no session"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -25,9 +25,10 @@ pub struct DebuggerArgs {
     /// Most live sessions per caller
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub sessions_per_caller: usize,
-    /// Most live sessions over all callers
+    /// Most live sessions over all callers (not `--max-sessions`: that is `serve --http`'s
+    /// bound on MCP sessions)
     #[arg(long, value_name = "N", default_value_t = 32)]
-    pub max_sessions: usize,
+    pub max_debug_sessions: usize,
 }
 
 impl DebuggerArgs {
@@ -40,7 +41,7 @@ impl DebuggerArgs {
             .unwrap_or_else(|| PathBuf::from("python3"));
         let mut config = DebuggerConfig::new(root, python);
         config.sessions_per_caller = self.sessions_per_caller.max(1);
-        config.max_sessions = self.max_sessions.max(1);
+        config.max_sessions = self.max_debug_sessions.max(1);
         config.root = config.canonical_root()?;
         Ok(config)
     }

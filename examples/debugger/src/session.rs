@@ -5,7 +5,7 @@
 //! The session owns its processes: [`DebugSession::stop`] ends them politely and then by
 //! force, and dropping a session kills them (adapter's process group and the program's).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -256,6 +256,39 @@ pub struct DebugSession {
     program: PathBuf,
     config: Arc<DebuggerConfig>,
     breakpoints: BTreeMap<PathBuf, Vec<(i64, Option<String>, bool)>>,
+    /// The adapter's newest stderr lines (for a start that fails).
+    stderr_tail: Arc<std::sync::Mutex<VecDeque<String>>>,
+    stderr_task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// The most stderr lines of an adapter kept.
+const STDERR_LINES_KEPT: usize = 10;
+
+/// Read the adapter's stderr to its end, keeping its last lines and logging them.
+async fn keep_stderr(
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<std::sync::Mutex<VecDeque<String>>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut reader = tokio::io::BufReader::new(stderr);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        // At most 4 KiB a line: a longer one is kept in pieces.
+        match (&mut reader).take(4096).read_until(b'\n', &mut bytes).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = String::from_utf8_lossy(&bytes);
+        let line = line.trim_end();
+        let line = cut(line, 300);
+        tracing::debug!(line = %line, "debug adapter stderr");
+        let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+        if tail.len() == STDERR_LINES_KEPT {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
 }
 
 impl std::fmt::Debug for DebugSession {
@@ -320,7 +353,7 @@ impl DebugSession {
             .current_dir(&root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
         let mut child = command.spawn().map_err(|e| {
@@ -335,6 +368,9 @@ impl DebugSession {
         })?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let stderr_tail = Arc::new(std::sync::Mutex::new(VecDeque::new()));
+        let stderr_task = tokio::spawn(keep_stderr(stderr, stderr_tail.clone()));
         let adapter_pid = child.id().and_then(|p| i32::try_from(p).ok());
         let dap = Dap::new(stdout, stdin, config.request_timeout);
         let mut session = DebugSession {
@@ -345,21 +381,12 @@ impl DebugSession {
             program: program_path.clone(),
             config: config.clone(),
             breakpoints: BTreeMap::new(),
+            stderr_tail,
+            stderr_task: Some(stderr_task),
         };
         tracing::info!(program = %program_path.display(), adapter_pid, "starting a debug session");
         let start = config.start_timeout;
-        let not_started = |err: DapError| {
-            let failure = adapter_failure(err);
-            Failure::upstream(
-                "adapter_start_failed",
-                format!("the debug adapter did not start: {}", failure.message()),
-            )
-            .next_step(format!(
-                "check that {} -m debugpy.adapter runs",
-                config.python.display()
-            ))
-        };
-        session
+        let initialized = session
             .dap
             .request_within(
                 "initialize",
@@ -368,8 +395,10 @@ impl DebugSession {
                        "supportsRunInTerminalRequest": false}),
                 start,
             )
-            .await
-            .map_err(not_started)?;
+            .await;
+        if let Err(err) = initialized {
+            return Err(session.not_started(err).await);
+        }
         let launch = session
             .dap
             .send(
@@ -378,10 +407,13 @@ impl DebugSession {
                        "console": "internalConsole", "python": [config.python], "justMyCode": true,
                        "redirectOutput": true}),
             )
-            .await
-            .map_err(not_started)?;
-        let (initialized, state) = session.dap.wait_until(start, |p| p.initialized).await;
-        if !initialized {
+            .await;
+        let launch = match launch {
+            Ok(launch) => launch,
+            Err(err) => return Err(session.not_started(err).await),
+        };
+        let (ready, state) = session.dap.wait_until(start, |p| p.initialized).await;
+        if !ready {
             return Err(Failure::upstream(
                 "adapter_start_failed",
                 format!(
@@ -407,25 +439,61 @@ impl DebugSession {
             .request("setExceptionBreakpoints", json!({"filters": ["uncaught"]}))
             .await
             .map_err(adapter_failure)?;
-        session
+        let configured = session
             .dap
             .request_within("configurationDone", json!({}), start)
-            .await
-            .map_err(not_started)?;
-        launch.wait(start).await.map_err(|err| match err {
-            DapError::Failed { message, .. } => Failure::upstream(
-                "launch_failed",
-                format!(
-                    "debugpy could not launch the program: {}",
-                    cut(&message, 500)
-                ),
-            ),
-            other => not_started(other),
-        })?;
+            .await;
+        if let Err(err) = configured {
+            return Err(session.not_started(err).await);
+        }
+        match launch.wait(start).await {
+            Ok(_) => {}
+            Err(DapError::Failed { message, .. }) => {
+                return Err(Failure::upstream(
+                    "launch_failed",
+                    format!(
+                        "debugpy could not launch the program: {}",
+                        cut(&message, 500)
+                    ),
+                ));
+            }
+            Err(other) => return Err(session.not_started(other).await),
+        }
         session.dap.mark_running_if(0);
         session.dap.wait_for_stop(0, wait).await;
         let at = session.where_now().await;
         Ok((session, at))
+    }
+
+    /// The failure of a start that went wrong at `err`, with the adapter's last stderr
+    /// lines (waiting briefly for them when it died).
+    async fn not_started(&mut self, err: DapError) -> Failure {
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
+        }
+        let tail: Vec<String> = self
+            .stderr_tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        let said = if tail.is_empty() {
+            String::new()
+        } else {
+            format!("; its stderr ends: {}", tail.join(" | "))
+        };
+        Failure::upstream(
+            "adapter_start_failed",
+            format!(
+                "the debug adapter did not start: {}{said}",
+                adapter_failure(err).message()
+            ),
+        )
+        .next_step(format!(
+            "check that {} -m debugpy.adapter runs (install debugpy into that interpreter)",
+            self.config.python.display()
+        ))
     }
 
     /// The adapter's process id.
@@ -957,6 +1025,9 @@ impl DebugSession {
 
 impl Drop for DebugSession {
     fn drop(&mut self) {
+        if let Some(task) = self.stderr_task.take() {
+            task.abort();
+        }
         self.kill_now();
     }
 }
