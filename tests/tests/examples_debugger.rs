@@ -246,6 +246,28 @@ fn a_whole_session_breaks_inspects_steps_evaluates_and_runs_to_the_end() {
         json!({"session_id": id, "expression": "no_such_name"}),
     );
     assert_eq!(failure(&bad, "bad expression"), "evaluation_failed");
+    // Two steps sent at once on one session: the session's lock runs them one after the
+    // other (from main's line 12: to the loop's line 11, then back to 12), never both from
+    // the same place.
+    for request in [900, 901] {
+        server.client.send(
+            json!({"jsonrpc": "2.0", "id": request, "method": "tools/call",
+            "params": {"name": "debug_step", "arguments": {"session_id": id}}}),
+        );
+    }
+    let mut lines = Vec::new();
+    while lines.len() < 2 {
+        let reply = server.client.receive().expect("a reply");
+        if reply["id"] == 900 || reply["id"] == 901 {
+            lines.push(
+                data(&reply["result"], "pipelined step")["location"]["line"]
+                    .as_i64()
+                    .unwrap(),
+            );
+        }
+    }
+    lines.sort();
+    assert_eq!(lines, [11, 12], "the two steps ran one after the other");
     let threads = server.call("debug_threads", json!({"session_id": id}));
     assert_eq!(data(&threads, "threads")["items"][0]["name"], "MainThread");
 
