@@ -414,6 +414,9 @@ fn a_program_that_never_stops_is_waited_for_paused_and_killed() {
     assert!(steps(&started).contains("debug_pause"), "{started}");
     let (adapter, program) = pids(&mut server, &id);
     assert!(alive(adapter) && alive(program));
+    // Continuing a running program waits for a stop (here: none comes).
+    let waited = server.call("debug_continue", json!({"session_id": id, "wait_ms": 200}));
+    assert_eq!(data(&waited, "continue while running")["state"], "running");
     let refused = server.call("debug_stack", json!({"session_id": id}));
     assert_eq!(failure(&refused, "stack while running"), "not_stopped");
     let paused = server.call("debug_pause", json!({"session_id": id}));

@@ -128,9 +128,7 @@ impl Where {
             }
             "running" => vec![
                 format!("pause it: debug_pause session_id={session}"),
-                format!(
-                    "wait longer: debug_status session_id={session}, or continue again with a larger wait_ms"
-                ),
+                format!("wait for a stop: debug_continue session_id={session} wait_ms=20000"),
                 format!("end it: debug_stop session_id={session}"),
             ],
             _ => vec![
@@ -627,6 +625,14 @@ impl DebugSession {
 
     /// Continue or step, then wait at most `wait` for the next stop or the end.
     pub async fn motion(&mut self, motion: Motion, wait: Duration) -> Result<Where, Failure> {
+        let program = self.dap.program();
+        if motion == Motion::Continue
+            && matches!(program.state, RunState::Running | RunState::Starting)
+        {
+            // Already running: continuing means waiting for the next stop.
+            self.dap.wait_for_stop(program.stops, wait).await;
+            return Ok(self.where_now().await);
+        }
         let thread = self.stopped_thread()?;
         let before = self.dap.program().stops;
         self.dap
@@ -1007,7 +1013,6 @@ impl DebugSession {
         }
         self.kill_now();
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
-        let _ = &self.config;
         at
     }
 

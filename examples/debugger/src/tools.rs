@@ -325,6 +325,7 @@ pub async fn debug_breakpoint_list(
 }
 
 /// Continue the program until its next stop (breakpoint, exception), its end, or wait_ms.
+/// On a program that is already running, wait for its next stop.
 #[mcp_tool(name = "debug_continue", permissions = [DEBUG], timeout_ms = 120000)]
 pub async fn debug_continue(
     debugger: State<Debugger>,
