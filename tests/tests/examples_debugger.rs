@@ -4,14 +4,18 @@
 //! whole sessions (break, inspect, step, evaluate, continue to the end), a deep recursion
 //! whose stack is limited, an uncaught exception, a program that never stops, a caller's
 //! session hidden from another, the adapter killed mid-session, and many steps in a row
-//! without leaking processes. Needs `scripts/setup-python.sh` (which installs debugpy).
+//! without leaking processes; and the official MCP Python SDK (`tests/clients/ex6_steps.py`)
+//! validating every tool's envelope against its output schema. Needs `scripts/setup-python.sh`
+//! (which installs debugpy).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp_toolbelt_tests::line_client::LineClient;
-use mcp_toolbelt_tests::{ServerProcess, example_binary, python, scratch_file, workspace_root};
+use mcp_toolbelt_tests::{
+    ServerProcess, Target, example_binary, python, run_client_script, scratch_file, workspace_root,
+};
 use serde_json::{Value, json};
 
 fn debugger_mcp() -> PathBuf {
@@ -726,4 +730,75 @@ fn a_start_without_a_working_adapter_or_outside_the_root_is_refused_clearly() {
     );
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[test]
+fn the_official_python_sdk_accepts_every_envelope_against_its_output_schema() {
+    // The SDK validates structuredContent against each tool's outputSchema and raises on a
+    // mismatch, which ex6_steps.py reports as an error step. A fresh server numbers its first
+    // session s1.
+    let (binary, root, python) = (debugger_mcp(), programs(), debug_python());
+    let argv = [
+        binary.to_str().unwrap(),
+        "--root",
+        &root,
+        "--python",
+        &python,
+        "serve",
+    ];
+    let s1 = |extra: Value| {
+        let mut args = json!({"session_id": "s1"});
+        args.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        args
+    };
+    let steps = json!([
+        ["call", "debug_start", {"program": "loop.py", "stop_on_entry": true}],
+        ["call", "debug_breakpoint_set", s1(json!({"location": "loop.py:5", "condition": "n == 2"}))],
+        ["call", "debug_continue", s1(json!({}))],
+        ["call", "debug_variables", s1(json!({"depth": 1}))],
+        ["call", "debug_variables", s1(json!({"scope": "globals", "limit": 2}))],
+        ["call", "debug_stack", s1(json!({"limit": 1}))],
+        ["call", "debug_evaluate", s1(json!({"expression": "n + 1"}))],
+        ["call", "debug_threads", s1(json!({}))],
+        ["call", "debug_breakpoint_list", s1(json!({}))],
+        ["call", "debug_list", {"limit": 1}],
+        ["call", "debug_step", s1(json!({"kind": "over"}))],
+        ["call", "debug_run_to", s1(json!({"location": "loop.py:13"}))],
+        ["call", "debug_breakpoint_remove", s1(json!({"location": "loop.py:5"}))],
+        ["call", "debug_continue", s1(json!({}))],
+        ["call", "debug_stop", s1(json!({}))],
+        ["call", "debug_status", s1(json!({}))],
+    ]);
+    let report = run_client_script(
+        "ex6_steps.py",
+        "auto",
+        Target::Stdio(&argv),
+        &["--steps", &steps.to_string()],
+    );
+    let entries = report.as_array().expect("a JSON array");
+    assert_eq!(entries.len(), steps.as_array().unwrap().len(), "{report:#}");
+    for (step, entry) in steps.as_array().unwrap().iter().zip(entries) {
+        assert!(entry.get("error").is_none(), "{step}: {entry:#}");
+    }
+    let last = entries.len() - 1;
+    for (i, entry) in entries.iter().enumerate() {
+        let result = &entry["result"];
+        assert_eq!(result["is_error"], i == last, "step {i}: {entry:#}");
+        assert_eq!(result["structured"]["ok"], i != last, "step {i}: {entry:#}");
+    }
+    assert_eq!(
+        entries[2]["result"]["structured"]["data"]["reason"],
+        "breakpoint"
+    );
+    assert_eq!(entries[6]["result"]["structured"]["data"]["result"], "3");
+    assert_eq!(
+        entries[13]["result"]["structured"]["data"]["state"],
+        "ended"
+    );
+    assert_eq!(
+        entries[last]["result"]["structured"]["error"]["code"],
+        "session_not_found"
+    );
 }
