@@ -277,6 +277,12 @@ impl<T: Serialize + JsonSchema + 'static> IntoToolResult for Envelope<T> {
     fn output_schema() -> Option<JsonObject> {
         Some(schema::output_schema_for::<Wire<T>>())
     }
+
+    /// A failed extractor, or the `Err` of a `Result<Envelope<T>, E>`, answers in the
+    /// envelope's error form too (its code: the error's [`ToolError::code`], else its kind).
+    fn error_result(error: ToolError) -> Result<ToolResult, ToolError> {
+        Envelope::<T>::failed(error.into()).into_tool_result()
+    }
 }
 
 /// The failure form of an [`Envelope`]: kind, stable code, message, next steps.
@@ -382,7 +388,11 @@ impl std::error::Error for Failure {}
 
 impl From<ToolError> for Failure {
     fn from(error: ToolError) -> Self {
-        let mut failure = Failure::new(error.kind(), error.kind().as_str(), error.message());
+        let code = match error.code() {
+            Some(code) => Cow::Owned(code.to_string()),
+            None => Cow::Borrowed(error.kind().as_str()),
+        };
+        let mut failure = Failure::new(error.kind(), code, error.message());
         if let Some(action) = error.action() {
             failure.next_steps.push(action.to_string());
         }
@@ -392,7 +402,7 @@ impl From<ToolError> for Failure {
 
 impl From<Failure> for ToolError {
     fn from(failure: Failure) -> Self {
-        let error = ToolError::new(failure.kind, failure.message);
+        let error = ToolError::new(failure.kind, failure.message).with_code(failure.code);
         if failure.next_steps.is_empty() {
             error
         } else {

@@ -58,7 +58,10 @@ use std::time::Duration;
 use tokio::sync::OwnedMutexGuard;
 
 use crate::caller::Caller;
+use crate::context::{FromContext, State, StateRequirement, ToolContext};
 use crate::envelope::Failure;
+use crate::output::ToolError;
+use crate::schema::JsonObject;
 
 /// How long [`Sessions::lock`] waits for a session another call holds, by default.
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -93,6 +96,25 @@ impl<S> Session<S> {
     /// The owner key ([`owner_of`] its creator).
     pub fn owner(&self) -> &str {
         &self.owner
+    }
+
+    /// Take the session's lock, waiting at most `timeout` (then `session_busy`).
+    pub async fn lock_within(&self, timeout: Duration) -> Result<SessionGuard<S>, Failure> {
+        match tokio::time::timeout(timeout, self.value.clone().lock_owned()).await {
+            Ok(guard) => Ok(SessionGuard {
+                id: self.id.clone(),
+                guard,
+            }),
+            Err(_) => Err(Failure::timeout(
+                "session_busy",
+                format!(
+                    "session '{}' is busy with another call (waited {} ms)",
+                    self.id,
+                    timeout.as_millis()
+                ),
+            )
+            .next_step("retry when the other call has finished")),
+        }
     }
 
     /// Take the session's lock without waiting: `None` while another call holds it
@@ -277,22 +299,7 @@ impl<S> Sessions<S> {
     /// Resolve `id` for `caller` and take its lock, waiting at most the lock timeout (then
     /// `session_busy`). Calls holding the guard on one session run one at a time.
     pub async fn lock(&self, caller: &Caller, id: &str) -> Result<SessionGuard<S>, Failure> {
-        let session = self.get(caller, id)?;
-        match tokio::time::timeout(self.lock_timeout, session.value.clone().lock_owned()).await {
-            Ok(guard) => Ok(SessionGuard {
-                id: session.id.clone(),
-                guard,
-            }),
-            Err(_) => Err(Failure::timeout(
-                "session_busy",
-                format!(
-                    "session '{}' is busy with another call (waited {} ms)",
-                    session.id,
-                    self.lock_timeout.as_millis()
-                ),
-            )
-            .next_step("retry when the other call has finished")),
-        }
+        self.get(caller, id)?.lock_within(self.lock_timeout).await
     }
 
     /// Take session `id` of `caller` out of the table (no new call can find it); the
@@ -334,6 +341,119 @@ impl<S> Sessions<S> {
     /// Take every session out (at shutdown).
     pub fn drain(&self) -> Vec<Arc<Session<S>>> {
         self.table().sessions.drain().map(|(_, s)| s).collect()
+    }
+}
+
+/// The argument [`SessionRef`] reads: `session_id`.
+pub const SESSION_ID_ARGUMENT: &str = "session_id";
+
+/// An extractor: the caller's session named by the call's `session_id` argument, resolved
+/// before the fn runs. An unknown id — or another caller's — fails the call there with
+/// `session_not_found` and the registry's "start a session first: …" step (in the error
+/// form of the fn's return type: an [`Envelope`](crate::envelope::Envelope)'s when it
+/// returns one). Then [`lock`](SessionRef::lock) takes the session for the call.
+///
+/// Mark the parameter `#[extract]` (the macro knows only `State`, `Caller` and
+/// `ToolContext` by name). The tool still declares `session_id: String` as an argument (so it is in the schema and
+/// validated); the extractor reads that same value. It needs a `Sessions<S>` registered as
+/// state (`build()` fails without one).
+///
+/// ```rust,standalone_crate
+/// use mcp_toolbelt::envelope::{Envelope, Failure};
+/// use mcp_toolbelt::sessions::{SessionRef, Sessions};
+/// use mcp_toolbelt::{mcp_tool, Caller, State, ToolContext, ToolRegistry};
+///
+/// /// Open a scratch pad.
+/// #[mcp_tool(name = "pad_open")]
+/// async fn pad_open(pads: State<Sessions<Vec<String>>>, caller: Caller) -> Result<Envelope<String>, Failure> {
+///     let id = pads.insert(&caller, Vec::new())?;
+///     Ok(Envelope::ok(format!("opened {id}"), id))
+/// }
+///
+/// /// Write a line on a pad.
+/// #[mcp_tool(name = "pad_write")]
+/// async fn pad_write(
+///     #[extract] pad: SessionRef<Vec<String>>,
+///     /// The pad, as pad_open answered
+///     session_id: String,
+///     line: String,
+/// ) -> Result<Envelope<usize>, Failure> {
+///     let mut pad = pad.lock().await?;
+///     pad.push(line);
+///     Ok(Envelope::ok(format!("{session_id} has {} lines", pad.len()), pad.len()))
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let registry = ToolRegistry::builder()
+///     .state(Sessions::<Vec<String>>::new(4, "start a session first: call pad_open"))
+///     .build()
+///     .unwrap();
+/// let ctx = ToolContext::default;
+/// let opened = registry.call_tool(PAD_OPEN_TOOL, serde_json::json!({}), ctx()).await.unwrap();
+/// let id = opened.structured_content().unwrap()["data"].clone();
+/// let wrote = registry.call_tool(PAD_WRITE_TOOL, serde_json::json!({"session_id": id, "line": "hi"}), ctx()).await.unwrap();
+/// assert_eq!(wrote.structured_content().unwrap()["data"], 1);
+/// // An unknown pad: refused before pad_write runs, in the envelope's error form.
+/// let unknown = registry.call_tool(PAD_WRITE_TOOL, serde_json::json!({"session_id": "s9", "line": "x"}), ctx()).await.unwrap();
+/// assert!(unknown.is_error());
+/// assert_eq!(unknown.structured_content().unwrap()["error"]["code"], "session_not_found");
+/// assert!(unknown.text_content().contains("start a session first: call pad_open"));
+/// # });
+/// ```
+pub struct SessionRef<S> {
+    session: Arc<Session<S>>,
+    lock_timeout: Duration,
+}
+
+impl<S> SessionRef<S> {
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.session.id
+    }
+
+    /// The session itself (to [`try_lock`](Session::try_lock) it, for instance).
+    pub fn session(&self) -> &Arc<Session<S>> {
+        &self.session
+    }
+
+    /// Take the session's lock for this call, waiting at most the registry's lock timeout
+    /// (then `session_busy`): calls holding it on one session run one at a time.
+    pub async fn lock(self) -> Result<SessionGuard<S>, Failure> {
+        self.session.lock_within(self.lock_timeout).await
+    }
+}
+
+impl<S> std::fmt::Debug for SessionRef<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SessionRef").field(&self.session.id).finish()
+    }
+}
+
+impl<S: Send + 'static> FromContext for SessionRef<S> {
+    fn from_context(_: &ToolContext) -> Result<Self, ToolError> {
+        Err(ToolError::internal(
+            "SessionRef reads the call's session_id argument: it extracts only for #[mcp_tool] fns",
+        ))
+    }
+
+    fn from_call(ctx: &ToolContext, arguments: &JsonObject) -> Result<Self, ToolError> {
+        let sessions = State::<Sessions<S>>::from_context(ctx)?;
+        let Some(id) = arguments.get(SESSION_ID_ARGUMENT).and_then(|v| v.as_str()) else {
+            return Err(ToolError::validation(format!(
+                "the `{SESSION_ID_ARGUMENT}` argument is missing or not a string"
+            ))
+            .with_code("session_id_missing")
+            .with_action(sessions.start_hint.clone()));
+        };
+        let session = sessions.get(ctx.caller(), id)?;
+        Ok(SessionRef {
+            session,
+            lock_timeout: sessions.lock_timeout,
+        })
+    }
+
+    fn requirement() -> Option<StateRequirement> {
+        <State<Sessions<S>> as FromContext>::requirement()
     }
 }
 

@@ -52,6 +52,8 @@ pub fn app() -> App {
     mcp_toolbelt::cli_app!(ToolRegistry::builder()).setup(|args: DebuggerArgs, builder| {
         let config = args.config()?;
         tracing::info!(root = %config.root.display(), python = %config.python.display(), "debugger configured");
-        Ok(builder.state(Debugger::new(config)))
+        let debugger = Debugger::new(config);
+        let sessions = debugger.sessions();
+        Ok(builder.state(debugger).state(sessions))
     })
 }

@@ -1,7 +1,8 @@
 //! The debugger's tools. Every one answers in an [`Envelope`] with next steps; every one
-//! but `debug_start` and `debug_list` names a session, which is resolved for the caller
-//! and locked for the call before anything else happens (an unknown id, or another
-//! caller's, answers `session_not_found` with "start a session first: …").
+//! but `debug_start` and `debug_list` names a session: the [`SessionRef`] extractor
+//! resolves it for the caller before the fn runs (an unknown id, or another caller's,
+//! answers `session_not_found` with "start a session first: …"), and the fn's first step
+//! locks it, so two calls on one session never interleave.
 //!
 //! Permissions: `debug` for all tools; `debug_evaluate` needs `debug.evaluate` as well, since
 //! an expression can do anything the program can.
@@ -11,7 +12,7 @@ use std::time::Duration;
 
 use mcp_toolbelt::envelope::{Envelope, Failure};
 use mcp_toolbelt::paging::{Limited, Page, PageArgs};
-use mcp_toolbelt::sessions::{SessionGuard, Sessions};
+use mcp_toolbelt::sessions::{SessionRef, Sessions};
 use mcp_toolbelt::{Caller, State, mcp_tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -28,32 +29,34 @@ pub const DEBUG_EVALUATE: &str = "debug.evaluate";
 pub const START_HINT: &str =
     "start a session first: debug_start program=FILE.py (debug_list shows your sessions)";
 
-/// The debugger's shared state: configuration and the sessions of every caller.
+/// The debugger's settings, shared by its tools (the sessions are a state of their own, a
+/// [`Sessions<DebugSession>`] made by [`Debugger::sessions`]).
 ///
 /// ```
 /// let debugger = debugger_mcp::Debugger::new(debugger_mcp::DebuggerConfig::new("/tmp", "python3"));
-/// assert!(debugger.sessions().is_empty());
+/// let sessions = debugger.sessions();
+/// assert_eq!(sessions.per_caller(), 4);
+/// assert!(sessions.is_empty());
 /// ```
 #[derive(Debug)]
 pub struct Debugger {
     config: Arc<DebuggerConfig>,
-    sessions: Sessions<DebugSession>,
 }
 
 impl Debugger {
-    /// A debugger with no sessions.
+    /// The debugger with these settings.
     pub fn new(config: DebuggerConfig) -> Self {
-        let sessions = Sessions::new(config.sessions_per_caller, START_HINT)
-            .with_lock_timeout(config.start_timeout + MAX_WAIT);
         Debugger {
             config: Arc::new(config),
-            sessions,
         }
     }
 
-    /// The sessions.
-    pub fn sessions(&self) -> &Sessions<DebugSession> {
-        &self.sessions
+    /// An empty session table for these settings: bounded per caller, a call waits for a
+    /// session another call holds at most the start time plus the longest stop wait, and an
+    /// unknown id answers with [`START_HINT`]. Register it as state beside the debugger.
+    pub fn sessions(&self) -> Sessions<DebugSession> {
+        Sessions::new(self.config.sessions_per_caller, START_HINT)
+            .with_lock_timeout(self.config.start_timeout + MAX_WAIT)
     }
 
     /// The configuration.
@@ -66,10 +69,6 @@ impl Debugger {
             .map(Duration::from_millis)
             .unwrap_or(self.config.stop_wait)
             .min(MAX_WAIT)
-    }
-
-    async fn lock(&self, caller: &Caller, id: &str) -> Result<SessionGuard<DebugSession>, Failure> {
-        self.sessions.lock(caller, id).await
     }
 }
 
@@ -104,6 +103,7 @@ fn answer(session_id: &str, at: Where) -> Envelope<SessionWhere> {
 #[mcp_tool(name = "debug_start", permissions = [DEBUG], timeout_ms = 120000)]
 pub async fn debug_start(
     debugger: State<Debugger>,
+    sessions: State<Sessions<DebugSession>>,
     caller: Caller,
     /// The program: a .py file, relative to the root directory
     #[arg(min_length = 1, max_length = 4096)]
@@ -119,54 +119,41 @@ pub async fn debug_start(
     /// How long to wait for the first stop, in ms (default 5000, at most 60000)
     #[arg(maximum = 60000)]
     wait_ms: Option<u64>,
-) -> Envelope<SessionWhere> {
-    if let Err(failure) = debugger.sessions.check_room(&caller) {
-        return failure.into();
-    }
-    if debugger.sessions.len() >= debugger.config.max_sessions {
-        return Failure::conflict(
+) -> Result<Envelope<SessionWhere>, Failure> {
+    sessions.check_room(&caller)?;
+    if sessions.len() >= debugger.config.max_sessions {
+        return Err(Failure::conflict(
             "server_busy",
             format!(
                 "the server runs its maximum of {} sessions",
                 debugger.config.max_sessions
             ),
         )
-        .next_step("retry later, or stop a session you no longer need")
-        .into();
+        .next_step("retry later, or stop a session you no longer need"));
     }
-    let wait = debugger.wait(wait_ms);
-    let (session, at) = match DebugSession::start(
+    let (session, at) = DebugSession::start(
         debugger.config.clone(),
         &program,
         &args,
         stop_on_entry,
         &breakpoints,
-        wait,
+        debugger.wait(wait_ms),
     )
-    .await
-    {
-        Ok(started) => started,
-        Err(failure) => return failure.into(),
-    };
-    match debugger.sessions.insert(&caller, session) {
-        Ok(id) => answer(&id, at),
-        // Dropping the session killed its processes.
-        Err(failure) => failure.into(),
-    }
+    .await?;
+    // Past the bound meanwhile: dropping the session kills its processes.
+    let id = sessions.insert(&caller, session)?;
+    Ok(answer(&id, at))
 }
 
 /// Where a session's program is now, without changing anything.
 #[mcp_tool(name = "debug_status", permissions = [DEBUG], read_only)]
 pub async fn debug_status(
-    debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session, as debug_start answered
     session_id: String,
-) -> Envelope<SessionWhere> {
-    match debugger.lock(&caller, &session_id).await {
-        Ok(session) => answer(&session_id, session.where_now().await),
-        Err(failure) => failure.into(),
-    }
+) -> Result<Envelope<SessionWhere>, Failure> {
+    let session = session.lock().await?;
+    Ok(answer(&session_id, session.where_now().await))
 }
 
 /// One of the caller's sessions in a listing.
@@ -186,15 +173,15 @@ pub struct SessionItem {
     pub program_pid: Option<i32>,
 }
 
-/// List your debugging sessions (other callers' sessions are not shown).
+/// List your debugging sessions (other callers' sessions are not shown), a page at a time.
 #[mcp_tool(name = "debug_list", permissions = [DEBUG], read_only)]
 pub async fn debug_list(
-    debugger: State<Debugger>,
+    sessions: State<Sessions<DebugSession>>,
     caller: Caller,
     #[args] page: PageArgs,
 ) -> Envelope<Page<SessionItem>> {
     let mut items = Vec::new();
-    for session in debugger.sessions.list(&caller) {
+    for session in sessions.list(&caller) {
         let item = match session.try_lock() {
             Some(guard) => SessionItem {
                 session_id: session.id().to_string(),
@@ -223,105 +210,85 @@ pub async fn debug_list(
 /// Stop a session: end its program and its debug adapter, and forget it.
 #[mcp_tool(name = "debug_stop", permissions = [DEBUG], destructive, idempotent)]
 pub async fn debug_stop(
-    debugger: State<Debugger>,
+    sessions: State<Sessions<DebugSession>>,
     caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session to stop
     session_id: String,
-) -> Envelope<SessionWhere> {
-    let mut session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
+) -> Result<Envelope<SessionWhere>, Failure> {
+    let mut session = session.lock().await?;
     // Out of the table first (no new call finds it), then end the processes.
-    if let Err(failure) = debugger.sessions.remove(&caller, &session_id) {
-        return failure.into();
-    }
+    sessions.remove(&caller, &session_id)?;
     let at = session.stop().await;
     let was = at.summary();
-    Envelope::ok(
+    Ok(Envelope::ok(
         format!("{session_id} stopped (it was {was})"),
         SessionWhere {
             session_id: session_id.clone(),
             at,
         },
     )
-    .next_step("start another: debug_start program=FILE.py")
+    .next_step("start another: debug_start program=FILE.py"))
 }
 
 /// Set a breakpoint at FILE:LINE, optionally with a condition (a Python expression).
 #[mcp_tool(name = "debug_breakpoint_set", permissions = [DEBUG], idempotent)]
 pub async fn debug_breakpoint_set(
-    debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
     /// Where: FILE:LINE, the file relative to the root
     location: String,
     /// Stop only when this Python expression is true
     condition: Option<String>,
-) -> Envelope<Breakpoint> {
-    let mut session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
+) -> Result<Envelope<Breakpoint>, Failure> {
+    let mut session = session.lock().await?;
+    let bp = session.set_breakpoint(&location, condition).await?;
+    let verified = if bp.verified {
+        ""
+    } else {
+        " (not verified: no code on that line?)"
     };
-    match session.set_breakpoint(&location, condition).await {
-        Ok(bp) => {
-            let verified = if bp.verified {
-                ""
-            } else {
-                " (not verified: no code on that line?)"
-            };
-            Envelope::ok(
-                format!("breakpoint at {}:{}{verified}", bp.file, bp.line),
-                bp,
-            )
-            .next_step(format!("run to it: debug_continue session_id={session_id}"))
-        }
-        Err(failure) => failure.into(),
-    }
+    Ok(Envelope::ok(
+        format!("breakpoint at {}:{}{verified}", bp.file, bp.line),
+        bp,
+    )
+    .next_step(format!("run to it: debug_continue session_id={session_id}")))
 }
 
 /// Remove the breakpoint at FILE:LINE.
 #[mcp_tool(name = "debug_breakpoint_remove", permissions = [DEBUG], idempotent)]
 pub async fn debug_breakpoint_remove(
-    debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
     /// The breakpoint's FILE:LINE
     location: String,
-) -> Envelope<bool> {
-    let mut session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
-    match session.remove_breakpoint(&location).await {
-        Ok(true) => Envelope::ok(format!("removed the breakpoint at {location}"), true),
-        Ok(false) => Envelope::ok(format!("there was no breakpoint at {location}"), false)
-            .next_step(format!(
-                "see them: debug_breakpoint_list session_id={session_id}"
-            )),
-        Err(failure) => failure.into(),
-    }
+) -> Result<Envelope<bool>, Failure> {
+    let mut session = session.lock().await?;
+    Ok(if session.remove_breakpoint(&location).await? {
+        Envelope::ok(format!("removed the breakpoint at {location}"), true)
+    } else {
+        Envelope::ok(format!("there was no breakpoint at {location}"), false).next_step(format!(
+            "see them: debug_breakpoint_list session_id={session_id}"
+        ))
+    })
 }
 
 /// List a session's breakpoints.
 #[mcp_tool(name = "debug_breakpoint_list", permissions = [DEBUG], read_only)]
 pub async fn debug_breakpoint_list(
-    debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
-) -> Envelope<Limited<Breakpoint>> {
-    match debugger.lock(&caller, &session_id).await {
-        Ok(session) => {
-            let list = Limited::new(session.breakpoints(), 200);
-            Envelope::ok(list.describe("breakpoints"), list).next_step(format!(
-                "add one: debug_breakpoint_set session_id={session_id} location=FILE:LINE"
-            ))
-        }
-        Err(failure) => failure.into(),
-    }
+) -> Result<Envelope<Limited<Breakpoint>>, Failure> {
+    let session = session.lock().await?;
+    let list = Limited::new(session.breakpoints(), 200);
+    Ok(
+        Envelope::ok(list.describe("breakpoints"), list).next_step(format!(
+            "add one: debug_breakpoint_set session_id={session_id} location=FILE:LINE"
+        )),
+    )
 }
 
 /// Continue the program until its next stop (breakpoint, exception), its end, or wait_ms.
@@ -329,14 +296,18 @@ pub async fn debug_breakpoint_list(
 #[mcp_tool(name = "debug_continue", permissions = [DEBUG], timeout_ms = 120000)]
 pub async fn debug_continue(
     debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
     /// How long to wait for the next stop, in ms (default 5000, at most 60000)
     #[arg(maximum = 60000)]
     wait_ms: Option<u64>,
-) -> Envelope<SessionWhere> {
-    motion(&debugger, &caller, &session_id, Motion::Continue, wait_ms).await
+) -> Result<Envelope<SessionWhere>, Failure> {
+    let mut session = session.lock().await?;
+    let at = session
+        .motion(Motion::Continue, debugger.wait(wait_ms))
+        .await?;
+    Ok(answer(&session_id, at))
 }
 
 /// How to step.
@@ -355,7 +326,7 @@ pub enum StepKind {
 #[mcp_tool(name = "debug_step", permissions = [DEBUG], timeout_ms = 120000)]
 pub async fn debug_step(
     debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
     /// over (default), into or out
@@ -363,37 +334,22 @@ pub async fn debug_step(
     /// How long to wait for the step to end, in ms (default 5000, at most 60000)
     #[arg(maximum = 60000)]
     wait_ms: Option<u64>,
-) -> Envelope<SessionWhere> {
-    let motion_kind = match kind.unwrap_or(StepKind::Over) {
+) -> Result<Envelope<SessionWhere>, Failure> {
+    let motion = match kind.unwrap_or(StepKind::Over) {
         StepKind::Over => Motion::Over,
         StepKind::Into => Motion::Into,
         StepKind::Out => Motion::Out,
     };
-    motion(&debugger, &caller, &session_id, motion_kind, wait_ms).await
-}
-
-async fn motion(
-    debugger: &Debugger,
-    caller: &Caller,
-    session_id: &str,
-    kind: Motion,
-    wait_ms: Option<u64>,
-) -> Envelope<SessionWhere> {
-    let mut session = match debugger.lock(caller, session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
-    match session.motion(kind, debugger.wait(wait_ms)).await {
-        Ok(at) => answer(session_id, at),
-        Err(failure) => failure.into(),
-    }
+    let mut session = session.lock().await?;
+    let at = session.motion(motion, debugger.wait(wait_ms)).await?;
+    Ok(answer(&session_id, at))
 }
 
 /// Run until FILE:LINE (or an earlier stop, the end, or wait_ms).
 #[mcp_tool(name = "debug_run_to", permissions = [DEBUG], timeout_ms = 120000)]
 pub async fn debug_run_to(
     debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
     /// Where to stop: FILE:LINE
@@ -401,66 +357,48 @@ pub async fn debug_run_to(
     /// How long to wait, in ms (default 5000, at most 60000)
     #[arg(maximum = 60000)]
     wait_ms: Option<u64>,
-) -> Envelope<SessionWhere> {
-    let mut session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
-    match session.run_to(&location, debugger.wait(wait_ms)).await {
-        Ok(at) => answer(&session_id, at),
-        Err(failure) => failure.into(),
-    }
+) -> Result<Envelope<SessionWhere>, Failure> {
+    let mut session = session.lock().await?;
+    let at = session.run_to(&location, debugger.wait(wait_ms)).await?;
+    Ok(answer(&session_id, at))
 }
 
 /// Pause a running program.
 #[mcp_tool(name = "debug_pause", permissions = [DEBUG], timeout_ms = 120000)]
 pub async fn debug_pause(
     debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
-) -> Envelope<SessionWhere> {
-    let mut session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
-    match session.pause(debugger.config.stop_wait).await {
-        Ok(at) => answer(&session_id, at),
-        Err(failure) => failure.into(),
-    }
+) -> Result<Envelope<SessionWhere>, Failure> {
+    let mut session = session.lock().await?;
+    let at = session.pause(debugger.config.stop_wait).await?;
+    Ok(answer(&session_id, at))
 }
 
 /// The call stack of the stopped thread, innermost first (limited).
 #[mcp_tool(name = "debug_stack", permissions = [DEBUG], read_only)]
 pub async fn debug_stack(
-    debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
     /// Most frames to show (default 20)
     #[arg(minimum = 1, maximum = 200)]
     limit: Option<u32>,
-) -> Envelope<Limited<Frame>> {
-    let session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
-    match session.stack(limit.unwrap_or(20) as usize).await {
-        Ok(frames) => {
-            let more = frames.truncated.then(|| {
-                format!(
-                    "see more: debug_stack session_id={session_id} limit={}",
-                    (frames.showing * 2).min(200)
-                )
-            });
-            Envelope::ok(frames.describe("frames"), frames)
-                .next_steps(more)
-                .next_step(format!(
-                    "a frame's variables: debug_variables session_id={session_id} frame=N"
-                ))
-        }
-        Err(failure) => failure.into(),
-    }
+) -> Result<Envelope<Limited<Frame>>, Failure> {
+    let session = session.lock().await?;
+    let frames = session.stack(limit.unwrap_or(20) as usize).await?;
+    let more = frames.truncated.then(|| {
+        format!(
+            "see more: debug_stack session_id={session_id} limit={}",
+            (frames.showing * 2).min(200)
+        )
+    });
+    Ok(Envelope::ok(frames.describe("frames"), frames)
+        .next_steps(more)
+        .next_step(format!(
+            "a frame's variables: debug_variables session_id={session_id} frame=N"
+        )))
 }
 
 /// Which variables.
@@ -476,8 +414,7 @@ pub enum Scope {
 /// Local (default) or global variables of a frame, nested to a depth, limited per level.
 #[mcp_tool(name = "debug_variables", permissions = [DEBUG], read_only)]
 pub async fn debug_variables(
-    debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
     /// locals (default) or globals
@@ -490,32 +427,22 @@ pub async fn debug_variables(
     /// Most variables per level (default 30)
     #[arg(minimum = 1, maximum = 200)]
     limit: Option<u32>,
-) -> Envelope<Limited<Variable>> {
-    let session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
+) -> Result<Envelope<Limited<Variable>>, Failure> {
+    let session = session.lock().await?;
     let globals = scope == Some(Scope::Globals);
     let frame = frame.unwrap_or(0) as usize;
-    match session
-        .variables(
-            globals,
-            frame,
-            depth.unwrap_or(1) as usize,
-            limit.unwrap_or(30) as usize,
-        )
-        .await
-    {
-        Ok(vars) => {
-            let what = if globals { "globals" } else { "locals" };
-            Envelope::ok(format!("{} of frame {frame}", vars.describe(what)), vars)
-                .next_step(format!(
-                    "evaluate an expression: debug_evaluate session_id={session_id} expression=..."
-                ))
-                .next_step(format!("step: debug_step session_id={session_id}"))
-        }
-        Err(failure) => failure.into(),
-    }
+    let depth = depth.unwrap_or(1) as usize;
+    let vars = session
+        .variables(globals, frame, depth, limit.unwrap_or(30) as usize)
+        .await?;
+    let what = if globals { "globals" } else { "locals" };
+    Ok(
+        Envelope::ok(format!("{} of frame {frame}", vars.describe(what)), vars)
+            .next_step(format!(
+                "evaluate an expression: debug_evaluate session_id={session_id} expression=..."
+            ))
+            .next_step(format!("step: debug_step session_id={session_id}")),
+    )
 }
 
 /// What an expression evaluated to.
@@ -534,8 +461,7 @@ pub struct Evaluation {
 /// and may change it: needs the debug.evaluate permission.
 #[mcp_tool(name = "debug_evaluate", permissions = [DEBUG, DEBUG_EVALUATE], destructive)]
 pub async fn debug_evaluate(
-    debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
     /// A Python expression
@@ -543,48 +469,34 @@ pub async fn debug_evaluate(
     expression: String,
     /// Frame index from debug_stack (default 0)
     frame: Option<u32>,
-) -> Envelope<Evaluation> {
-    let session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
-    match session
+) -> Result<Envelope<Evaluation>, Failure> {
+    let session = session.lock().await?;
+    let (result, r#type) = session
         .evaluate(&expression, frame.unwrap_or(0) as usize)
-        .await
-    {
-        Ok((result, r#type)) => Envelope::ok(
-            format!(
-                "{expression} = {}",
-                result.chars().take(80).collect::<String>()
-            ),
-            Evaluation {
-                expression,
-                result,
-                r#type,
-            },
-        )
-        .next_step(format!("continue: debug_continue session_id={session_id}")),
-        Err(failure) => failure.into(),
-    }
+        .await?;
+    Ok(Envelope::ok(
+        format!(
+            "{expression} = {}",
+            result.chars().take(80).collect::<String>()
+        ),
+        Evaluation {
+            expression,
+            result,
+            r#type,
+        },
+    )
+    .next_step(format!("continue: debug_continue session_id={session_id}")))
 }
 
 /// The program's threads.
 #[mcp_tool(name = "debug_threads", permissions = [DEBUG], read_only)]
 pub async fn debug_threads(
-    debugger: State<Debugger>,
-    caller: Caller,
+    #[extract] session: SessionRef<DebugSession>,
     /// The session
     session_id: String,
-) -> Envelope<Limited<ThreadInfo>> {
-    let session = match debugger.lock(&caller, &session_id).await {
-        Ok(session) => session,
-        Err(failure) => return failure.into(),
-    };
-    match session.threads().await {
-        Ok(threads) => {
-            let list = Limited::new(threads, 256);
-            Envelope::ok(list.describe("threads"), list)
-        }
-        Err(failure) => failure.into(),
-    }
+) -> Result<Envelope<Limited<ThreadInfo>>, Failure> {
+    let session = session.lock().await?;
+    let list = Limited::new(session.threads().await?, 256);
+    Ok(Envelope::ok(list.describe("threads"), list)
+        .next_step(format!("inspect: debug_stack session_id={session_id}")))
 }
