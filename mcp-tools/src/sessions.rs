@@ -522,6 +522,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_extractor_resolves_the_callers_session_from_the_arguments() {
+        let mut states = crate::context::StateMap::default();
+        let sessions = Arc::new(Sessions::new(1, "start one first"));
+        let id = sessions.insert(&caller("alice"), 7u32).unwrap();
+        states.insert(sessions);
+        let ctx = |who: &str| {
+            let mut ctx = ToolContext::default().with_caller(caller(who));
+            ctx.states = Arc::new(states.clone());
+            ctx
+        };
+        let args =
+            |value: serde_json::Value| -> JsonObject { serde_json::from_value(value).unwrap() };
+        let mine = SessionRef::<u32>::from_call(
+            &ctx("alice"),
+            &args(serde_json::json!({"session_id": id})),
+        )
+        .unwrap();
+        assert_eq!(*mine.lock().await.unwrap(), 7);
+        let theirs =
+            SessionRef::<u32>::from_call(&ctx("bob"), &args(serde_json::json!({"session_id": id})))
+                .unwrap_err();
+        assert_eq!(theirs.code(), Some("session_not_found"));
+        assert_eq!(theirs.action(), Some("start one first"));
+        let missing =
+            SessionRef::<u32>::from_call(&ctx("alice"), &args(serde_json::json!({}))).unwrap_err();
+        assert_eq!(missing.code(), Some("session_id_missing"));
+        assert!(SessionRef::<u32>::from_context(&ctx("alice")).is_err());
+    }
+
+    #[tokio::test]
     async fn a_held_session_answers_busy_after_the_timeout() {
         let sessions = Sessions::new(1, "start one").with_lock_timeout(Duration::from_millis(20));
         let me = Caller::local();
