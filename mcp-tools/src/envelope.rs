@@ -280,8 +280,14 @@ impl<T: Serialize + JsonSchema + 'static> IntoToolResult for Envelope<T> {
 
     /// A failed extractor, or the `Err` of a `Result<Envelope<T>, E>`, answers in the
     /// envelope's error form too (its code: the error's [`ToolError::code`], else its kind).
+    /// Without an action of its own, the error's next step is its kind's default action.
     fn error_result(error: ToolError) -> Result<ToolResult, ToolError> {
-        Envelope::<T>::failed(error.into()).into_tool_result()
+        let kind = error.kind();
+        let mut failure = Failure::from(error);
+        if failure.next_steps.is_empty() {
+            failure.next_steps.push(kind.default_action(None));
+        }
+        Envelope::<T>::failed(failure).into_tool_result()
     }
 }
 
@@ -471,6 +477,24 @@ mod tests {
         for property in ["ok", "summary", "data", "next_steps", "error"] {
             assert!(schema["properties"].get(property).is_some(), "{property}");
         }
+    }
+
+    #[test]
+    fn an_error_result_is_the_error_form_with_a_next_step() {
+        let result = <Result<Envelope<Point>, Failure> as IntoToolResult>::into_tool_result(Err(
+            Failure::not_found("session_not_found", "no session 's9'").next_step("start one"),
+        ))
+        .unwrap();
+        let wire = result.structured_content().unwrap();
+        assert_eq!(wire["error"]["code"], "session_not_found");
+        assert_eq!(wire["next_steps"], serde_json::json!(["start one"]));
+        let plain =
+            <Envelope<Point> as IntoToolResult>::error_result(ToolError::timeout("slow")).unwrap();
+        let wire = plain.structured_content().unwrap();
+        assert_eq!(wire["error"]["code"], "timeout");
+        assert_eq!(wire["next_steps"].as_array().unwrap().len(), 1, "{wire}");
+        // Other return types keep the error as an error.
+        assert!(<String as IntoToolResult>::error_result(ToolError::timeout("slow")).is_err());
     }
 
     #[test]
