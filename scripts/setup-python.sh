@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Creates the Python virtualenv the test suite drives, at <repo>/.cache/py (git-ignored), with
 # the fully pinned packages of scripts/python/requirements.txt (the official MCP Python SDK,
-# mcp==2.3.0, and its dependencies). Idempotent: skipped while the stamp (hash of the
-# requirements file + the interpreter version) matches.
+# mcp==2.3.0, and its dependencies), then the debug adapter of scripts/python/
+# requirements-debugger.txt (debugpy==1.8.22, for examples/debugger) into the same venv.
+# Idempotent: each part is skipped while its stamp (hash of its requirements file, + the
+# interpreter version for the venv) matches; a new debugger pin installs on top of the venv
+# without rebuilding it.
 #
 # Usage: scripts/setup-python.sh [--force] [--quiet]
 #   --force  recreate the venv even if the stamp matches
@@ -16,6 +19,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${MCP_TOOLBELT_CACHE:-$ROOT/.cache}"
 VENV="$CACHE/py"
 REQS="$ROOT/scripts/python/requirements.txt"
+DEBUG_REQS="$ROOT/scripts/python/requirements-debugger.txt"
 BASE_PY="${PYTHON:-python3}"
 
 force=0
@@ -44,6 +48,7 @@ die() {
 command -v "$BASE_PY" >/dev/null 2>&1 || die "'$BASE_PY' not found (set PYTHON to a Python >= 3.10)"
 command -v sha256sum >/dev/null 2>&1 || die "'sha256sum' is needed on PATH"
 [ -f "$REQS" ] || die "missing $REQS"
+[ -f "$DEBUG_REQS" ] || die "missing $DEBUG_REQS"
 base_ver="$("$BASE_PY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')" ||
     die "'$BASE_PY' does not run"
 case "$base_ver" in
@@ -69,5 +74,17 @@ else
     echo "$want" >"$stamp"
 fi
 
-[ "$quiet" = 1 ] || log "ready: $("$VENV/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))')"
+debug_stamp="$VENV/.stamp-debugger"
+debug_want="$(sha256sum <"$DEBUG_REQS" | cut -d' ' -f1)"
+if [ "$force" = 0 ] && [ "$(cat "$debug_stamp" 2>/dev/null)" = "$debug_want" ]; then
+    log "debugpy: cached"
+else
+    log "installing the debug adapter (requirements-debugger.txt)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps \
+        -r "$DEBUG_REQS" >&2 || die "pip install -r $DEBUG_REQS failed"
+    "$VENV/bin/python" -c 'import debugpy.adapter' || die "'import debugpy.adapter' fails in the venv"
+    echo "$debug_want" >"$debug_stamp"
+fi
+
+[ "$quiet" = 1 ] || log "ready: $("$VENV/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp") + ",", "debugpy", m.version("debugpy"))')"
 echo "$VENV/bin/python"

@@ -108,13 +108,13 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
         ty: args_ty,
         parse,
     } = arguments(tool);
-    let extractors = extractors(tool);
+    let ret_ty = return_type(&tool.item);
+    let extractors = tool_extractors(tool, &ret_ty);
     let requirements = requirements(tool);
     let call_args = call_args(tool, |p| {
         let ident = &p.ident;
         quote! { #ident }
     });
-    let ret_ty = return_type(&tool.item);
     let metadata = metadata(tool);
     let constraints = constraints(tool);
 
@@ -141,8 +141,8 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
 
             fn __mcp_tool_call(__arguments: #rt::__private::JsonObject, __ctx: #rt::ToolContext) -> #rt::__private::ToolFuture {
                 ::std::boxed::Box::pin(async move {
-                    #parse
                     #(#extractors)*
+                    #parse
                     #rt::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
                 })
             }
@@ -293,7 +293,8 @@ fn return_type(item: &syn::ItemFn) -> TokenStream {
     }
 }
 
-/// `let x = <T as FromContext>::from_context(&__ctx)?;` for every extractor.
+/// `let x = <T as FromContext>::from_context(&__ctx)?;` for every extractor of a resource
+/// or a prompt.
 fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
     let rt = crate::runtime::path();
     item.params
@@ -307,6 +308,33 @@ fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
                 let #ident = {
                     #check
                     <#ty as #rt::__private::FromContext>::from_context(&__ctx)?
+                };
+            }
+        })
+        .collect()
+}
+
+/// A tool's extractors, built before its arguments are parsed:
+/// `let x = match <T as FromContext>::from_call(&__ctx, &__arguments) { … };`, where a
+/// failure renders through the return type's `IntoToolResult::error_result`.
+fn tool_extractors(item: &AnnotatedFn, ret_ty: &TokenStream) -> Vec<TokenStream> {
+    let rt = crate::runtime::path();
+    item.params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Extractor))
+        .map(|Param { ident, ty, .. }| {
+            let check = quote_spanned! {ty.span()=>
+                const _: () = #rt::__private::extractor::<#ty>();
+            };
+            quote! {
+                let #ident = {
+                    #check
+                    match <#ty as #rt::__private::FromContext>::from_call(&__ctx, &__arguments) {
+                        ::core::result::Result::Ok(__value) => __value,
+                        ::core::result::Result::Err(__error) => {
+                            return <#ret_ty as #rt::__private::IntoToolResult>::error_result(__error);
+                        }
+                    }
                 };
             }
         })

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::caller::{Caller, LOCAL};
 use crate::output::error::ToolError;
+use crate::schema::JsonObject;
 
 /// Shared values registered on the registry, looked up by type.
 #[derive(Default, Clone)]
@@ -386,6 +387,37 @@ pub struct StateRequirement {
 pub trait FromContext: Sized {
     /// Build the value, or fail with a tool error.
     fn from_context(ctx: &ToolContext) -> Result<Self, ToolError>;
+
+    /// Build the value for a tool call, seeing the call's (validated) arguments too: an
+    /// extractor that resolves one of them — a session id to the caller's session, as
+    /// [`SessionRef`](crate::sessions::SessionRef) does — fails here, before the fn runs.
+    /// `#[mcp_tool]` fns call this (resources and prompts call `from_context`); by default
+    /// it is `from_context`.
+    ///
+    /// ```
+    /// use mcp_toolbelt::context::FromContext;
+    /// use mcp_toolbelt::schema::JsonObject;
+    /// use mcp_toolbelt::{ToolContext, ToolError};
+    /// /// The `ticket` argument, checked against a list before the tool runs.
+    /// struct KnownTicket(u64);
+    /// impl FromContext for KnownTicket {
+    ///     fn from_context(_: &ToolContext) -> Result<Self, ToolError> {
+    ///         Err(ToolError::internal("KnownTicket needs the call's arguments"))
+    ///     }
+    ///     fn from_call(_: &ToolContext, arguments: &JsonObject) -> Result<Self, ToolError> {
+    ///         match arguments.get("ticket").and_then(|t| t.as_u64()) {
+    ///             Some(id) if id < 100 => Ok(KnownTicket(id)),
+    ///             _ => Err(ToolError::not_found("no such ticket").with_action("list the tickets first")),
+    ///         }
+    ///     }
+    /// }
+    /// let args: JsonObject = serde_json::from_value(serde_json::json!({"ticket": 7})).unwrap();
+    /// assert_eq!(KnownTicket::from_call(&ToolContext::default(), &args).unwrap().0, 7);
+    /// ```
+    fn from_call(ctx: &ToolContext, arguments: &JsonObject) -> Result<Self, ToolError> {
+        let _ = arguments;
+        Self::from_context(ctx)
+    }
 
     /// A registered state this extractor needs; `build()` fails when it is missing.
     fn requirement() -> Option<StateRequirement> {

@@ -67,7 +67,9 @@
 //! The crate root holds what a tool author writes every day. The rest is named by module:
 //! [`definition`] (`ToolDef`, `ResourceDef`, `PromptDef` and their builders), [`output`]
 //! (results, content, errors, resource contents, prompt messages), [`context`] (the
-//! request context and extractors), [`call`] (middleware), [`registry`] (the builder,
+//! request context and extractors), [`call`] (middleware), [`envelope`] (a response
+//! envelope: summary, data, next steps, error codes), [`paging`] (bounded lists and pages),
+//! [`sessions`] (per-caller sessions behind per-session locks), [`registry`] (the builder,
 //! build errors, reports), [`permissions`], [`schema`], and behind features [`server`]
 //! (features `server` and `http`; the only place rmcp appears) and `cli` (`cli`).
 //! `docs/versioning.md` says what is public API.
@@ -95,15 +97,18 @@ mod caller;
 pub mod cli;
 pub mod context;
 pub mod definition;
+pub mod envelope;
 mod lines;
 mod names;
 pub mod output;
+pub mod paging;
 pub mod permissions;
 mod registration;
 pub mod registry;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
+pub mod sessions;
 
 pub use caller::Caller;
 pub use context::{State, ToolContext};

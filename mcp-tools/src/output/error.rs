@@ -134,6 +134,9 @@ pub struct ToolError {
     kind: ErrorKind,
     message: String,
     action: Option<String>,
+    /// A stable code finer than the kind (`session_not_found`), for return types that show
+    /// one (an `Envelope`'s error form); the plain text form does not.
+    code: Option<std::borrow::Cow<'static, str>>,
 }
 
 macro_rules! kind_constructors {
@@ -159,6 +162,7 @@ impl ToolError {
             kind,
             message: message.into(),
             action: None,
+            code: None,
         }
     }
 
@@ -188,6 +192,25 @@ impl ToolError {
     pub fn with_action(mut self, action: impl Into<String>) -> Self {
         self.action = Some(action.into());
         self
+    }
+
+    /// Give the error a stable code finer than its kind, such as `session_not_found`. The
+    /// plain text form (`Error (kind): …`) is unchanged; an
+    /// [`Envelope`](crate::envelope::Envelope) shows the code.
+    ///
+    /// ```
+    /// let e = mcp_toolbelt::ToolError::not_found("no session 's9'").with_code("session_not_found");
+    /// assert_eq!(e.code(), Some("session_not_found"));
+    /// assert!(e.render(None).starts_with("Error (not_found): "));
+    /// ```
+    pub fn with_code(mut self, code: impl Into<std::borrow::Cow<'static, str>>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// The stable code, if one was set.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
     }
 
     /// The error's kind.

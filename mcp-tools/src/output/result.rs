@@ -174,13 +174,14 @@ impl Serialize for ToolResult {
 
 /// Conversion of a tool fn's return value into a [`ToolResult`].
 ///
-/// Implemented for `String`, `&'static str`, `()`, [`Json<T>`], [`ToolResult`],
+/// Implemented for `String`, `&'static str`, `()`, [`Json<T>`],
+/// [`Envelope<T>`](crate::envelope::Envelope), [`ToolResult`],
 /// [`ContentBlock`], `Vec<ContentBlock>` and `Result<T, E>` where `T: IntoToolResult` and
 /// `E: Into<ToolError>`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from an #[mcp_tool] fn",
     label = "not a tool result",
-    note = "return String, &'static str, (), Json<T>, ToolResult, ContentBlock, Vec<ContentBlock>, or Result<T, E> of these; wrap plain data as Json(value) or value.to_string()"
+    note = "return String, &'static str, (), Json<T>, Envelope<T>, ToolResult, ContentBlock, Vec<ContentBlock>, or Result<T, E> of these; wrap plain data as Json(value) or value.to_string()"
 )]
 pub trait IntoToolResult {
     /// Convert; an `Err` becomes an error result with the tool's category action.
@@ -189,6 +190,14 @@ pub trait IntoToolResult {
     /// The tool's `outputSchema`, when the return type declares one.
     fn output_schema() -> Option<JsonObject> {
         None
+    }
+
+    /// How a failure of the call renders for this return type: an extractor that failed, or
+    /// the `Err` of a `Result<Self, E>`. By default it stays an error (the registry renders
+    /// `Error (kind): …`); a type with an error form of its own (an
+    /// [`Envelope`](crate::envelope::Envelope)) renders it as that.
+    fn error_result(error: ToolError) -> Result<ToolResult, ToolError> {
+        Err(error)
     }
 }
 
@@ -250,10 +259,17 @@ impl<T: Serialize + JsonSchema + 'static> IntoToolResult for Json<T> {
 
 impl<T: IntoToolResult, E: Into<ToolError>> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        self.map_err(Into::into)?.into_tool_result()
+        match self {
+            Ok(value) => value.into_tool_result(),
+            Err(error) => T::error_result(error.into()),
+        }
     }
 
     fn output_schema() -> Option<JsonObject> {
         T::output_schema()
+    }
+
+    fn error_result(error: ToolError) -> Result<ToolResult, ToolError> {
+        T::error_result(error)
     }
 }

@@ -11,6 +11,7 @@ use crate::client::{
     ChangeLogEntry, ErrorKind, Ticket, TicketAction, TicketField, TicketId, TracClient,
 };
 use crate::errors::ticket_error;
+use mcp_toolbelt::paging::Limited;
 
 /// One ticket in a search result.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -110,9 +111,11 @@ pub async fn ticket_search(
     let limit = max_results as usize;
     // one more than asked, to know whether the result was cut
     let full = format!("{query}&max={}", limit + 1);
-    let mut ids = trac.query_tickets(&full).await.map_err(ticket_error)?;
-    let truncated = ids.len() > limit;
-    ids.truncate(limit);
+    let found = Limited::new(
+        trac.query_tickets(&full).await.map_err(ticket_error)?,
+        limit,
+    );
+    let (truncated, ids) = (found.truncated, found.items);
     let mut tickets = Vec::with_capacity(ids.len());
     for (id, fetched) in ids
         .iter()

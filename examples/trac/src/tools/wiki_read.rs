@@ -10,6 +10,7 @@ use super::{DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT};
 use crate::client::{TracClient, WikiPageInfo};
 use crate::errors::{check_name, wiki_error};
 use crate::wiki_format::{ConversionIssue, tracwiki_to_markdown};
+use mcp_toolbelt::paging::Limited;
 
 /// A wiki page with its metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -96,6 +97,8 @@ pub struct WikiSearch {
     pub query: String,
     /// Number of hits returned.
     pub count: usize,
+    /// Number of pages Trac found.
+    pub total: usize,
     /// True when Trac found more pages than were returned.
     pub truncated: bool,
     /// The hits, best first.
@@ -136,26 +139,23 @@ pub async fn wiki_search(
         .search(query.trim(), &["wiki"])
         .await
         .map_err(wiki_error)?;
-    let mut hits: Vec<WikiHit> = results
-        .into_iter()
-        .filter_map(|r| {
-            Some(WikiHit {
-                name: page_name(&r.href)?,
-                title: r.title,
-                href: r.href,
-                author: r.author,
-                date: r.date,
-                excerpt: r.excerpt,
-            })
+    let hits = results.into_iter().filter_map(|r| {
+        Some(WikiHit {
+            name: page_name(&r.href)?,
+            title: r.title,
+            href: r.href,
+            author: r.author,
+            date: r.date,
+            excerpt: r.excerpt,
         })
-        .collect();
-    let truncated = hits.len() > max_results as usize;
-    hits.truncate(max_results as usize);
+    });
+    let hits = Limited::new(hits, max_results as usize);
     Ok(Json(WikiSearch {
         query,
-        count: hits.len(),
-        truncated,
-        hits,
+        count: hits.showing,
+        total: hits.total,
+        truncated: hits.truncated,
+        hits: hits.items,
     }))
 }
 
@@ -166,6 +166,8 @@ pub struct WikiRecentChanges {
     pub since: DateTime<Utc>,
     /// Number of pages returned.
     pub count: usize,
+    /// Number of pages changed in the period.
+    pub total: usize,
     /// True when more pages changed than were returned.
     pub truncated: bool,
     /// Changed pages, most recently changed first, each with its latest version.
@@ -187,13 +189,13 @@ pub async fn wiki_recent_changes(
     let since = Utc::now() - Duration::days(i64::from(days));
     let mut pages = trac.wiki_recent_changes(since).await.map_err(wiki_error)?;
     pages.sort_by_key(|p| std::cmp::Reverse(p.last_modified));
-    let truncated = pages.len() > max_results as usize;
-    pages.truncate(max_results as usize);
+    let pages = Limited::new(pages, max_results as usize);
     Ok(Json(WikiRecentChanges {
         since,
-        count: pages.len(),
-        truncated,
-        pages,
+        count: pages.showing,
+        total: pages.total,
+        truncated: pages.truncated,
+        pages: pages.items,
     }))
 }
 

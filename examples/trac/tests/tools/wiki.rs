@@ -178,6 +178,11 @@ async fn search_and_recent_changes_find_a_new_page() {
         .ok("wiki_recent_changes", json!({"max_results": 1}))
         .await;
     assert_eq!(one["count"], 1);
+    // The new page and the default ones changed today: one shown, the rest counted.
+    assert!(one["total"].as_u64().unwrap() >= 2, "{one}");
+    assert_eq!(one["truncated"], true, "{one}");
+    assert_eq!(found["total"], 1, "{found}");
+    assert_eq!(found["truncated"], false, "{found}");
     let short = tools.fail("wiki_search", json!({"query": "ab"})).await;
     assert_eq!(short.kind, ErrorKind::Validation);
 }
