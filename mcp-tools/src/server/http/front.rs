@@ -35,7 +35,7 @@ use super::reply::{
     Holds, Reply, SessionCall, from_rmcp, is_event_stream, json_error, listening, orphaned, plain,
     respond, settle_stream,
 };
-use super::sessions::{Activity, Principal, Serving, Sessions};
+use super::sessions::{Activity, HttpSessions, Principal, Serving};
 use super::site::SiteRule;
 use crate::Caller;
 use crate::server::decode::{batch_elements, decode_document};
@@ -76,7 +76,7 @@ pub(super) struct Front<M> {
     /// The server's registry, for the step-up check of a `tools/call`.
     pub(super) registry: crate::registry::ToolRegistry,
     /// Stateful mode's sessions (`None` when stateless).
-    pub(super) sessions: Option<Arc<Sessions>>,
+    pub(super) sessions: Option<Arc<HttpSessions>>,
     /// Which `Host` and `Origin` requests may carry (checked before anything else).
     pub(super) site: SiteRule,
     /// The direct path for everyday requests, stateless or in a live session.
@@ -167,7 +167,7 @@ impl<M: SessionManager> Front<M> {
         let opens_session = initialize && self.sessions.is_some();
         let (serving, opening) = match opens_session {
             true => match self.open_session(&id).await {
-                Ok(guard) => (Some(Sessions::opening_for(principal)), guard),
+                Ok(guard) => (Some(HttpSessions::opening_for(principal)), guard),
                 Err(refusal) => return *refusal,
             },
             false => (serving, None),
@@ -194,7 +194,7 @@ impl<M: SessionManager> Front<M> {
             }
             let rmcp = Box::pin(self.service.handle(request));
             match serving {
-                Some(serving) => Sessions::serve(serving, rmcp).await,
+                Some(serving) => HttpSessions::serve(serving, rmcp).await,
                 None => rmcp.await,
             }
         };

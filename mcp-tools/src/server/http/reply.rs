@@ -21,7 +21,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
 use super::connections::Busy;
-use super::sessions::{Activity, Sessions};
+use super::sessions::{Activity, HttpSessions};
 use crate::server::protocol::error_reply;
 
 /// The error of a [`Reply`] whose client left before it was complete: the call was given
@@ -37,14 +37,14 @@ pub struct Abandoned;
 
 /// A call streamed from a stateful session, cancelled if its stream ends before the result.
 pub(super) struct SessionCall {
-    pub(super) sessions: Arc<Sessions>,
+    pub(super) sessions: Arc<HttpSessions>,
     pub(super) session: Arc<str>,
     pub(super) request_id: Value,
 }
 
 impl SessionCall {
     /// Call `request_id` in session `session` of `sessions`.
-    pub(super) fn new(sessions: Arc<Sessions>, session: Arc<str>, request_id: Value) -> Self {
+    pub(super) fn new(sessions: Arc<HttpSessions>, session: Arc<str>, request_id: Value) -> Self {
         SessionCall {
             sessions,
             session,

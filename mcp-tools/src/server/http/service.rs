@@ -24,7 +24,7 @@ use super::direct::Direct;
 use super::front::Front;
 use super::options::HttpOptions;
 use super::reply::Reply;
-use super::sessions::{self, Sessions};
+use super::sessions::{self, HttpSessions};
 use super::site::SiteRule;
 use crate::server::handler::McpHandler;
 use crate::server::notify::ListChanged;
@@ -83,7 +83,7 @@ pub struct McpService {
 
 /// The front door, with the session manager of its mode.
 enum Endpoint {
-    Stateful(Front<Sessions>),
+    Stateful(Front<HttpSessions>),
     Stateless(Front<NeverSessionManager>),
 }
 
@@ -118,7 +118,7 @@ impl McpService {
         }
         let endpoint = if options.stateful {
             let limits = options.limits;
-            let sessions = Arc::new(Sessions::new(
+            let sessions = Arc::new(HttpSessions::new(
                 shared.clone(),
                 limits.max_sessions,
                 limits.session_park_after,
@@ -129,7 +129,7 @@ impl McpService {
             if tokio::runtime::Handle::try_current().is_ok() {
                 sessions.start_sweep();
             }
-            // rmcp rebuilds a parked session from what `Sessions` keeps as its store.
+            // rmcp rebuilds a parked session from what `HttpSessions` keeps as its store.
             config.session_store = Some(sessions.clone());
             let direct = Direct::new(shared, config.sse_keep_alive, cancel);
             Endpoint::Stateful(Front {
@@ -187,7 +187,7 @@ impl McpService {
 
     /// The stateful endpoint's sessions.
     #[cfg(test)]
-    pub(super) fn sessions(&self) -> Option<&Arc<Sessions>> {
+    pub(super) fn sessions(&self) -> Option<&Arc<HttpSessions>> {
         match &*self.endpoint {
             Endpoint::Stateful(front) => front.sessions.as_ref(),
             Endpoint::Stateless(_) => None,

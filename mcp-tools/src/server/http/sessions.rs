@@ -8,7 +8,7 @@
 //! `initialize` parameters as JSON, and the handler's session state: log level and
 //! resource subscriptions). Its next request rebuilds it: rmcp's restore path replays the
 //! handshake (through [`SessionStore::load`] and [`SessionManager::restore_session`]) into
-//! a fresh service that takes over the same state. `Sessions` is both rmcp's session
+//! a fresh service that takes over the same state. `HttpSessions` is both rmcp's session
 //! manager (wrapping [`LocalSessionManager`] for live sessions) and its session store.
 
 use std::collections::HashMap;
@@ -86,7 +86,7 @@ enum Phase {
 }
 
 /// The stateful sessions of one server.
-pub(super) struct Sessions {
+pub(super) struct HttpSessions {
     live: LocalSessionManager,
     records: Mutex<HashMap<Arc<str>, Record>>,
     max: usize,
@@ -111,7 +111,7 @@ pub(super) struct Sessions {
 
 /// A request or stream in progress in a session (the session is not idle while it lives).
 pub(super) struct Activity {
-    sessions: Arc<Sessions>,
+    sessions: Arc<HttpSessions>,
     id: Arc<str>,
 }
 
@@ -124,8 +124,8 @@ impl Drop for Activity {
     }
 }
 
-impl Sessions {
-    /// Sessions of a server sharing `shared`: at most `max`, parked after `park_after`
+impl HttpSessions {
+    /// The sessions of a server sharing `shared`: at most `max`, parked after `park_after`
     /// idle and ended after `expire_after` idle; the sweep doing so ends when `stop` fires.
     pub(super) fn new(
         shared: Arc<Shared>,
@@ -133,7 +133,7 @@ impl Sessions {
         park_after: Duration,
         expire_after: Duration,
         stop: CancellationToken,
-    ) -> Sessions {
+    ) -> HttpSessions {
         let sweep_every = sweep_period(park_after.min(expire_after));
         // rmcp's session worker does not see the calls served directly, so its own idle
         // time-out is off (`keep_alive: None`, as its docs allow): the sweep, which sees
@@ -141,7 +141,7 @@ impl Sessions {
         // completes is still ended by rmcp's `init_timeout`.
         let mut live = LocalSessionManager::default();
         live.session_config.keep_alive = None;
-        Sessions {
+        HttpSessions {
             live,
             records: Mutex::default(),
             max,
@@ -354,7 +354,7 @@ fn release_free_memory() {
     }
 }
 
-impl SessionManager for Sessions {
+impl SessionManager for HttpSessions {
     type Error = LocalSessionManagerError;
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
@@ -456,7 +456,7 @@ impl SessionManager for Sessions {
 }
 
 #[async_trait::async_trait]
-impl SessionStore for Sessions {
+impl SessionStore for HttpSessions {
     /// The `initialize` parameters of a parked session, for rmcp to replay.
     async fn load(&self, id: &str) -> Result<Option<SessionState>, SessionStoreError> {
         let initialize = match self.records().get(id) {
