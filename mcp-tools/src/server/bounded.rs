@@ -46,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::codec::LineSender;
 use super::handler::McpHandler;
-use super::protocol::request_context;
+use super::protocol::{request_context, takes_fast_path};
 
 /// A request in flight: its slot, and the cancellation of a call served directly.
 struct InFlight {
@@ -95,16 +95,11 @@ impl Direct {
         self
     }
 
-    /// The session's peer when `request` can be served directly: a `tools/call` or
-    /// `tools/list` of a session that completed the `initialize` handshake on a protocol
-    /// before 2026-07-28, with no per-request protocol version (those go through rmcp, which scopes the
-    /// request's version for the handler's own requests to the client).
+    /// The session's peer when `request` can be served directly: one that takes the fast
+    /// path ([`takes_fast_path`]) in a session that completed the `initialize` handshake on
+    /// a protocol before 2026-07-28.
     fn peer_for(&self, request: &ClientRequest) -> Option<Peer<RoleServer>> {
-        if !matches!(
-            request,
-            ClientRequest::CallToolRequest(_) | ClientRequest::ListToolsRequest(_)
-        ) || request.get_meta().protocol_version().is_some()
-        {
+        if !takes_fast_path(request) {
             return None;
         }
         let peer = self.peer.get()?;

@@ -7,7 +7,7 @@
 //! handler name these items.
 
 use rmcp::model::{
-    ClientRequest, ErrorCode, GetExtensions, ProtocolVersion, RequestId, RequestMetaObject,
+    ClientRequest, ErrorCode, GetExtensions, GetMeta, ProtocolVersion, RequestId, RequestMetaObject,
 };
 use rmcp::service::Peer;
 
@@ -107,6 +107,27 @@ pub(crate) const METHODS: &[(&str, Eras)] = &[
     ("prompts/get", Eras::All),
     ("completion/complete", Eras::All),
 ];
+
+/// True for the requests a transport may answer on its fast path (`bounded.rs`'s and
+/// `http/direct.rs`'s `Direct`: the handler's dispatch called in the request's own task):
+/// the everyday ones, which need nothing of rmcp's service loop but the session's peer,
+/// and only without a per-request protocol version (rmcp scopes that version for the
+/// handler's own requests to the client). Each transport adds what it must know of the
+/// session; the request kinds are decided here alone.
+pub(crate) fn takes_fast_path(request: &ClientRequest) -> bool {
+    matches!(
+        request,
+        ClientRequest::CallToolRequest(_)
+            | ClientRequest::ListToolsRequest(_)
+            | ClientRequest::PingRequest(_)
+            | ClientRequest::ListResourcesRequest(_)
+            | ClientRequest::ListResourceTemplatesRequest(_)
+            | ClientRequest::ReadResourceRequest(_)
+            | ClientRequest::ListPromptsRequest(_)
+            | ClientRequest::GetPromptRequest(_)
+            | ClientRequest::CompleteRequest(_)
+    ) && request.get_meta().protocol_version().is_none()
+}
 
 /// The revisions `method` belongs to; `None` when the server does not implement it.
 pub(crate) fn method_eras(method: &str) -> Option<Eras> {

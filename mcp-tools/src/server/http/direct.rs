@@ -70,6 +70,7 @@ use crate::Caller;
 use crate::server::handler::McpHandler;
 use crate::server::protocol::{
     code, error_reply, header::PROTOCOL_VERSION, is_modern_version, request_context,
+    takes_fast_path,
 };
 use crate::server::state::{DirectCall, Session, Shared};
 
@@ -127,19 +128,8 @@ impl Direct {
         let ClientJsonRpcMessage::Request(request) = message else {
             return None;
         };
-        let served_here = matches!(
-            request.request,
-            ClientRequest::CallToolRequest(_)
-                | ClientRequest::ListToolsRequest(_)
-                | ClientRequest::PingRequest(_)
-                | ClientRequest::ListResourcesRequest(_)
-                | ClientRequest::ListResourceTemplatesRequest(_)
-                | ClientRequest::ReadResourceRequest(_)
-                | ClientRequest::ListPromptsRequest(_)
-                | ClientRequest::GetPromptRequest(_)
-                | ClientRequest::CompleteRequest(_)
-        ) && request.request.get_meta().protocol_version().is_none()
-            && Accepts::of(headers).names_both_plainly();
+        let served_here =
+            takes_fast_path(&request.request) && Accepts::of(headers).names_both_plainly();
         header_version(headers).filter(|_| served_here)
     }
 
