@@ -123,29 +123,29 @@ impl Direct {
     /// message and the headers only).
     pub(super) fn eligible(
         headers: &HeaderMap,
+        accepts: &Accepts,
         message: &ClientJsonRpcMessage,
     ) -> Option<ProtocolVersion> {
         let ClientJsonRpcMessage::Request(request) = message else {
             return None;
         };
-        let served_here =
-            takes_fast_path(&request.request) && Accepts::of(headers).names_both_plainly();
+        let served_here = takes_fast_path(&request.request) && accepts.names_both_plainly();
         header_version(headers).filter(|_| served_here)
     }
 
     /// The peer `session` lends when `message` can be served directly in that live
-    /// session, or `None` when rmcp must serve it; `prefers_json`: the client's `Accept`
-    /// ranks `application/json` first.
+    /// session, or `None` when rmcp must serve it (the client's `Accept` must rank
+    /// `application/json` first).
     pub(super) fn eligible_in_session(
         headers: &HeaderMap,
+        accepts: &Accepts,
         message: &ClientJsonRpcMessage,
-        prefers_json: bool,
         session: &Session,
     ) -> Option<Peer<RoleServer>> {
-        if !prefers_json {
+        if !accepts.prefers_json() {
             return None;
         }
-        Direct::eligible(headers, message)?;
+        Direct::eligible(headers, accepts, message)?;
         let ClientJsonRpcMessage::Request(request) = message else {
             return None;
         };

@@ -126,7 +126,8 @@ impl<M: SessionManager> Front<M> {
         };
         let method = request.method().clone();
         let holds_permit = method == Method::POST;
-        let json = Accepts::of(request.headers()).prefers_json();
+        let accepts = Accepts::of(request.headers());
+        let json = accepts.prefers_json();
         let batches = batch.is_some() && self.takes_batches(&request, entered.as_ref());
         let (message, request) = match self
             .read_message(request, &client_closed, batches, batch)
@@ -178,7 +179,8 @@ impl<M: SessionManager> Front<M> {
             }
             _ => None,
         };
-        let (direct, request) = self.route(request, message, serving.as_ref(), json, opens_session);
+        let (direct, request) =
+            self.route(request, message, serving.as_ref(), &accepts, opens_session);
         let grace = self.limits.disconnect_grace;
         // rmcp's futures are several kilobytes: boxed, so this one stays small (it is moved
         // whole into hyper's connection task for every request).
@@ -349,7 +351,7 @@ impl<M: SessionManager> Front<M> {
         request: Request<Either<Full<Bytes>, RequestBody>>,
         message: Option<ClientJsonRpcMessage>,
         serving: Option<&Serving>,
-        json: bool,
+        accepts: &Accepts,
         opens_session: bool,
     ) -> (
         Option<DirectRoute>,
@@ -358,11 +360,11 @@ impl<M: SessionManager> Front<M> {
         let message_for_direct = message.as_ref().filter(|_| self.fast_paths);
         let direct = match (message_for_direct, serving, &self.sessions) {
             (Some(message), None, None) => {
-                Direct::eligible(request.headers(), message).map(|version| (version, None))
+                Direct::eligible(request.headers(), accepts, message).map(|version| (version, None))
             }
             (Some(message), Some(serving), Some(_)) if !opens_session => {
                 let state = serving.state();
-                Direct::eligible_in_session(request.headers(), message, json, state)
+                Direct::eligible_in_session(request.headers(), accepts, message, state)
                     .map(|peer| (ProtocolVersion::default(), Some((state.clone(), peer))))
             }
             _ => None,

@@ -10,6 +10,15 @@ const EVENT_STREAM: &str = "text/event-stream";
 /// A media range's rank in `Accept`: its weight, then its position (earlier is higher).
 type Rank = (f32, std::cmp::Reverse<usize>);
 
+/// The weight a range's parameters give it: its `q`, 1 without one (or an unreadable one).
+fn weight(params: &[u8]) -> f32 {
+    params
+        .split(|&b| b == b';')
+        .filter_map(|param| param.trim_ascii().strip_prefix(b"q="))
+        .find_map(|q| std::str::from_utf8(q).ok()?.trim().parse::<f32>().ok())
+        .unwrap_or(1.0)
+}
+
 /// What a request's `Accept` says of JSON and event-stream replies.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Accepts {
@@ -21,7 +30,8 @@ pub(super) struct Accepts {
 
 impl Accepts {
     /// Read the `Accept` headers of `headers` (every value, every range; a range's `q`
-    /// parameter is its weight, 1 without one; the first range of a type counts).
+    /// parameter is its weight, 1 without one; the first range of a type counts). Read
+    /// once per request, as bytes, and without allocating: every request pays for it.
     pub(super) fn of(headers: &HeaderMap) -> Accepts {
         let mut accepts = Accepts {
             plain: true,
@@ -29,25 +39,29 @@ impl Accepts {
         };
         let mut position = 0;
         for value in headers.get_all(header::ACCEPT) {
-            let Ok(value) = value.to_str() else {
+            if value.to_str().is_err() {
                 accepts.plain = false;
                 continue;
-            };
-            accepts.plain &= !value.contains([';', '"']);
-            for range in value.split(',') {
-                let mut pieces = range.split(';');
-                let essence = pieces.next().unwrap_or("").trim();
-                let weight = pieces
-                    .filter_map(|p| p.trim().strip_prefix("q="))
-                    .find_map(|q| q.trim().parse::<f32>().ok())
-                    .unwrap_or(1.0);
-                let rank = Some((weight, std::cmp::Reverse(position)));
-                position += 1;
-                if essence.eq_ignore_ascii_case(JSON) && accepts.json.is_none() {
-                    accepts.json = rank;
-                } else if essence.eq_ignore_ascii_case(EVENT_STREAM) && accepts.stream.is_none() {
-                    accepts.stream = rank;
+            }
+            for range in value.as_bytes().split(|&b| b == b',') {
+                let (essence, params) = match range.iter().position(|&b| b == b';') {
+                    Some(at) => (&range[..at], Some(&range[at + 1..])),
+                    None => (range, None),
+                };
+                accepts.plain &= params.is_none() && !range.contains(&b'"');
+                let essence = essence.trim_ascii();
+                let slot = if essence.eq_ignore_ascii_case(JSON.as_bytes()) {
+                    &mut accepts.json
+                } else if essence.eq_ignore_ascii_case(EVENT_STREAM.as_bytes()) {
+                    &mut accepts.stream
+                } else {
+                    position += 1;
+                    continue;
+                };
+                if slot.is_none() {
+                    *slot = Some((params.map_or(1.0, weight), std::cmp::Reverse(position)));
                 }
+                position += 1;
             }
         }
         accepts

@@ -23,11 +23,46 @@
 use http::uri::Authority;
 use http::{HeaderMap, StatusCode, Uri, header};
 
-/// A host as compared: lower case, without IPv6 brackets.
+/// A host without IPv6 brackets.
+fn bare_host(host: &str) -> &str {
+    host.trim_start_matches('[').trim_end_matches(']')
+}
+
+/// A host as kept in a rule: lower case, without IPv6 brackets.
 fn normal_host(host: &str) -> String {
-    host.trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase()
+    bare_host(host).to_ascii_lowercase()
+}
+
+/// A `Host` header's host and port (RFC 9110: `uri-host [ ":" port ]`), read in place:
+/// `None` when it is not one (an empty host, a character no host has, a port that is not
+/// a number).
+fn host_and_port(text: &str) -> Option<(&str, Option<u16>)> {
+    let (host, port) = match text.strip_prefix('[') {
+        Some(rest) => {
+            let (inside, after) = rest.split_once(']')?;
+            let ipv6 = !inside.is_empty()
+                && inside
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+            if !ipv6 {
+                return None;
+            }
+            (&text[..inside.len() + 2], after)
+        }
+        None => match text.rfind(':') {
+            Some(at) => (&text[..at], &text[at..]),
+            None => (text, ""),
+        },
+    };
+    let port = match port {
+        "" => None,
+        colon => Some(colon.strip_prefix(':')?.parse::<u16>().ok()?),
+    };
+    let name_like = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=%".contains(&b);
+    if host.is_empty() || (!host.starts_with('[') && !host.bytes().all(name_like)) {
+        return None;
+    }
+    Some((host, port))
 }
 
 /// An allowed host: its name, and its port when the entry names one.
@@ -55,8 +90,9 @@ impl HostRule {
         })
     }
 
+    /// `host` as it came (case and IPv6 brackets aside).
     fn allows(&self, host: &str, port: Option<u16>) -> bool {
-        self.host == host && self.port.is_none_or(|p| port == Some(p))
+        self.host.eq_ignore_ascii_case(bare_host(host)) && self.port.is_none_or(|p| port == Some(p))
     }
 }
 
@@ -222,23 +258,18 @@ impl SiteRule {
                 )));
             }
             (Some(value), None) => {
-                let authority = value
-                    .to_str()
-                    .ok()
-                    .and_then(|text| text.parse::<Authority>().ok())
-                    .ok_or_else(|| {
-                        refused(SiteRefusal::bad_host("Bad Request: Invalid Host header"))
-                    })?;
-                (normal_host(authority.host()), authority.port_u16())
+                value.to_str().ok().and_then(host_and_port).ok_or_else(|| {
+                    refused(SiteRefusal::bad_host("Bad Request: Invalid Host header"))
+                })?
             }
             (None, _) => {
                 let authority = uri.authority().ok_or_else(|| {
                     refused(SiteRefusal::bad_host("Bad Request: missing Host header"))
                 })?;
-                (normal_host(authority.host()), authority.port_u16())
+                (authority.host(), authority.port_u16())
             }
         };
-        if !self.hosts.is_empty() && !self.hosts.iter().any(|rule| rule.allows(&host, port)) {
+        if !self.hosts.is_empty() && !self.hosts.iter().any(|rule| rule.allows(host, port)) {
             return Err(refused(SiteRefusal::forbidden(
                 "Forbidden: Host header is not allowed",
             )));
@@ -322,6 +353,23 @@ mod tests {
             check(Some("localhost.evil.example"), None),
             Err(StatusCode::FORBIDDEN)
         );
+    }
+
+    #[test]
+    fn host_headers_are_read_in_place() {
+        assert_eq!(host_and_port("localhost"), Some(("localhost", None)));
+        assert_eq!(
+            host_and_port("Example.COM:8080"),
+            Some(("Example.COM", Some(8080)))
+        );
+        assert_eq!(host_and_port("[::1]:9"), Some(("[::1]", Some(9))));
+        assert_eq!(host_and_port("[::1]"), Some(("[::1]", None)));
+        assert_eq!(host_and_port("127.0.0.1:80"), Some(("127.0.0.1", Some(80))));
+        for bad in [
+            "", ":80", "a b", "a:port", "a:99999", "[::1", "[zz]:1", "[::1]x", "a/b", "a@b",
+        ] {
+            assert_eq!(host_and_port(bad), None, "{bad:?}");
+        }
     }
 
     #[test]
