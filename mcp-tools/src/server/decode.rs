@@ -343,8 +343,9 @@ fn unreadable(line: &[u8], error: &serde_json::Error) -> Value {
         method: Option<IgnoredAny>,
         id: Option<Box<RawValue>>,
     }
-    let Ok(envelope) = serde_json::from_slice::<Envelope>(line) else {
-        return error_reply(Value::Null, PARSE_ERROR, format!("Parse error: {error}"));
+    let envelope = match serde_json::from_slice::<Envelope>(line) {
+        Ok(envelope) if has_number_out_of_range(line) => envelope,
+        _ => return error_reply(Value::Null, PARSE_ERROR, format!("Parse error: {error}")),
     };
     let id = envelope
         .id
@@ -363,6 +364,44 @@ fn unreadable(line: &[u8], error: &serde_json::Error) -> Value {
         code,
         format!("{what}: a number is out of range ({error})"),
     )
+}
+
+/// True when a number outside every string of `json` is too large for an `f64` (`1e400`):
+/// JSON's grammar has no bound, `serde_json`'s numbers do.
+fn has_number_out_of_range(json: &[u8]) -> bool {
+    let (mut at, mut in_string) = (0, false);
+    while at < json.len() {
+        let byte = json[at];
+        if in_string {
+            match byte {
+                b'\\' => at += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            at += 1;
+            continue;
+        }
+        if byte == b'"' {
+            in_string = true;
+            at += 1;
+            continue;
+        }
+        if byte == b'-' || byte.is_ascii_digit() {
+            let start = at;
+            while at < json.len()
+                && matches!(json[at], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                at += 1;
+            }
+            let token = std::str::from_utf8(&json[start..at]).unwrap_or_default();
+            if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+                return true;
+            }
+            continue;
+        }
+        at += 1;
+    }
+    false
 }
 
 /// What is wrong with the JSON-RPC 2.0 envelope, if anything.
@@ -513,11 +552,16 @@ mod tests {
                 .unwrap()
                 .contains("out of range")
         );
-        // Not JSON at all is still a parse error.
+        // Not JSON at all is still a parse error, and so is a string no JSON has, even
+        // next to a number out of range (found by the fuzz smoke test).
         assert_eq!(
             code_and_id(r#"{"jsonrpc":"2.0","id":4,"n":1e400"#),
             (PARSE_ERROR, Value::Null)
         );
+        let surrogate = r#"{"jsonrpc":"2.0","id":4,"method":"ping","params":{"s":"\ud800"}}"#;
+        assert_eq!(code_and_id(surrogate), (PARSE_ERROR, Value::Null));
+        assert!(has_number_out_of_range(b"[1, -2e999]"));
+        assert!(!has_number_out_of_range(br#"["1e400", 1e300, -0.5]"#));
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub(super) struct Holds {
 /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
 /// let mut service = Server::new(registry).http_service(HttpOptions::default().stateless());
 /// let request = http::Request::post("/")
+///     .header("host", "localhost")
 ///     .header("content-type", "application/json")
 ///     .body(http_body_util::Full::new(bytes::Bytes::from("[]")))
 ///     .unwrap();
