@@ -40,7 +40,7 @@ use crate::output::error::echo;
 use crate::output::result::ToolResult;
 use crate::{Caller, PermissionSet};
 
-/// rmcp's [`ServerHandler`] over a [`ToolRegistry`], one per MCP session.
+/// rmcp's [`ServerHandler`] over a [`ToolRegistry`](crate::ToolRegistry), one per MCP session.
 ///
 /// [`Server`](super::Server) creates these for its transports; get one from
 /// [`Server::handler`](super::Server::handler) to serve over a transport of your own with

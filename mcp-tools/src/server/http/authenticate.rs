@@ -204,7 +204,7 @@ pub(super) async fn authenticate<B>(
 
 /// Authentication as a tower [`Layer`]: every request goes through the [`Authenticator`]
 /// first; a refused one gets its [`Rejection`], an accepted one reaches the inner service
-/// (usually [`McpService`]) with its [`Caller`] in the extensions.
+/// (usually [`McpService`](super::McpService)) with its [`Caller`] in the extensions.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

@@ -52,8 +52,8 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// a streamed session call; [`HttpOptions::disconnect_grace`] applies under `serve_http`
 /// only).
 ///
-/// **Who is calling.** The endpoint reads the [`Caller`] from the request's extensions:
-/// put there by [`AuthLayer`] (or [`HttpOptions::authenticator`]), or by your
+/// **Who is calling.** The endpoint reads the [`Caller`](crate::Caller) from the request's extensions:
+/// put there by [`AuthLayer`](super::AuthLayer) (or [`HttpOptions::authenticator`]), or by your
 /// application from its own authentication. A request with no `Caller` is the local caller
 /// and sees every tool, so mount it without authentication only where every client is
 /// trusted.
