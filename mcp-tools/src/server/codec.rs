@@ -3,28 +3,14 @@
 //!
 //! rmcp's own codec ignores malformed JSON without a reply, answers envelope errors
 //! without an `id`, drops deeply nested JSON and over-long lines silently. This one reads
-//! newline-delimited JSON-RPC itself and answers every bad line on the spot:
-//! - a line longer than the limit is skipped as it streams in (never buffered whole) and
-//!   answered `-32600` with `"id": null`;
-//! - JSON nested deeper than [`MAX_DEPTH`] is answered `-32600` with `"id": null`
-//!   (checked by a flat scan before parsing, so depth never costs stack);
-//! - a line that is not JSON (or not UTF-8) is answered `-32700 Parse error`, `"id": null`;
-//! - JSON that is not a JSON-RPC 2.0 message (not an object, a batch array, `jsonrpc`
-//!   not `"2.0"`, a non-string `method`, an `id` that is neither a string nor an
-//!   integer (`2.0` is one: the integer 2), non-object `params`, or no shape rmcp knows)
-//!   is answered `-32600 Invalid Request`, echoing the `id` when one can be read, `null`
-//!   otherwise; params rmcp would misread (a list `cursor` that is no string, an
-//!   `initialize` that does not fit) are answered `-32602`;
-//! - a batch array in a session on protocol 2025-03-26 (the one revision with batches) is
-//!   taken: each element is decoded and handed on as if it came alone, and the replies of
-//!   its requests are written together as one array line once all are in (`Batches`);
-//!   refused elements get their error entry, notifications none, and a batch of
-//!   notifications gets no line at all;
-//! - blank lines are skipped without a reply (they carry no message);
-//! - the same checks answer HTTP request bodies (`decode.rs`'s `decode_document`; a blank body is a
-//!   parse error there);
-//! - everything else is handed to rmcp as parsed (a `tools/list` request of the plain shape
-//!   straight from the line, `list_line.rs`; `tools/call` and `tools/list` by method).
+//! newline-delimited JSON-RPC itself and answers every bad line on the spot, by the rules
+//! of `decode.rs` (which also reads HTTP bodies): a line longer than the limit is skipped
+//! as it streams in, never buffered whole, and answered `-32600` with `"id": null`; blank
+//! lines are skipped. A batch array in a session on protocol 2025-03-26 (the one revision
+//! with batches) is taken: each element is handed on as if it came alone, and the replies
+//! of its requests are written together as one array line once all are in (`Batches`);
+//! refused elements get their error entry, notifications none, and a batch of
+//! notifications no line at all.
 //!
 //! Replies and error lines are written by one writer task fed through a bounded channel,
 //! so an error line is never torn by a cancelled `receive` and a client that floods

@@ -86,6 +86,8 @@ mod tcp;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_decode;
+#[cfg(test)]
 mod tests_offerings;
 #[cfg(test)]
 mod tests_tool_pages;

@@ -1,18 +1,10 @@
 //! What the server keeps between requests: [`Shared`] by every connection of one server,
 //! [`Session`] per MCP session (a stdio, TCP or Unix connection, an HTTP session), and
-//! (feature `http`) a live HTTP session's [`LiveSession`], which the front door's directly
-//! served calls use.
-//!
-//! A live stateful session lends the requests the HTTP front door serves itself (`http/direct.rs`)
-//! the peer of its rmcp service, and its directly served calls in progress, so that the client's
-//! `notifications/cancelled` reaches them.
-//!
-//! The peer is lent only while it can carry everything such a call may send the way
-//! rmcp's session worker would: a log message or a list change goes to the session's
-//! `GET` stream either way. A peer is not lent when the client declared any capability:
-//! each lets the server ask it something (sampling, elicitation, roots, tasks), and those
-//! requests ride the call's own stream in rmcp, which a direct call does not have.
-//! Calls in such sessions go through rmcp's session worker, as before.
+//! (feature `http`) a live HTTP session's [`LiveSession`]: the peer of its rmcp service,
+//! lent to the calls the front door serves itself (`http/direct.rs`) only while it can
+//! carry everything they may send as rmcp's session worker would — never when the client
+//! declared a capability, which lets the server ask it something on the call's own
+//! stream — and those calls in progress, so that `notifications/cancelled` reaches them.
 
 use std::sync::atomic::AtomicBool;
 #[cfg(feature = "http")]

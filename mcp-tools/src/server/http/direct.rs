@@ -1,43 +1,22 @@
-//! Stateless requests served without rmcp's per-request machinery.
+//! The HTTP fast path: everyday requests served without rmcp's per-request machinery.
 //!
-//! For every stateless request, rmcp's `StreamableHttpService` parses the body again,
-//! builds a handler, starts a service loop over a one-message transport, spawns the
-//! handler's call from that loop, spawns a task waiting for the loop, and passes the reply
-//! back through two channels. For the everyday requests (`tools/call`, the lists,
-//! `resources/read`, `prompts/get`, `completion/complete`, `ping`) the front door does that
-//! work itself, as stdio's `Direct` does: the request it already decoded goes to rmcp's own
-//! dispatch (`Service::handle_request` of the server's handler, so every check rmcp makes
-//! there still runs) inside the HTTP request's own task, and the reply is written here. The
-//! handler still gets a peer (rmcp's `serve_directly` over a transport that carries only
-//! the handler's own messages into this request's reply), so progress and log
-//! notifications stream exactly as through rmcp: a result alone is one JSON body, anything
-//! sent before it turns the reply into an event stream.
+//! For a stateless request rmcp parses the body again, builds a handler, starts a service
+//! loop over a one-message transport and passes the reply back through two channels. A
+//! request that takes the fast path ([`takes_fast_path`], with an `Accept` naming JSON and
+//! event streams plainly and an `MCP-Protocol-Version` before 2026-07-28, or none) goes to
+//! the same dispatch (`Service::handle_request` of the handler, every check rmcp makes
+//! there included) inside the HTTP request's own task. The handler still gets a peer
+//! (rmcp's `serve_directly` over a transport carrying only its own messages into this
+//! reply), so progress and logs stream as through rmcp: a result alone is one JSON body,
+//! anything sent before it makes the reply an event stream. A `tools/list` page already
+//! serialized for the caller's view (`tool_pages.rs`) is answered from its bytes.
 //!
-//! A `tools/list` page already serialized for the caller's view (`tool_pages.rs`, shared
-//! with stdio) is answered from its bytes before any of that: no peer, no task.
-//!
-//! Only a request rmcp would serve the same way takes this path; every other request, and
-//! every one rmcp would refuse, goes through rmcp unchanged:
-//! - one of the methods above, without a protocol version in its `_meta` (per-request
-//!   negotiation is rmcp's);
-//! - no `MCP-Protocol-Version` header, or a known version before 2026-07-28 (later ones
-//!   bring rmcp's standard-header checks);
-//! - an `Accept` naming both `application/json` and `text/event-stream`, without
-//!   parameters.
-//!
-//! (The `Host` and `Origin` of every request were checked before, in `site.rs`.)
-//!
-//! In a stateful session ([`Direct::serve_in_session`]) the same requests are served with
-//! the session's handler state and the peer of its rmcp service ([`LiveSession`](crate::server::state::LiveSession)), which
-//! sends log messages and list changes where rmcp's session worker would (the session's
-//! `GET` stream). Besides the rules above, such a request must come in a live,
-//! initialized session whose client the server can never ask anything (see
-//! [`LiveSession`](crate::server::state::LiveSession)), from a client that ranks `application/json` first in `Accept` (rmcp's
-//! event stream, with its event ids for resumption, is what a client preferring streams
-//! gets), and without a progress token (its notifications ride the call's own resumable
-//! stream in rmcp). Its reply is one JSON body, as the front door makes of rmcp's stream
-//! for such a client; a call the client cancels ends with an empty event stream and no
-//! result, as rmcp drops the result of a cancelled request.
+//! In a live stateful session ([`Direct::serve_in_session`]) the same requests are served
+//! with the session's state and the peer of its rmcp service
+//! ([`LiveSession`](crate::server::state::LiveSession): only for a client that declared no
+//! capability), when the client ranks `application/json` first and the call has no
+//! progress token (those ride the call's own resumable stream in rmcp). A call the client
+//! cancels ends with an empty event stream and no result, as rmcp drops it.
 
 use std::borrow::Cow;
 use std::convert::Infallible;

@@ -195,15 +195,11 @@ impl Site {
 
 /// The readiness endpoint's answer.
 fn readiness(ready: bool) -> Response<Reply> {
-    if ready {
-        respond(StatusCode::OK, "text/plain", Bytes::from("ready\n"))
-    } else {
-        respond(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "text/plain",
-            Bytes::from("draining\n"),
-        )
-    }
+    let (status, body) = match ready {
+        true => (StatusCode::OK, "ready\n"),
+        false => (StatusCode::SERVICE_UNAVAILABLE, "draining\n"),
+    };
+    respond(status, "text/plain", Bytes::from(body))
 }
 
 /// Accept connections until `drain` starts; each is served on a task of `tasks` that

@@ -197,22 +197,6 @@ pub(super) struct SiteRefusal {
     pub(super) message: &'static str,
 }
 
-impl SiteRefusal {
-    fn bad_host(message: &'static str) -> SiteRefusal {
-        SiteRefusal {
-            status: StatusCode::BAD_REQUEST,
-            message,
-        }
-    }
-
-    fn forbidden(message: &'static str) -> SiteRefusal {
-        SiteRefusal {
-            status: StatusCode::FORBIDDEN,
-            message,
-        }
-    }
-}
-
 /// The hosts and origins an endpoint accepts, read once from its options.
 #[derive(Debug, Clone)]
 pub(super) struct SiteRule {
@@ -224,26 +208,18 @@ impl SiteRule {
     /// The rule of `hosts` and `origins` (entries that cannot be read are left out, with a
     /// warning: they match nothing).
     pub(super) fn new(hosts: &[String], origins: &[String]) -> SiteRule {
-        let hosts = hosts
-            .iter()
-            .filter_map(|entry| {
-                let rule = HostRule::parse(entry);
+        fn read<T>(entries: &[String], parse: fn(&str) -> Option<T>, what: &str) -> Vec<T> {
+            let kept = |entry: &String| {
+                let rule = parse(entry);
                 if rule.is_none() {
-                    tracing::warn!(entry = %entry, "an allowed host that is not a host is left out");
+                    tracing::warn!(%entry, "an allowed {what} that cannot be read is left out");
                 }
                 rule
-            })
-            .collect();
-        let origins = origins
-            .iter()
-            .filter_map(|entry| {
-                let rule = OriginRule::parse(entry);
-                if rule.is_none() {
-                    tracing::warn!(entry = %entry, "an allowed origin that is not an origin is left out");
-                }
-                rule
-            })
-            .collect();
+            };
+            entries.iter().filter_map(kept).collect()
+        }
+        let hosts = read(hosts, HostRule::parse, "host");
+        let origins = read(origins, OriginRule::parse, "origin");
         SiteRule { hosts, origins }
     }
 
@@ -253,47 +229,55 @@ impl SiteRule {
         let mut hosts = headers.get_all(header::HOST).iter();
         let (host, port) = match (hosts.next(), hosts.next()) {
             (Some(_), Some(_)) => {
-                return Err(refused(SiteRefusal::bad_host(
-                    "Bad Request: more than one Host header",
-                )));
+                return Err(refused(bad_host("Bad Request: more than one Host header")));
             }
-            (Some(value), None) => {
-                value.to_str().ok().and_then(host_and_port).ok_or_else(|| {
-                    refused(SiteRefusal::bad_host("Bad Request: Invalid Host header"))
-                })?
-            }
+            (Some(value), None) => value
+                .to_str()
+                .ok()
+                .and_then(host_and_port)
+                .ok_or_else(|| refused(bad_host("Bad Request: Invalid Host header")))?,
             (None, _) => {
-                let authority = uri.authority().ok_or_else(|| {
-                    refused(SiteRefusal::bad_host("Bad Request: missing Host header"))
-                })?;
+                let authority = uri
+                    .authority()
+                    .ok_or_else(|| refused(bad_host("Bad Request: missing Host header")))?;
                 (authority.host(), authority.port_u16())
             }
         };
         if !self.hosts.is_empty() && !self.hosts.iter().any(|rule| rule.allows(host, port)) {
-            return Err(refused(SiteRefusal::forbidden(
-                "Forbidden: Host header is not allowed",
-            )));
+            return Err(refused(forbidden("Forbidden: Host header is not allowed")));
         }
         let mut origins = headers.get_all(header::ORIGIN).iter();
         let origin = match (origins.next(), origins.next()) {
             (None, _) => return Ok(()),
             (Some(_), Some(_)) => {
-                return Err(refused(SiteRefusal::forbidden(
-                    "Forbidden: more than one Origin header",
-                )));
+                return Err(refused(forbidden("Forbidden: more than one Origin header")));
             }
-            (Some(value), None) => value.to_str().ok().and_then(parse_origin).ok_or_else(|| {
-                refused(SiteRefusal::forbidden("Forbidden: Invalid Origin header"))
-            })?,
+            (Some(value), None) => value
+                .to_str()
+                .ok()
+                .and_then(parse_origin)
+                .ok_or_else(|| refused(forbidden("Forbidden: Invalid Origin header")))?,
         };
         if !self.origins.is_empty() && !self.origins.iter().any(|rule| rule.allows(origin.as_ref()))
         {
-            return Err(refused(SiteRefusal::forbidden(
+            return Err(refused(forbidden(
                 "Forbidden: Origin header is not allowed",
             )));
         }
         Ok(())
     }
+}
+
+/// A `400` for a `Host` that cannot be read.
+fn bad_host(message: &'static str) -> SiteRefusal {
+    let status = StatusCode::BAD_REQUEST;
+    SiteRefusal { status, message }
+}
+
+/// A `403` for a host or origin not allowed.
+fn forbidden(message: &'static str) -> SiteRefusal {
+    let status = StatusCode::FORBIDDEN;
+    SiteRefusal { status, message }
 }
 
 /// `refusal`, logged as the client mistake it is.
