@@ -46,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::codec::LineSender;
 use super::handler::McpHandler;
-use super::protocol::{request_context, takes_fast_path};
+use super::protocol::{ALREADY_INITIALIZED, request_context, takes_fast_path};
 
 /// A request in flight: its slot, and the cancellation of a call served directly.
 struct InFlight {
@@ -398,10 +398,7 @@ impl<T: Transport<RoleServer>> Bounded<T> {
                         // The first one fixed the session's protocol version and
                         // capabilities; the HTTP front door answers the same.
                         tracing::debug!("a second initialize in a session; answering -32600");
-                        let error = ErrorData::invalid_request(
-                            "Invalid Request: this session is already initialized",
-                            None,
-                        );
+                        let error = ErrorData::invalid_request(ALREADY_INITIALIZED, None);
                         let refusal = JsonRpcMessage::error(error, Some(request.id));
                         if self.inner.send(refusal).await.is_err() {
                             return None;

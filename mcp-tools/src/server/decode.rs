@@ -323,7 +323,12 @@ pub(crate) fn decode_document(document: &[u8]) -> Result<ClientJsonRpcMessage, V
 /// Schema counts a number with a zero fraction as an integer) is the equal integer (`2`,
 /// `1000`), as rmcp's `RequestId` takes it; `2.5` is no id.
 fn readable_id(object: &Map<String, Value>) -> Option<Value> {
-    match object.get("id")? {
+    object.get("id").and_then(valid_id)
+}
+
+/// `id` as a JSON-RPC id when it is one (see [`readable_id`]).
+fn valid_id(id: &Value) -> Option<Value> {
+    match id {
         id @ Value::String(_) => Some(id.clone()),
         id @ Value::Number(n) if n.is_i64() => Some(id.clone()),
         // rmcp's own rule, so the codec never accepts an id rmcp refuses or the reverse.
@@ -355,11 +360,7 @@ fn unreadable(line: &[u8], error: &serde_json::Error) -> Value {
     let id = envelope
         .id
         .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
-        .and_then(|id| {
-            let mut object = Map::new();
-            object.insert("id".into(), id);
-            readable_id(&object)
-        });
+        .and_then(|id| valid_id(&id));
     let (code, what) = match (&id, envelope.jsonrpc, envelope.method) {
         (Some(_), Some(_), Some(_)) => (INVALID_PARAMS, "Invalid params"),
         _ => (INVALID_REQUEST, "Invalid Request"),

@@ -42,6 +42,10 @@ pub(crate) mod code {
     pub(crate) const UNAUTHORIZED: i64 = -32003;
 }
 
+/// The message refusing an `initialize` in a session that has one (`-32600`, on every
+/// transport): the first fixed the session's protocol version and capabilities.
+pub(crate) const ALREADY_INITIALIZED: &str = "Invalid Request: this session is already initialized";
+
 /// A JSON-RPC error object answering request `id`.
 pub(crate) fn error_reply(id: Value, code: i64, message: String) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})

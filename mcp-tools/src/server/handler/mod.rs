@@ -320,11 +320,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = self.caller(&context);
-        let registry = match caller.permissions() {
-            Some(permissions) => self.shared.registry.view(permissions),
-            None => self.shared.registry.clone(),
-        };
+        let (registry, _) = self.caller_view(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let binding = self.binding(&context, "tools/call", &request.name, &arguments);
         let ended = self

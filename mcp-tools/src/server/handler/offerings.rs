@@ -118,7 +118,7 @@ fn prompt_arguments(arguments: Option<rmcp::model::JsonObject>) -> Result<Params
 
 impl McpHandler {
     /// The caller's view, and whether lists depend on the caller (bearer tokens in use).
-    fn caller_view(&self, context: &RequestContext<RoleServer>) -> (ToolRegistry, bool) {
+    pub(super) fn caller_view(&self, context: &RequestContext<RoleServer>) -> (ToolRegistry, bool) {
         match self.caller(context).permissions() {
             Some(permissions) => (self.shared.registry.view(permissions), true),
             None => (self.shared.registry.clone(), false),

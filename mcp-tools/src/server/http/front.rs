@@ -42,7 +42,7 @@ use crate::server::decode::{batch_elements, decode_document};
 use crate::server::handler::McpHandler;
 use crate::server::protocol::code::{INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND};
 use crate::server::protocol::header::SESSION_ID;
-use crate::server::protocol::takes_batches;
+use crate::server::protocol::{ALREADY_INITIALIZED, takes_batches};
 use crate::server::state::Session;
 
 /// A request entered in its session: the session's id, the request's activity (the session
@@ -145,7 +145,7 @@ impl<M: SessionManager> Front<M> {
                 StatusCode::BAD_REQUEST,
                 id,
                 INVALID_REQUEST,
-                "Invalid Request: this session is already initialized".into(),
+                ALREADY_INITIALIZED.into(),
             );
         }
         let permit = if holds_permit {
