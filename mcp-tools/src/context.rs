@@ -93,6 +93,47 @@ impl LogLevel {
     }
 }
 
+/// What a tool can ask the client for during a call: each is a client request
+/// (`sampling/createMessage`, `elicitation/create`, `roots/list`) that the client must have
+/// declared the capability for.
+///
+/// ```
+/// use mcp_toolbelt::context::ClientFeature;
+/// assert_eq!(ClientFeature::Roots.method(), "roots/list");
+/// assert_eq!(ClientFeature::Elicitation.capability(), "elicitation");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum ClientFeature {
+    /// `sampling/createMessage`: the client's LLM answers a prompt.
+    Sampling,
+    /// `elicitation/create`: the client's user fills in a form.
+    Elicitation,
+    /// `roots/list`: the client's file-system roots.
+    Roots,
+}
+
+impl ClientFeature {
+    /// The request's method name.
+    pub fn method(self) -> &'static str {
+        match self {
+            ClientFeature::Sampling => "sampling/createMessage",
+            ClientFeature::Elicitation => "elicitation/create",
+            ClientFeature::Roots => "roots/list",
+        }
+    }
+
+    /// The client capability it needs (`sampling`, `elicitation`, `roots`).
+    pub fn capability(self) -> &'static str {
+        match self {
+            ClientFeature::Sampling => "sampling",
+            ClientFeature::Elicitation => "elicitation",
+            ClientFeature::Roots => "roots",
+        }
+    }
+}
+
 /// The client side of the current request, as seen from a tool: where progress and log
 /// notifications go and where sampling/elicitation requests are sent.
 ///
@@ -129,6 +170,41 @@ pub trait ClientPeer: Send + Sync {
                 "the client does not support elicitation (elicitation/create)",
             ))
         })
+    }
+
+    /// Ask the client for `feature` with `params` (`{}` for roots). `key` names the request
+    /// in a 2026-07-28 `input_required` result (`None`: the feature and the request's
+    /// position, e.g. `elicitation-0`); other transports ignore it. By default sampling and
+    /// elicitation go to [`create_message`](Self::create_message) and
+    /// [`elicit`](Self::elicit), and roots are unsupported.
+    fn request_input(
+        &self,
+        key: Option<&str>,
+        feature: ClientFeature,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        let _ = key;
+        match feature {
+            ClientFeature::Sampling => self.create_message(params),
+            ClientFeature::Elicitation => self.elicit(params),
+            ClientFeature::Roots => Box::pin(async {
+                Err(ToolError::permission_denied(
+                    "the client does not support roots (roots/list)",
+                ))
+            }),
+        }
+    }
+
+    /// True when the client declared the capability `feature` needs. Default: `false`.
+    fn declares(&self, feature: ClientFeature) -> bool {
+        let _ = feature;
+        false
+    }
+
+    /// True when this request continues a call whose earlier round asked the client (MCP
+    /// 2026-07-28: the retry brought back a verified `requestState`). Default: `false`.
+    fn resumed(&self) -> bool {
+        false
     }
 }
 
@@ -337,6 +413,88 @@ impl ToolContext {
                 "no client is attached to this call, so it cannot elicit input",
             )),
         }
+    }
+
+    /// Ask the client for its file-system roots (`roots/list`; the result is the protocol's
+    /// `ListRootsResult` object); an error when there is no client or it lacks the
+    /// capability. On MCP 2026-07-28 the tool runs again on the client's retry, as
+    /// [`create_message`](Self::create_message) describes.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let err = mcp_toolbelt::ToolContext::default().list_roots().await.unwrap_err();
+    /// assert!(err.message().contains("cannot list"));
+    /// # });
+    /// ```
+    pub async fn list_roots(&self) -> Result<Value, ToolError> {
+        match &self.peer {
+            Some(peer) => {
+                peer.request_input(None, ClientFeature::Roots, Value::Object(Default::default()))
+                    .await
+            }
+            None => Err(ToolError::permission_denied(
+                "no client is attached to this call, so it cannot list the client's roots",
+            )),
+        }
+    }
+
+    /// Ask the client for `feature` under a name of the tool's choosing: on MCP 2026-07-28
+    /// `key` is the request's key in the `input_required` result's `inputRequests` and in
+    /// the retry's `inputResponses` (the default keys of [`elicit`](Self::elicit) and the
+    /// others are the feature and the request's position, e.g. `elicitation-0`). Several
+    /// requests awaited together (`tokio::join!`) go to the client in one round. On legacy
+    /// sessions the key is not sent. `params` is the request's JSON params (`{}` for
+    /// roots).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use mcp_toolbelt::context::ClientFeature;
+    /// let ctx = mcp_toolbelt::ToolContext::default();
+    /// let asked = ctx.request_input("confirm", ClientFeature::Elicitation, serde_json::json!({
+    ///     "message": "Delete it?",
+    ///     "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+    /// }));
+    /// assert!(asked.await.is_err()); // no client outside a server
+    /// # });
+    /// ```
+    pub async fn request_input(
+        &self,
+        key: &str,
+        feature: ClientFeature,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        match &self.peer {
+            Some(peer) => peer.request_input(Some(key), feature, params).await,
+            None => Err(ToolError::permission_denied(format!(
+                "no client is attached to this call, so it cannot send {}",
+                feature.method()
+            ))),
+        }
+    }
+
+    /// True when the client declared the capability `feature` needs (on 2026-07-28, in
+    /// this request's `_meta`). Asking for an undeclared feature fails (-32021 on
+    /// 2026-07-28), so a tool that can do without it asks only when this is true.
+    ///
+    /// ```
+    /// use mcp_toolbelt::context::ClientFeature;
+    /// assert!(!mcp_toolbelt::ToolContext::default().client_declares(ClientFeature::Sampling));
+    /// ```
+    pub fn client_declares(&self, feature: ClientFeature) -> bool {
+        self.peer.as_ref().is_some_and(|peer| peer.declares(feature))
+    }
+
+    /// True when this run continues a call whose earlier round asked the client: on MCP
+    /// 2026-07-28 the fn runs again from the start on the client's retry, and the retry
+    /// brought back the `requestState` the server sealed (verified before the fn runs).
+    /// Code with side effects before a question can use it to tell a retry from a first
+    /// run.
+    ///
+    /// ```
+    /// assert!(!mcp_toolbelt::ToolContext::default().resumed());
+    /// ```
+    pub fn resumed(&self) -> bool {
+        self.peer.as_ref().is_some_and(|peer| peer.resumed())
     }
 
     /// Announce that the resource `uri` changed (e.g. a tool just edited the wiki page

@@ -9,6 +9,8 @@
 //! conformance-mcp --stdio         stdio
 //! ```
 
+mod diagnostics;
+mod input_required;
 mod media;
 mod prompts;
 mod resources;
@@ -16,6 +18,7 @@ mod tools;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use mcp_toolbelt::ToolRegistry;
 use mcp_toolbelt::server::{HttpOptions, Server};
@@ -52,10 +55,15 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Mode, String> {
 }
 
 async fn run(mode: Mode) -> Result<(), Box<dyn std::error::Error>> {
+    let served = Arc::new(diagnostics::Served::default());
     let registry = ToolRegistry::builder()
         .state(tools::Watched::default())
+        .state(served.clone())
         .tool(tools::json_schema_2020_12_tool()?)
         .build()?;
+    // The registry holds `served` and `served` the registry: a cycle that lives as long
+    // as the process, which is what the tool changing the registry needs.
+    served.set(registry.clone());
     let server = Server::new(registry)
         .info(mcp_toolbelt::server_info!())
         .instructions("Conformance test server: every tool, resource and prompt is named after the scenario that uses it.");

@@ -96,7 +96,7 @@ async fn tool_with_progress(ctx: ToolContext) -> &'static str {
 }
 
 /// The text of a sampling result (`content` is one block, or a list on newer protocols).
-fn sampled_text(result: &Value) -> String {
+pub(crate) fn sampled_text(result: &Value) -> String {
     let content = &result["content"];
     let blocks = match content.as_array() {
         Some(blocks) => blocks.iter().collect::<Vec<_>>(),

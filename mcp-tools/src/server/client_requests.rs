@@ -1,64 +1,52 @@
-//! Requests a tool sends to the client during a call: `sampling/createMessage` and
-//! `elicitation/create`. Each checks the capability the client declared, bounds the wait
+//! Requests a tool sends to the client during a call: `sampling/createMessage`,
+//! `elicitation/create` and `roots/list`. Each checks the capability the client declared, bounds the wait
 //! with the server's client-request timeout, and turns every failure into a `ToolError`
 //! that says what happened and what to do.
 
 use std::time::Duration;
 
-// rmcp marks the sampling types deprecated (SEP-2577) while the protocol still has them.
+// rmcp marks the sampling and roots types deprecated (SEP-2577) while the protocol still has them.
 use rmcp::model::{
     ClientCapabilities, ClientResult, ElicitRequest, ElicitRequestParams, InputRequest,
     ServerRequest,
 };
 #[expect(deprecated)]
-use rmcp::model::{CreateMessageRequest, CreateMessageRequestParams};
+use rmcp::model::{CreateMessageRequest, CreateMessageRequestParams, ListRootsRequest};
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::Value;
 
+use crate::context::ClientFeature;
 use crate::output::error::ToolError;
 
-/// Which client request, for messages and capability checks (named by its capability
-/// in a `requestState`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum ClientRequestKind {
-    /// `sampling/createMessage`.
-    Sampling,
-    /// `elicitation/create`.
-    Elicitation,
+/// The client capabilities `feature` needs, as the protocol writes them (`{"sampling": {}}`):
+/// the data of a -32021 answer.
+pub(crate) fn required(feature: ClientFeature) -> ClientCapabilities {
+    let mut required = ClientCapabilities::default();
+    match feature {
+        ClientFeature::Sampling => required.sampling = Some(Default::default()),
+        ClientFeature::Elicitation => required.elicitation = Some(Default::default()),
+        ClientFeature::Roots => required.roots = Some(Default::default()),
+    }
+    required
 }
 
-impl ClientRequestKind {
-    pub(crate) fn method(self) -> &'static str {
-        match self {
-            ClientRequestKind::Sampling => "sampling/createMessage",
-            ClientRequestKind::Elicitation => "elicitation/create",
-        }
-    }
-
-    pub(crate) fn capability(self) -> &'static str {
-        match self {
-            ClientRequestKind::Sampling => "sampling",
-            ClientRequestKind::Elicitation => "elicitation",
-        }
-    }
-
-    fn declared(self, capabilities: Option<&ClientCapabilities>) -> bool {
-        capabilities.is_some_and(|c| match self {
-            ClientRequestKind::Sampling => c.sampling.is_some(),
-            ClientRequestKind::Elicitation => c.elicitation.is_some(),
-        })
-    }
+/// True when `capabilities` declare what `feature` needs.
+pub(crate) fn declared(feature: ClientFeature, capabilities: Option<&ClientCapabilities>) -> bool {
+    capabilities.is_some_and(|c| match feature {
+        ClientFeature::Sampling => c.sampling.is_some(),
+        ClientFeature::Elicitation => c.elicitation.is_some(),
+        ClientFeature::Roots => c.roots.is_some(),
+    })
 }
 
 /// The error for a client request on protocol 2026-07-28 or later from a request that
 /// cannot answer `input_required` (completion), which has no server-to-client requests.
-pub(crate) fn not_on_modern(kind: ClientRequestKind) -> ToolError {
+pub(crate) fn not_on_modern(feature: ClientFeature) -> ToolError {
     ToolError::permission_denied(format!(
         "this request runs on MCP protocol 2026-07-28 or later, where only tools/call, \
          prompts/get and resources/read can ask the client for {} (an input_required \
          result); this request cannot",
-        kind.method()
+        feature.method()
     ))
     .with_action(
         "Ask from a tool, prompt or resource, or connect with protocol 2025-11-25 or earlier \
@@ -66,59 +54,62 @@ pub(crate) fn not_on_modern(kind: ClientRequestKind) -> ToolError {
     )
 }
 
-/// Refuse a `kind` request to a client that did not declare the capability for it.
+/// Refuse a `feature` request to a client that did not declare the capability for it.
 pub(crate) fn check_declared(
-    kind: ClientRequestKind,
+    feature: ClientFeature,
     capabilities: Option<&ClientCapabilities>,
 ) -> Result<(), ToolError> {
-    if kind.declared(capabilities) {
+    if declared(feature, capabilities) {
         return Ok(());
     }
     Err(ToolError::permission_denied(format!(
         "this session's client did not declare the `{}` capability, so it cannot answer {} \
          (a stateless server keeps no session: it never knows what a client declared)",
-        kind.capability(),
-        kind.method()
+        feature.capability(),
+        feature.method()
     ))
     .with_action(format!(
         "Use a client that supports {} over a session (stdio, TCP, or stateful HTTP), or a \
          tool that does not need it.",
-        kind.capability()
+        feature.capability()
     )))
 }
 
-/// The `kind` request a tool's `params` make, checked against the protocol's params type.
+/// The `feature` request a tool's `params` make, checked against the protocol's params type.
 #[expect(deprecated)] // sampling
 pub(crate) fn input_request(
-    kind: ClientRequestKind,
+    feature: ClientFeature,
     params: Value,
 ) -> Result<InputRequest, ToolError> {
-    let request = match kind {
-        ClientRequestKind::Sampling => serde_json::from_value::<CreateMessageRequestParams>(params)
+    let request = match feature {
+        ClientFeature::Sampling => serde_json::from_value::<CreateMessageRequestParams>(params)
             .map(|p| InputRequest::CreateMessage(CreateMessageRequest::new(p))),
-        ClientRequestKind::Elicitation => serde_json::from_value::<ElicitRequestParams>(params)
+        ClientFeature::Elicitation => serde_json::from_value::<ElicitRequestParams>(params)
             .map(|p| InputRequest::Elicitation(ElicitRequest::new(p))),
+        // roots/list has no params; whatever object came is not sent.
+        ClientFeature::Roots => Ok(InputRequest::ListRoots(ListRootsRequest::default())),
     };
     request.map_err(|error| {
-        ToolError::validation(format!("invalid params for {}: {error}", kind.method()))
+        ToolError::validation(format!("invalid params for {}: {error}", feature.method()))
             .with_action("Build the params as the MCP specification describes them.")
     })
 }
 
-/// Send `params` (the protocol's JSON object) as a `kind` request to the client and return
+/// Send `params` (the protocol's JSON object) as a `feature` request to the client and return
 /// the client's result as JSON.
 pub(crate) async fn send(
-    kind: ClientRequestKind,
+    feature: ClientFeature,
     peer: Peer<RoleServer>,
     capabilities: Option<ClientCapabilities>,
     timeout: Duration,
     params: Value,
 ) -> Result<Value, ToolError> {
-    let method = kind.method();
-    check_declared(kind, capabilities.as_ref())?;
-    let request = match input_request(kind, params)? {
+    let method = feature.method();
+    check_declared(feature, capabilities.as_ref())?;
+    let request = match input_request(feature, params)? {
         InputRequest::CreateMessage(request) => ServerRequest::CreateMessageRequest(request),
         InputRequest::Elicitation(request) => ServerRequest::ElicitRequest(request),
+        InputRequest::ListRoots(request) => ServerRequest::ListRootsRequest(request),
         other => {
             return Err(ToolError::internal(format!(
                 "{method} made an unexpected request: {other:?}"
@@ -144,11 +135,14 @@ pub(crate) async fn send(
         .await
         .map_err(failed)?;
     let answer = handle.await_response().await.map_err(failed)?;
-    let result = match (kind, answer) {
-        (ClientRequestKind::Sampling, ClientResult::CreateMessageResult(result)) => {
+    let result = match (feature, answer) {
+        (ClientFeature::Sampling, ClientResult::CreateMessageResult(result)) => {
             serde_json::to_value(result)
         }
-        (ClientRequestKind::Elicitation, ClientResult::ElicitResult(result)) => {
+        (ClientFeature::Elicitation, ClientResult::ElicitResult(result)) => {
+            serde_json::to_value(result)
+        }
+        (ClientFeature::Roots, ClientResult::ListRootsResult(result)) => {
             serde_json::to_value(result)
         }
         (_, other) => {

@@ -21,6 +21,8 @@ use serde_json::{Map, Value};
 use crate::call::validate::MAX_DEPTH;
 use crate::server::protocol::code::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 use crate::server::protocol::error_reply;
+#[cfg(feature = "http")]
+use crate::server::protocol::{Eras, method_eras};
 #[cfg(doc)]
 use crate::server::protocol::takes_batches;
 
@@ -316,6 +318,25 @@ pub(crate) fn decode_document(document: &[u8]) -> Result<ClientJsonRpcMessage, V
             "Parse error: the body holds no JSON".into(),
         )),
     }
+}
+
+/// A request for a method that protocol 2026-07-28 removed (`initialize`,
+/// `logging/setLevel`, the resource subscriptions), as its id and method, when `document`
+/// is one; `None` for anything else, which is decoded as usual. A streamable HTTP request
+/// that speaks 2026-07-28 (its `MCP-Protocol-Version`) is checked with it first: such a
+/// request is answered -32601 before its params are judged, and never opens a session.
+#[cfg(feature = "http")]
+pub(crate) fn removed_request(document: &[u8]) -> Option<(Value, String)> {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        id: Option<Value>,
+    }
+    let head: Head<'_> = serde_json::from_slice(document).ok()?;
+    let method = head.method?;
+    let id = valid_id(head.id.as_ref()?)?;
+    (method_eras(&method)? == Eras::Legacy).then(|| (id, method.into_owned()))
 }
 
 /// The message's `id` when it is a valid JSON-RPC id (a string or an integer), as rmcp

@@ -1,6 +1,6 @@
 //! The [`ClientPeer`] a tool sees during a protocol request: progress and log notifications
-//! sent through rmcp's peer, tied to the request's progress token and log level; sampling
-//! and elicitation requests (`client_requests.rs`, or a resumable call's round on
+//! sent through rmcp's peer, tied to the request's progress token and log level; sampling,
+//! elicitation and roots requests (`client_requests.rs`, or a resumable call's round on
 //! 2026-07-28: `request_state.rs`).
 
 use std::sync::Arc;
@@ -14,9 +14,9 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
 
-use super::client_requests::{self, ClientRequestKind};
+use super::client_requests;
 use super::request_state::Round;
-use crate::context::{ClientPeer, LogLevel};
+use crate::context::{ClientFeature, ClientPeer, LogLevel};
 use crate::output::error::ToolError;
 
 /// Which log messages a request may send to the client.
@@ -91,33 +91,40 @@ impl ClientPeer for RequestPeer {
     }
 
     fn create_message(&self, params: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
-        self.client_request(ClientRequestKind::Sampling, params)
+        self.request_input(None, ClientFeature::Sampling, params)
     }
 
     fn elicit(&self, params: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
-        self.client_request(ClientRequestKind::Elicitation, params)
+        self.request_input(None, ClientFeature::Elicitation, params)
     }
-}
 
-impl RequestPeer {
-    fn client_request(
+    fn request_input(
         &self,
-        kind: ClientRequestKind,
+        key: Option<&str>,
+        feature: ClientFeature,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, ToolError>> {
         if let Some(round) = &self.round {
-            return round.ask(kind, params, self.capabilities.as_ref());
+            return round.ask(key, feature, params, self.capabilities.as_ref());
         }
         if self.modern {
-            return Box::pin(async move { Err(client_requests::not_on_modern(kind)) });
+            return Box::pin(async move { Err(client_requests::not_on_modern(feature)) });
         }
         Box::pin(client_requests::send(
-            kind,
+            feature,
             self.peer.clone(),
             self.capabilities.clone(),
             self.client_timeout,
             params,
         ))
+    }
+
+    fn declares(&self, feature: ClientFeature) -> bool {
+        client_requests::declared(feature, self.capabilities.as_ref())
+    }
+
+    fn resumed(&self) -> bool {
+        self.round.as_ref().is_some_and(|round| round.resumed())
     }
 }
 

@@ -9,6 +9,7 @@
 use rmcp::model::{
     ClientRequest, ErrorCode, GetExtensions, GetMeta, ProtocolVersion, RequestId, RequestMetaObject,
 };
+use rmcp::ErrorData as McpError;
 use rmcp::service::Peer;
 
 use crate::Caller;
@@ -25,6 +26,8 @@ pub(crate) mod code {
     pub(crate) const PARSE_ERROR: i64 = ErrorCode::PARSE_ERROR.0 as i64;
     /// The message is JSON but not a JSON-RPC request or notification.
     pub(crate) const INVALID_REQUEST: i64 = ErrorCode::INVALID_REQUEST.0 as i64;
+    /// The method does not exist (in the request's protocol revision).
+    pub(crate) const METHOD_NOT_FOUND: i64 = ErrorCode::METHOD_NOT_FOUND.0 as i64;
     /// The params do not fit the method (or name a tool the caller cannot see).
     pub(crate) const INVALID_PARAMS: i64 = ErrorCode::INVALID_PARAMS.0 as i64;
     /// The server failed to answer.
@@ -141,6 +144,40 @@ pub(crate) fn method_eras(method: &str) -> Option<Eras> {
         .map(|(_, eras)| *eras)
 }
 
+/// The answer to `method` when the request's protocol revision does not have it (-32601,
+/// which streamable HTTP sends with 404 on 2026-07-28): `initialize`, `logging/setLevel`
+/// and the resource subscriptions were removed by 2026-07-28, `server/discover` and
+/// `subscriptions/listen` came with it. `None` when the method belongs to the request's era.
+pub(crate) fn outside_era(method: &str, context: &RequestContext<RoleServer>) -> Option<McpError> {
+    let belongs = match (method_eras(method)?, is_modern(context)) {
+        (Eras::All, _) | (Eras::Legacy, false) | (Eras::Modern, true) => true,
+        (Eras::Legacy, true) | (Eras::Modern, false) => false,
+    };
+    (!belongs).then(|| method_not_found(method))
+}
+
+/// True when a streamable HTTP request's `MCP-Protocol-Version` headers name one known
+/// revision, 2026-07-28 or later.
+#[cfg(feature = "http")]
+pub(crate) fn speaks_modern(headers: &http::HeaderMap) -> bool {
+    let mut values = headers.get_all(header::PROTOCOL_VERSION).iter();
+    match (values.next(), values.next()) {
+        (Some(value), None) => ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .any(|known| value.as_bytes() == known.as_str().as_bytes() && is_modern_version(known)),
+        _ => false,
+    }
+}
+
+/// The -32601 answer naming `method`.
+pub(crate) fn method_not_found(method: &str) -> McpError {
+    McpError::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: {}", crate::output::error::echo(method)),
+        None,
+    )
+}
+
 /// True when a server of `registry` declares `resources` with `subscribe` (it serves
 /// resources): without it, `resources/subscribe` and `unsubscribe` are unsupported methods.
 pub(crate) fn declares_subscriptions(registry: &ToolRegistry) -> bool {
@@ -203,7 +240,7 @@ mod tests {
         let mut codes = vec![
             code::PARSE_ERROR,
             code::INVALID_REQUEST,
-            i64::from(ErrorCode::METHOD_NOT_FOUND.0),
+            code::METHOD_NOT_FOUND,
             code::INVALID_PARAMS,
             code::UNAUTHORIZED,
         ];

@@ -2,8 +2,8 @@
 //! `resultType: "input_required"` carries, sealed under a [`StateKey`], and what a retry
 //! brings back.
 //!
-//! The state holds the answers the client gave in earlier rounds and the id of the
-//! request asked last; the retry's `inputResponses` adds the answer to that request. The
+//! The state holds the answers the client gave in earlier rounds and the keys of the
+//! requests asked last; the retry's `inputResponses` answers those by key. The
 //! state is sealed with HMAC-SHA256 (rmcp's `RequestStateCodec`), carries an expiry, and
 //! is bound to the method, the tool, its arguments and the caller, so it is verified before
 //! anything in it is used and is worth nothing for another call or caller.
@@ -19,18 +19,19 @@ use tokio::sync::oneshot;
 use rmcp::ErrorData as McpError;
 // rmcp marks the sampling types deprecated (SEP-2577) while the protocol still has them.
 #[expect(deprecated)]
-use rmcp::model::CreateMessageResult;
+use rmcp::model::{CreateMessageResult, ListRootsResult};
 use rmcp::model::{
-    ClientCapabilities, ElicitResult, InputRequest, InputResponses, RequestStateCodec,
+    ClientCapabilities, ElicitResult, ErrorCode, InputRequest, InputResponses, RequestStateCodec,
     RequestStateError, SealOptions,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::client_requests::{self, ClientRequestKind};
+use super::client_requests;
 use super::private_file::{self, ExposedFile, Refused};
 use crate::Caller;
-use crate::output::error::ToolError;
+use crate::context::ClientFeature;
+use crate::output::error::{ToolError, echo};
 
 /// The longest `requestState` accepted or issued, in bytes (64 KiB). A retry whose state
 /// is longer is refused before it is verified; a call whose answers no longer fit ends
@@ -175,23 +176,29 @@ pub(crate) struct Sealing {
     pub(crate) ttl: Duration,
 }
 
-/// One answer the client gave, in the order the tool asked.
+/// One answer the client gave: the key of the request it answers, what the tool asked for,
+/// and the client's result (checked against that request's result type).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Answer {
-    /// What the tool asked for.
-    pub(crate) kind: ClientRequestKind,
-    /// The client's result (`ElicitResult` or `CreateMessageResult`).
+    pub(crate) key: String,
+    pub(crate) feature: ClientFeature,
     pub(crate) result: Value,
+}
+
+/// A request the last round asked: its key and what it asks for.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Pending {
+    pub(crate) key: String,
+    pub(crate) feature: ClientFeature,
 }
 
 /// What the sealed state says.
 #[derive(Serialize, Deserialize)]
 struct Payload {
-    /// Answers of the rounds before the last.
+    /// The answers of the rounds before.
     answers: Vec<Answer>,
-    /// The input request asked in the last round: its id and kind.
-    pending: String,
-    pending_kind: ClientRequestKind,
+    /// The requests the last round asked.
+    pending: Vec<Pending>,
 }
 
 /// What a call is bound to: the method, the tool (or prompt, or resource) and its
@@ -215,91 +222,88 @@ fn refused(reason: &'static str, message: String) -> McpError {
 
 const START_OVER: &str = "start the call again without requestState";
 
-/// The answers so far of the call a retry continues: the verified state's plus the one
-/// the retry's `inputResponses` carries for the request asked last. No state: a first
-/// round, no answers.
-pub(crate) fn answers(
-    sealing: &Sealing,
-    state: Option<&str>,
-    responses: Option<&InputResponses>,
-    binding: &[u8],
-) -> Result<Vec<Answer>, McpError> {
-    let Some(state) = state else {
-        if responses.is_some_and(|r| !r.is_empty()) {
-            return Err(refused(
-                "missing_request_state",
-                format!("inputResponses came without the requestState they answer; {START_OVER}"),
-            ));
-        }
-        return Ok(Vec::new());
-    };
-    if state.len() > MAX_REQUEST_STATE_BYTES {
-        return Err(refused(
-            "request_state_too_large",
-            format!(
-                "requestState has {} bytes, more than the {MAX_REQUEST_STATE_BYTES} this server \
-                 accepts; {START_OVER}",
-                state.len()
-            ),
-        ));
-    }
-    let payload: Payload = sealing
-        .key
-        .codec
-        .open_json_with(state, binding)
-        .map_err(|error| match error {
-            RequestStateError::Expired => refused(
-                "expired_request_state",
-                format!("requestState has expired; {START_OVER}"),
-            ),
-            other => {
-                // The reason stays in the log: the client learns only that it is not valid.
-                tracing::debug!(error = %other, "requestState refused");
-                refused(
-                    "invalid_request_state",
-                    format!(
-                        "requestState is not valid for this call: it was altered, or issued \
-                         for another caller, tool or arguments, or by a server with another \
-                         key; {START_OVER}"
-                    ),
-                )
-            }
-        })?;
-    let answer = responses
-        .and_then(|r| r.get(&payload.pending))
-        .ok_or_else(|| {
-            refused(
-                "missing_input_response",
-                format!(
-                    "the retry has no inputResponses entry for `{}`, the request it answers",
-                    payload.pending
-                ),
-            )
-        })?;
-    let kind = payload.pending_kind;
-    let result = checked_answer(kind, answer.clone()).map_err(|e| {
-        refused(
-            "invalid_input_response",
-            format!("inputResponses[`{}`] is not a valid {e}", payload.pending),
-        )
-    })?;
-    let mut answers = payload.answers;
-    answers.push(Answer { kind, result });
-    Ok(answers)
+/// What a round of a resumable call starts from: the answers of earlier rounds (from the
+/// verified `requestState`) and the retry's `inputResponses`, each checked when the tool
+/// asks for it. A retry may come without a state (a one-round request needs none: the
+/// client answers by key) and may carry keys nobody asked for (ignored).
+pub(crate) struct Known {
+    answers: Vec<Answer>,
+    responses: InputResponses,
+    /// A verified state came with the retry.
+    resumed: bool,
 }
 
-/// The state for the next round: `answers` so far, then the request `pending` asked.
+impl Known {
+    /// What a retry with `state` and `responses` knows; `None`, `None`: a first round.
+    ///
+    /// # Errors
+    ///
+    /// -32602 when the state is too long, expired, altered, or sealed for another call,
+    /// caller or key.
+    pub(crate) fn of_retry(
+        sealing: &Sealing,
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+        binding: &[u8],
+    ) -> Result<Known, McpError> {
+        let responses = responses.cloned().unwrap_or_default();
+        let Some(state) = state else {
+            return Ok(Known {
+                answers: Vec::new(),
+                responses,
+                resumed: false,
+            });
+        };
+        if state.len() > MAX_REQUEST_STATE_BYTES {
+            return Err(refused(
+                "request_state_too_large",
+                format!(
+                    "requestState has {} bytes, more than the {MAX_REQUEST_STATE_BYTES} this \
+                     server accepts; {START_OVER}",
+                    state.len()
+                ),
+            ));
+        }
+        let payload: Payload = sealing
+            .key
+            .codec
+            .open_json_with(state, binding)
+            .map_err(|error| match error {
+                RequestStateError::Expired => refused(
+                    "expired_request_state",
+                    format!("requestState has expired; {START_OVER}"),
+                ),
+                other => {
+                    // The reason stays in the log: the client learns only that it is not valid.
+                    tracing::debug!(error = %other, "requestState refused");
+                    refused(
+                        "invalid_request_state",
+                        format!(
+                            "requestState is not valid for this call: it was altered, or issued \
+                             for another caller, tool or arguments, or by a server with another \
+                             key; {START_OVER}"
+                        ),
+                    )
+                }
+            })?;
+        Ok(Known {
+            answers: payload.answers,
+            responses,
+            resumed: true,
+        })
+    }
+}
+
+/// The state for the next round: the `answers` so far and the requests `pending` asked.
 pub(crate) fn seal(
     sealing: &Sealing,
     answers: &[Answer],
-    pending: &str,
-    pending_kind: ClientRequestKind,
+    pending: &[Pending],
     binding: &[u8],
 ) -> Result<String, ToolError> {
     let payload = Payload {
         answers: answers.to_vec(),
-        pending: pending.to_string(),
-        pending_kind,
+        pending: pending.to_vec(),
     };
     let state = sealing
         .key
@@ -320,104 +324,222 @@ pub(crate) fn seal(
     Ok(state)
 }
 
-/// The client's answer to a `kind` request, checked against the protocol's result type.
-#[expect(deprecated)] // sampling
-fn checked_answer(kind: ClientRequestKind, answer: Value) -> Result<Value, String> {
-    match kind {
-        ClientRequestKind::Elicitation => serde_json::from_value::<ElicitResult>(answer)
+/// The client's answer to a `feature` request, checked against the protocol's result type.
+#[expect(deprecated)] // sampling and roots
+fn checked_answer(feature: ClientFeature, answer: Value) -> Result<Value, String> {
+    fn checked<T: serde::de::DeserializeOwned + Serialize>(
+        answer: Value,
+        what: &str,
+    ) -> Result<Value, String> {
+        serde_json::from_value::<T>(answer)
             .and_then(serde_json::to_value)
-            .map_err(|e| format!("elicitation result: {e}")),
-        ClientRequestKind::Sampling => serde_json::from_value::<CreateMessageResult>(answer)
-            .and_then(serde_json::to_value)
-            .map_err(|e| format!("sampling result: {e}")),
+            .map_err(|e| format!("{what}: {e}"))
+    }
+    match feature {
+        ClientFeature::Elicitation => checked::<ElicitResult>(answer, "elicitation result"),
+        ClientFeature::Sampling => checked::<CreateMessageResult>(answer, "sampling result"),
+        ClientFeature::Roots => checked::<ListRootsResult>(answer, "roots/list result"),
     }
 }
 
-/// The input request that ends a round: the tool asked for something no answer covers.
+/// A request that ends a round: the tool asked for something no answer covers.
 pub(crate) struct Asked {
-    /// Its position among the tool's requests (0 for the first).
-    pub(crate) index: usize,
-    pub(crate) kind: ClientRequestKind,
+    pub(crate) key: String,
+    pub(crate) feature: ClientFeature,
     pub(crate) request: InputRequest,
 }
 
-impl Asked {
-    /// Its id in `inputRequests` and `inputResponses`: the kind and the position.
-    pub(crate) fn id(&self) -> String {
-        format!("{}-{}", self.kind.capability(), self.index)
-    }
+/// How a round ended when the tool did not finish.
+pub(crate) enum RoundOutcome {
+    /// The tool asked the client: these requests (at least one), with the answers so far.
+    Asked {
+        asked: Vec<Asked>,
+        answers: Vec<Answer>,
+    },
+    /// The request cannot go on: a response was not a valid answer, or the tool needs a
+    /// capability the client did not declare (-32021).
+    Refused(McpError),
 }
 
-/// One round of a resumable call, as the tool's client requests see it: the answers so
-/// far, handed back in order, and where the first unanswered request goes.
-pub(crate) struct Round {
+/// What a round has gathered since it began.
+#[derive(Default)]
+struct Gathered {
+    /// Earlier rounds' answers, then the responses checked in this one.
     answers: Vec<Answer>,
+    asked: Vec<Asked>,
+    refusal: Option<McpError>,
+}
+
+/// One round of a resumable call, as the tool's client requests see it: the answers and
+/// responses so far, handed out by key, and the requests nothing answers, which end the
+/// round. Every request the tool awaits together (`join!`) lands in the same round: the
+/// round ends once the tool's future has returned `Pending` with at least one of them.
+pub(crate) struct Round {
+    responses: InputResponses,
+    resumed: bool,
+    /// The position of the next request without a key of the tool's (`elicitation-0`).
     next: AtomicUsize,
-    asked: Mutex<Option<oneshot::Sender<Asked>>>,
+    gathered: Mutex<Gathered>,
+    /// Told (once) that the round ends.
+    ends: Mutex<Option<oneshot::Sender<()>>>,
 }
 
 impl Round {
-    /// A round with `answers`, and the receiver of the request that ends it.
-    pub(crate) fn new(answers: Vec<Answer>) -> (Arc<Round>, oneshot::Receiver<Asked>) {
+    /// A round starting from `known`, and the receiver told when it ends.
+    pub(crate) fn new(known: Known) -> (Arc<Round>, oneshot::Receiver<()>) {
         let (sender, receiver) = oneshot::channel();
         let round = Round {
-            answers,
+            responses: known.responses,
+            resumed: known.resumed,
             next: AtomicUsize::new(0),
-            asked: Mutex::new(Some(sender)),
+            gathered: Mutex::new(Gathered {
+                answers: known.answers,
+                ..Gathered::default()
+            }),
+            ends: Mutex::new(Some(sender)),
         };
         (Arc::new(round), receiver)
     }
 
-    /// The answers so far.
-    pub(crate) fn answers(&self) -> &[Answer] {
-        &self.answers
+    /// True when the round continues a verified state.
+    pub(crate) fn resumed(&self) -> bool {
+        self.resumed
     }
 
-    /// The tool's next `kind` request: the recorded answer when there is one; otherwise the
-    /// round ends with this request (the future never completes: the handler drops the
-    /// tool's future and answers `input_required`).
+    fn gathered(&self) -> std::sync::MutexGuard<'_, Gathered> {
+        self.gathered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn end(&self) {
+        let sender = self.ends.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(sender) = sender {
+            // The handler may be gone already (the call finished); nothing to tell then.
+            let _ = sender.send(());
+        }
+    }
+
+    /// How the round ended (called once it has).
+    pub(crate) fn outcome(&self) -> RoundOutcome {
+        let mut gathered = self.gathered();
+        if let Some(refusal) = gathered.refusal.take() {
+            return RoundOutcome::Refused(refusal);
+        }
+        RoundOutcome::Asked {
+            asked: std::mem::take(&mut gathered.asked),
+            answers: std::mem::take(&mut gathered.answers),
+        }
+    }
+
+    /// The tool's `feature` request under `key` (`None`: the feature and its position):
+    /// the recorded answer or the retry's response when there is one; otherwise the round
+    /// ends with this request (the future never completes: the handler drops the tool's
+    /// future and answers `input_required`).
     pub(crate) fn ask(
         &self,
-        kind: ClientRequestKind,
+        key: Option<&str>,
+        feature: ClientFeature,
         params: Value,
         capabilities: Option<&ClientCapabilities>,
     ) -> BoxFuture<'static, Result<Value, ToolError>> {
-        let index = self.next.fetch_add(1, Ordering::SeqCst);
-        if let Some(answer) = self.answers.get(index) {
-            let result = if answer.kind == kind {
-                Ok(answer.result.clone())
-            } else {
-                Err(ToolError::internal(format!(
-                    "request {index} of this tool was {} in an earlier round and is {} now; \
-                     a tool must ask the same things in the same order on every round",
-                    answer.kind.method(),
-                    kind.method()
-                ))
-                .with_action(
-                    "Make the code before each elicit or sample call deterministic (it runs \
-                     again on every round).",
-                ))
-            };
-            return Box::pin(async move { result });
-        }
-        if let Err(error) = client_requests::check_declared(kind, capabilities) {
-            return Box::pin(async move { Err(error) });
-        }
-        let request = match client_requests::input_request(kind, params) {
-            Ok(request) => request,
-            Err(error) => return Box::pin(async move { Err(error) }),
+        let key = match key {
+            Some(key) => key.to_owned(),
+            None => format!(
+                "{}-{}",
+                feature.capability(),
+                self.next.fetch_add(1, Ordering::SeqCst)
+            ),
         };
-        let sender = self.asked.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(sender) = sender {
-            // The handler may be gone already (the call finished); nothing to tell then.
-            let _ = sender.send(Asked {
-                index,
-                kind,
+        let ready = |result| -> BoxFuture<'static, Result<Value, ToolError>> {
+            Box::pin(async move { result })
+        };
+        let mut gathered = self.gathered();
+        if let Some(answer) = gathered.answers.iter().find(|a| a.key == key) {
+            if answer.feature == feature {
+                return ready(Ok(answer.result.clone()));
+            }
+            return ready(Err(changed_request(&key, answer.feature, feature)));
+        }
+        if let Some(response) = self.responses.get(&key) {
+            match checked_answer(feature, response.clone()) {
+                Ok(result) => {
+                    gathered.answers.push(Answer {
+                        key,
+                        feature,
+                        result: result.clone(),
+                    });
+                    return ready(Ok(result));
+                }
+                Err(problem) => {
+                    gathered.refusal.get_or_insert_with(|| {
+                        refused(
+                            "invalid_input_response",
+                            format!("inputResponses[`{}`] is not a valid {problem}", echo(&key)),
+                        )
+                    });
+                    drop(gathered);
+                    self.end();
+                    return Box::pin(std::future::pending());
+                }
+            }
+        }
+        if !client_requests::declared(feature, capabilities) {
+            gathered
+                .refusal
+                .get_or_insert_with(|| missing_capability(feature));
+            drop(gathered);
+            self.end();
+            return Box::pin(std::future::pending());
+        }
+        if let Some(earlier) = gathered.asked.iter().find(|a| a.key == key) {
+            // The same request twice in one round is asked once.
+            if earlier.feature != feature {
+                return ready(Err(changed_request(&key, earlier.feature, feature)));
+            }
+        } else {
+            let request = match client_requests::input_request(feature, params) {
+                Ok(request) => request,
+                Err(error) => return ready(Err(error)),
+            };
+            gathered.asked.push(Asked {
+                key,
+                feature,
                 request,
             });
         }
+        drop(gathered);
+        self.end();
         Box::pin(std::future::pending())
     }
+}
+
+/// The error when one key names two kinds of request.
+fn changed_request(key: &str, before: ClientFeature, now: ClientFeature) -> ToolError {
+    ToolError::internal(format!(
+        "the request `{}` of this tool was {} and is {} now; a tool must ask the same \
+         things under the same keys (and in the same order) on every round",
+        echo(key),
+        before.method(),
+        now.method()
+    ))
+    .with_action(
+        "Make the code before each client request deterministic (it runs again on every \
+         round), and give each request its own key.",
+    )
+}
+
+/// The -32021 answer when the tool needs `feature` and the request's `_meta` does not
+/// declare its capability (streamable HTTP sends it with 400).
+fn missing_capability(feature: ClientFeature) -> McpError {
+    McpError::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "this request needs the client capability `{}` ({}), which the request's \
+             _meta does not declare",
+            feature.capability(),
+            feature.method()
+        ),
+        Some(json!({ "requiredCapabilities": client_requests::required(feature) })),
+    )
 }
 
 #[cfg(test)]

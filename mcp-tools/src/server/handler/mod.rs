@@ -13,7 +13,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
     InitializeRequestParams, InitializeResult, InputRequiredResult, InputResponses,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     NumberOrString, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
@@ -31,8 +31,8 @@ use super::peer::{LogFilter, RequestPeer, from_rmcp};
 use super::protocol::http_caller;
 #[cfg(feature = "http")]
 use super::protocol::takes_batches;
-use super::protocol::{is_modern, method_eras};
-use super::request_state::{self, Round};
+use super::protocol::{is_modern, method_eras, method_not_found, outside_era};
+use super::request_state::{self, Pending, Round, RoundOutcome};
 use super::state::{Session, Shared};
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
@@ -211,19 +211,29 @@ impl McpHandler {
             return Ok(RoundEnd::Finished(run(self.tool_context(context)).await));
         };
         let sealing = &self.shared.sealing;
-        let answers = request_state::answers(sealing, state, responses, &binding)?;
-        let (round, asked) = Round::new(answers);
+        let known = request_state::Known::of_retry(sealing, state, responses, &binding)?;
+        let (round, ends) = Round::new(known);
         let ran = run(self.context_in_round(context, Some(round.clone())));
-        let asked = tokio::select! {
+        tokio::select! {
             biased;
-            Ok(asked) = asked => asked,
+            Ok(()) = ends => {}
             output = ran => return Ok(RoundEnd::Finished(output)),
+        }
+        let (asked, answers) = match round.outcome() {
+            RoundOutcome::Refused(refusal) => return Err(refusal),
+            RoundOutcome::Asked { asked, answers } => (asked, answers),
         };
-        let id = asked.id();
+        let pending: Vec<Pending> = asked
+            .iter()
+            .map(|a| Pending {
+                key: a.key.clone(),
+                feature: a.feature,
+            })
+            .collect();
         Ok(
-            match request_state::seal(sealing, round.answers(), &id, asked.kind, &binding) {
+            match request_state::seal(sealing, &answers, &pending, &binding) {
                 Ok(state) => {
-                    let requests = std::iter::once((id, asked.request)).collect();
+                    let requests = asked.into_iter().map(|a| (a.key, a.request)).collect();
                     RoundEnd::Asked(InputRequiredResult::new(Some(requests), Some(state)))
                 }
                 Err(error) => RoundEnd::Failed(error),
@@ -370,6 +380,9 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if let Some(removed) = outside_era("resources/subscribe", &context) {
+            return Err(removed);
+        }
         self.resource_subscribe(request, context).await
     }
 
@@ -378,6 +391,9 @@ impl ServerHandler for McpHandler {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if let Some(removed) = outside_era("resources/unsubscribe", &context) {
+            return Err(removed);
+        }
         self.resource_unsubscribe(request, context).await
     }
 
@@ -409,8 +425,11 @@ impl ServerHandler for McpHandler {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if let Some(removed) = outside_era("logging/setLevel", &context) {
+            return Err(removed);
+        }
         *self
             .session
             .log_level
@@ -426,6 +445,9 @@ impl ServerHandler for McpHandler {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
+        if let Some(removed) = outside_era("initialize", &context) {
+            return Err(removed);
+        }
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
         #[cfg(feature = "http")]
@@ -449,13 +471,17 @@ impl ServerHandler for McpHandler {
     }
 
     /// rmcp parses a request it cannot type (unknown method, or a known method whose params
-    /// do not fit, like `tools/call` without a `name`) as a custom request. Unknown methods
-    /// answer -32601; known methods with unusable params answer -32602, naming the method.
+    /// do not fit, like `tools/call` without a `name`) as a custom request. Unknown methods,
+    /// and methods of another protocol revision than the request's, answer -32601; known
+    /// methods with unusable params answer -32602, naming the method.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
+        if let Some(removed) = outside_era(&request.method, &context) {
+            return Err(removed);
+        }
         if method_eras(&request.method).is_some() {
             return Err(McpError::invalid_params(
                 format!(
@@ -465,11 +491,7 @@ impl ServerHandler for McpHandler {
                 None,
             ));
         }
-        Err(McpError::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: {}", echo(&request.method)),
-            None,
-        ))
+        Err(method_not_found(&request.method))
     }
 
     fn accepted_subscription_filter(

@@ -38,9 +38,13 @@ use super::reply::{
 use super::sessions::{Activity, HttpSessions, Principal, Serving};
 use super::site::SiteRule;
 use crate::Caller;
-use crate::server::decode::{batch_elements, decode_document};
+use crate::output::error::echo;
+use crate::server::decode::{batch_elements, decode_document, removed_request};
 use crate::server::handler::McpHandler;
-use crate::server::protocol::code::{INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND};
+use crate::server::protocol::code::{
+    INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND,
+};
+use crate::server::protocol::{method_not_found, speaks_modern};
 use crate::server::protocol::header::SESSION_ID;
 use crate::server::protocol::{ALREADY_INITIALIZED, takes_batches};
 use crate::server::state::Session;
@@ -537,6 +541,18 @@ impl<M: SessionManager> Front<M> {
                 return Err(Box::new(response));
             }
         };
+        if speaks_modern(&parts.headers)
+            && let Some((id, method)) = removed_request(&bytes)
+        {
+            tracing::debug!(method = %echo(&method), "a 2026-07-28 request of a removed method");
+            let refusal = method_not_found(&method);
+            return Err(Box::new(json_error(
+                StatusCode::NOT_FOUND,
+                id,
+                METHOD_NOT_FOUND,
+                refusal.message.into_owned(),
+            )));
+        }
         let batch = batches.then(|| batch_elements(&bytes)).flatten();
         let decoded = match batch {
             Some(Ok(elements)) => return Ok(Read::Batch(parts, elements)),
