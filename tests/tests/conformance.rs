@@ -1,10 +1,17 @@
-//! The official MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16,
-//! `--suite all`, no expected-failures file) against `examples/conformance`:
-//! - over streamable HTTP: all 32 server scenarios pass, with no failed or warning check;
-//! - over stdio through `supergateway`: every scenario passes except
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance` 0.2.0-alpha.12,
+//! pinned in `scripts/npm/package.json`, no expected-failures file) against
+//! `examples/conformance`, by requirement set (`--requirements REVISION`: exactly the
+//! scenarios a revision requires, at its wire version, plus the pending and extension
+//! scenarios it runs unscored):
+//! - 2025-11-25 over streamable HTTP: all 30 required scenarios and the 3 unscored ones
+//!   pass, with no failed or warning check;
+//! - 2026-07-28 over streamable HTTP: all 37 required scenarios pass with no failed or
+//!   warning check, and of the 13 unscored ones exactly those in [`NOT_YET_2026_07_28`]
+//!   fail (the test fails when one of them starts passing, so the list only shrinks);
+//! - 2025-11-25 over stdio through `supergateway`: every scenario passes except
 //!   `dns-rebinding-protection` (the bridge checks no `Host` header), which must fail, and
 //!   the only other checks not passing are two warnings about the bridge's own SSE stream.
-//!
+
 //! The suite's saved results are read strictly: a missing or unreadable results folder or
 //! `checks.json`, a parse error or a scenario without results fails the test.
 //!
@@ -28,8 +35,9 @@ use mcp_toolbelt_tests::{
 };
 use serde_json::{Value, json};
 
-/// Every server scenario of the suite's `all` suite, in its order.
-const SCENARIOS: [&str; 32] = [
+/// The scenarios `--requirements 2025-11-25` runs: the 30 the revision requires, then
+/// the 3 it runs unscored (added after the release, or pending).
+const SCENARIOS_2025_11_25: [&str; 33] = [
     "server-initialize",
     "logging-set-level",
     "ping",
@@ -45,9 +53,7 @@ const SCENARIOS: [&str; 32] = [
     "tools-call-with-progress",
     "tools-call-sampling",
     "tools-call-elicitation",
-    "json-schema-2020-12",
     "elicitation-sep1034-defaults",
-    "server-sse-polling",
     "server-sse-multiple-streams",
     "elicitation-sep1330-enums",
     "resources-list",
@@ -62,6 +68,80 @@ const SCENARIOS: [&str; 32] = [
     "prompts-get-embedded-resource",
     "prompts-get-with-image",
     "dns-rebinding-protection",
+    "server-session-lifecycle",
+    "json-schema-2020-12",
+    "server-sse-polling",
+];
+
+/// The scenarios `--requirements 2026-07-28` runs: the 37 the revision requires, then the
+/// 13 it runs unscored (the tasks extension's, and pending ones).
+const SCENARIOS_2026_07_28: [&str; 50] = [
+    "server-stateless",
+    "completion-complete",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "server-sse-multiple-streams",
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "sep-2164-resource-not-found",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "dns-rebinding-protection",
+    "caching",
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-missing-input-response",
+    "input-required-result-non-tool-request",
+    "input-required-result-result-type",
+    "input-required-result-unsupported-methods",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+    "json-schema-2020-12",
+    "http-header-validation",
+    "http-custom-header-server-validation",
+];
+
+/// The unscored 2026-07-28 scenarios this server does not pass yet: the tasks extension
+/// (`tasks-status-notifications` passes: it checks only what a server without tasks must
+/// not send) and SEP-2243's `x-mcp-header` parameters.
+const NOT_YET_2026_07_28: [&str; 10] = [
+    "http-custom-header-server-validation",
+    "tasks-capability-negotiation",
+    "tasks-dispatch-and-envelope",
+    "tasks-lifecycle",
+    "tasks-mrtr-composition",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-request-state-removal",
+    "tasks-required-task-error",
+    "tasks-wire-fields",
 ];
 
 fn server_binary() -> PathBuf {
@@ -111,7 +191,8 @@ impl SuiteRun {
     }
 }
 
-fn run_suite(url: &str, label: &str) -> SuiteRun {
+/// One run of `--requirements revision` against `url`; `scenarios`: what it must run.
+fn run_suite(url: &str, label: &str, revision: &str, scenarios: &[&str]) -> SuiteRun {
     let (node_dir, conformance) = node_tool("conformance");
     let out = std::env::temp_dir().join(format!(
         "mcp-toolbelt-conformance-{}-{label}",
@@ -121,7 +202,7 @@ fn run_suite(url: &str, label: &str) -> SuiteRun {
     let mut command = Command::new(conformance);
     command
         .env("PATH", path_with(&node_dir))
-        .args(["server", "--url", url, "--suite", "all", "-o"])
+        .args(["server", "--url", url, "--requirements", revision, "-o"])
         .arg(&out);
     let finished = run_with_deadline(command, Duration::from_secs(600));
     let mut passed = BTreeMap::new();
@@ -138,7 +219,7 @@ fn run_suite(url: &str, label: &str) -> SuiteRun {
         }
     }
     let output = format!("{}\n{}", finished.stdout, finished.stderr);
-    let checks = saved_checks(&out, &output);
+    let checks = saved_checks(&out, scenarios, &output);
     let _ = std::fs::remove_dir_all(&out);
     SuiteRun {
         code: finished.code,
@@ -152,8 +233,8 @@ fn run_suite(url: &str, label: &str) -> SuiteRun {
 /// (`server-<scenario>-<timestamp>/checks.json`, a JSON array of checks). Fails, naming
 /// the path, when the folder, a `checks.json` or a check's `id` or `status` is missing
 /// or unreadable, on a status outside [`STATUSES`], on any other entry, and unless every
-/// scenario of [`SCENARIOS`] saved at least one check exactly once.
-fn saved_checks(out: &Path, output: &str) -> Vec<Check> {
+/// scenario of `expected` saved at least one check exactly once.
+fn saved_checks(out: &Path, expected: &[&str], output: &str) -> Vec<Check> {
     let entries = std::fs::read_dir(out).unwrap_or_else(|e| {
         panic!(
             "the suite saved no results folder {}: {e}\n{output}",
@@ -199,7 +280,7 @@ fn saved_checks(out: &Path, output: &str) -> Vec<Check> {
     scenarios.sort();
     assert_eq!(
         scenarios,
-        expected_names(),
+        names(expected),
         "one results folder per scenario in {}",
         out.display()
     );
@@ -221,8 +302,9 @@ fn scenario_of(folder: &Path) -> String {
         .unwrap_or_else(|| panic!("unexpected entry {} in the results", folder.display()))
 }
 
-fn expected_names() -> Vec<String> {
-    let mut names: Vec<String> = SCENARIOS.iter().map(|s| s.to_string()).collect();
+/// `scenarios`, sorted.
+fn names(scenarios: &[&str]) -> Vec<String> {
+    let mut names: Vec<String> = scenarios.iter().map(|s| s.to_string()).collect();
     names.sort();
     names
 }
@@ -255,9 +337,9 @@ const ONE_CHECK: &str = r#"[{"id": "a-check", "status": "SUCCESS", "name": "A"}]
 
 #[test]
 fn saved_checks_reads_one_folder_per_scenario() {
-    let out = fake_results("complete", &SCENARIOS, ONE_CHECK);
-    let checks = saved_checks(&out.0, "");
-    assert_eq!(checks.len(), 32);
+    let out = fake_results("complete", &SCENARIOS_2025_11_25, ONE_CHECK);
+    let checks = saved_checks(&out.0, &SCENARIOS_2025_11_25, "");
+    assert_eq!(checks.len(), 33);
     assert_eq!(
         checks[0],
         Check {
@@ -273,6 +355,7 @@ fn saved_checks_reads_one_folder_per_scenario() {
 fn saved_checks_fails_without_a_results_folder() {
     saved_checks(
         &std::env::temp_dir().join("mcp-toolbelt-no-such-results"),
+        &SCENARIOS_2025_11_25,
         "",
     );
 }
@@ -280,13 +363,17 @@ fn saved_checks_fails_without_a_results_folder() {
 #[test]
 #[should_panic(expected = "one results folder per scenario")]
 fn saved_checks_fails_when_a_scenario_saved_nothing() {
-    saved_checks(&fake_results("short", &SCENARIOS[1..], ONE_CHECK).0, "");
+    saved_checks(
+        &fake_results("short", &SCENARIOS_2025_11_25[1..], ONE_CHECK).0,
+        &SCENARIOS_2025_11_25,
+        "",
+    );
 }
 
 #[test]
 #[should_panic(expected = "checks.json: No such file")]
 fn saved_checks_fails_on_a_missing_checks_json() {
-    let out = fake_results("no-file", &SCENARIOS, ONE_CHECK);
+    let out = fake_results("no-file", &SCENARIOS_2025_11_25, ONE_CHECK);
     let folder = std::fs::read_dir(&out.0)
         .unwrap()
         .next()
@@ -294,41 +381,77 @@ fn saved_checks_fails_on_a_missing_checks_json() {
         .unwrap()
         .path();
     std::fs::remove_file(folder.join("checks.json")).unwrap();
-    saved_checks(&out.0, "");
+    saved_checks(&out.0, &SCENARIOS_2025_11_25, "");
 }
 
 #[test]
 #[should_panic(expected = "is not a JSON array")]
 fn saved_checks_fails_on_a_checks_json_that_does_not_parse() {
-    saved_checks(&fake_results("garbled", &SCENARIOS, "[{\"id\": ").0, "");
+    saved_checks(
+        &fake_results("garbled", &SCENARIOS_2025_11_25, "[{\"id\": ").0,
+        &SCENARIOS_2025_11_25,
+        "",
+    );
 }
 
 #[test]
 #[should_panic(expected = "has no status")]
 fn saved_checks_fails_on_a_check_without_status() {
     saved_checks(
-        &fake_results("no-status", &SCENARIOS, r#"[{"id": "x"}]"#).0,
+        &fake_results("no-status", &SCENARIOS_2025_11_25, r#"[{"id": "x"}]"#).0,
+        &SCENARIOS_2025_11_25,
         "",
     );
 }
 
 #[test]
-fn official_suite_passes_all_32_server_scenarios_over_http() {
+fn requirement_set_2025_11_25_passes_over_http() {
     let server = start_http();
-    let run = run_suite(&server.endpoint, "http");
-    let names: Vec<String> = run.passed.keys().cloned().collect();
-    assert_eq!(names, expected_names(), "{}", run.output);
+    let run = run_suite(
+        &server.endpoint,
+        "http-2025-11-25",
+        "2025-11-25",
+        &SCENARIOS_2025_11_25,
+    );
+    let ran: Vec<String> = run.passed.keys().cloned().collect();
+    assert_eq!(ran, names(&SCENARIOS_2025_11_25), "{}", run.output);
     assert_eq!(run.failing(), Vec::<&str>::new(), "{}", run.output);
-    assert_eq!(run.passed.len(), 32);
     assert_eq!(run.code, Some(0), "{}", run.output);
     let bad = run.with_status(&["FAILURE", "WARNING"]);
     assert!(bad.is_empty(), "failed or warning checks: {bad:?}");
     let succeeded = run.with_status(&["SUCCESS"]).len();
     assert!(
-        succeeded >= 46,
+        succeeded >= 80,
         "{succeeded} successful checks: {:?}",
         run.checks
     );
+}
+
+#[test]
+fn requirement_set_2026_07_28_passes_over_http() {
+    let server = start_http();
+    let run = run_suite(
+        &server.endpoint,
+        "http-2026-07-28",
+        "2026-07-28",
+        &SCENARIOS_2026_07_28,
+    );
+    let ran: Vec<String> = run.passed.keys().cloned().collect();
+    assert_eq!(ran, names(&SCENARIOS_2026_07_28), "{}", run.output);
+    assert_eq!(run.failing(), NOT_YET_2026_07_28, "{}", run.output);
+    // Exit code 0: every scored (required) scenario passed.
+    assert_eq!(run.code, Some(0), "{}", run.output);
+    assert!(
+        run.output.contains("13 scenario(s) run"),
+        "13 unscored scenarios: {}",
+        run.output
+    );
+    let bad: Vec<_> = run
+        .with_status(&["FAILURE", "WARNING"])
+        .into_iter()
+        .filter(|(scenario, _, _)| !NOT_YET_2026_07_28.contains(scenario))
+        .collect();
+    assert!(bad.is_empty(), "failed or warning checks: {bad:?}");
 }
 
 /// `supergateway` bridging streamable HTTP on a free port to the server over stdio.
@@ -390,9 +513,9 @@ impl Drop for Gateway {
 #[test]
 fn official_suite_over_stdio_through_supergateway_fails_only_dns_rebinding() {
     let gateway = Gateway::start(&server_binary());
-    let run = run_suite(&gateway.url, "stdio");
-    let names: Vec<String> = run.passed.keys().cloned().collect();
-    assert_eq!(names, expected_names(), "{}", run.output);
+    let run = run_suite(&gateway.url, "stdio", "2025-11-25", &SCENARIOS_2025_11_25);
+    let ran: Vec<String> = run.passed.keys().cloned().collect();
+    assert_eq!(ran, names(&SCENARIOS_2025_11_25), "{}", run.output);
     assert_eq!(
         run.failing(),
         ["dns-rebinding-protection"],
@@ -705,16 +828,19 @@ fn sampling_and_elicitation_fail_clearly_without_the_capability_and_resume_on_20
         modern["sampling"]["requests"][0]["maxTokens"], 100,
         "{modern}"
     );
+    // 2026-07-28: a call that needs a capability the request's `_meta` does not declare is
+    // refused with -32021 (MissingRequiredClientCapability), not run into a tool error.
     let bare_modern = offerings("auto", target(), &["--no-client-capabilities", "sampling"]);
-    let sampling = &bare_modern["sampling"]["call"];
-    assert_eq!(sampling["is_error"], true, "{bare_modern}");
+    let refused = &bare_modern["sampling"]["call"]["error"];
+    assert_eq!(refused["code"], -32021, "{bare_modern}");
     assert!(
-        sampling["text"]
+        refused["message"]
             .as_str()
             .unwrap()
-            .contains("did not declare the `sampling` capability"),
+            .contains("needs the client capability `sampling`"),
         "{bare_modern}"
     );
+    assert_eq!(bare_modern["sampling"]["requests"], json!([]));
     assert_eq!(
         contents(&modern["read"]["template"])[0]["uri"],
         "test://template/4711/data"

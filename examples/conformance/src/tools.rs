@@ -278,7 +278,8 @@ async fn update_watched_resource(ctx: ToolContext, watched: State<Watched>) -> S
 }
 
 /// The tool of the `json-schema-2020-12` scenario: its input schema keeps `$schema`,
-/// `$defs` and `additionalProperties`, so it is written by hand, not derived.
+/// `$defs` (with an `$anchor`), `additionalProperties`, composition (`allOf`/`anyOf`) and
+/// conditional (`if`/`then`/`else`) keywords, so it is written by hand, not derived.
 pub fn json_schema_2020_12_tool() -> Result<ToolDef, DefError> {
     ToolDef::builder("json_schema_2020_12_tool")
         .description("Tool with JSON Schema 2020-12 features")
@@ -288,6 +289,7 @@ pub fn json_schema_2020_12_tool() -> Result<ToolDef, DefError> {
             "type": "object",
             "$defs": {
                 "address": {
+                    "$anchor": "addressDef",
                     "type": "object",
                     "properties": {
                         "street": {"type": "string"},
@@ -298,7 +300,17 @@ pub fn json_schema_2020_12_tool() -> Result<ToolDef, DefError> {
             "properties": {
                 "name": {"type": "string"},
                 "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"},
             },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {
+                "properties": {"contactMethod": {"const": "phone"}},
+                "required": ["contactMethod"],
+            },
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false,
         }))
         .handler(|arguments, _ctx| async move {
