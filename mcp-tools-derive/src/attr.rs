@@ -63,6 +63,8 @@ pub struct ItemAttr {
     pub open_world: Option<LitBool>,
     pub timeout_ms: Option<LitInt>,
     pub max_concurrency: Option<LitInt>,
+    /// `task = "optional" | "required"`: the variant of `TaskSupport`.
+    pub task: Option<(syn::Ident, Span)>,
     pub cli_category: Option<LitStr>,
     pub cli_name: Option<LitStr>,
     pub hidden_from_cli: Option<Span>,
@@ -224,6 +226,33 @@ pub const ITEM_KEYS: &[ItemKey] = &[
                 );
             }
             attr.max_concurrency = Some(limit);
+            Ok(())
+        },
+    },
+    ItemKey {
+        name: "task",
+        syntax: "task = \"optional\" | \"required\"",
+        kinds: &[Tool],
+        doc: "calls may (`optional`) or must (`required`) run as tasks of the MCP tasks extension: the client gets a handle and polls for the result",
+        default: "never a task",
+        parse: |meta, attr, cx| {
+            let support: LitStr = meta.value()?.parse()?;
+            let variant = match support.value().as_str() {
+                "optional" => "Optional",
+                "required" => "Required",
+                "forbidden" => "Forbidden",
+                other => {
+                    cx.error_at(
+                        support.span(),
+                        format!(
+                            "task = {other:?} is not a task support; write `task = \"optional\"` \
+                             (a task when the client can take one) or `task = \"required\"`"
+                        ),
+                    );
+                    return Ok(());
+                }
+            };
+            attr.task = Some((syn::Ident::new(variant, support.span()), support.span()));
             Ok(())
         },
     },
@@ -434,6 +463,7 @@ impl ItemAttr {
             idempotent: None,
             open_world: None,
             timeout_ms: None,
+            task: None,
             max_concurrency: None,
             cli_category: None,
             cli_name: None,

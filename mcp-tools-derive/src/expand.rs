@@ -612,6 +612,11 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
     if let Some(limit) = &attr.max_concurrency {
         calls.push(quote! { .max_concurrency(#limit) });
     }
+    if let Some((variant, span)) = &attr.task {
+        calls.push(
+            quote::quote_spanned! { *span=> .task_support(#rt::definition::TaskSupport::#variant) },
+        );
+    }
     let cli_category = attr
         .cli_category
         .as_ref()

@@ -124,6 +124,17 @@ impl ClientFeature {
         }
     }
 
+    /// The feature whose request is `method`.
+    pub(crate) fn of_method(method: &str) -> Option<ClientFeature> {
+        [
+            ClientFeature::Sampling,
+            ClientFeature::Elicitation,
+            ClientFeature::Roots,
+        ]
+        .into_iter()
+        .find(|feature| feature.method() == method)
+    }
+
     /// The client capability it needs (`sampling`, `elicitation`, `roots`).
     pub fn capability(self) -> &'static str {
         match self {
@@ -429,8 +440,12 @@ impl ToolContext {
     pub async fn list_roots(&self) -> Result<Value, ToolError> {
         match &self.peer {
             Some(peer) => {
-                peer.request_input(None, ClientFeature::Roots, Value::Object(Default::default()))
-                    .await
+                peer.request_input(
+                    None,
+                    ClientFeature::Roots,
+                    Value::Object(Default::default()),
+                )
+                .await
             }
             None => Err(ToolError::permission_denied(
                 "no client is attached to this call, so it cannot list the client's roots",
@@ -481,7 +496,9 @@ impl ToolContext {
     /// assert!(!mcp_toolbelt::ToolContext::default().client_declares(ClientFeature::Sampling));
     /// ```
     pub fn client_declares(&self, feature: ClientFeature) -> bool {
-        self.peer.as_ref().is_some_and(|peer| peer.declares(feature))
+        self.peer
+            .as_ref()
+            .is_some_and(|peer| peer.declares(feature))
     }
 
     /// True when this run continues a call whose earlier round asked the client: on MCP

@@ -205,7 +205,7 @@ async def s_oversized(client: Client, answers: Answers, other: Client | None) ->
 
 
 async def s_missing_response(client: Client, answers: Answers, other: Client | None) -> dict[str, Any]:
-    """The state sent back without the answer it asks for."""
+    """The state sent back without the answer it asks for: the question comes again."""
     result = await first_round(client)
     return await retry(client, {}, result.request_state)
 

@@ -108,7 +108,13 @@ fn python_sdk_auto_mode_resumes_over_stdio_and_refuses_forged_state() {
     assert_refused(&report, "other_arguments", "invalid_request_state");
     assert_refused(&report, "other_tool", "invalid_request_state");
     assert_refused(&report, "oversized", "request_state_too_large");
-    assert_refused(&report, "missing_response", "missing_input_response");
+    // A retry without the answer the state waits for is asked again (SEP-2322: a new
+    // input_required result, not an error).
+    assert_eq!(
+        report["missing_response"]["input_required"],
+        serde_json::json!(["elicitation-0"]),
+        "{report:#}"
+    );
     // A replay within the expiry continues the call, like the retry it copies.
     for attempt in ["first", "second"] {
         assert_eq!(

@@ -48,7 +48,8 @@ async fn logging_tool(ctx: ToolContext) -> &'static str {
         LogLevel::Warning,
         LogLevel::Error,
     ] {
-        ctx.log(level, format!("a {} message", level.as_str())).await;
+        ctx.log(level, format!("a {} message", level.as_str()))
+            .await;
     }
     "logged at debug, info, warning and error"
 }
@@ -81,10 +82,9 @@ fn toggled_tool() -> Result<ToolDef, ToolError> {
 /// `toolsListChanged` are told.
 #[mcp_tool(name = "test_trigger_tool_change")]
 async fn trigger_tool_change(served: State<Arc<Served>>) -> Result<String, ToolError> {
-    let registry = served
-        .0
-        .get()
-        .ok_or_else(|| ToolError::internal("the server is still starting: its registry is not set yet"))?;
+    let registry = served.0.get().ok_or_else(|| {
+        ToolError::internal("the server is still starting: its registry is not set yet")
+    })?;
     if registry.unregister(TOGGLED).is_ok() {
         return Ok(format!("removed {TOGGLED}"));
     }

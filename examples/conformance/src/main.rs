@@ -14,6 +14,7 @@ mod input_required;
 mod media;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 use std::net::SocketAddr;

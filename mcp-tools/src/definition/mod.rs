@@ -22,5 +22,5 @@ pub use prompt::{PromptArgument, PromptDef, PromptDefBuilder, PromptHandler};
 pub use resource::{
     ResourceAddress, ResourceDef, ResourceDefBuilder, ResourceHandler, ResourceRequest,
 };
-pub use tool::{CliOptions, ToolAnnotations, ToolDef, ToolDefBuilder, ToolHandler};
+pub use tool::{CliOptions, TaskSupport, ToolAnnotations, ToolDef, ToolDefBuilder, ToolHandler};
 pub use uri_template::{UriTemplate, UriTemplateError};

@@ -111,6 +111,46 @@ pub struct CliOptions {
     pub hidden: bool,
 }
 
+/// Whether a tool's calls may run as tasks (the MCP tasks extension,
+/// `io.modelcontextprotocol/tasks`): the client gets a task handle at once and polls
+/// `tasks/get` for the result.
+///
+/// ```
+/// use mcp_toolbelt::definition::{TaskSupport, ToolDef};
+/// let def = ToolDef::builder("render")
+///     .description("Render the report (minutes).")
+///     .task_support(TaskSupport::Optional)
+///     .handler(|_args, _ctx| async { Ok(mcp_toolbelt::ToolResult::text("done")) })
+///     .build()
+///     .unwrap();
+/// assert_eq!(def.task_support(), TaskSupport::Optional);
+/// assert_eq!(TaskSupport::Required.as_str(), "required");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum TaskSupport {
+    /// Calls always answer in the request (the default).
+    #[default]
+    Forbidden,
+    /// A call from a client that declared the tasks extension becomes a task once the fn
+    /// waits on anything but the client's answers; other clients get the result in the
+    /// request.
+    Optional,
+    /// As `Optional`, and a client that did not declare the tasks extension is refused
+    /// (-32021) before the fn runs.
+    Required,
+}
+
+impl TaskSupport {
+    /// The value's protocol name (`forbidden`, `optional`, `required`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
 /// Everything the registry knows about one tool.
 ///
 /// `#[mcp_tool]` builds one per annotated fn; [`ToolDef::builder`] builds one at runtime.
@@ -147,6 +187,7 @@ pub struct ToolDef {
     pub(crate) source: Option<SourceLocation>,
     pub(crate) cli: CliOptions,
     pub(crate) nonportable_name: bool,
+    pub(crate) task_support: TaskSupport,
 }
 
 impl fmt::Debug for ToolDef {
@@ -176,6 +217,7 @@ impl ToolDef {
             handler: None,
             cli: CliOptions::default(),
             nonportable_name: false,
+            task_support: TaskSupport::Forbidden,
         }
     }
 
@@ -233,6 +275,11 @@ impl ToolDef {
     /// True when the name was explicitly allowed outside `^[A-Za-z0-9_-]{1,64}$`.
     pub fn nonportable_name(&self) -> bool {
         self.nonportable_name
+    }
+
+    /// Whether the tool's calls may run as tasks.
+    pub fn task_support(&self) -> TaskSupport {
+        self.task_support
     }
 
     /// Run the handler directly (no validation, no middleware): mostly for tests.
@@ -293,6 +340,7 @@ pub struct ToolDefBuilder {
     handler: Option<Arc<dyn ToolHandler>>,
     cli: CliOptions,
     nonportable_name: bool,
+    task_support: TaskSupport,
 }
 
 impl ToolDefBuilder {
@@ -389,6 +437,12 @@ impl ToolDefBuilder {
         self
     }
 
+    /// Whether calls may run as tasks ([`TaskSupport::Forbidden`] by default).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
     /// Allow a name outside `^[A-Za-z0-9_-]{1,64}$` (dots, or over 64 chars), which some
     /// clients reject together with the server's whole tool list.
     pub fn nonportable_name(mut self) -> Self {
@@ -441,6 +495,7 @@ impl ToolDefBuilder {
             source: self.common.source,
             cli: self.cli,
             nonportable_name: self.nonportable_name,
+            task_support: self.task_support,
         })
     }
 }

@@ -22,14 +22,17 @@ use super::exposure::{self, Authentication};
 use super::handler::McpHandler;
 use super::notify::ListChanged;
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, Sealing, StateKey};
-use super::state::Shared;
+use super::state::{Shared, Tasks};
 use super::stream;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
+use super::tasks::run::TaskRuntime;
+use super::tasks::{MemoryTaskStore, TaskLimits, TaskStore};
 use super::tcp::{self, TcpOptions};
 use super::tool_pages::ToolPages;
 #[cfg(unix)]
 use super::unix;
+use crate::definition::TaskSupport;
 use crate::registry::ToolRegistry;
 
 /// The default bound on requests in flight per connection.
@@ -182,6 +185,8 @@ pub struct Server {
     unauthenticated_network_access: bool,
     /// Whether everyday requests take the fast paths ([`Server::fast_paths`]).
     fast_paths: bool,
+    /// Where tasks live and how long; `None` store: one in this process.
+    tasks: TaskOptions,
     /// Built on first use; every setter resets it.
     built: OnceLock<Arc<Shared>>,
 }
@@ -205,6 +210,7 @@ impl Server {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             unauthenticated_network_access: false,
             fast_paths: true,
+            tasks: TaskOptions::default(),
             built: OnceLock::new(),
         }
     }
@@ -323,6 +329,42 @@ impl Server {
         self
     }
 
+    /// Keep tasks (the MCP tasks extension: calls of tools declared with
+    /// [`TaskSupport`](crate::definition::TaskSupport) that outlive their first wait) in
+    /// `store` instead of this process's [`MemoryTaskStore`]: replicas behind one load
+    /// balancer must share one, so that any of them answers `tasks/get` for any task.
+    ///
+    /// ```
+    /// use mcp_toolbelt::server::tasks::MemoryTaskStore;
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let server = mcp_toolbelt::server::Server::new(registry).task_store(MemoryTaskStore::new());
+    /// # let _ = server;
+    /// ```
+    pub fn task_store(mut self, store: impl TaskStore) -> Server {
+        self.built = OnceLock::new();
+        self.tasks.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Bounds on tasks: unfinished ones per caller, and all the store holds (default 32
+    /// and 10,000). A call past a bound is refused with a retryable error (-32004).
+    pub fn task_limits(mut self, limits: TaskLimits) -> Server {
+        self.built = OnceLock::new();
+        self.tasks.limits = limits;
+        self
+    }
+
+    /// How long a finished task stays readable (`ttlMs`, default 1 hour), and how long a
+    /// replica's lease on a task it runs holds without refresh (default 30 s; refreshed
+    /// every third of it): a task whose replica died is failed by the next `tasks/get`
+    /// once its lease has run out.
+    pub fn task_times(mut self, ttl: Duration, lease: Duration) -> Server {
+        self.built = OnceLock::new();
+        self.tasks.ttl = ttl;
+        self.tasks.lease = lease.max(Duration::from_millis(30));
+        self
+    }
+
     /// The longest line (one JSON-RPC message) accepted on stdio and TCP, in bytes
     /// (default 4 MiB; at least 1). A longer line is skipped as it streams in, without
     /// being held in memory, and answered with a `-32600` error (`"id": null`).
@@ -436,6 +478,20 @@ impl Server {
             .enable_tool_list_changed()
             .build();
         add_offering_capabilities(&mut capabilities, &self.registry);
+        let task_tools = self
+            .registry
+            .list_tools()
+            .iter()
+            .any(|def| def.task_support() != TaskSupport::Forbidden);
+        if task_tools || self.tasks.store.is_some() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_string(),
+                    Default::default(),
+                );
+        }
         let mut config = ServerConfig::new(capabilities).with_server_info(implementation);
         config.instructions = self.instructions.clone();
         Arc::new(Shared {
@@ -452,6 +508,19 @@ impl Server {
             },
             tool_pages: ToolPages::default(),
             fast_paths: self.fast_paths,
+            tasks: Tasks {
+                runtime: TaskRuntime {
+                    store: self
+                        .tasks
+                        .store
+                        .clone()
+                        .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                    lease: self.tasks.lease,
+                },
+                limits: self.tasks.limits,
+                ttl: self.tasks.ttl,
+                poll_interval: DEFAULT_TASK_POLL_INTERVAL,
+            },
         })
     }
 
@@ -567,6 +636,29 @@ fn add_offering_capabilities(capabilities: &mut ServerCapabilities, registry: &T
     }
     if registry.has_resources() || registry.has_prompts() {
         capabilities.completions = Some(Default::default());
+    }
+}
+
+/// How often clients are told to poll a task (`pollIntervalMs`).
+const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The task settings of a [`Server`] before it is built.
+#[derive(Clone)]
+struct TaskOptions {
+    store: Option<Arc<dyn TaskStore>>,
+    limits: TaskLimits,
+    ttl: Duration,
+    lease: Duration,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            store: None,
+            limits: TaskLimits::default(),
+            ttl: Duration::from_secs(3600),
+            lease: Duration::from_secs(30),
+        }
     }
 }
 

@@ -21,10 +21,10 @@ use serde_json::{Map, Value};
 use crate::call::validate::MAX_DEPTH;
 use crate::server::protocol::code::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 use crate::server::protocol::error_reply;
-#[cfg(feature = "http")]
-use crate::server::protocol::{Eras, method_eras};
 #[cfg(doc)]
 use crate::server::protocol::takes_batches;
+#[cfg(feature = "http")]
+use crate::server::protocol::{Eras, method_eras};
 
 /// What a finished line turned out to be.
 #[derive(Debug)]

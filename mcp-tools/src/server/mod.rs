@@ -82,6 +82,7 @@ mod request_state;
 mod state;
 mod stream;
 mod subscriptions;
+pub mod tasks;
 mod tcp;
 #[cfg(test)]
 mod tests;

@@ -6,10 +6,10 @@
 //! A new method, code or header is added here and nowhere else; the transports and the
 //! handler name these items.
 
+use rmcp::ErrorData as McpError;
 use rmcp::model::{
     ClientRequest, ErrorCode, GetExtensions, GetMeta, ProtocolVersion, RequestId, RequestMetaObject,
 };
-use rmcp::ErrorData as McpError;
 use rmcp::service::Peer;
 
 use crate::Caller;
@@ -26,7 +26,8 @@ pub(crate) mod code {
     pub(crate) const PARSE_ERROR: i64 = ErrorCode::PARSE_ERROR.0 as i64;
     /// The message is JSON but not a JSON-RPC request or notification.
     pub(crate) const INVALID_REQUEST: i64 = ErrorCode::INVALID_REQUEST.0 as i64;
-    /// The method does not exist (in the request's protocol revision).
+    /// HTTP: the method does not exist in the request's protocol revision.
+    #[cfg(feature = "http")]
     pub(crate) const METHOD_NOT_FOUND: i64 = ErrorCode::METHOD_NOT_FOUND.0 as i64;
     /// The params do not fit the method (or name a tool the caller cannot see).
     pub(crate) const INVALID_PARAMS: i64 = ErrorCode::INVALID_PARAMS.0 as i64;
@@ -43,6 +44,9 @@ pub(crate) mod code {
     /// TCP: the connection has not authenticated (`mcp-toolbelt/authenticate`), or its
     /// token is unknown.
     pub(crate) const UNAUTHORIZED: i64 = -32003;
+    /// Tasks: the server cannot take a task now (a bound on tasks is reached, or the task
+    /// store is down); retry later.
+    pub(crate) const TASKS_UNAVAILABLE: i64 = -32004;
 }
 
 /// The message refusing an `initialize` in a session that has one (`-32600`, on every
@@ -113,6 +117,9 @@ pub(crate) const METHODS: &[(&str, Eras)] = &[
     ("prompts/list", Eras::All),
     ("prompts/get", Eras::All),
     ("completion/complete", Eras::All),
+    ("tasks/get", Eras::Modern),
+    ("tasks/update", Eras::Modern),
+    ("tasks/cancel", Eras::Modern),
 ];
 
 /// True for the requests a transport may answer on its fast path (`bounded.rs`'s and
@@ -240,10 +247,13 @@ mod tests {
         let mut codes = vec![
             code::PARSE_ERROR,
             code::INVALID_REQUEST,
-            code::METHOD_NOT_FOUND,
+            i64::from(ErrorCode::METHOD_NOT_FOUND.0),
             code::INVALID_PARAMS,
             code::UNAUTHORIZED,
+            code::TASKS_UNAVAILABLE,
         ];
+        #[cfg(feature = "http")]
+        assert_eq!(code::METHOD_NOT_FOUND, -32601);
         #[cfg(feature = "http")]
         codes.extend([
             code::INTERNAL_ERROR,

@@ -18,17 +18,18 @@ use tokio::sync::oneshot;
 
 use rmcp::ErrorData as McpError;
 // rmcp marks the sampling types deprecated (SEP-2577) while the protocol still has them.
-#[expect(deprecated)]
-use rmcp::model::{CreateMessageResult, ListRootsResult};
 use rmcp::model::{
     ClientCapabilities, ElicitResult, ErrorCode, InputRequest, InputResponses, RequestStateCodec,
     RequestStateError, SealOptions,
 };
+#[expect(deprecated)]
+use rmcp::model::{CreateMessageResult, ListRootsResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::client_requests;
 use super::private_file::{self, ExposedFile, Refused};
+use super::tasks::run::TaskInput;
 use crate::Caller;
 use crate::context::ClientFeature;
 use crate::output::error::{ToolError, echo};
@@ -264,11 +265,8 @@ impl Known {
                 ),
             ));
         }
-        let payload: Payload = sealing
-            .key
-            .codec
-            .open_json_with(state, binding)
-            .map_err(|error| match error {
+        let payload: Payload = sealing.key.codec.open_json_with(state, binding).map_err(
+            |error| match error {
                 RequestStateError::Expired => refused(
                     "expired_request_state",
                     format!("requestState has expired; {START_OVER}"),
@@ -285,7 +283,8 @@ impl Known {
                         ),
                     )
                 }
-            })?;
+            },
+        )?;
         Ok(Known {
             answers: payload.answers,
             responses,
@@ -326,7 +325,7 @@ pub(crate) fn seal(
 
 /// The client's answer to a `feature` request, checked against the protocol's result type.
 #[expect(deprecated)] // sampling and roots
-fn checked_answer(feature: ClientFeature, answer: Value) -> Result<Value, String> {
+pub(crate) fn checked_answer(feature: ClientFeature, answer: Value) -> Result<Value, String> {
     fn checked<T: serde::de::DeserializeOwned + Serialize>(
         answer: Value,
         what: &str,
@@ -382,6 +381,8 @@ pub(crate) struct Round {
     gathered: Mutex<Gathered>,
     /// Told (once) that the round ends.
     ends: Mutex<Option<oneshot::Sender<()>>>,
+    /// Set when the call became a task: questions from then on wait in the task.
+    task: std::sync::OnceLock<Arc<TaskInput>>,
 }
 
 impl Round {
@@ -397,8 +398,15 @@ impl Round {
                 ..Gathered::default()
             }),
             ends: Mutex::new(Some(sender)),
+            task: std::sync::OnceLock::new(),
         };
         (Arc::new(round), receiver)
+    }
+
+    /// From now on, questions no answer covers wait in `task` (the call became a task)
+    /// instead of ending the round.
+    pub(crate) fn attach_task(&self, task: Arc<TaskInput>) {
+        let _ = self.task.set(task);
     }
 
     /// True when the round continues a verified state.
@@ -482,6 +490,16 @@ impl Round {
                 }
             }
         }
+        if let Some(task) = self.task.get() {
+            drop(gathered);
+            if let Err(error) = client_requests::check_declared(feature, capabilities) {
+                return ready(Err(error));
+            }
+            return match client_requests::input_request(feature, params) {
+                Ok(request) => task.ask(key, feature, request),
+                Err(error) => ready(Err(error)),
+            };
+        }
         if !client_requests::declared(feature, capabilities) {
             gathered
                 .refusal
@@ -563,103 +581,167 @@ mod tests {
         json!({ "action": "accept", "content": { "name": name } })
     }
 
-    fn one_round(binding: &[u8]) -> String {
-        seal(
-            &sealing(),
-            &[],
-            "elicitation-0",
-            ClientRequestKind::Elicitation,
-            binding,
-        )
-        .unwrap()
+    fn asked(key: &str) -> Pending {
+        Pending {
+            key: key.into(),
+            feature: ClientFeature::Elicitation,
+        }
+    }
+
+    fn one_round(binding: &[u8], answers: &[Answer]) -> String {
+        seal(&sealing(), answers, &[asked("elicitation-0")], binding).unwrap()
+    }
+
+    fn declared(features: Value) -> ClientCapabilities {
+        serde_json::from_value(features).unwrap()
+    }
+
+    /// `round`'s answer to `key` when it has one at once; `None` when the ask pends.
+    fn ask_now(
+        round: &Round,
+        key: Option<&str>,
+        feature: ClientFeature,
+        capabilities: &ClientCapabilities,
+    ) -> Option<Result<Value, ToolError>> {
+        let params = match feature {
+            ClientFeature::Sampling => json!({ "messages": [], "maxTokens": 5 }),
+            _ => json!({
+                "message": "?",
+                "requestedSchema": { "type": "object", "properties": {} },
+            }),
+        };
+        round
+            .ask(key, feature, params, Some(capabilities))
+            .now_or_never()
     }
 
     #[test]
-    fn a_first_round_has_no_answers_and_responses_need_a_state() {
+    fn a_retry_without_state_answers_by_key_and_is_not_resumed() {
         let binding = binding("tools/call", "t", &json!({}), &Caller::local());
-        assert!(
-            answers(&sealing(), None, None, &binding)
-                .unwrap()
-                .is_empty()
-        );
-        let responses = InputResponses::from([("elicitation-0".into(), elicited("x"))]);
-        let error = answers(&sealing(), None, Some(&responses), &binding).unwrap_err();
-        assert_eq!(reason(&error), "missing_request_state");
+        let responses = InputResponses::from([("user_name".into(), elicited("Ada"))]);
+        let known = Known::of_retry(&sealing(), None, Some(&responses), &binding).unwrap();
+        let (round, _) = Round::new(known);
+        assert!(!round.resumed());
+        let caps = declared(json!({ "elicitation": {} }));
+        let answer = ask_now(&round, Some("user_name"), ClientFeature::Elicitation, &caps);
+        assert_eq!(answer.unwrap().unwrap()["content"]["name"], "Ada");
     }
 
     #[test]
-    fn a_retry_adds_the_answer_to_the_sealed_ones() {
-        let binding = binding(
-            "tools/call",
-            "t",
-            &json!({"b": 1, "a": 2}),
-            &Caller::local(),
-        );
-        let state = one_round(&binding);
-        let responses = InputResponses::from([("elicitation-0".into(), elicited("Ada"))]);
-        let got = answers(&sealing(), Some(&state), Some(&responses), &binding).unwrap();
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].kind, ClientRequestKind::Elicitation);
-        assert_eq!(got[0].result["content"]["name"], "Ada");
-
-        let error = answers(&sealing(), Some(&state), None, &binding).unwrap_err();
-        assert_eq!(reason(&error), "missing_input_response");
-        let wrong = InputResponses::from([("elicitation-0".into(), json!({"role": 1}))]);
-        let error = answers(&sealing(), Some(&state), Some(&wrong), &binding).unwrap_err();
-        assert_eq!(reason(&error), "invalid_input_response");
-    }
-
-    #[test]
-    fn the_state_is_bound_to_the_caller_and_the_key() {
+    fn a_sealed_state_carries_earlier_answers_and_is_bound() {
         let alice = Caller::with_permissions(PermissionSet::new(["A"]));
         let bob = Caller::with_permissions(PermissionSet::new(["B"]));
-        let args = json!({"x": 1});
-        let state = one_round(&binding("tools/call", "t", &args, &alice));
-        let responses = InputResponses::from([("elicitation-0".into(), elicited("Ada"))]);
-        let as_bob = binding("tools/call", "t", &args, &bob);
-        let error = answers(&sealing(), Some(&state), Some(&responses), &as_bob).unwrap_err();
-        assert_eq!(reason(&error), "invalid_request_state");
+        let args = json!({"b": 1, "a": 2});
+        let earlier = Answer {
+            key: "step1".into(),
+            feature: ClientFeature::Elicitation,
+            result: elicited("Ada"),
+        };
+        let as_alice = binding("tools/call", "t", &args, &alice);
+        let state = one_round(&as_alice, std::slice::from_ref(&earlier));
+        let known = Known::of_retry(&sealing(), Some(&state), None, &as_alice).unwrap();
+        let (round, _) = Round::new(known);
+        assert!(round.resumed());
+        let caps = declared(json!({}));
+        let answer = ask_now(&round, Some("step1"), ClientFeature::Elicitation, &caps);
+        assert_eq!(answer.unwrap().unwrap()["content"]["name"], "Ada");
 
+        let as_bob = binding("tools/call", "t", &args, &bob);
+        let refused = Known::of_retry(&sealing(), Some(&state), None, &as_bob).err();
+        assert_eq!(reason(&refused.unwrap()), "invalid_request_state");
         let other_key = Sealing {
             key: StateKey::random(),
             ttl: Duration::from_secs(60),
         };
-        let as_alice = binding("tools/call", "t", &args, &alice);
-        let error = answers(&other_key, Some(&state), Some(&responses), &as_alice).unwrap_err();
-        assert_eq!(reason(&error), "invalid_request_state");
+        let refused = Known::of_retry(&other_key, Some(&state), None, &as_alice).err();
+        assert_eq!(reason(&refused.unwrap()), "invalid_request_state");
+        let mut altered = state.clone();
+        altered.insert(altered.len() / 2, 'x');
+        let refused = Known::of_retry(&sealing(), Some(&altered), None, &as_alice).err();
+        assert_eq!(reason(&refused.unwrap()), "invalid_request_state");
     }
 
     #[test]
-    fn a_round_replays_answers_in_order_then_asks() {
-        let recorded = vec![Answer {
-            kind: ClientRequestKind::Elicitation,
-            result: elicited("Ada"),
-        }];
-        let (round, mut asked) = Round::new(recorded);
-        let first = round
-            .ask(ClientRequestKind::Elicitation, json!({}), None)
-            .now_or_never()
-            .unwrap()
-            .unwrap();
-        assert_eq!(first["content"]["name"], "Ada");
-        // The next request has no answer: the round ends with it (capability declared).
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(json!({ "sampling": {} })).unwrap();
-        let params = json!({ "messages": [], "maxTokens": 5 });
-        let pending = round.ask(ClientRequestKind::Sampling, params, Some(&capabilities));
-        assert!(pending.now_or_never().is_none());
-        let asked = asked.try_recv().unwrap();
-        assert_eq!(asked.id(), "sampling-1");
+    fn requests_awaited_together_end_one_round_together() {
+        let (round, mut ends) = Round::new(Known {
+            answers: Vec::new(),
+            responses: InputResponses::new(),
+            resumed: false,
+        });
+        let caps = declared(json!({ "elicitation": {}, "sampling": {} }));
+        assert!(ask_now(&round, Some("name"), ClientFeature::Elicitation, &caps).is_none());
+        assert!(ask_now(&round, None, ClientFeature::Sampling, &caps).is_none());
+        // The same key twice in a round is one request.
+        assert!(ask_now(&round, Some("name"), ClientFeature::Elicitation, &caps).is_none());
+        let changed = ask_now(&round, Some("name"), ClientFeature::Sampling, &caps);
+        assert!(
+            changed
+                .unwrap()
+                .unwrap_err()
+                .message()
+                .contains("same keys")
+        );
+        assert!(ends.try_recv().is_ok());
+        let RoundOutcome::Asked { asked, answers } = round.outcome() else {
+            panic!("the round asked");
+        };
+        let keys: Vec<&str> = asked.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["name", "sampling-0"]);
+        assert!(answers.is_empty());
+    }
 
-        let (round, _) = Round::new(vec![Answer {
-            kind: ClientRequestKind::Sampling,
-            result: json!({}),
-        }]);
-        let error = round
-            .ask(ClientRequestKind::Elicitation, json!({}), None)
-            .now_or_never()
-            .unwrap()
-            .unwrap_err();
-        assert!(error.message().contains("same order"), "{error:?}");
+    #[test]
+    fn an_invalid_response_or_an_undeclared_capability_refuses_the_request() {
+        let responses = InputResponses::from([("user_name".into(), json!(12345))]);
+        let (round, mut ends) = Round::new(Known {
+            answers: Vec::new(),
+            responses,
+            resumed: false,
+        });
+        let caps = declared(json!({ "elicitation": {} }));
+        assert!(ask_now(&round, Some("user_name"), ClientFeature::Elicitation, &caps).is_none());
+        assert!(ends.try_recv().is_ok());
+        let RoundOutcome::Refused(refusal) = round.outcome() else {
+            panic!("refused");
+        };
+        assert_eq!(reason(&refusal), "invalid_input_response");
+
+        let (round, _) = Round::new(Known {
+            answers: Vec::new(),
+            responses: InputResponses::new(),
+            resumed: false,
+        });
+        assert!(ask_now(&round, None, ClientFeature::Sampling, &caps).is_none());
+        let RoundOutcome::Refused(refusal) = round.outcome() else {
+            panic!("refused");
+        };
+        assert_eq!(refusal.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+        assert_eq!(
+            refusal.data.unwrap()["requiredCapabilities"],
+            json!({ "sampling": {} })
+        );
+    }
+
+    #[test]
+    fn an_earlier_answer_of_another_kind_is_a_changed_request() {
+        let (round, _) = Round::new(Known {
+            answers: vec![Answer {
+                key: "sampling-0".into(),
+                feature: ClientFeature::Sampling,
+                result: json!({}),
+            }],
+            responses: InputResponses::new(),
+            resumed: true,
+        });
+        let caps = declared(json!({ "elicitation": {} }));
+        let error = ask_now(
+            &round,
+            Some("sampling-0"),
+            ClientFeature::Elicitation,
+            &caps,
+        )
+        .unwrap()
+        .unwrap_err();
+        assert!(error.message().contains("same keys"), "{error:?}");
     }
 }

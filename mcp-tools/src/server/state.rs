@@ -45,6 +45,18 @@ pub(crate) struct Shared {
     pub(crate) tool_pages: ToolPages,
     /// Whether everyday requests take the fast paths (`Server::fast_paths`).
     pub(crate) fast_paths: bool,
+    /// Where tasks live, with their bounds and times.
+    pub(crate) tasks: Tasks,
+}
+
+/// The server's tasks: the store and its settings.
+pub(crate) struct Tasks {
+    pub(crate) runtime: super::tasks::run::TaskRuntime,
+    pub(crate) limits: super::tasks::TaskLimits,
+    /// How long a finished task stays readable.
+    pub(crate) ttl: Duration,
+    /// How often clients are told to poll.
+    pub(crate) poll_interval: Duration,
 }
 
 /// State of one MCP session (a stdio or TCP connection, an HTTP session).

@@ -4,6 +4,7 @@
 
 mod offerings;
 mod pages;
+mod tasks;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -12,12 +13,13 @@ use std::sync::atomic::Ordering;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
-    InitializeRequestParams, InitializeResult, InputRequiredResult, InputResponses,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    NumberOrString, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult, InputRequiredResult,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, NumberOrString, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 // rmcp marks the logging types deprecated (SEP-2577) while the protocol still has them.
 #[expect(deprecated)]
@@ -330,6 +332,9 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if self.task_support(&request, &context)? {
+            return self.call_as_task(request, context).await;
+        }
         let (registry, _) = self.caller_view(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let binding = self.binding(&context, "tools/call", &request.name, &arguments);
@@ -349,6 +354,30 @@ impl ServerHandler for McpHandler {
                 Ok(convert::call_result(ToolResult::error(&error, None)).into())
             }
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.task_get(request, context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.task_update(request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.task_cancel(request, context).await
     }
 
     async fn list_resources(

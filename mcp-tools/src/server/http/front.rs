@@ -44,9 +44,9 @@ use crate::server::handler::McpHandler;
 use crate::server::protocol::code::{
     INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND,
 };
-use crate::server::protocol::{method_not_found, speaks_modern};
 use crate::server::protocol::header::SESSION_ID;
 use crate::server::protocol::{ALREADY_INITIALIZED, takes_batches};
+use crate::server::protocol::{method_not_found, speaks_modern};
 use crate::server::state::Session;
 
 /// A request entered in its session: the session's id, the request's activity (the session
