@@ -12,7 +12,7 @@
 //! - 2025-11-25 over stdio through `supergateway`: every scenario passes except
 //!   `dns-rebinding-protection` (the bridge checks no `Host` header), which must fail, and
 //!   the only other checks not passing are two warnings about the bridge's own SSE stream.
-
+//!
 //! The suite's saved results are read strictly: a missing or unreadable results folder or
 //! `checks.json`, a parse error or a scenario without results fails the test.
 //!

@@ -20,20 +20,17 @@
 //! Needs `scripts/setup-python.sh` and `scripts/setup-haproxy.sh` (the test fails, with
 //! the command to run, when HAProxy is missing).
 
+mod balancer_common;
 mod oidc_common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::OnceLock;
 
+use balancer_common::{Balancer, free_port, header};
 use mcp_toolbelt_tests::checks::QUICKSTART_TOOLS;
 use mcp_toolbelt_tests::{
     ServerProcess, Target, http_request, quickstart, run_client_script, scratch_file,
-    workspace_root,
 };
 use oidc_common::Provider;
 use serde_json::Value;
@@ -43,169 +40,6 @@ const TOKEN: &str = "admin-5d21";
 const IDS: [&str; 3] = ["replica-a", "replica-b", "replica-c"];
 const CALLS: &str = "6";
 const STATELESS: &[&str] = &["--stateless", "--allow-host", "mcp.example.test"];
-
-/// The HAProxy binary: `MCP_TOOLBELT_HAPROXY`, else Debian's `/usr/sbin/haproxy`, else `PATH`.
-fn haproxy() -> PathBuf {
-    if let Some(path) = std::env::var_os("MCP_TOOLBELT_HAPROXY") {
-        return PathBuf::from(path);
-    }
-    let debian = PathBuf::from("/usr/sbin/haproxy");
-    if debian.exists() {
-        return debian;
-    }
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .map(|dir| dir.join("haproxy"))
-        .find(|candidate| candidate.exists());
-    on_path.unwrap_or_else(|| {
-        panic!(
-            "HAProxy is not installed; the multi-replica test needs it: run scripts/setup-haproxy.sh \
-             (installs Debian's haproxy) or set MCP_TOOLBELT_HAPROXY"
-        )
-    })
-}
-
-/// A port free a moment ago on 127.0.0.1.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a loopback port can be bound")
-        .port()
-}
-
-/// HAProxy running `deploy/haproxy.cfg` in the foreground; killed when dropped.
-struct Balancer {
-    child: Child,
-    url: String,
-    authority: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Balancer {
-    /// HAProxy in front of `replicas` (health checks on `/readyz`), once it accepts
-    /// connections.
-    fn start(replicas: &[&ServerProcess]) -> Balancer {
-        assert_eq!(replicas.len(), 3, "deploy/haproxy.cfg has three servers");
-        let config = workspace_root().join("deploy/haproxy.cfg");
-        let mut failures = Vec::new();
-        for _ in 0..3 {
-            let authority = format!("127.0.0.1:{}", free_port());
-            let mut command = Command::new(haproxy());
-            command
-                .arg("-db")
-                .arg("-f")
-                .arg(&config)
-                .env("MCP_LB_BIND", &authority)
-                .env("MCP_HEALTH_PATH", "/readyz")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped());
-            for (n, replica) in replicas.iter().enumerate() {
-                command.env(format!("MCP_REPLICA_{}", n + 1), replica.authority());
-            }
-            let mut child = command.spawn().expect("haproxy starts");
-            let log = Arc::new(Mutex::new(Vec::new()));
-            let stderr = child.stderr.take().expect("piped");
-            let lines = log.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-                }
-            });
-            let started = Instant::now();
-            while started.elapsed() < Duration::from_secs(10) {
-                if TcpStream::connect(&authority).is_ok() {
-                    return Balancer {
-                        child,
-                        url: format!("http://{authority}/mcp"),
-                        authority,
-                        log,
-                    };
-                }
-                if child.try_wait().ok().flatten().is_some() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-            failures.push(log.lock().unwrap_or_else(|e| e.into_inner()).join("\n"));
-        }
-        panic!(
-            "haproxy -f deploy/haproxy.cfg did not listen; its logs:\n{}",
-            failures.join("\n---\n")
-        );
-    }
-
-    fn log(&self) -> String {
-        self.log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .join("\n")
-    }
-
-    /// The replica that answers a request with an unknown token (every replica checks
-    /// tokens: `401`, with its `Mcp-Replica`).
-    fn refusing_replica(&self) -> String {
-        let (status, response) = http_request(
-            &self.authority,
-            "POST",
-            "/mcp",
-            &[
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-                ("Authorization", "Bearer not-a-token"),
-            ],
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
-        );
-        assert_eq!(status, 401, "{response}\nhaproxy:\n{}", self.log());
-        header(&response, "mcp-replica")
-            .unwrap_or_else(|| panic!("no Mcp-Replica header: {response}"))
-    }
-
-    /// Wait (at most 15 s) until HAProxy's log has a line containing `needle`.
-    fn wait_for_log(&self, needle: &str) {
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(15) {
-            if self.log().contains(needle) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("HAProxy never logged `{needle}`:\n{}", self.log());
-    }
-
-    /// Wait (at most 15 s) until HAProxy sends requests to `id` again.
-    fn wait_for(&self, id: &str) {
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(15) {
-            if self.refusing_replica() == id {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("{id} did not rejoin the rotation; haproxy:\n{}", self.log());
-    }
-}
-
-impl Drop for Balancer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The value of header `name` in a raw HTTP response.
-fn header(response: &str, name: &str) -> Option<String> {
-    let head = response.split("\r\n\r\n").next().unwrap_or("");
-    head.lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        key.trim()
-            .eq_ignore_ascii_case(name)
-            .then(|| value.trim().to_string())
-    })
-}
 
 /// One replica of `program` named `id` on `addr` with the shared tokens file.
 fn replica_of(program: &Path, id: &str, addr: &str, extra: &[&str]) -> ServerProcess {

@@ -67,7 +67,7 @@ pub use clap;
 /// ```
 #[macro_export]
 macro_rules! cli_app {
-    ($builder:expr) => {
+    ($builder:expr $(,)?) => {
         $crate::cli::App::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"), $builder)
             .about(env!("CARGO_PKG_DESCRIPTION"))
     };

@@ -1,6 +1,6 @@
 //! `serve [--stdio | --tcp ADDR | --unix PATH] [--tokens-file F]
 //! [--unauthenticated-network-access] [--state-key-file F] [--state-ttl TIME]
-//! [--page-size N] [--max-in-flight N] [--shutdown-grace TIME]`: the registry over MCP
+//! [--task-ttl TIME] [--task-lease TIME] [--task-store URL (feature redis)] [--page-size N] [--max-in-flight N] [--shutdown-grace TIME]`: the registry over MCP
 //! through [`crate::server::Server`]. With the `http` feature also `--http ADDR` and its
 //! flags (`serve_http.rs`). TCP and Unix print the address bound and a line saying what is
 //! exposed (reach, authentication, tools). On SIGTERM or SIGINT every transport shuts down
@@ -109,6 +109,26 @@ pub(crate) fn command() -> Command {
                 ),
         )
         .arg(
+            Arg::new("task_ttl")
+                .long("task-ttl")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "How long a finished task (a call of a task-supporting tool that became a \
+                     task) stays readable with tasks/get (default 60m)",
+                ),
+        )
+        .arg(
+            Arg::new("task_lease")
+                .long("task-lease")
+                .value_name("TIME")
+                .value_parser(duration)
+                .help(
+                    "How long a replica's lease on a task it runs holds without refresh: a task \
+                     whose replica died is failed once it runs out (default 30s)",
+                ),
+        )
+        .arg(
             Arg::new("page_size")
                 .long("page-size")
                 .value_name("N")
@@ -135,6 +155,19 @@ pub(crate) fn command() -> Command {
                      TIME, then cancel them and exit 0 (default 10s)",
                 ),
         );
+    #[cfg(feature = "redis")]
+    let command = command.arg(
+        Arg::new("task_store")
+            .long("task-store")
+            .value_name("URL")
+            .env("MCP_TOOLBELT_TASK_STORE")
+            .hide_env_values(true)
+            .help(
+                "Keep tasks in the Redis server at URL (redis://HOST:PORT/DB) so that every \
+                 replica answers for every task; give every replica the same URL. Default: \
+                 in this process",
+            ),
+    );
     #[cfg(feature = "http")]
     let command = command.args(serve_http::flags());
     command
@@ -168,14 +201,16 @@ pub(super) fn positive(text: &str) -> Result<usize, String> {
 
 /// The environment variables `serve`'s flags read (`env = …`): when one is set, `serve`
 /// without flags is not the plain stdio start ([`plain_stdio`]) and goes through the parser.
-#[cfg(not(feature = "oauth"))]
-const FLAG_ENV: &[&str] = &["MCP_TOOLBELT_STATE_KEY_FILE"];
-#[cfg(feature = "oauth")]
 const FLAG_ENV: &[&str] = &[
     "MCP_TOOLBELT_STATE_KEY_FILE",
+    #[cfg(feature = "oauth")]
     "MCP_TOOLBELT_OAUTH_ISSUER",
+    #[cfg(feature = "oauth")]
     "MCP_TOOLBELT_OAUTH_RESOURCE",
+    #[cfg(feature = "oauth")]
     "MCP_TOOLBELT_INTROSPECTION_CLIENT",
+    #[cfg(feature = "redis")]
+    "MCP_TOOLBELT_TASK_STORE",
 ];
 
 /// Whether the command line `args` is `PROGRAM serve` or `PROGRAM serve --stdio` and no
@@ -240,6 +275,24 @@ pub(crate) async fn run(
     }
     if let Some(ttl) = matches.get_one::<Duration>("state_ttl") {
         server = server.request_state_ttl(*ttl);
+    }
+    let task_ttl = matches.get_one::<Duration>("task_ttl").copied();
+    let task_lease = matches.get_one::<Duration>("task_lease").copied();
+    if task_ttl.is_some() || task_lease.is_some() {
+        server = server.task_times(
+            task_ttl.unwrap_or(Duration::from_secs(3600)),
+            task_lease.unwrap_or(Duration::from_secs(30)),
+        );
+    }
+    #[cfg(feature = "redis")]
+    if let Some(url) = matches.get_one::<String>("task_store") {
+        match crate::server::tasks::RedisTaskStore::open(url) {
+            Ok(store) => server = server.task_store(store),
+            Err(err) => {
+                print_err(&format!("error: --task-store: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        }
     }
     let tokens = match matches.get_one::<PathBuf>("tokens_file") {
         Some(path) => match TokenTable::from_file(path) {

@@ -2,6 +2,8 @@
 //! whose `wait` tool never ends by itself and has no time-out, so the HTTP tests can show
 //! what happens to a call whose client is gone. `wait_runs` reports how `wait` calls ended.
 //! `sleep` ends by itself after a while (a call in flight during a graceful shutdown).
+//! `crunch` and `confirm` may run as tasks (the MCP tasks extension: the replica tests
+//! share them through Redis); `crunch_runs` reports how this process's `crunch` calls ended.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -59,6 +61,87 @@ async fn sleep(
     format!("slept {ms} ms")
 }
 
+/// How this process's `crunch` calls ended.
+#[derive(Debug, Default)]
+struct Crunches {
+    started: AtomicU64,
+    finished: AtomicU64,
+    stopped: AtomicU64,
+}
+
+/// Counts a `crunch` call as stopped when its future is dropped before the end.
+struct Stopped<'a>(&'a Crunches, bool);
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        let counter = match self.1 {
+            true => &self.0.finished,
+            false => &self.0.stopped,
+        };
+        counter.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Work for `ms` milliseconds (a task when the client takes tasks).
+#[mcp_tool(name = "crunch", read_only, task = "optional")]
+async fn crunch(
+    crunches: State<Crunches>,
+    /// How long to work, in milliseconds
+    ms: u64,
+) -> String {
+    crunches.started.fetch_add(1, Ordering::SeqCst);
+    let mut done = Stopped(&crunches, false);
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    done.1 = true;
+    format!("crunched for {ms} ms")
+}
+
+/// `crunch` calls of this process so far.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+struct CrunchRuns {
+    /// Calls that started.
+    started: u64,
+    /// Calls that worked to the end.
+    finished: u64,
+    /// Calls stopped before the end (cancelled).
+    stopped: u64,
+}
+
+/// Report how this process's `crunch` calls ended.
+#[mcp_tool(name = "crunch_runs", read_only)]
+async fn crunch_runs(crunches: State<Crunches>) -> Json<CrunchRuns> {
+    Json(CrunchRuns {
+        started: crunches.started.load(Ordering::SeqCst),
+        finished: crunches.finished.load(Ordering::SeqCst),
+        stopped: crunches.stopped.load(Ordering::SeqCst),
+    })
+}
+
+/// Look something up, then ask the user to confirm (a task waiting for its answer).
+#[mcp_tool(name = "confirm", task = "optional")]
+async fn confirm(
+    ctx: mcp_toolbelt::ToolContext,
+    /// What to confirm
+    what: String,
+) -> Result<String, mcp_toolbelt::ToolError> {
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    let answer = ctx
+        .request_input(
+            "confirm",
+            mcp_toolbelt::context::ClientFeature::Elicitation,
+            serde_json::json!({
+                "message": format!("Really {what}?"),
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": { "ok": { "type": "boolean" } },
+                    "required": ["ok"],
+                },
+            }),
+        )
+        .await?;
+    Ok(format!("{what}: {}", answer["content"]["ok"]))
+}
+
 /// Echo the message back unchanged.
 #[mcp_tool(name = "echo", read_only, idempotent)]
 async fn echo(
@@ -69,5 +152,10 @@ async fn echo(
 }
 
 fn main() -> std::process::ExitCode {
-    mcp_toolbelt::cli_app!(ToolRegistry::builder().state(Waits::default())).run()
+    mcp_toolbelt::cli_app!(
+        ToolRegistry::builder()
+            .state(Waits::default())
+            .state(Crunches::default()),
+    )
+    .run()
 }

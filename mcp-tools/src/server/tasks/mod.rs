@@ -11,8 +11,13 @@
 //! This module holds the store's interface and records; `run.rs` drives a task's fn and
 //! `wire.rs` turns records into the protocol's shapes.
 
+#[cfg(feature = "redis")]
+mod redis;
 pub(crate) mod run;
 pub(crate) mod wire;
+
+#[cfg(feature = "redis")]
+pub use redis::{RedisTaskStore, RedisUrlError};
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -190,6 +195,37 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Every signal sent from now on, for the tasks this replica runs to pick theirs.
     fn signals(&self) -> BoxStream<'static, TaskSignal>;
+}
+
+/// A shared store serves as well (e.g. one the application also reads).
+impl<T: TaskStore> TaskStore for std::sync::Arc<T> {
+    fn create(
+        &self,
+        task: TaskRecord,
+        limits: TaskLimits,
+    ) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        (**self).create(task, limits)
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        (**self).get(id)
+    }
+
+    fn modify<'a>(
+        &'a self,
+        id: &'a str,
+        change: TaskChange<'a>,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        (**self).modify(id, change)
+    }
+
+    fn signal(&self, signal: TaskSignal) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        (**self).signal(signal)
+    }
+
+    fn signals(&self) -> BoxStream<'static, TaskSignal> {
+        (**self).signals()
+    }
 }
 
 /// Milliseconds since the Unix epoch, now.

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Makes sure a Redis server (the shared task store of tests/tests/tasks.rs and
+# `serve --task-store redis://…`) is installed: Debian's `redis-server` package (7.0 on
+# bookworm). Idempotent: when a redis-server binary of version 6.2 or later is already
+# there, it only prints its path. The package's service is not started: the tests start
+# their own servers on loopback.
+#
+# Usage: scripts/setup-redis.sh [--quiet]
+#   --quiet  print only the binary's path at the end
+# Environment: MCP_TOOLBELT_REDIS names a redis-server binary to use instead (then nothing
+# is installed). Exit 1 with the reason when redis-server is missing and cannot be installed.
+set -euo pipefail
+
+quiet=0
+for arg in "$@"; do
+    case "$arg" in
+        --quiet) quiet=1 ;;
+        -h | --help)
+            awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+            exit 0
+            ;;
+        *)
+            echo "setup-redis: unknown argument '$arg' (try --help)" >&2
+            exit 2
+            ;;
+    esac
+done
+
+log() { [ "$quiet" = 1 ] || echo "setup-redis: $*" >&2; }
+die() {
+    echo "setup-redis: error: $*" >&2
+    exit 1
+}
+# shellcheck source=lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+
+find_redis() {
+    if [ -n "${MCP_TOOLBELT_REDIS:-}" ]; then
+        [ -x "$MCP_TOOLBELT_REDIS" ] || die "MCP_TOOLBELT_REDIS=$MCP_TOOLBELT_REDIS is not an executable"
+        echo "$MCP_TOOLBELT_REDIS"
+        return
+    fi
+    command -v redis-server 2>/dev/null && return
+    [ -x /usr/bin/redis-server ] && echo /usr/bin/redis-server
+    return 0
+}
+
+bin="$(find_redis)"
+if [ -z "$bin" ]; then
+    log "installing Debian's redis-server package"
+    apt_install redis-server redis-server
+    bin="$(find_redis)"
+    [ -n "$bin" ] || die "the redis-server package installed no redis-server binary"
+fi
+# "Redis server v=7.0.15 sha=…": 6.2 or later has SET … PXAT, which the task store uses.
+version="$("$bin" --version | sed -n 's/.* v=\([0-9]*\.[0-9]*\).*/\1/p')"
+case "$version" in
+    [0-5].* | 6.[01]) die "$bin is Redis $version; the task store needs 6.2 or later" ;;
+    "") die "cannot read the version of $bin" ;;
+esac
+log "using Redis $version at $bin"
+echo "$bin"
