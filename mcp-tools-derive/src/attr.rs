@@ -231,7 +231,7 @@ pub const ITEM_KEYS: &[ItemKey] = &[
     },
     ItemKey {
         name: "task",
-        syntax: "task = \"optional\" | \"required\"",
+        syntax: "task = \"optional\"/\"required\"",
         kinds: &[Tool],
         doc: "calls may (`optional`) or must (`required`) run as tasks of the MCP tasks extension: the client gets a handle and polls for the result",
         default: "never a task",
