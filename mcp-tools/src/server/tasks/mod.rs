@@ -362,3 +362,117 @@ impl TaskStore for MemoryTaskStore {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::FutureExt;
+
+    fn task(id: &str, owner: &str, state: TaskState, updated_at_ms: u64) -> TaskRecord {
+        TaskRecord {
+            id: id.into(),
+            owner: owner.into(),
+            tool: "t".into(),
+            state,
+            status_message: None,
+            created_at_ms: updated_at_ms,
+            updated_at_ms,
+            ttl_ms: 60_000,
+            lease_until_ms: now_ms() + 60_000,
+            responses: Map::new(),
+        }
+    }
+
+    fn create(
+        store: &MemoryTaskStore,
+        record: TaskRecord,
+        limits: TaskLimits,
+    ) -> Result<(), TaskStoreError> {
+        store.create(record, limits).now_or_never().expect("ready")
+    }
+
+    #[test]
+    fn bounds_count_unfinished_tasks_per_owner_and_all_tasks() {
+        let store = MemoryTaskStore::new();
+        let limits = TaskLimits {
+            per_owner: 2,
+            total: 4,
+        };
+        let now = now_ms();
+        create(&store, task("a1", "alice", TaskState::Working, now), limits).unwrap();
+        create(&store, task("a2", "alice", TaskState::Working, now), limits).unwrap();
+        let refused = create(&store, task("a3", "alice", TaskState::Working, now), limits);
+        assert!(matches!(
+            refused,
+            Err(TaskStoreError::TooManyForCaller { limit: 2 })
+        ));
+        // A finished task no longer counts against its owner…
+        store
+            .modify("a1", &|t: &mut TaskRecord| {
+                t.state = TaskState::Cancelled;
+                true
+            })
+            .now_or_never()
+            .unwrap()
+            .unwrap();
+        create(&store, task("a3", "alice", TaskState::Working, now), limits).unwrap();
+        create(&store, task("b1", "bob", TaskState::Working, now), limits).unwrap();
+        // …but is held (and counted in all) until it expires.
+        let full = create(&store, task("b2", "bob", TaskState::Working, now), limits);
+        assert!(matches!(full, Err(TaskStoreError::Full { limit: 4 })));
+    }
+
+    #[test]
+    fn finished_tasks_expire_their_ttl_after_their_last_change() {
+        let store = MemoryTaskStore::new();
+        let long_ago = now_ms() - 120_000;
+        let finished = task("old", "alice", TaskState::Cancelled, long_ago);
+        let working = task("busy", "alice", TaskState::Working, long_ago);
+        assert!(finished.expired(now_ms()));
+        assert!(
+            !working.expired(now_ms()),
+            "a live task is kept while its lease holds"
+        );
+        create(&store, finished, TaskLimits::default()).unwrap();
+        create(&store, working, TaskLimits::default()).unwrap();
+        assert!(store.get("old").now_or_never().unwrap().unwrap().is_none());
+        assert!(store.get("busy").now_or_never().unwrap().unwrap().is_some());
+    }
+
+    #[test]
+    fn a_lease_is_lost_only_by_an_unfinished_task_past_it() {
+        let mut record = task("t", "alice", TaskState::Working, now_ms());
+        assert!(!record.lease_lost(now_ms()));
+        record.lease_until_ms = now_ms() - 1;
+        assert!(record.lease_lost(now_ms()));
+        record.state = TaskState::Cancelled;
+        assert!(!record.lease_lost(now_ms()));
+    }
+
+    #[test]
+    fn a_change_that_declines_leaves_the_record() {
+        let store = MemoryTaskStore::new();
+        create(
+            &store,
+            task("t", "alice", TaskState::Working, 1),
+            TaskLimits::default(),
+        )
+        .unwrap();
+        let after = store
+            .modify("t", &|t: &mut TaskRecord| {
+                t.tool = "changed".into();
+                false
+            })
+            .now_or_never()
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(after.tool, "t");
+        let missing = store
+            .modify("nope", &|_| true)
+            .now_or_never()
+            .unwrap()
+            .unwrap();
+        assert!(missing.is_none());
+    }
+}
