@@ -135,8 +135,9 @@ pub enum TaskSupport {
     /// waits on anything but the client's answers; other clients get the result in the
     /// request.
     Optional,
-    /// As `Optional`, and a client that did not declare the tasks extension is refused
-    /// (-32021) before the fn runs.
+    /// As `Optional`, and a 2026-07-28 client that did not declare the tasks extension is
+    /// refused (-32021) before the fn runs. (Legacy sessions, which have no tasks, get the
+    /// result in the request.)
     Required,
 }
 

@@ -51,16 +51,33 @@ impl McpHandler {
     /// always; `Some` when it may become a task (a task-supporting tool, protocol
     /// 2026-07-28, a client that declared the tasks extension). Refuses (-32021) a tool
     /// that must run as a task for a client that cannot take one.
+    ///
+    /// Legacy sessions (2025-11-25 and earlier) have no tasks: their calls answer in the
+    /// request, whatever the tool declares; they pay nothing for this check.
     pub(super) fn task_support(
         &self,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<bool, McpError> {
+        if !is_modern(context) {
+            return Ok(false);
+        }
+        // The tool as the server has it first (one lookup; most tools are never tasks),
+        // then as this caller sees it: a hidden tool must answer as an unknown one, never
+        // with -32021.
+        let declared = self
+            .shared
+            .registry
+            .get(&request.name)
+            .map_or(TaskSupport::Forbidden, |def| def.task_support());
+        if declared == TaskSupport::Forbidden {
+            return Ok(false);
+        }
         let (registry, _) = self.caller_view(context);
         let support = registry
             .get(&request.name)
             .map_or(TaskSupport::Forbidden, |def| def.task_support());
-        let can = is_modern(context) && declares_tasks(context);
+        let can = declares_tasks(context);
         match support {
             TaskSupport::Forbidden => Ok(false),
             TaskSupport::Required if !can => Err(wire::tasks_not_declared()),
