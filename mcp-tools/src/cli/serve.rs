@@ -1,6 +1,7 @@
 //! `serve [--stdio | --tcp ADDR | --unix PATH] [--tokens-file F]
 //! [--unauthenticated-network-access] [--state-key-file F] [--state-ttl TIME]
-//! [--task-ttl TIME] [--task-lease TIME] [--task-store URL (feature redis)] [--page-size N] [--max-in-flight N] [--shutdown-grace TIME]`: the registry over MCP
+//! [--task-ttl TIME] [--task-lease TIME] [--task-store URL] [--share-notifications URL]
+//! (the last two with feature `redis`) [--page-size N] [--max-in-flight N] [--shutdown-grace TIME]`: the registry over MCP
 //! through [`crate::server::Server`]. With the `http` feature also `--http ADDR` and its
 //! flags (`serve_http.rs`). TCP and Unix print the address bound and a line saying what is
 //! exposed (reach, authentication, tools). On SIGTERM or SIGINT every transport shuts down
@@ -168,6 +169,16 @@ pub(crate) fn command() -> Command {
                  in this process",
             ),
     );
+    #[cfg(feature = "redis")]
+    let command = command.arg(
+        Arg::new("share_notifications")
+            .long("share-notifications")
+            .value_name("URL")
+            .help(
+                "Share runtime changes (tool list, resource updates) with every replica using \
+                 the Redis server at URL, so that their clients hear of them too",
+            ),
+    );
     #[cfg(feature = "http")]
     let command = command.args(serve_http::flags());
     command
@@ -283,6 +294,16 @@ pub(crate) async fn run(
             task_ttl.unwrap_or(Duration::from_secs(3600)),
             task_lease.unwrap_or(Duration::from_secs(30)),
         );
+    }
+    #[cfg(feature = "redis")]
+    if let Some(url) = matches.get_one::<String>("share_notifications") {
+        match crate::server::SharedNotifications::open(url) {
+            Ok(shared) => server = server.share_notifications(shared),
+            Err(err) => {
+                print_err(&format!("error: --share-notifications: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        }
     }
     #[cfg(feature = "redis")]
     if let Some(url) = matches.get_one::<String>("task_store") {

@@ -187,6 +187,9 @@ pub struct Server {
     fast_paths: bool,
     /// Where tasks live and how long; `None` store: one in this process.
     tasks: TaskOptions,
+    /// Where runtime changes are shared with the other replicas.
+    #[cfg(feature = "redis")]
+    shared_notifications: Option<super::fanout::SharedNotifications>,
     /// Built on first use; every setter resets it.
     built: OnceLock<Arc<Shared>>,
 }
@@ -211,6 +214,8 @@ impl Server {
             unauthenticated_network_access: false,
             fast_paths: true,
             tasks: TaskOptions::default(),
+            #[cfg(feature = "redis")]
+            shared_notifications: None,
             built: OnceLock::new(),
         }
     }
@@ -343,6 +348,26 @@ impl Server {
     pub fn task_store(mut self, store: impl TaskStore) -> Server {
         self.built = OnceLock::new();
         self.tasks.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Share runtime changes with the other replicas through Redis (feature `redis`): a
+    /// change of the tool list or a resource update made on any replica that shares the
+    /// channel reaches the legacy sessions and `subscriptions/listen` streams open on this
+    /// one, and this one's reach them. The link starts when the server is first built
+    /// inside a tokio runtime (when it serves).
+    ///
+    /// ```
+    /// use mcp_toolbelt::server::SharedNotifications;
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let shared = SharedNotifications::open("redis://127.0.0.1:6379/").unwrap();
+    /// let server = mcp_toolbelt::server::Server::new(registry).share_notifications(shared);
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn share_notifications(mut self, shared: super::fanout::SharedNotifications) -> Server {
+        self.built = OnceLock::new();
+        self.shared_notifications = Some(shared);
         self
     }
 
@@ -494,13 +519,31 @@ impl Server {
         }
         let mut config = ServerConfig::new(capabilities).with_server_info(implementation);
         config.instructions = self.instructions.clone();
+        let list_changed = ListChanged::attach(&self.registry);
+        let subscriptions = Subscriptions::attach(&self.registry);
+        #[cfg(feature = "redis")]
+        let fanout = self.shared_notifications.as_ref().and_then(|shared| {
+            if tokio::runtime::Handle::try_current().is_err() {
+                tracing::warn!(
+                    "notifications are shared through Redis only by a server built inside a \
+                     tokio runtime; this one was built outside one"
+                );
+                return None;
+            }
+            Some(super::fanout::Fanout::start(
+                shared,
+                &self.registry,
+                &list_changed,
+                &subscriptions,
+            ))
+        });
         Arc::new(Shared {
             registry: self.registry.clone(),
             config,
             page_size: self.page_size,
             list_ttl: self.list_ttl,
-            list_changed: ListChanged::attach(&self.registry),
-            subscriptions: Subscriptions::attach(&self.registry),
+            list_changed,
+            subscriptions,
             client_timeout: self.client_timeout,
             sealing: Sealing {
                 key: self.state_key.clone().unwrap_or_else(StateKey::random),
@@ -521,6 +564,8 @@ impl Server {
                 ttl: self.tasks.ttl,
                 poll_interval: DEFAULT_TASK_POLL_INTERVAL,
             },
+            #[cfg(feature = "redis")]
+            _fanout: fanout,
         })
     }
 

@@ -64,6 +64,8 @@ mod convert;
 mod decode;
 mod drain;
 mod exposure;
+#[cfg(feature = "redis")]
+mod fanout;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
@@ -118,6 +120,8 @@ pub use auth::{TokenResolver, TokenTable, TokensFileError};
 #[cfg(unix)]
 pub use builder::UnixServer;
 pub use builder::{ServeError, Server, ServerInfo, TcpServer};
+#[cfg(feature = "redis")]
+pub use fanout::SharedNotifications;
 pub use handler::McpHandler;
 #[cfg(feature = "http")]
 pub use http::{

@@ -49,6 +49,14 @@ impl ListChanged {
         })
     }
 
+    /// Tell every session the list changed on another replica (its change reached this
+    /// one through [`SharedNotifications`](super::fanout::SharedNotifications)).
+    #[cfg(feature = "redis")]
+    pub(crate) fn changed_elsewhere(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
     /// How many runtime changes the registry has had.
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::SeqCst)

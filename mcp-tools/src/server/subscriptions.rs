@@ -55,15 +55,8 @@ impl Subscriptions {
         Arc::new_cyclic(|weak: &Weak<Subscriptions>| {
             let weak = weak.clone();
             let listening = registry.on_resource_updated_until_dropped(move |uri| {
-                if let Some(this) = weak.upgrade()
-                    && this.is_watched(uri)
-                {
-                    tracing::debug!(uri, "resource updated; notifying subscribers");
-                    this.pending
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(uri.to_string());
-                    this.wake.notify_one();
+                if let Some(this) = weak.upgrade() {
+                    this.updated(uri);
                 }
             });
             Subscriptions {
@@ -75,6 +68,19 @@ impl Subscriptions {
                 pump_started: AtomicBool::new(false),
             }
         })
+    }
+
+    /// `uri` changed (here, or on another replica): its subscribers are told.
+    pub(crate) fn updated(&self, uri: &str) {
+        if !self.is_watched(uri) {
+            return;
+        }
+        tracing::debug!(uri, "resource updated; notifying subscribers");
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uri.to_string());
+        self.wake.notify_one();
     }
 
     /// Subscribe `session` (reachable through `peer`) to `uri`.

@@ -2,7 +2,7 @@
 //! whose `wait` tool never ends by itself and has no time-out, so the HTTP tests can show
 //! what happens to a call whose client is gone. `wait_runs` reports how `wait` calls ended.
 //! `sleep` ends by itself after a while (a call in flight during a graceful shutdown).
-//! `crunch` and `confirm` may run as tasks (the MCP tasks extension: the replica tests
+//! `toggle_echo` changes the tool list at run time. `crunch` and `confirm` may run as tasks (the MCP tasks extension: the replica tests
 //! share them through Redis); `crunch_runs` reports how this process's `crunch` calls ended.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -142,6 +142,28 @@ async fn confirm(
     Ok(format!("{what}: {}", answer["content"]["ok"]))
 }
 
+/// The registry this process serves (set once it is built), for `toggle_echo`.
+type Served = std::sync::OnceLock<ToolRegistry>;
+
+/// Disable `echo` when it is enabled, enable it when it is not: a runtime change of the
+/// tool list, which every session and `subscriptions/listen` stream hears of.
+#[mcp_tool(name = "toggle_echo")]
+async fn toggle_echo(served: State<Served>) -> Result<String, mcp_toolbelt::ToolError> {
+    let registry = served
+        .get()
+        .ok_or_else(|| mcp_toolbelt::ToolError::internal("the registry is not built yet"))?;
+    if registry.get("echo").is_some() {
+        registry
+            .disable("echo")
+            .map_err(|e| mcp_toolbelt::ToolError::internal(e.to_string()))?;
+        return Ok("echo disabled".into());
+    }
+    registry
+        .enable("echo")
+        .map_err(|e| mcp_toolbelt::ToolError::internal(e.to_string()))?;
+    Ok("echo enabled".into())
+}
+
 /// Echo the message back unchanged.
 #[mcp_tool(name = "echo", read_only, idempotent)]
 async fn echo(
@@ -152,10 +174,16 @@ async fn echo(
 }
 
 fn main() -> std::process::ExitCode {
+    let served = std::sync::Arc::new(Served::new());
+    let slot = served.clone();
     mcp_toolbelt::cli_app!(
         ToolRegistry::builder()
             .state(Waits::default())
-            .state(Crunches::default()),
+            .state(Crunches::default())
+            .state_arc(served),
     )
+    .on_built(move |registry| {
+        let _ = slot.set(registry.clone());
+    })
     .run()
 }

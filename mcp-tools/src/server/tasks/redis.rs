@@ -94,7 +94,7 @@ impl std::fmt::Debug for RedisTaskStore {
 /// Why a [`RedisTaskStore`] could not be made.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid Redis URL: {0}")]
-pub struct RedisUrlError(#[source] redis::RedisError);
+pub struct RedisUrlError(#[source] pub(crate) redis::RedisError);
 
 impl RedisTaskStore {
     /// A store on the Redis server at `url` (`redis://HOST:PORT/DB`,

@@ -1,3 +1,5 @@
+//! Replicas sharing through a real Redis the test starts on loopback.
+//!
 //! Tasks (the MCP tasks extension on protocol 2026-07-28) shared by three replicas of a
 //! real server (`slow-tools`, the generated command line, `serve --http --stateless
 //! --task-store redis://…`) through a real Redis the test starts on loopback, behind the
@@ -13,6 +15,10 @@
 //!   (1 s here) has run out, on the next `tasks/get` anywhere;
 //! - Redis stopped: task requests get a retryable error (-32004) within seconds, calls
 //!   that are not tasks go on; Redis back on its port: tasks work again.
+//!
+//! Notifications shared by two replicas (`serve --share-notifications redis://…`): a
+//! runtime change of the tool list made on one replica reaches a `subscriptions/listen`
+//! stream open on the other, and a replica does not hear its own change twice.
 //!
 //! Needs `scripts/setup-redis.sh` and `scripts/setup-haproxy.sh` (the test fails, naming
 //! the script, when either is missing).
@@ -106,26 +112,28 @@ impl Drop for Redis {
     }
 }
 
+/// A replica named `id` of `slow-tools` with `extra` flags.
+fn replica_with(id: &str, extra: &[&str]) -> ServerProcess {
+    // Written once: tests run in parallel, and a replica must never read it half-written.
+    static TOKENS_FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let tokens = TOKENS_FILE.get_or_init(|| scratch_file("redis-replicas.tokens", TOKENS));
+    let mut args = vec![
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--stateless",
+        "--replica-id",
+        id,
+        "--tokens-file",
+        tokens.to_str().expect("a UTF-8 temp path"),
+    ];
+    args.extend_from_slice(extra);
+    ServerProcess::start_cli_http(slow_tools(), &args)
+}
+
 /// A replica named `id` of `slow-tools` keeping its tasks in `redis`, with a 1 s lease.
 fn replica(id: &str, redis: &str) -> ServerProcess {
-    let tokens = scratch_file("tasks.tokens", TOKENS);
-    ServerProcess::start_cli_http(
-        slow_tools(),
-        &[
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--replica-id",
-            id,
-            "--tokens-file",
-            tokens.to_str().expect("a UTF-8 temp path"),
-            "--task-store",
-            redis,
-            "--task-lease",
-            "1s",
-        ],
-    )
+    replica_with(id, &["--task-store", redis, "--task-lease", "1s"])
 }
 
 /// The JSON-RPC message of a response: its JSON body, or the last `data:` of its SSE body.
@@ -141,16 +149,9 @@ fn message(response: &str) -> Value {
         .unwrap_or_else(|| panic!("no JSON-RPC message in: {response}"))
 }
 
-/// One 2026-07-28 request `method` (`name`: its `Mcp-Name`) to `authority` as `token`,
-/// declaring the tasks extension and elicitation; the status, the message and the replica
-/// that answered.
-fn request(
-    authority: &str,
-    token: &str,
-    method: &str,
-    name: &str,
-    params: Value,
-) -> (u16, Value, String) {
+/// The body of a 2026-07-28 request `method` with `params`, declaring the tasks
+/// extension and elicitation.
+fn body(method: &str, params: Value) -> String {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -159,7 +160,19 @@ fn request(
             "extensions": { "io.modelcontextprotocol/tasks": {} },
         },
     });
-    let body = json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params });
+    json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params }).to_string()
+}
+
+/// One 2026-07-28 request `method` (`name`: its `Mcp-Name`) to `authority` as `token`
+/// ([`body`]); the status, the message and the replica that answered.
+fn request(
+    authority: &str,
+    token: &str,
+    method: &str,
+    name: &str,
+    params: Value,
+) -> (u16, Value, String) {
+    let body = body(method, params);
     let authorization = format!("Bearer {token}");
     let (status, response) = http_request(
         authority,
@@ -173,7 +186,7 @@ fn request(
             ("Mcp-Name", name),
             ("Authorization", &authorization),
         ],
-        &body.to_string(),
+        &body,
     );
     let replica = header(&response, "mcp-replica").unwrap_or_default();
     (status, message(&response), replica)
@@ -385,5 +398,124 @@ fn tasks_are_shared_by_the_replicas_through_redis() {
         status(got) == "completed"
     });
     assert_eq!(status(&got), "completed", "{got}");
+    drop(redis);
+}
+
+/// A `subscriptions/listen` stream to `authority` asking for tool list changes: the bytes
+/// read so far.
+struct Listen {
+    stream: TcpStream,
+    seen: String,
+}
+
+impl Listen {
+    fn open(authority: &str) -> Listen {
+        use std::io::Write;
+        let body = body(
+            "subscriptions/listen",
+            json!({ "notifications": { "toolsListChanged": true } }),
+        );
+        let mut stream = TcpStream::connect(authority).expect("the replica accepts");
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: subscriptions/listen\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream
+            .write_all(request.as_bytes())
+            .expect("the request is sent");
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("a read timeout can be set");
+        Listen {
+            stream,
+            seen: String::new(),
+        }
+    }
+
+    /// Read until `needle` has arrived (true) or `within` has passed (false).
+    fn wait_for(&mut self, needle: &str, within: Duration) -> bool {
+        use std::io::Read;
+        let started = Instant::now();
+        let mut buffer = [0u8; 4096];
+        while !self.seen.contains(needle) {
+            if started.elapsed() > within {
+                return false;
+            }
+            match self.stream.read(&mut buffer) {
+                Ok(0) => return false,
+                Ok(n) => self.seen.push_str(&String::from_utf8_lossy(&buffer[..n])),
+                Err(_) => {} // the read timeout: look again
+            }
+        }
+        true
+    }
+
+    /// How many times `needle` arrived so far.
+    fn count(&self, needle: &str) -> usize {
+        self.seen.matches(needle).count()
+    }
+}
+
+#[test]
+fn a_tool_list_change_reaches_the_listen_streams_of_every_replica() {
+    let redis = Redis::start(free_port());
+    let shared = ["--share-notifications", &redis.url()];
+    let a = replica_with("notify-a", &shared);
+    let b = replica_with("notify-b", &shared);
+    let mut on_a = Listen::open(a.authority());
+    let mut on_b = Listen::open(b.authority());
+    for (name, listen) in [("a", &mut on_a), ("b", &mut on_b)] {
+        assert!(
+            listen.wait_for(
+                "notifications/subscriptions/acknowledged",
+                Duration::from_secs(10)
+            ),
+            "no acknowledgement on {name}: {}",
+            listen.seen
+        );
+    }
+    // The subscriber of each replica is connected once a change made before it would be
+    // lost; make changes until one arrives (bounded), then count.
+    let changed = "notifications/tools/list_changed";
+    let started = Instant::now();
+    let mut toggles = 0;
+    while on_b.count(changed) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no list change reached b after {toggles} changes on a:\n{}",
+            on_b.seen
+        );
+        let (toggled, _) = call(a.authority(), "toggle_echo", json!({}));
+        assert!(
+            toggled["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("echo "),
+            "{toggled}"
+        );
+        toggles += 1;
+        on_b.wait_for(changed, Duration::from_millis(500));
+    }
+    // a heard its own changes once each (locally), never again through Redis.
+    assert!(
+        on_a.wait_for(changed, Duration::from_secs(5)),
+        "{}",
+        on_a.seen
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    on_a.wait_for("never arrives", Duration::from_millis(300));
+    assert!(
+        on_a.count(changed) <= toggles,
+        "{toggles} changes, a told {} times",
+        on_a.count(changed)
+    );
+    assert!(
+        on_b.seen.contains("io.modelcontextprotocol/subscriptionId"),
+        "{}",
+        on_b.seen
+    );
     drop(redis);
 }
