@@ -235,7 +235,8 @@ mod tests {
         assert_eq!(method_eras("initialize"), Some(Eras::Legacy));
         assert_eq!(method_eras("server/discover"), Some(Eras::Modern));
         assert_eq!(method_eras("tools/call"), Some(Eras::All));
-        assert_eq!(method_eras("tasks/get"), None);
+        assert_eq!(method_eras("tasks/get"), Some(Eras::Modern));
+        assert_eq!(method_eras("tasks/result"), None);
         assert!(is_modern_version(&ProtocolVersion::V_2026_07_28));
         assert!(!is_modern_version(&ProtocolVersion::V_2025_11_25));
         assert!(takes_batches(&ProtocolVersion::V_2025_03_26));
