@@ -128,9 +128,9 @@ fn headers(cx: &Ctxt, item: &AnnotatedFn) {
             continue;
         };
         let name = header.value();
-        let bad = name.chars().find(|c| {
-            !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c))
-        });
+        let bad = name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)));
         if name.is_empty() {
             cx.error_at(
                 header.span(),

@@ -40,10 +40,20 @@ async fn header_arguments_are_annotated_and_called_as_usual() {
     assert_eq!(properties["dry_run"]["x-mcp-header"], "Dry-Run");
     assert_eq!(properties["dry_run"]["type"], "boolean");
     assert_eq!(properties["zone"]["x-mcp-header"], "Zone");
-    assert_eq!(properties["zone"]["type"], "string", "not nullable: {schema}");
+    assert_eq!(
+        properties["zone"]["type"], "string",
+        "not nullable: {schema}"
+    );
     assert_eq!(properties["tier"]["x-mcp-header"], "Tier");
-    assert_eq!(properties["tier"]["type"], "string", "not nullable: {schema}");
-    assert_eq!(properties["tier"]["enum"], json!(["Gold", "Silver"]), "{schema}");
+    assert_eq!(
+        properties["tier"]["type"], "string",
+        "not nullable: {schema}"
+    );
+    assert_eq!(
+        properties["tier"]["enum"],
+        json!(["Gold", "Silver"]),
+        "{schema}"
+    );
     assert_eq!(properties["team"]["x-mcp-header"], "Team");
     assert_eq!(properties["team"]["default"], "core");
     assert!(properties["note"].get("x-mcp-header").is_none());

@@ -141,7 +141,9 @@ pub(crate) fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, Str
                     let Value::Object(sub) = sub else { continue };
                     // Only `properties` continues the chain, and only from a node on it.
                     let path = match (&node.path, key == "properties") {
-                        (Some(path), true) => Some(path.iter().copied().chain([name.as_str()]).collect()),
+                        (Some(path), true) => {
+                            Some(path.iter().copied().chain([name.as_str()]).collect())
+                        }
                         (None, true) if node.pointer.is_empty() => Some(vec![name.as_str()]),
                         _ => None,
                     };
@@ -322,10 +324,16 @@ mod tests {
     fn a_bad_name_is_refused_naming_the_property() {
         for (name, expected) in [
             (json!(""), "property \"region\": x-mcp-header is empty"),
-            (json!("Re gion"), "is not an HTTP token (' ' is not allowed)"),
+            (
+                json!("Re gion"),
+                "is not an HTTP token (' ' is not allowed)",
+            ),
             (json!("Région"), "is not an HTTP token"),
             (json!("a:b"), "is not an HTTP token (':' is not allowed)"),
-            (json!(7), "property \"region\": x-mcp-header must be a string"),
+            (
+                json!(7),
+                "property \"region\": x-mcp-header must be a string",
+            ),
         ] {
             let schema = json!({"type": "object", "properties": {
                 "region": {"type": "string", "x-mcp-header": name}
@@ -353,15 +361,27 @@ mod tests {
         for (ty, expected) in [
             (json!({"type": "number"}), "this one has type \"number\""),
             (json!({"type": "object"}), "this one has type \"object\""),
-            (json!({"type": "array", "items": {"type": "string"}}), "type \"array\""),
+            (
+                json!({"type": "array", "items": {"type": "string"}}),
+                "type \"array\"",
+            ),
             (json!({"enum": ["a", "b"]}), "this one has no type"),
-            (json!({"type": ["string", "null"]}), "is nullable; leave the property out of `required`"),
-            (json!({"type": ["string", "integer"]}), "type [\"string\",\"integer\"]"),
+            (
+                json!({"type": ["string", "null"]}),
+                "is nullable; leave the property out of `required`",
+            ),
+            (
+                json!({"type": ["string", "integer"]}),
+                "type [\"string\",\"integer\"]",
+            ),
         ] {
             let mut property = ty.clone();
             property["x-mcp-header"] = json!("Region");
             let problem = problem(json!({"type": "object", "properties": {"region": property}}));
-            assert!(problem.starts_with("property \"region\": x-mcp-header"), "{problem}");
+            assert!(
+                problem.starts_with("property \"region\": x-mcp-header"),
+                "{problem}"
+            );
             assert!(problem.contains(expected), "{ty}: {problem}");
         }
     }

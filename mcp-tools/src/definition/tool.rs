@@ -13,11 +13,11 @@ use serde::ser::{SerializeMap, Serializer};
 use serde_json::Value;
 
 use crate::context::{StateRequirement, ToolContext};
-use crate::definition::param_headers::{ParamHeader, param_headers};
 use crate::definition::common::{
     DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
     def_common_builder_methods,
 };
+use crate::definition::param_headers::{ParamHeader, param_headers};
 use crate::output::error::ToolError;
 use crate::output::result::ToolResult;
 use crate::permissions::PermissionSet;
@@ -190,7 +190,9 @@ pub struct ToolDef {
     pub(crate) cli: CliOptions,
     pub(crate) nonportable_name: bool,
     pub(crate) task_support: TaskSupport,
-    /// The input schema's `x-mcp-header` annotations (SEP-2243), checked by `build`.
+    /// The input schema's `x-mcp-header` annotations (SEP-2243), checked by `build`; the
+    /// HTTP server checks each call's headers against them.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) param_headers: Box<[ParamHeader]>,
 }
 
@@ -495,7 +497,9 @@ impl ToolDefBuilder {
                 )));
             }
         };
-        let param_headers = param_headers(&input_schema).map_err(&fail)?.into_boxed_slice();
+        let param_headers = param_headers(&input_schema)
+            .map_err(&fail)?
+            .into_boxed_slice();
         let category = self.category.clone().or_else(|| {
             let prefix = self.name.split('_').next().unwrap_or(&self.name);
             Some(Cow::Owned(prefix.to_string()))

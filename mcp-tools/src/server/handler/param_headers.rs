@@ -59,13 +59,20 @@ pub(crate) fn check(
     arguments: Option<&JsonObject>,
 ) -> Result<(), String> {
     for param in params {
-        let lookup = format!("{}{}", header::PARAM_PREFIX, param.name.to_ascii_lowercase());
+        let lookup = format!(
+            "{}{}",
+            header::PARAM_PREFIX,
+            param.name.to_ascii_lowercase()
+        );
         let shown = || format!("Mcp-Param-{}", param.name);
         let mut values = headers.get_all(lookup.as_str()).iter();
         let raw = match (values.next(), values.next()) {
             (None, _) => None,
             (Some(_), Some(_)) => {
-                return Err(format!("Header mismatch: {} is sent more than once", shown()));
+                return Err(format!(
+                    "Header mismatch: {} is sent more than once",
+                    shown()
+                ));
             }
             (Some(value), None) => Some(value.to_str().map_err(|_| {
                 format!(
@@ -190,15 +197,30 @@ mod tests {
     #[test]
     fn base64_values_are_decoded_and_compared() {
         let arguments = json!({"region": "Hello"});
-        assert_eq!(run(&[("Mcp-Param-Region", b"=?base64?SGVsbG8=?=")], arguments.clone()), Ok(()));
-        let wrong = run(&[("Mcp-Param-Region", b"=?base64?SGVsbG9v?=")], arguments.clone());
+        assert_eq!(
+            run(
+                &[("Mcp-Param-Region", b"=?base64?SGVsbG8=?=")],
+                arguments.clone()
+            ),
+            Ok(())
+        );
+        let wrong = run(
+            &[("Mcp-Param-Region", b"=?base64?SGVsbG9v?=")],
+            arguments.clone(),
+        );
         assert_eq!(
             wrong,
             Err("Header mismatch: Mcp-Param-Region does not match the argument \"region\"".into())
         );
         // Non-ASCII and surrounding blanks travel wrapped.
         let arguments = json!({"region": " Zürich "});
-        assert_eq!(run(&[("Mcp-Param-Region", b"=?base64?IFrDvHJpY2gg?=")], arguments), Ok(()));
+        assert_eq!(
+            run(
+                &[("Mcp-Param-Region", b"=?base64?IFrDvHJpY2gg?=")],
+                arguments
+            ),
+            Ok(())
+        );
     }
 
     #[test]
@@ -233,28 +255,40 @@ mod tests {
             );
         }
         // ... and compared as written.
-        assert!(run(&[("Mcp-Param-Region", b"SGVsbG8=")], json!({"region": "Hello"})).is_err());
+        assert!(
+            run(
+                &[("Mcp-Param-Region", b"SGVsbG8=")],
+                json!({"region": "Hello"})
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn a_missing_header_or_one_without_its_argument_is_refused() {
         assert_eq!(
             run(&[], json!({"region": "Hello"})),
-            Err("Header mismatch: the argument \"region\" is given, and its header \
+            Err(
+                "Header mismatch: the argument \"region\" is given, and its header \
                  Mcp-Param-Region is missing"
-                .into())
+                    .into()
+            )
         );
         assert_eq!(
             run(&[], json!({"location": {"zone": "eu-1"}})),
-            Err("Header mismatch: the argument \"location.zone\" is given, and its header \
+            Err(
+                "Header mismatch: the argument \"location.zone\" is given, and its header \
                  Mcp-Param-Zone is missing"
-                .into())
+                    .into()
+            )
         );
         assert_eq!(
             run(&[("Mcp-Param-Priority", b"1")], json!({})),
-            Err("Header mismatch: Mcp-Param-Priority is sent, and the argument \"priority\" \
+            Err(
+                "Header mismatch: Mcp-Param-Priority is sent, and the argument \"priority\" \
                  is absent"
-                .into())
+                    .into()
+            )
         );
         assert!(run(&[("Mcp-Param-Region", b"x")], json!({"region": null})).is_err());
         assert!(check(&params(), &headers(&[("Mcp-Param-Region", b"x")]), None).is_err());
@@ -264,7 +298,10 @@ mod tests {
 
     #[test]
     fn a_duplicate_header_is_refused_even_when_one_value_matches() {
-        let sent: &[(&str, &[u8])] = &[("Mcp-Param-Region", b"Hello"), ("mcp-param-region", b"Hello")];
+        let sent: &[(&str, &[u8])] = &[
+            ("Mcp-Param-Region", b"Hello"),
+            ("mcp-param-region", b"Hello"),
+        ];
         assert_eq!(
             run(sent, json!({"region": "Hello"})),
             Err("Header mismatch: Mcp-Param-Region is sent more than once".into())
@@ -280,19 +317,34 @@ mod tests {
             (b"False", json!({"dry_run": false})),
             (b"true", json!({"dry_run": false})),
         ] {
-            let name = match arguments.as_object().unwrap().keys().next().unwrap().as_str() {
+            let name = match arguments
+                .as_object()
+                .unwrap()
+                .keys()
+                .next()
+                .unwrap()
+                .as_str()
+            {
                 "region" => "Mcp-Param-Region",
                 "priority" => "Mcp-Param-Priority",
                 _ => "Mcp-Param-Dry-Run",
             };
-            assert!(run(&[(name, sent)], arguments.clone()).is_err(), "{arguments}");
+            assert!(
+                run(&[(name, sent)], arguments.clone()).is_err(),
+                "{arguments}"
+            );
         }
-        let problem = run(&[("Mcp-Param-Region", b"Z\xc3\xbcrich")], json!({"region": "Zürich"}));
+        let problem = run(
+            &[("Mcp-Param-Region", b"Z\xc3\xbcrich")],
+            json!({"region": "Zürich"}),
+        );
         assert_eq!(
             problem,
-            Err("Header mismatch: Mcp-Param-Region holds characters outside visible ASCII; send \
+            Err(
+                "Header mismatch: Mcp-Param-Region holds characters outside visible ASCII; send \
                  such a value as =?base64?…?="
-                .into())
+                    .into()
+            )
         );
     }
 
@@ -352,7 +404,9 @@ mod tests {
                 request = request.header("mcp-param-region", region);
             }
             let request = request
-                .body(http_body_util::Full::new(bytes::Bytes::from(body.to_string())))
+                .body(http_body_util::Full::new(bytes::Bytes::from(
+                    body.to_string(),
+                )))
                 .unwrap();
             let response = service.call(request).await.unwrap();
             let status = response.status().as_u16();
@@ -366,11 +420,19 @@ mod tests {
                 .rfind(|line| !line.is_empty())
                 .unwrap_or(&text)
                 .to_string();
-            (status, serde_json::from_str::<Value>(&json).unwrap_or(Value::String(text)))
+            (
+                status,
+                serde_json::from_str::<Value>(&json).unwrap_or(Value::String(text)),
+            )
         };
         let modern = "2026-07-28";
-        let (status, body) = post("admin-token", modern, "deploy", Some("=?base64?SGVsbG8=?=")).await;
-        assert_eq!((status, &body["result"]["content"][0]["text"]), (200, &json!("deployed")), "{body}");
+        let (status, body) =
+            post("admin-token", modern, "deploy", Some("=?base64?SGVsbG8=?=")).await;
+        assert_eq!(
+            (status, &body["result"]["content"][0]["text"]),
+            (200, &json!("deployed")),
+            "{body}"
+        );
         for bad in [Some("=?base64?SGVsbG8?="), Some("Bye"), None] {
             let (status, body) = post("admin-token", modern, "deploy", bad).await;
             assert_eq!(status, 400, "{bad:?}: {body}");
@@ -383,15 +445,25 @@ mod tests {
             let (unknown_status, unknown) = post("reader-token", modern, "nothing", bad).await;
             assert_eq!(status, unknown_status, "{bad:?}");
             let message = |body: &Value| {
-                body["error"]["message"].as_str().unwrap_or_default().replace("nothing", "deploy")
+                body["error"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace("nothing", "deploy")
             };
-            assert_eq!(hidden["error"]["code"], unknown["error"]["code"], "{bad:?}: {hidden}");
+            assert_eq!(
+                hidden["error"]["code"], unknown["error"]["code"],
+                "{bad:?}: {hidden}"
+            );
             assert_eq!(hidden["error"]["code"], json!(-32602), "{bad:?}: {hidden}");
             assert_eq!(message(&hidden), message(&unknown), "{bad:?}");
         }
         assert_eq!(unknown["error"]["code"], json!(-32602), "{unknown}");
         // Before 2026-07-28 no header is checked.
         let (status, body) = post("admin-token", "2025-11-25", "deploy", Some("Bye")).await;
-        assert_eq!((status, &body["result"]["content"][0]["text"]), (200, &json!("deployed")), "{body}");
+        assert_eq!(
+            (status, &body["result"]["content"][0]["text"]),
+            (200, &json!("deployed")),
+            "{body}"
+        );
     }
 }
