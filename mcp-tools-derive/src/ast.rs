@@ -99,6 +99,12 @@ pub fn is_vec(ty: &Type) -> bool {
     wrapped(ty, "Vec").is_some()
 }
 
+/// True for `f32` and `f64`, through `Option<…>`: numbers no header may carry.
+pub fn is_float(ty: &Type) -> bool {
+    let ty = option_inner(ty).unwrap_or(ty);
+    matches!(ty, Type::Path(p) if p.qself.is_none() && (p.path.is_ident("f32") || p.path.is_ident("f64")))
+}
+
 /// True for `bool`, the type the optional-parameter rule defaults to `false`.
 pub fn is_bool(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("bool"))

@@ -512,6 +512,8 @@ pub enum Fits {
     Number,
     Text,
     TextOrList,
+    /// Strings, integers and booleans (the macro tells floats from integers by name).
+    Scalar,
 }
 
 /// The shape of an argument's type, as far as the macro can see it (`Option<T>` is `T`'s).
@@ -534,6 +536,10 @@ impl Fits {
             Fits::Number => matches!(shape, Shape::Number | Shape::Opaque),
             Fits::Text => matches!(shape, Shape::Text | Shape::Opaque),
             Fits::TextOrList => matches!(shape, Shape::Text | Shape::List | Shape::Opaque),
+            Fits::Scalar => matches!(
+                shape,
+                Shape::Number | Shape::Text | Shape::Bool | Shape::Opaque
+            ),
         }
     }
 
@@ -544,6 +550,7 @@ impl Fits {
             Fits::Number => "numbers",
             Fits::Text => "strings",
             Fits::TextOrList => "strings (characters) and lists (items)",
+            Fits::Scalar => "strings, integers and booleans",
         }
     }
 }
@@ -559,6 +566,7 @@ pub struct ArgAttr {
     pub min_length: Option<Expr>,
     pub max_length: Option<Expr>,
     pub pattern: Option<LitStr>,
+    pub header: Option<LitStr>,
     /// Each key given, with the span of its name.
     pub given: Vec<(&'static ArgKey, Span)>,
 }
@@ -673,6 +681,17 @@ pub const ARG_KEYS: &[ArgKey] = &[
         counterpart: None,
         schema_keywords: &["pattern"],
         parse: |meta, arg| value(meta, &mut arg.pattern),
+    },
+    ArgKey {
+        name: "header",
+        aliases: &[],
+        syntax: "header = \"Name\"",
+        kinds: &[Tool],
+        doc: "mirrors the argument into the HTTP header `Mcp-Param-Name` (SEP-2243, `x-mcp-header` in the schema) for proxies to route on; on 2026-07-28 the server refuses a call whose header and argument differ. An HTTP token, unique per tool ignoring case; an `Option` argument is then absent or a value, never `null`",
+        fits: Fits::Scalar,
+        counterpart: None,
+        schema_keywords: &[],
+        parse: |meta, arg| value(meta, &mut arg.header),
     },
 ];
 

@@ -543,6 +543,11 @@ fn arguments(tool: &AnnotatedFn) -> Arguments {
         if let Some(pattern) = &attr.pattern {
             attrs.push(quote! { #[schemars(pattern(#pattern))] });
         }
+        if let Some(header) = &attr.header {
+            attrs.push(quote! {
+                #[schemars(transform = #rt::__private::MirroredHeader(#header))]
+            });
+        }
         fields.push(quote! { #(#attrs)* #ident: #ty, });
         wires.push(param.wire_name());
         idents.push(ident);

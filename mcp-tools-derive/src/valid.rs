@@ -87,6 +87,9 @@ fn common(cx: &Ctxt, item: &AnnotatedFn) {
             ),
         );
     }
+    if kind == Kind::Tool {
+        headers(cx, item);
+    }
     for param in &item.params {
         owned(cx, kind, param);
         optional_extractor(cx, kind, param);
@@ -107,6 +110,59 @@ fn common(cx: &Ctxt, item: &AnnotatedFn) {
                         Kind::Prompt => "prompt argument",
                         _ => "URI template variable",
                     }
+                ),
+            );
+        }
+    }
+}
+
+/// `#[arg(header = "Name")]`: an HTTP token, not on a float, each name once per tool
+/// (ignoring case, as HTTP compares header names).
+fn headers(cx: &Ctxt, item: &AnnotatedFn) {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for param in &item.params {
+        let ParamKind::Arg { attr, .. } = &param.kind else {
+            continue;
+        };
+        let Some(header) = &attr.header else {
+            continue;
+        };
+        let name = header.value();
+        let bad = name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)));
+        if name.is_empty() {
+            cx.error_at(
+                header.span(),
+                "the header name is empty; give the part after `Mcp-Param-`, e.g. `header = \"Region\"`",
+            );
+        } else if let Some(bad) = bad {
+            cx.error_at(
+                header.span(),
+                format!(
+                    "`{name}` is not an HTTP header name ({bad:?} is not allowed); use letters, digits and !#$%&'*+-.^_`|~"
+                ),
+            );
+        } else if let Some((_, other)) = seen
+            .iter()
+            .find(|(seen, _)| seen.eq_ignore_ascii_case(&name))
+        {
+            cx.error_at(
+                header.span(),
+                format!(
+                    "the header `Mcp-Param-{name}` is already `{other}`'s (header names are compared ignoring case); give each argument its own"
+                ),
+            );
+        } else {
+            seen.push((name, param.wire_name()));
+        }
+        if ast::is_float(&param.ty) {
+            cx.error_at(
+                header.span(),
+                format!(
+                    "`header` applies to strings, integers and booleans, and `{}: {}` is a float (SEP-2243 leaves `number` out); take an integer or a string",
+                    param.wire_name(),
+                    tokens(&param.ty)
                 ),
             );
         }

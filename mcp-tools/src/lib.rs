@@ -205,6 +205,7 @@ pub mod __private {
     pub use crate::output::{IntoPromptResult, IntoResourceContents, IntoToolResult, ToolError};
     pub use crate::schema::JsonObject;
 
+    pub use crate::definition::param_headers::MirroredHeader;
     pub use crate::definition::tool::ToolFuture;
 
     /// The CLI's flag conversion, for the fuzz targets.

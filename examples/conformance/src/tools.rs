@@ -1,5 +1,5 @@
-//! The tools of the `tools-*`, `elicitation-*`, `json-schema-2020-12` and
-//! `server-sse-*` scenarios.
+//! The tools of the `tools-*`, `elicitation-*`, `json-schema-2020-12`,
+//! `http-custom-header-server-validation` and `server-sse-*` scenarios.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -256,6 +256,21 @@ async fn elicitation_enums(ctx: ToolContext) -> Result<String, ToolError> {
 async fn reconnection() -> &'static str {
     tokio::time::sleep(Duration::from_millis(100)).await;
     "Reconnection test completed successfully"
+}
+
+/// The tool of the `http-custom-header-server-validation` scenario (SEP-2243): its
+/// arguments travel in the headers `Mcp-Param-Region` and `Mcp-Param-Priority` too, and
+/// the server refuses a 2026-07-28 call whose headers and arguments differ.
+#[mcp_tool(name = "test_custom_headers", read_only)]
+async fn custom_headers(
+    /// Where to run.
+    #[arg(header = "Region")]
+    region: String,
+    /// How urgent.
+    #[arg(header = "Priority")]
+    priority: i64,
+) -> String {
+    format!("region {region}, priority {priority}")
 }
 
 /// The version of `test://watched-resource`.

@@ -6,6 +6,7 @@
 pub(crate) mod arguments;
 pub(crate) mod common;
 pub(crate) mod completion;
+pub(crate) mod param_headers;
 pub(crate) mod params;
 pub(crate) mod prompt;
 pub(crate) mod resource;

@@ -17,6 +17,7 @@ use crate::definition::common::{
     DefCommon, DefError, SourceLocation, checked_handler, def_common_accessors,
     def_common_builder_methods,
 };
+use crate::definition::param_headers::{ParamHeader, param_headers};
 use crate::output::error::ToolError;
 use crate::output::result::ToolResult;
 use crate::permissions::PermissionSet;
@@ -189,6 +190,10 @@ pub struct ToolDef {
     pub(crate) cli: CliOptions,
     pub(crate) nonportable_name: bool,
     pub(crate) task_support: TaskSupport,
+    /// The input schema's `x-mcp-header` annotations (SEP-2243), checked by `build`; the
+    /// HTTP server checks each call's headers against them.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) param_headers: Box<[ParamHeader]>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -452,7 +457,24 @@ impl ToolDefBuilder {
     }
 
     /// Check and build. Fails on an invalid name, a missing or empty description, a
-    /// missing handler, or an input schema whose root is not an object.
+    /// missing handler, an input schema whose root is not an object, or an `x-mcp-header`
+    /// annotation (an argument mirrored into an HTTP header, SEP-2243) that is not a
+    /// non-empty HTTP token, unique ignoring case, on a `string`, `integer` or `boolean`
+    /// property reached from the root through `properties`.
+    ///
+    /// ```
+    /// use mcp_toolbelt::definition::ToolDef;
+    /// let tool = |region: serde_json::Value| {
+    ///     ToolDef::builder("deploy")
+    ///         .description("Deploy to a region.")
+    ///         .input_schema(serde_json::json!({"type": "object", "properties": {"region": region}}))
+    ///         .handler(|_args, _ctx| async { Ok(mcp_toolbelt::ToolResult::text("ok")) })
+    ///         .build()
+    /// };
+    /// assert!(tool(serde_json::json!({"type": "string", "x-mcp-header": "Region"})).is_ok());
+    /// let error = tool(serde_json::json!({"type": "number", "x-mcp-header": "Region"})).unwrap_err();
+    /// assert!(error.problem().starts_with("property \"region\": x-mcp-header applies to"));
+    /// ```
     pub fn build(mut self) -> Result<ToolDef, DefError> {
         let fail = |problem: String| DefError::new("tool", &self.name, problem);
         if let Some(problem) = crate::names::check_name(&self.name, self.nonportable_name) {
@@ -475,6 +497,9 @@ impl ToolDefBuilder {
                 )));
             }
         };
+        let param_headers = param_headers(&input_schema)
+            .map_err(&fail)?
+            .into_boxed_slice();
         let category = self.category.clone().or_else(|| {
             let prefix = self.name.split('_').next().unwrap_or(&self.name);
             Some(Cow::Owned(prefix.to_string()))
@@ -497,6 +522,7 @@ impl ToolDefBuilder {
             cli: self.cli,
             nonportable_name: self.nonportable_name,
             task_support: self.task_support,
+            param_headers,
         })
     }
 }

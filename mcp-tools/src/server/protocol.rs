@@ -218,6 +218,31 @@ pub(crate) mod header {
     pub(crate) const PROTOCOL_VERSION: &str = "mcp-protocol-version";
     /// Which replica answered (set by [`HttpOptions::replica_id`](crate::server::HttpOptions::replica_id)).
     pub(crate) const REPLICA: &str = "mcp-replica";
+    /// SEP-2243: a `tools/call` argument annotated `"x-mcp-header": "Region"` travels in
+    /// the header `Mcp-Param-Region` too (2026-07-28 and later).
+    pub(crate) const PARAM_PREFIX: &str = "mcp-param-";
+    /// SEP-2243: a header value that cannot travel as it is (leading or trailing blanks,
+    /// characters outside visible ASCII) is sent as `=?base64?{standard base64}?=`.
+    pub(crate) const BASE64_PREFIX: &str = "=?base64?";
+    /// The end of a Base64-wrapped header value.
+    pub(crate) const BASE64_SUFFIX: &str = "?=";
+
+    /// The value an `Mcp-Param-…` header carries: the text inside `=?base64?…?=` decoded
+    /// (standard alphabet with its padding, UTF-8), any other value as written. `None`:
+    /// the wrapper holds no valid Base64 of UTF-8 text.
+    pub(crate) fn param_value(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+        use base64::Engine;
+        let Some(inner) = raw
+            .strip_prefix(BASE64_PREFIX)
+            .and_then(|rest| rest.strip_suffix(BASE64_SUFFIX))
+        else {
+            return Some(raw.into());
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(inner)
+            .ok()?;
+        String::from_utf8(bytes).ok().map(Into::into)
+    }
 }
 
 #[cfg(test)]

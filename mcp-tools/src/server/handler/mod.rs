@@ -4,6 +4,8 @@
 
 mod offerings;
 mod pages;
+#[cfg(feature = "http")]
+mod param_headers;
 mod tasks;
 
 use std::future::Future;
@@ -332,6 +334,8 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        #[cfg(feature = "http")]
+        self.check_param_headers(&request, &context)?;
         if self.task_support(&request, &context)? {
             return self.call_as_task(request, context).await;
         }
