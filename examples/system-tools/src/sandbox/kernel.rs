@@ -105,6 +105,9 @@ pub(crate) struct LandlockPolicy {
     exec_files: Vec<PathBuf>,
     tcp_connect: Vec<u16>,
     tcp_bind: Vec<u16>,
+    /// Denied paths are hidden by the command's mount namespace: each allowed path is granted
+    /// whole (one rule), instead of split around the denied paths.
+    hidden_denied: bool,
 }
 
 /// Inputs of [`LandlockPolicy::new`].
@@ -118,6 +121,7 @@ pub(crate) struct PolicyInput<'a> {
     pub exec_paths: Vec<PathBuf>,
     pub tcp_connect: Vec<u16>,
     pub tcp_bind: Vec<u16>,
+    pub hidden_denied: bool,
 }
 
 /// A ruleset ready to be applied in a child: its descriptor and what it holds.
@@ -181,6 +185,7 @@ impl LandlockPolicy {
             exec_paths,
             tcp_connect,
             tcp_bind,
+            hidden_denied,
         } = input;
         let refusal = (mode == KernelSandboxMode::Required && abi < REQUIRED_ABI).then(|| {
             if abi == 0 {
@@ -216,6 +221,7 @@ impl LandlockPolicy {
             exec_files,
             tcp_connect,
             tcp_bind,
+            hidden_denied,
         }
     }
 
@@ -412,6 +418,7 @@ impl LandlockPolicy {
     ) -> Result<RulesetCreated, SandboxError> {
         let is_dir = is_directory(&fd);
         let split = is_dir
+            && !self.hidden_denied
             && self
                 .excluded
                 .iter()
@@ -573,6 +580,12 @@ fn canonical_existing(paths: Vec<PathBuf>) -> Vec<PathBuf> {
     let all = out.clone();
     out.retain(|p| !all.iter().any(|q| q != p && p.starts_with(q)));
     out
+}
+
+/// `program` and the chain of interpreters the kernel loads for it (for the namespace's
+/// view: the files bound executable).
+pub(crate) fn collect_interpreters_pub(program: &Path, out: &mut Vec<PathBuf>) {
+    collect_interpreters(program, 0, out);
 }
 
 /// Adds `program` and, recursively, the interpreter the kernel loads for it: the `PT_INTERP`

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use super::isolation::Isolation;
 use super::kernel::{PreparedRuleset, restrict_self};
 use super::tree::{CallTree, join_cgroup};
 
@@ -80,12 +81,27 @@ pub(crate) async fn run(
     env: &[(String, String)],
     limits: (Duration, usize),
     ruleset: &PreparedRuleset,
+    isolation: Option<&Isolation>,
     mut tree: CallTree,
 ) -> Result<RunOutcome, RunError> {
     let (timeout, max_output_bytes) = limits;
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
+    let ruleset_fd = ruleset.raw_fd();
+    let mut cmd = match isolation {
+        Some(iso) => {
+            let (bwrap, bwrap_args) = iso.command_line(program, args, cwd, ruleset_fd);
+            let mut c = tokio::process::Command::new(bwrap);
+            c.args(bwrap_args);
+            c
+        }
+        None => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args);
+            c
+        }
+    };
+    let switch_to = isolation.and_then(Isolation::switch_to);
+    let in_namespaces = isolation.is_some();
+    cmd.current_dir(cwd)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
@@ -93,16 +109,37 @@ pub(crate) async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let ruleset_fd = ruleset.raw_fd();
     let cgroup = tree.cgroup_procs().map(std::ffi::CStr::to_owned);
     // SAFETY: the closure only makes system calls on values prepared before the fork
-    // (a C string, an integer); it allocates nothing and takes no lock.
+    // (a C string, integers); it allocates nothing and takes no lock.
     unsafe {
         cmd.pre_exec(move || {
             if let Some(procs) = &cgroup {
                 join_cgroup(procs)?;
             }
-            restrict_self(ruleset_fd)
+            if !in_namespaces {
+                return restrict_self(ruleset_fd);
+            }
+            // bubblewrap runs first: the launcher inside applies the ruleset (Landlock
+            // forbids the mounts bubblewrap makes), so its descriptor must survive exec.
+            if let Some(fd) = ruleset_fd
+                && libc::fcntl(fd, libc::F_SETFD, 0) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some((uid, gid)) = switch_to {
+                let groups = [gid];
+                if libc::setgroups(1, groups.as_ptr()) != 0
+                    || libc::setresgid(gid, gid, gid) != 0
+                    || libc::setresuid(uid, uid, uid) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
         });
     }
     let started = Instant::now();
