@@ -19,6 +19,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use common::{DENIED_SECRET, Fixture, OUTSIDE_SECRET};
+use system_tools_mcp::sandbox::NamespaceMode;
 use system_tools_mcp::sandbox::{Sandbox, SandboxConfig};
 use system_tools_mcp::tools::{
     ContentEncoding, execute_command, list_directory, read_file, search_files, write_file,
@@ -640,6 +641,8 @@ async fn grandchildren_class() {
     c.allowed_commands
         .extend(["sh", "setsid", "sleep"].map(String::from));
     c.command_timeout_secs = 1.5;
+    // Pids as the host sees them: the containment without the pid namespace.
+    c.command_namespaces = NamespaceMode::Off;
     let sb = Sandbox::from_config(c).unwrap();
     let scripts = [
         "setsid sleep 300 & echo $! > sub/pid; wait",

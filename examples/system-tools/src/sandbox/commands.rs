@@ -158,7 +158,39 @@ impl CommandPolicy {
                 timeout,
             });
         }
+        policy.refuse_unallowed_interpreters();
         Ok(policy)
+    }
+
+    /// A script runs its `#!` interpreter, which can then be started by anything the command
+    /// runs: a script whose interpreter is not itself an allowed, non-denied program is
+    /// refused at start-up (logged, and listed with the unresolved entries).
+    fn refuse_unallowed_interpreters(&mut self) {
+        let programs = self.programs();
+        let mut keep = Vec::new();
+        for a in std::mem::take(&mut self.allowed) {
+            let refusal = super::kernel::script_interpreter(&a.program).and_then(|interp| {
+                let canonical = std::fs::canonicalize(&interp).unwrap_or(interp.clone());
+                if !programs.contains(&canonical) {
+                    Some(format!(
+                        "its #! interpreter {} is not an allowed command",
+                        interp.display()
+                    ))
+                } else {
+                    self.denial_reason(&interp.to_string_lossy(), &canonical)
+                        .map(|why| format!("its #! interpreter {}: {why}", interp.display()))
+                }
+            });
+            match refusal {
+                Some(reason) => {
+                    tracing::error!(entry = %a.entry, program = %a.program.display(), %reason,
+                        "allowed script refused");
+                    self.unresolved.push(format!("{} (refused: {reason})", a.entry));
+                }
+                None => keep.push(a),
+            }
+        }
+        self.allowed = keep;
     }
 
     /// Why a program is denied, if it is: by canonical file or by bare name.

@@ -232,6 +232,9 @@ impl Isolation {
             "--unshare-cgroup-try".as_ref(),
             "--die-with-parent".as_ref(),
             "--new-session".as_ref(),
+            // bubblewrap sets PWD for --chdir; the environment stays exactly the configured one.
+            "--unsetenv".as_ref(),
+            "PWD".as_ref(),
             "--hostname".as_ref(),
             "sandbox".as_ref(),
             // Held in the command's user namespace by the launcher only (to remount noexec,

@@ -606,6 +606,13 @@ fn collect_interpreters(program: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The interpreter named by a script's `#!` line (`None` for anything else).
+pub(crate) fn script_interpreter(program: &Path) -> Option<PathBuf> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program).ok()?.read(&mut head).ok()?;
+    head[..n].starts_with(b"#!").then(|| interpreter_of(program))?
+}
+
 fn interpreter_of(program: &Path) -> Option<PathBuf> {
     let mut file = std::fs::File::open(program).ok()?;
     let mut head = [0u8; 256];
