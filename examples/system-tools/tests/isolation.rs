@@ -30,7 +30,7 @@ fn config(fx: &Fixture) -> SandboxConfig {
     let mut c = fx.config();
     c.allowed_commands.extend(
         [
-            "python3", "ls", "grep", "find", "sort", "wc", "chmod", "touch", "id", "sh",
+            "/usr/bin/python3", "ls", "grep", "find", "sort", "wc", "chmod", "touch", "id", "sh",
         ]
         .map(String::from),
     );
@@ -67,7 +67,7 @@ async fn python(sb: &Sandbox, fx: &Fixture, name: &str, code: &str) -> CommandOu
     let file = fx.root.join(name);
     std::fs::write(&file, code).unwrap();
     give_to_nobody(&file);
-    run(sb, "python3", &[name]).await
+    run(sb, "/usr/bin/python3", &[name]).await
 }
 
 fn no_secret(out: &CommandOutput) {
@@ -124,7 +124,7 @@ async fn the_loader_runs_nothing_but_the_allowed_programs() {
     let fx = Fixture::new();
     let sb = sandbox(&fx);
     // A copy of a program written into the tree (as write_file could), and a system program
-    // that is visible but not allowed: neither runs, directly or through the loader.
+    // that is visible but not allowed (`mkdir`): neither runs, directly or through the loader.
     std::fs::copy("/usr/bin/touch", fx.root.join("mytouch")).unwrap();
     std::fs::set_permissions(fx.root.join("mytouch"), PermissionsExt::from_mode(0o755)).unwrap();
     give_to_nobody(&fx.root.join("mytouch"));
@@ -133,9 +133,9 @@ async fn the_loader_runs_nothing_but_the_allowed_programs() {
     let loader = loader.to_str().unwrap();
     let attempts: Vec<Vec<&str>> = vec![
         vec!["find", ".", "-maxdepth", "0", "-exec", loader, "./mytouch", "pwned1", ";"],
-        vec!["find", ".", "-maxdepth", "0", "-exec", loader, "/usr/bin/touch", "pwned2", ";"],
+        vec!["find", ".", "-maxdepth", "0", "-exec", loader, "/usr/bin/mkdir", "pwned2", ";"],
         vec!["find", ".", "-maxdepth", "0", "-exec", "./mytouch", "pwned3", ";"],
-        vec!["find", ".", "-maxdepth", "0", "-exec", "/usr/bin/touch", "pwned4", ";"],
+        vec!["find", ".", "-maxdepth", "0", "-exec", "/usr/bin/mkdir", "pwned4", ";"],
         vec!["sort", "--compress-program=./mytouch", "-S", "1k", "notes.txt"],
     ];
     for a in &attempts {
@@ -150,7 +150,7 @@ async fn the_loader_runs_nothing_but_the_allowed_programs() {
             r#"
 import os, subprocess
 for argv in (["{loader}", "./mytouch", "pwned5"], ["./mytouch", "pwned6"],
-             ["{loader}", "/usr/bin/touch", "pwned7"], ["/usr/bin/touch", "pwned8"]):
+             ["{loader}", "/usr/bin/mkdir", "pwned7"], ["/usr/bin/mkdir", "pwned8"]):
     try:
         r = subprocess.run(argv, capture_output=True)
         print(argv[-1], r.returncode, r.stderr[:80])
@@ -414,6 +414,7 @@ fn a_script_whose_interpreter_is_not_allowed_is_refused_at_start() {
     std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
     let mut c = fx.config();
     c.allowed_commands = vec!["./bin/run.sh".into(), "echo".into()];
+    c.command_timeouts.clear();
     c.relative_to = Some(fx.root.clone());
     let sb = Sandbox::from_config(c).unwrap();
     let report = sb.report();

@@ -158,9 +158,12 @@ pub async fn execute_command(
     }
     if let Some(iso) = isolation {
         let limits = iso.limits;
-        if outcome.status.signal() == Some(libc::SIGXCPU)
-            || (outcome.status.signal() == Some(libc::SIGKILL)
-                && outcome.duration.as_secs() >= limits.cpu_secs)
+        // bubblewrap's init reports a signal death as the exit code 128 + signal.
+        let died_of = |sig: i32| {
+            outcome.status.signal() == Some(sig) || outcome.status.code() == Some(128 + sig)
+        };
+        if died_of(libc::SIGXCPU)
+            || (died_of(libc::SIGKILL) && outcome.duration.as_secs() >= limits.cpu_secs)
         {
             notes.push(format!(
                 "the command was stopped at its CPU limit of {} s per process (command_cpu_secs)",
