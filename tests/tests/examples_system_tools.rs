@@ -362,10 +362,20 @@ impl RawSession {
     /// Starts `system-tools-mcp --config <layout.base>/<name> serve` with `config` as the file,
     /// and initializes the session.
     fn start(layout: &Layout, name: &str, config: &str) -> RawSession {
+        Self::start_as(layout, name, config, None)
+    }
+
+    /// Like [`RawSession::start`], with the server run as `uid` (the test runs as root).
+    fn start_as(layout: &Layout, name: &str, config: &str, uid: Option<u32>) -> RawSession {
+        use std::os::unix::process::CommandExt;
         use std::process::{Command, Stdio};
         let path = layout.base.join(name);
         std::fs::write(&path, config).unwrap();
-        let mut server = Command::new(system_tools_mcp())
+        let mut command = Command::new(system_tools_mcp());
+        if let Some(uid) = uid {
+            command.uid(uid).gid(uid);
+        }
+        let mut server = command
             .args(["--config", path.to_str().unwrap(), "serve"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -581,4 +591,127 @@ fn write_file_limit_speaks_before_the_transport() {
         "{text}"
     );
     assert!(!layout.root.join("big.txt").exists());
+}
+
+/// Hands `dir` and everything below it to uid/gid 65534 (lchown: links themselves).
+fn give_to_nobody(dir: &std::path::Path) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        std::os::unix::fs::lchown(&p, Some(65534), Some(65534)).unwrap();
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+            for e in std::fs::read_dir(&p).unwrap().flatten() {
+                stack.push(e.path());
+            }
+        }
+    }
+}
+
+/// Issue 30's attack classes through the MCP server, run as root (commands then run as the
+/// tree's owner, in their namespaces) and as an ordinary user (uid 65534), with the
+/// argument checks off so that only the kernel layers stand in the way; each checked from
+/// the host side. Skipped (with a note) when the test does not run as root.
+#[test]
+fn kernel_layers_hold_with_the_server_as_root_and_as_an_ordinary_user() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(1)
+        != 0
+    {
+        eprintln!("note: not root; the server runs as the test's own user only elsewhere");
+        return;
+    }
+    for (label, uid) in [("root", None), ("user 65534", Some(65534))] {
+        let layout = Layout::new(&format!("layers-{}", uid.unwrap_or(0)));
+        let secret = layout.outside.join("secret.txt");
+        std::fs::set_permissions(&secret, PermissionsExt::from_mode(0o600)).unwrap();
+        give_to_nobody(&layout.base);
+        let before = std::fs::metadata(&secret).unwrap();
+        let config = "allowed_paths = [\"sandbox\"]\n\
+             denied_paths = [\"sandbox/secret\"]\n\
+             allowed_commands = [\"echo\", \"ls\", \"cat\", \"find\", \"sort\", \"chmod\", \"id\"]\n\
+             confine_path_arguments = false\n\
+             command_timeout_secs = 20\n";
+        let mut s = RawSession::start_as(&layout, "layers.toml", config, uid);
+        let s_path = secret.to_str().unwrap().to_string();
+        let calls: Vec<(&str, Vec<String>)> = vec![
+            ("ls", vec!["-la".into()]),
+            ("find", vec![".".into()]),
+            (
+                "sort",
+                vec!["-o".into(), "new.txt".into(), "notes.txt".into()],
+            ),
+            ("cat", vec!["secret/key.txt".into()]),
+            ("cat", vec![s_path.clone()]),
+            ("chmod", vec!["666".into(), s_path.clone()]),
+            (
+                "find",
+                vec![
+                    ".".into(),
+                    "-maxdepth".into(),
+                    "0".into(),
+                    "-exec".into(),
+                    "/usr/bin/mkdir".into(),
+                    "pwned".into(),
+                    ";".into(),
+                ],
+            ),
+            ("id", vec!["-u".into()]),
+        ];
+        let mut replies = Vec::new();
+        for (i, (command, args)) in calls.iter().enumerate() {
+            s.call(
+                100 + i as u64,
+                "execute_command",
+                json!({"command": command, "args": args}),
+            );
+            let reply = s.line();
+            assert!(
+                !reply.contains(DENIED_SECRET) && !reply.contains(OUTSIDE_SECRET),
+                "{label}: {command} {args:?} leaked: {reply}"
+            );
+            replies.push(reply);
+        }
+        // Legitimate uses in a directory holding a denied path work.
+        assert!(
+            replies[0].contains("notes.txt"),
+            "{label}: ls -la: {}",
+            replies[0]
+        );
+        assert!(
+            replies[1].contains("./sub/inner.txt"),
+            "{label}: find: {}",
+            replies[1]
+        );
+        assert_eq!(
+            std::fs::read_to_string(layout.root.join("new.txt"))
+                .ok()
+                .as_deref(),
+            Some("hello notes\n"),
+            "{label}: sort -o: {}",
+            replies[2]
+        );
+        // Host side: the outside file is unchanged, the other program never ran, and
+        // commands ran unprivileged.
+        let after = std::fs::metadata(&secret).unwrap();
+        assert_eq!(before.mode(), after.mode(), "{label}");
+        assert_eq!(
+            (before.uid(), before.gid()),
+            (after.uid(), after.gid()),
+            "{label}"
+        );
+        assert!(!layout.root.join("pwned").exists(), "{label}: mkdir ran");
+        assert!(
+            replies[7].contains("65534"),
+            "{label}: id -u: {}",
+            replies[7]
+        );
+        let made = std::fs::metadata(layout.root.join("new.txt")).unwrap();
+        assert_eq!(
+            made.uid(),
+            65534,
+            "{label}: a command wrote as uid {}",
+            made.uid()
+        );
+    }
 }

@@ -30,7 +30,16 @@ fn config(fx: &Fixture) -> SandboxConfig {
     let mut c = fx.config();
     c.allowed_commands.extend(
         [
-            "/usr/bin/python3", "ls", "grep", "find", "sort", "wc", "chmod", "touch", "id", "sh",
+            "/usr/bin/python3",
+            "ls",
+            "grep",
+            "find",
+            "sort",
+            "wc",
+            "chmod",
+            "touch",
+            "id",
+            "sh",
         ]
         .map(String::from),
     );
@@ -40,10 +49,13 @@ fn config(fx: &Fixture) -> SandboxConfig {
     // Python's C modules, and the library `_ctypes` loads (outside the programs' closure).
     c.command_exec_paths = python_c_modules().into_iter().collect();
     c.command_exec_paths.extend(
-        ["/usr/lib/x86_64-linux-gnu/libffi.so.8", "/usr/lib/aarch64-linux-gnu/libffi.so.8"]
-            .iter()
-            .map(PathBuf::from)
-            .filter(|p| p.exists()),
+        [
+            "/usr/lib/x86_64-linux-gnu/libffi.so.8",
+            "/usr/lib/aarch64-linux-gnu/libffi.so.8",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.exists()),
     );
     c.command_pids_max = 64;
     c.command_memory_max_bytes = 512 * 1024 * 1024;
@@ -107,14 +119,23 @@ open("made_by_command.txt", "w").write("x")
         // Not root: the server's own uid, or the tree's owner when the test runs as root.
         uid
     };
-    assert!(out.stdout.contains(&format!("uid {expect_uid} {expect_uid}")), "{out:?}");
+    assert!(
+        out.stdout
+            .contains(&format!("uid {expect_uid} {expect_uid}")),
+        "{out:?}"
+    );
     assert!(out.stdout.contains("nnp 1"), "{out:?}");
     assert!(out.stdout.contains("bounding 0"), "{out:?}");
     assert!(out.stdout.contains("sethostname -1 1"), "{out:?}");
     assert!(out.stdout.contains("setuid0 -1 "), "{out:?}");
     // Host side: the host name is unchanged, and a file the command made belongs to an
     // unprivileged host uid.
-    assert_ne!(std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim(), "pwned");
+    assert_ne!(
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .unwrap()
+            .trim(),
+        "pwned"
+    );
     let made = std::fs::metadata(fx.root.join("made_by_command.txt")).unwrap();
     assert_ne!(made.uid(), 0, "a command created a root-owned file");
 }
@@ -132,11 +153,55 @@ async fn the_loader_runs_nothing_but_the_allowed_programs() {
         .unwrap_or_else(|_| PathBuf::from("/lib64/ld-linux-x86-64.so.2"));
     let loader = loader.to_str().unwrap();
     let attempts: Vec<Vec<&str>> = vec![
-        vec!["find", ".", "-maxdepth", "0", "-exec", loader, "./mytouch", "pwned1", ";"],
-        vec!["find", ".", "-maxdepth", "0", "-exec", loader, "/usr/bin/mkdir", "pwned2", ";"],
-        vec!["find", ".", "-maxdepth", "0", "-exec", "./mytouch", "pwned3", ";"],
-        vec!["find", ".", "-maxdepth", "0", "-exec", "/usr/bin/mkdir", "pwned4", ";"],
-        vec!["sort", "--compress-program=./mytouch", "-S", "1k", "notes.txt"],
+        vec![
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            "-exec",
+            loader,
+            "./mytouch",
+            "pwned1",
+            ";",
+        ],
+        vec![
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            "-exec",
+            loader,
+            "/usr/bin/mkdir",
+            "pwned2",
+            ";",
+        ],
+        vec![
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            "-exec",
+            "./mytouch",
+            "pwned3",
+            ";",
+        ],
+        vec![
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            "-exec",
+            "/usr/bin/mkdir",
+            "pwned4",
+            ";",
+        ],
+        vec![
+            "sort",
+            "--compress-program=./mytouch",
+            "-S",
+            "1k",
+            "notes.txt",
+        ],
     ];
     for a in &attempts {
         let out = run(&sb, a[0], &a[1..]).await;
@@ -235,7 +300,10 @@ async fn network_and_kernel_interfaces_are_refused() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let mut victim = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let mut victim = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
     let out = python(
         &sb,
         &fx,
@@ -274,16 +342,28 @@ sys("settime", 227, 0, 0)
     )
     .await;
     assert!(out.success, "{out:?}");
-    assert!(!out.stdout.contains("DONE"), "an attempt got through: {out:?}");
+    assert!(
+        !out.stdout.contains("DONE"),
+        "an attempt got through: {out:?}"
+    );
     for name in [
         "tcp", "mptcp", "udp", "raw", "packet", "netlink", "listen", "kill", "unshare", "ptrace",
         "keyctl", "bpf", "perf", "mount", "io_uring", "settime",
     ] {
-        assert!(out.stdout.contains(&format!("{name} refused")), "{name}: {out:?}");
+        assert!(
+            out.stdout.contains(&format!("{name} refused")),
+            "{name}: {out:?}"
+        );
     }
     // Host side: the listener saw no connection, the victim still runs.
-    assert!(listener.accept().is_err(), "the command reached a host port");
-    assert!(victim.try_wait().unwrap().is_none(), "the host process was killed");
+    assert!(
+        listener.accept().is_err(),
+        "the command reached a host port"
+    );
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "the host process was killed"
+    );
     victim.kill().unwrap();
     let _ = victim.wait();
 }
@@ -307,7 +387,10 @@ async fn denied_paths_are_hidden_and_their_parent_works() {
         let out = run(&sb, a[0], &a[1..]).await;
         no_secret(&out);
         if i < 6 {
-            assert!(out.success, "{a:?} fails in a directory holding a denied path: {out:?}");
+            assert!(
+                out.success,
+                "{a:?} fails in a directory holding a denied path: {out:?}"
+            );
         }
     }
     assert_eq!(
@@ -358,7 +441,10 @@ async fn a_fork_bomb_or_memory_hog_stops_at_its_limits_and_harms_no_other_call()
     let out = python(&sb, &fx, "spin.py", "while True: pass\n").await;
     assert!(!out.success, "{out:?}");
     assert!(
-        out.notice.as_deref().unwrap_or("").contains("command_cpu_secs"),
+        out.notice
+            .as_deref()
+            .unwrap_or("")
+            .contains("command_cpu_secs"),
         "{out:?}"
     );
     // Host side: nothing of the calls is left running as the command's uid.
@@ -419,8 +505,14 @@ fn a_script_whose_interpreter_is_not_allowed_is_refused_at_start() {
     let sb = Sandbox::from_config(c).unwrap();
     let report = sb.report();
     assert!(
-        report.unresolved_commands.iter().any(|u| u.contains("run.sh") && u.contains("#!")),
+        report
+            .unresolved_commands
+            .iter()
+            .any(|u| u.contains("run.sh") && u.contains("#!")),
         "{report:?}"
     );
-    assert!(!report.allowed_commands.iter().any(|a| a.contains("run.sh")), "{report:?}");
+    assert!(
+        !report.allowed_commands.iter().any(|a| a.contains("run.sh")),
+        "{report:?}"
+    );
 }

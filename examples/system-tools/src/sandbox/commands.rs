@@ -185,7 +185,8 @@ impl CommandPolicy {
                 Some(reason) => {
                     tracing::error!(entry = %a.entry, program = %a.program.display(), %reason,
                         "allowed script refused");
-                    self.unresolved.push(format!("{} (refused: {reason})", a.entry));
+                    self.unresolved
+                        .push(format!("{} (refused: {reason})", a.entry));
                 }
                 None => keep.push(a),
             }

@@ -102,7 +102,13 @@ pub(crate) struct IsolationInput<'a> {
 }
 
 /// Device nodes a command sees (Landlock narrows what it may do with them).
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
 
 /// Where the launcher appears inside the namespace.
 const LAUNCHER_INSIDE: &str = "/.system-tools-mcp-launch";
@@ -173,7 +179,8 @@ impl Isolation {
                 }
             }
         }
-        let empty_dir = std::env::temp_dir().join(format!("system-tools-mcp-{}", std::process::id()));
+        let empty_dir =
+            std::env::temp_dir().join(format!("system-tools-mcp-{}", std::process::id()));
         std::fs::create_dir_all(&empty_dir)
             .map_err(|e| format!("cannot create {}: {e}", empty_dir.display()))?;
         let empty_file = empty_dir.join("empty");
@@ -232,9 +239,6 @@ impl Isolation {
             "--unshare-cgroup-try".as_ref(),
             "--die-with-parent".as_ref(),
             "--new-session".as_ref(),
-            // bubblewrap sets PWD for --chdir; the environment stays exactly the configured one.
-            "--unsetenv".as_ref(),
-            "PWD".as_ref(),
             "--hostname".as_ref(),
             "sandbox".as_ref(),
             // Held in the command's user namespace by the launcher only (to remount noexec,
@@ -357,9 +361,12 @@ fn default_launcher() -> Option<PathBuf> {
         return Some(exe);
     }
     let dir = exe.parent()?;
-    [dir.join("system-tools-mcp"), dir.parent()?.join("system-tools-mcp")]
-        .into_iter()
-        .find(|p| p.is_file())
+    [
+        dir.join("system-tools-mcp"),
+        dir.parent()?.join("system-tools-mcp"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
 }
 
 /// A program, its ELF loader and the shared libraries it loads, as the loader lists them
@@ -377,7 +384,10 @@ fn program_closure(program: &Path) -> Vec<PathBuf> {
     }
     let loader = chain
         .iter()
-        .find(|p| p.file_name().is_some_and(|n| n.as_bytes().starts_with(b"ld-")))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.as_bytes().starts_with(b"ld-"))
+        })
         .cloned();
     let Some(loader) = loader else {
         return out;

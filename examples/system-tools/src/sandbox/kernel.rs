@@ -610,7 +610,9 @@ fn collect_interpreters(program: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 pub(crate) fn script_interpreter(program: &Path) -> Option<PathBuf> {
     let mut head = [0u8; 256];
     let n = std::fs::File::open(program).ok()?.read(&mut head).ok()?;
-    head[..n].starts_with(b"#!").then(|| interpreter_of(program))?
+    head[..n]
+        .starts_with(b"#!")
+        .then(|| interpreter_of(program))?
 }
 
 fn interpreter_of(program: &Path) -> Option<PathBuf> {

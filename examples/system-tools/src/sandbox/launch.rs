@@ -189,6 +189,9 @@ fn launch(spec: &LaunchSpec) -> String {
     }
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|c| c.as_ptr()).collect();
     ptrs.push(std::ptr::null());
+    // bubblewrap sets PWD for its --chdir; the program gets exactly the configured variables.
+    // SAFETY: the launcher is single-threaded.
+    unsafe { libc::unsetenv(c"PWD".as_ptr()) };
     // SAFETY: NUL-terminated strings and a null-terminated array that outlive the call;
     // `environ` is the environment bubblewrap passed on.
     unsafe { libc::execv(program.as_ptr(), ptrs.as_ptr()) };
@@ -286,12 +289,7 @@ fn drop_capabilities() -> std::io::Result<()> {
             permitted: 0,
             inheritable: 0,
         }; 2];
-        if libc::syscall(
-            libc::SYS_capset,
-            &mut header as *mut Header,
-            data.as_ptr(),
-        ) != 0
-        {
+        if libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) != 0 {
             return Err(std::io::Error::last_os_error());
         }
     }
@@ -429,8 +427,13 @@ pub(crate) fn seccomp_filters(allow_listen: bool) -> Result<Vec<BpfProgram>, Str
     let mut clone = Vec::new();
     for flag in NAMESPACE_FLAGS {
         clone.push(rule(vec![
-            SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag)
-                .map_err(|e| e.to_string())?,
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(flag),
+                flag,
+            )
+            .map_err(|e| e.to_string())?,
         ])?);
     }
     deny.insert(libc::SYS_clone, clone);

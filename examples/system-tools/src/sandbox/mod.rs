@@ -26,10 +26,10 @@ use serde::Serialize;
 pub use commands::{CheckedCommand, MAX_ARGS, MAX_ARGS_BYTES, resolve_program};
 pub use config::*;
 pub use error::{ErrorKind, SandboxError};
+pub use isolation::{CommandLimits, NOBODY, NamespaceMode};
 pub use kernel::{
     DEFAULT_COMMAND_READ_PATHS, KernelSandboxMode, KernelSandboxReport, REQUIRED_ABI, kernel_abi,
 };
-pub use isolation::{CommandLimits, NOBODY, NamespaceMode};
 pub use paths::{MAX_COMPONENT_BYTES, ResolvedPath};
 pub use tree::ProcessContainment;
 

@@ -171,7 +171,9 @@ pub fn give_to_nobody(dir: &Path) {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(p) = stack.pop() {
         std::os::unix::fs::lchown(&p, Some(65534), Some(65534)).unwrap();
-        let is_dir = std::fs::symlink_metadata(&p).map(|m| m.is_dir()).unwrap_or(false);
+        let is_dir = std::fs::symlink_metadata(&p)
+            .map(|m| m.is_dir())
+            .unwrap_or(false);
         if is_dir {
             for e in std::fs::read_dir(&p).unwrap().flatten() {
                 stack.push(e.path());
