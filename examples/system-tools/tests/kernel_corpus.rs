@@ -73,8 +73,6 @@ fn config(fx: &Fixture) -> SandboxConfig {
     .map(|s| s.to_string())
     .collect();
     c.allowed_commands.push("sandbox/bin/tool.sh".to_string());
-    // The script's `#!` interpreter must itself be allowed (else the script is refused).
-    c.allowed_commands.push("sh".to_string());
     // Issue 14's corpus checks Landlock and the argument checks as they stand alone (the
     // base directory then takes no new entry, its files cannot be removed, and the script's
     // interpreter is executable); tests/isolation.rs attacks the namespaced layout, in which

@@ -74,6 +74,8 @@ pub(crate) struct CommandPolicy {
     denied_programs: Vec<(String, PathBuf)>,
     denied_names: Vec<String>,
     unresolved: Vec<String>,
+    /// Files of allowed scripts refused at start-up (still never writable by commands).
+    refused: Vec<PathBuf>,
     search_path: Vec<PathBuf>,
 }
 
@@ -112,6 +114,7 @@ impl CommandPolicy {
             denied_programs: Vec::new(),
             denied_names: Vec::new(),
             unresolved: Vec::new(),
+            refused: Vec::new(),
             search_path,
         };
         for entry in &config.denied_commands {
@@ -214,6 +217,11 @@ impl CommandPolicy {
     /// Canonical files of the allowed programs.
     pub(crate) fn programs(&self) -> Vec<PathBuf> {
         self.allowed.iter().map(|a| a.program.clone()).collect()
+    }
+
+    /// Files of allowed scripts refused at start-up.
+    pub(crate) fn refused_programs(&self) -> &[PathBuf] {
+        &self.refused
     }
 
     pub(crate) fn allowed_count(&self) -> usize {

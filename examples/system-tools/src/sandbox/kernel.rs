@@ -122,6 +122,8 @@ pub(crate) struct PolicyInput<'a> {
     pub tcp_connect: Vec<u16>,
     pub tcp_bind: Vec<u16>,
     pub hidden_denied: bool,
+    /// Files never writable by commands besides the allowed programs (refused scripts).
+    pub protected: Vec<PathBuf>,
 }
 
 /// A ruleset ready to be applied in a child: its descriptor and what it holds.
@@ -186,6 +188,7 @@ impl LandlockPolicy {
             tcp_connect,
             tcp_bind,
             hidden_denied,
+            protected,
         } = input;
         let refusal = (mode == KernelSandboxMode::Required && abi < REQUIRED_ABI).then(|| {
             if abi == 0 {
@@ -201,7 +204,7 @@ impl LandlockPolicy {
             }
         });
         let mut excluded: Vec<PathBuf> = denied.to_vec();
-        for p in &programs {
+        for p in programs.iter().chain(&protected) {
             if allowed.iter().any(|a| p.starts_with(a)) && !excluded.contains(p) {
                 excluded.push(p.clone());
             }

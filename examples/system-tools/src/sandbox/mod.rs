@@ -303,6 +303,7 @@ impl Sandbox {
             tcp_connect: config.command_tcp_connect.clone(),
             tcp_bind: config.command_tcp_bind.clone(),
             hidden_denied: matches!(isolation, Ok(Some(_))),
+            protected: commands.refused_programs().to_vec(),
         });
         let containment = Containment::detect(config.process_containment).map_err(|reason| {
             SandboxError::Config {
