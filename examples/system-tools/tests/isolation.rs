@@ -492,15 +492,20 @@ async fn many_files_beside_a_denied_path_slow_no_command_down() {
     );
 }
 
-#[test]
-fn a_script_whose_interpreter_is_not_allowed_is_refused_at_start() {
+/// A script whose `#!` interpreter is not allowed is refused at start-up, and stays the
+/// operator's file: neither `write_file` nor a command (with the kernel alone in the way) can
+/// rewrite, replace or `chmod` it, so a new `#!` line cannot make it start on the next run.
+#[tokio::test]
+async fn a_script_whose_interpreter_is_not_allowed_is_refused_at_start_and_stays_unwritable() {
     let fx = Fixture::new();
     let script = fx.root.join("bin/run.sh");
-    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    let text = "#!/usr/bin/perl\nprint \"hi\\n\";\n";
+    std::fs::write(&script, text).unwrap();
     std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
-    let mut c = fx.config();
-    c.allowed_commands = vec!["./bin/run.sh".into(), "echo".into()];
-    c.command_timeouts.clear();
+    give_to_nobody(&script);
+    give_to_nobody(&fx.root.join("bin"));
+    let mut c = config(&fx);
+    c.allowed_commands.push("./bin/run.sh".into());
     c.relative_to = Some(fx.root.clone());
     let sb = Sandbox::from_config(c).unwrap();
     let report = sb.report();
@@ -515,4 +520,55 @@ fn a_script_whose_interpreter_is_not_allowed_is_refused_at_start() {
         !report.allowed_commands.iter().any(|a| a.contains("run.sh")),
         "{report:?}"
     );
+    let err = system_tools_mcp::tools::write_file(
+        &sb,
+        "bin/run.sh",
+        "#!/usr/bin/python3\nprint('pwned')\n",
+        system_tools_mcp::tools::ContentEncoding::Utf8,
+        false,
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("program"), "{err}");
+    let out = python(
+        &sb,
+        &fx,
+        "rewrite.py",
+        r##"
+import os
+def attempt(name, f):
+    try:
+        f()
+        print(name, "DONE")
+    except OSError as e:
+        print(name, "refused", e.errno)
+attempt("write", lambda: open("bin/run.sh", "w").write("#!/usr/bin/python3\n"))
+attempt("chmod", lambda: os.chmod("bin/run.sh", 0o777))
+attempt("utime", lambda: os.utime("bin/run.sh", (0, 0)))
+attempt("rename", lambda: os.rename("bin/run.sh", "bin/moved"))
+attempt("unlink", lambda: os.unlink("bin/run.sh"))
+open("bin/new", "w").write("#!/usr/bin/python3\n")
+attempt("replace", lambda: os.replace("bin/new", "bin/run.sh"))
+"##,
+    )
+    .await;
+    // The attack itself ran (it could write beside the script), and every change was refused.
+    assert!(out.success && fx.root.join("bin/new").exists(), "{out:?}");
+    for name in ["write", "chmod", "utime", "rename", "unlink", "replace"] {
+        assert!(
+            out.stdout.contains(&format!("{name} refused")),
+            "{name}: {out:?}"
+        );
+    }
+    for (program, args) in [("chmod", ["000", "bin/run.sh"]), ("touch", ["-d", "@0"])] {
+        let mut args = args.to_vec();
+        if program == "touch" {
+            args.push("bin/run.sh");
+        }
+        let out = run(&sb, program, &args).await;
+        assert!(!out.success, "{program} {args:?}: {out:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), text);
+    assert_eq!(std::fs::metadata(&script).unwrap().mode() & 0o777, 0o755);
+    assert!(!fx.root.join("bin/moved").exists());
 }

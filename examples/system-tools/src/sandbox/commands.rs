@@ -167,7 +167,8 @@ impl CommandPolicy {
 
     /// A script runs its `#!` interpreter, which can then be started by anything the command
     /// runs: a script whose interpreter is not itself an allowed, non-denied program is
-    /// refused at start-up (logged, and listed with the unresolved entries).
+    /// refused at start-up (logged, listed with the unresolved entries, and kept in
+    /// [`Self::refused_programs`] so that it stays as unwritable as an allowed program).
     fn refuse_unallowed_interpreters(&mut self) {
         let programs = self.programs();
         let mut keep = Vec::new();
@@ -190,6 +191,11 @@ impl CommandPolicy {
                         "allowed script refused");
                     self.unresolved
                         .push(format!("{} (refused: {reason})", a.entry));
+                    // Still the operator's file: neither the file tools nor commands may
+                    // rewrite it (a new `#!` line would make it start on the next run).
+                    if !self.refused.contains(&a.program) {
+                        self.refused.push(a.program);
+                    }
                 }
                 None => keep.push(a),
             }

@@ -12,6 +12,9 @@
 //! - the allowed programs, their ELF loader, the shared libraries they load (as listed by the
 //!   loader at start-up) and the `command_exec_paths` entries bound read-only one by one on
 //!   top: the only files that can be executed or mapped executable;
+//! - allowed scripts refused at start-up (their `#!` interpreter is not allowed) bound
+//!   read-only over themselves: nothing can rewrite, replace or `chmod` them (and their
+//!   interpreter is not executable in the view);
 //! - `/dev` with `null`, `zero`, `full`, `random`, `urandom` (Landlock narrows it);
 //!   no `/proc`, no `/sys`, no `/tmp`.
 //!
@@ -77,6 +80,9 @@ pub(crate) struct Isolation {
     exec: Vec<PathBuf>,
     /// Whole directories bound executable (`command_exec_paths`).
     exec_dirs: Vec<PathBuf>,
+    /// Allowed scripts refused at start-up: bound read-only over themselves, so no command
+    /// can rewrite, replace or `chmod` them.
+    protected: Vec<PathBuf>,
     host_network: bool,
     allow_listen: bool,
     pub limits: CommandLimits,
@@ -96,6 +102,7 @@ pub(crate) struct IsolationInput<'a> {
     pub denied: &'a [PathBuf],
     pub programs: &'a [PathBuf],
     pub exec_dirs: &'a [PathBuf],
+    pub protected: &'a [PathBuf],
     pub tcp_connect: bool,
     pub tcp_bind: bool,
     pub limits: CommandLimits,
@@ -199,6 +206,12 @@ impl Isolation {
             denied: input.denied.to_vec(),
             exec,
             exec_dirs: input.exec_dirs.to_vec(),
+            protected: input
+                .protected
+                .iter()
+                .filter(|p| input.allowed.iter().any(|a| p.starts_with(a)))
+                .cloned()
+                .collect(),
             host_network: input.tcp_connect || input.tcp_bind,
             allow_listen: input.tcp_bind,
             limits: input.limits,
@@ -307,6 +320,9 @@ impl Isolation {
             push(&["--ro-bind-try".as_ref(), d.as_os_str(), d.as_os_str()]);
         }
         for f in &self.exec {
+            push(&["--ro-bind-try".as_ref(), f.as_os_str(), f.as_os_str()]);
+        }
+        for f in &self.protected {
             push(&["--ro-bind-try".as_ref(), f.as_os_str(), f.as_os_str()]);
         }
         push(&[

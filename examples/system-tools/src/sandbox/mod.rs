@@ -269,6 +269,7 @@ impl Sandbox {
                 denied: &denied_paths,
                 programs: &programs,
                 exec_dirs: &exec_dirs,
+                protected: commands.refused_programs(),
                 tcp_connect: !config.command_tcp_connect.is_empty(),
                 tcp_bind: !config.command_tcp_bind.is_empty(),
                 limits: CommandLimits {
@@ -446,6 +447,19 @@ impl Sandbox {
     /// Whether a canonical path is the file of an allowed program (never written by the tools).
     pub fn is_allowed_program(&self, location: &Path) -> bool {
         self.inner.commands.programs().iter().any(|p| p == location)
+    }
+
+    /// Whether a canonical path is a program the operator listed: an allowed one, or an
+    /// allowed script refused at start-up (its `#!` interpreter is not allowed). Neither the
+    /// file tools nor commands may rewrite these.
+    pub fn is_operator_program(&self, location: &Path) -> bool {
+        self.is_allowed_program(location)
+            || self
+                .inner
+                .commands
+                .refused_programs()
+                .iter()
+                .any(|p| p == location)
     }
 
     pub(crate) fn landlock(&self) -> &LandlockPolicy {
