@@ -219,19 +219,9 @@ impl Isolation {
         })
     }
 
-    /// Every file bound executable (for reports).
-    pub(crate) fn exec_files(&self) -> &[PathBuf] {
-        &self.exec
-    }
-
     /// The uid/gid to switch to before bubblewrap starts, when the server is root.
     pub(crate) fn switch_to(&self) -> Option<(u32, u32)> {
         self.switch_user.then_some((self.uid, self.gid))
-    }
-
-    /// Whether the command gets the host's network (TCP ports allowed) or only loopback.
-    pub(crate) fn host_network(&self) -> bool {
-        self.host_network
     }
 
     /// Bubblewrap's path and arguments for one command.

@@ -72,7 +72,8 @@ async fn read_capped<R: AsyncRead + Unpin>(
 /// with exactly `env` as its environment and stdin closed.
 ///
 /// Between `fork` and `exec` the child joins `tree`'s cgroup (when it has one) and restricts
-/// itself with `ruleset`; neither step allocates. Whatever is left of the tree when the
+/// itself with the Landlock ruleset, or, inside the namespaces of the isolation when there is
+/// one, leaves that to the launcher; no step allocates. Whatever is left of the tree when the
 /// command exits, times out or this future is dropped is killed.
 pub(crate) async fn run(
     program: &Path,
@@ -80,11 +81,11 @@ pub(crate) async fn run(
     cwd: &Path,
     env: &[(String, String)],
     limits: (Duration, usize),
-    ruleset: &PreparedRuleset,
-    isolation: Option<&Isolation>,
+    confinement: (&PreparedRuleset, Option<&Isolation>),
     mut tree: CallTree,
 ) -> Result<RunOutcome, RunError> {
     let (timeout, max_output_bytes) = limits;
+    let (ruleset, isolation) = confinement;
     let ruleset_fd = ruleset.raw_fd();
     let mut cmd = match isolation {
         Some(iso) => {

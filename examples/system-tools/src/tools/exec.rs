@@ -128,8 +128,7 @@ pub async fn execute_command(
         &cwd,
         sandbox.command_env(),
         (timeout, cap),
-        &ruleset,
-        isolation,
+        (&ruleset, isolation),
         tree,
     )
     .await
