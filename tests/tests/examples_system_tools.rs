@@ -428,69 +428,89 @@ impl Drop for RawSession {
     }
 }
 
+/// The host pid of a running `sleep <arg>` (any pid namespace), if there is one.
+fn host_pid_of_sleep(arg: &str) -> Option<u32> {
+    let want = format!("sleep\0{arg}\0");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let name = cmdline.split(|b| *b == 0).next()?;
+        let base = name.rsplit(|b| *b == b'/').next()?;
+        let rest = &cmdline[name.len() - base.len()..];
+        (rest == want.as_bytes()).then_some(pid)
+    })
+}
+
 /// Starts the server over stdio with `sh`, `setsid` and `sleep` allowed, calls
 /// `execute_command` with a shell that leaves a `setsid` child behind and waits for it, and
-/// once that child runs, ends the server with `end`. The child must be gone afterwards.
-fn detached_child_dies_with_the_server(label: &str, end: impl FnOnce(&mut std::process::Child)) {
+/// once that child runs (found from the host side by its unique argument: inside the
+/// command's pid namespace its pid is another), ends the server with `end`. The child must
+/// be gone afterwards. Run with the commands' namespaces (the default) and without them
+/// (the call's cgroup alone).
+fn detached_child_dies_with_the_server(name: &str, end: impl Fn(&mut std::process::Child)) {
     use std::process::Command;
     use std::time::{Duration, Instant};
 
-    let layout = Layout::new(label);
-    let mut session = RawSession::start(
-        &layout,
-        "tree.toml",
-        "allowed_paths = [\"sandbox\"]\n\
-         denied_paths = [\"sandbox/secret\"]\n\
-         allowed_commands = [\"sh\", \"setsid\", \"sleep\"]\n\
-         command_timeout_secs = 120\n",
-    );
-    session.call(
-        2,
-        "execute_command",
-        json!({"command": "sh", "args": ["-c", "setsid sleep 300 & echo $! > sub/pid; wait"]}),
-    );
-    let pid_file = layout.root.join("sub/pid");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let pid: u32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{label}: the command never started"
+    for (n, namespaces) in ["required", "off"].into_iter().enumerate() {
+        let label = format!("{name} (command_namespaces = {namespaces})");
+        let layout = Layout::new(&format!("{name}-{n}"));
+        let mut session = RawSession::start(
+            &layout,
+            "tree.toml",
+            &format!(
+                "allowed_paths = [\"sandbox\"]\n\
+                 denied_paths = [\"sandbox/secret\"]\n\
+                 allowed_commands = [\"sh\", \"setsid\", \"sleep\"]\n\
+                 command_timeout_secs = 120\n\
+                 command_namespaces = \"{namespaces}\"\n"
+            ),
         );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let running = |pid: u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
-            !matches!(state, Some("Z") | Some("X"))
-        })
-    };
-    assert!(
-        running(pid),
-        "{label}: the detached child runs during the call"
-    );
-    end(&mut session.server);
-    session.stdin = None;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while session.server.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "{label}: the server did not exit"
+        // Unique to this test process and case.
+        let arg = format!("300.{}{n}", std::process::id());
+        session.call(
+            2,
+            "execute_command",
+            json!({"command": "sh", "args": ["-c", format!("setsid sleep {arg} & wait")]}),
         );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while running(pid) {
-        if Instant::now() >= deadline {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("{label}: the detached child {pid} outlived the server");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let pid = loop {
+            if let Some(pid) = host_pid_of_sleep(&arg) {
+                break pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{label}: the command never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let running = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
+                !matches!(state, Some("Z") | Some("X"))
+            })
+        };
+        assert!(
+            running(pid),
+            "{label}: the detached child runs during the call"
+        );
+        end(&mut session.server);
+        session.stdin = None;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while session.server.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "{label}: the server did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while running(pid) {
+            if Instant::now() >= deadline {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+                panic!("{label}: the detached child {pid} outlived the server");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
