@@ -371,7 +371,12 @@ sys("settime", 227, 0, 0)
 #[tokio::test]
 async fn denied_paths_are_hidden_and_their_parent_works() {
     let fx = Fixture::new();
-    let sb = sandbox(&fx);
+    // A denied file too: covered by an empty read-only file.
+    std::fs::write(fx.root.join("sub/private.txt"), DENIED_SECRET).unwrap();
+    give_to_nobody(&fx.root.join("sub"));
+    let mut c = config(&fx);
+    c.denied_paths.push(fx.root.join("sub/private.txt"));
+    let sb = Sandbox::from_config(c).unwrap();
     let cases: &[&[&str]] = &[
         &["ls"],
         &["ls", "-la"],
@@ -400,9 +405,45 @@ async fn denied_paths_are_hidden_and_their_parent_works() {
     let found = run(&sb, "find", &["."]).await;
     assert!(found.stdout.contains("./sub/inner.txt"), "{found:?}");
     assert!(!found.stdout.contains("key.txt"), "{found:?}");
-    // Host side: the denied file is untouched.
+    let listed = run(&sb, "ls", &["-la", "sub"]).await;
+    assert!(
+        listed.success && listed.stdout.contains("private.txt"),
+        "{listed:?}"
+    );
+    let out = python(
+        &sb,
+        &fx,
+        "private.py",
+        r#"
+import os
+print("content", repr(open("sub/private.txt").read()))
+try:
+    open("sub/private.txt", "w").write("x")
+    print("write DONE")
+except OSError as e:
+    print("write refused", e.errno)
+# Nothing past stdin, stdout and stderr is inherited (the ruleset, bubblewrap's /dev/null).
+def is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+print("open fds", [fd for fd in range(3, 256) if is_open(fd)])
+"#,
+    )
+    .await;
+    assert!(out.stdout.contains("content ''"), "{out:?}");
+    assert!(out.stdout.contains("write refused"), "{out:?}");
+    assert!(out.stdout.contains("open fds []"), "{out:?}");
+    no_secret(&out);
+    // Host side: the denied files are untouched.
     assert_eq!(
         std::fs::read_to_string(fx.root.join("secret/key.txt")).unwrap(),
+        DENIED_SECRET
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("sub/private.txt")).unwrap(),
         DENIED_SECRET
     );
 }

@@ -86,8 +86,6 @@ pub(crate) struct Isolation {
     host_network: bool,
     allow_listen: bool,
     pub limits: CommandLimits,
-    /// An empty read-only file bound over denied files.
-    empty_file: PathBuf,
 }
 
 /// Inputs of [`Isolation::new`].
@@ -186,15 +184,6 @@ impl Isolation {
                 }
             }
         }
-        let empty_dir =
-            std::env::temp_dir().join(format!("system-tools-mcp-{}", std::process::id()));
-        std::fs::create_dir_all(&empty_dir)
-            .map_err(|e| format!("cannot create {}: {e}", empty_dir.display()))?;
-        let empty_file = empty_dir.join("empty");
-        if !empty_file.exists() {
-            std::fs::write(&empty_file, b"")
-                .map_err(|e| format!("cannot create {}: {e}", empty_file.display()))?;
-        }
         Ok(Isolation {
             bwrap,
             launcher,
@@ -215,7 +204,6 @@ impl Isolation {
             host_network: input.tcp_connect || input.tcp_bind,
             allow_listen: input.tcp_bind,
             limits: input.limits,
-            empty_file,
         })
     }
 
@@ -224,14 +212,17 @@ impl Isolation {
         self.switch_user.then_some((self.uid, self.gid))
     }
 
-    /// Bubblewrap's path and arguments for one command.
+    /// Bubblewrap's path and arguments for one command. `dev_null` is a descriptor of
+    /// `/dev/null` bubblewrap inherits: denied files are covered by empty files read from it.
     pub(crate) fn command_line(
         &self,
         program: &Path,
         args: &[String],
         cwd: &Path,
         landlock_fd: Option<i32>,
+        dev_null: i32,
     ) -> (PathBuf, Vec<OsString>) {
+        let empty_fd = dev_null.to_string();
         let mut a: Vec<OsString> = Vec::with_capacity(64);
         let mut push = |parts: &[&OsStr]| a.extend(parts.iter().map(|p| p.to_os_string()));
         push(&[
@@ -295,11 +286,10 @@ impl Isolation {
                         "--remount-ro".as_ref(),
                         d.as_os_str(),
                     ]),
-                    Ok(m) if m.is_file() => push(&[
-                        "--ro-bind".as_ref(),
-                        self.empty_file.as_os_str(),
-                        d.as_os_str(),
-                    ]),
+                    // An empty read-only file, read by bubblewrap from `/dev/null`.
+                    Ok(m) if m.is_file() => {
+                        push(&["--ro-bind-data".as_ref(), empty_fd.as_ref(), d.as_os_str()])
+                    }
                     // Missing (nothing to hide) or another kind of entry (a symlink's
                     // target needs its own grant to be reached).
                     _ => {}
@@ -336,15 +326,6 @@ impl Isolation {
         };
         a.extend(spec.to_args());
         (self.bwrap.clone(), a)
-    }
-}
-
-impl Drop for Isolation {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.empty_file);
-        if let Some(dir) = self.empty_file.parent() {
-            let _ = std::fs::remove_dir(dir);
-        }
     }
 }
 

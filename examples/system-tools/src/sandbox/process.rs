@@ -87,9 +87,17 @@ pub(crate) async fn run(
     let (timeout, max_output_bytes) = limits;
     let (ruleset, isolation) = confinement;
     let ruleset_fd = ruleset.raw_fd();
+    // Kept open until the child is spawned: bubblewrap reads the empty files it binds over
+    // denied files from it (the launcher closes it, with every other inherited descriptor).
+    let dev_null = match isolation {
+        Some(_) => Some(std::fs::File::open("/dev/null").map_err(RunError::Io)?),
+        None => None,
+    };
+    let dev_null_fd = dev_null.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
     let mut cmd = match isolation {
         Some(iso) => {
-            let (bwrap, bwrap_args) = iso.command_line(program, args, cwd, ruleset_fd);
+            let (bwrap, bwrap_args) =
+                iso.command_line(program, args, cwd, ruleset_fd, dev_null_fd.unwrap_or(-1));
             let mut c = tokio::process::Command::new(bwrap);
             c.args(bwrap_args);
             c
@@ -123,10 +131,10 @@ pub(crate) async fn run(
             }
             // bubblewrap runs first: the launcher inside applies the ruleset (Landlock
             // forbids the mounts bubblewrap makes), so its descriptor must survive exec.
-            if let Some(fd) = ruleset_fd
-                && libc::fcntl(fd, libc::F_SETFD, 0) != 0
-            {
-                return Err(std::io::Error::last_os_error());
+            for fd in [ruleset_fd, dev_null_fd].into_iter().flatten() {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             if let Some((uid, gid)) = switch_to {
                 let groups = [gid];
@@ -147,6 +155,7 @@ pub(crate) async fn run(
     let mut child = tree
         .spawn(|| cmd.spawn(), tokio::process::Child::id)
         .map_err(RunError::Spawn)?;
+    drop(dev_null);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
 
