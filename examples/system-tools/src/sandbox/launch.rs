@@ -167,11 +167,11 @@ fn launch(spec: &LaunchSpec) -> String {
     // The ruleset's descriptor and anything else inherited past stdin/stdout/stderr (the
     // server's `/dev/null` for bubblewrap): the program gets none of them.
     // SAFETY: close_range on descriptors this process owns; nothing uses them afterwards.
-    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0 {
-        if let Some(fd) = spec.landlock_fd {
-            // SAFETY: as above (kernels before 5.9 have no close_range).
-            unsafe { libc::close(fd) };
-        }
+    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0
+        && let Some(fd) = spec.landlock_fd
+    {
+        // SAFETY: as above (kernels before 5.9 have no close_range).
+        unsafe { libc::close(fd) };
     }
     let filters = match seccomp_filters(spec.allow_listen) {
         Ok(f) => f,
