@@ -2,6 +2,8 @@
 //! command line. See README.md.
 
 fn main() -> std::process::ExitCode {
+    // Inside a command's namespaces, this binary is the launcher (it never returns then).
+    system_tools_mcp::sandbox::launch::run_if_launcher();
     if let Some(status) = system_tools_mcp::cli::check_config(std::env::args_os()) {
         return status;
     }

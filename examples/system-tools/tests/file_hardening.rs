@@ -16,7 +16,11 @@ fn with_script(fx: &Fixture) -> Sandbox {
     let mut perms = std::fs::metadata(&script).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&script, perms).unwrap();
-    fx.sandbox_with(|c| c.allowed_commands.push(script.display().to_string()))
+    // Its `#!` interpreter must be allowed too, or the script is refused at start-up.
+    fx.sandbox_with(|c| {
+        c.allowed_commands.push(script.display().to_string());
+        c.allowed_commands.push("sh".to_string());
+    })
 }
 
 #[tokio::test]

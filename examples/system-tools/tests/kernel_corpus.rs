@@ -19,6 +19,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use common::{DENIED_SECRET, Fixture, OUTSIDE_SECRET};
+use system_tools_mcp::sandbox::NamespaceMode;
 use system_tools_mcp::sandbox::{Sandbox, SandboxConfig};
 use system_tools_mcp::tools::{
     ContentEncoding, execute_command, list_directory, read_file, search_files, write_file,
@@ -72,6 +73,11 @@ fn config(fx: &Fixture) -> SandboxConfig {
     .map(|s| s.to_string())
     .collect();
     c.allowed_commands.push("sandbox/bin/tool.sh".to_string());
+    // Issue 14's corpus checks Landlock and the argument checks as they stand alone (the
+    // base directory then takes no new entry, its files cannot be removed, and the script's
+    // interpreter is executable); tests/isolation.rs attacks the namespaced layout, in which
+    // writes anywhere in the tree are allowed and a script needs its interpreter allowed.
+    c.command_namespaces = NamespaceMode::Off;
     c.denied_commands = [
         "sh", "bash", "dash", "env", "xargs", "python3", "perl", "setsid", "nohup", "rm",
     ]
@@ -313,7 +319,11 @@ fn option_launch(b: &Beds) -> Vec<Case> {
     c
 }
 
-/// An allowed script in the sandbox is rewritten (by `write_file` or by a command), then run.
+/// The operator's script in the sandbox is rewritten (by `write_file` or by a command), then
+/// run. Its `#!/bin/sh` names an interpreter this policy denies, so since issue 30 the script
+/// is refused at start-up (the last case is refused by the policy); it must still stay as
+/// unwritable as an allowed program, or a new `#!` line would make it start on the next run.
+/// tests/file_hardening.rs covers a script whose interpreter is allowed.
 fn script_rewrite(b: &Beds) -> Vec<Case> {
     let mut c = Vec::new();
     let evil = "#!/bin/sh\ntouch sub/pwned\n";
@@ -640,6 +650,8 @@ async fn grandchildren_class() {
     c.allowed_commands
         .extend(["sh", "setsid", "sleep"].map(String::from));
     c.command_timeout_secs = 1.5;
+    // Pids as the host sees them: the containment without the pid namespace.
+    c.command_namespaces = NamespaceMode::Off;
     let sb = Sandbox::from_config(c).unwrap();
     let scripts = [
         "setsid sleep 300 & echo $! > sub/pid; wait",

@@ -7,6 +7,7 @@ mod common;
 use std::io::Read;
 
 use common::{DENIED_SECRET, Fixture, OUTSIDE_SECRET};
+use system_tools_mcp::sandbox::NamespaceMode;
 use system_tools_mcp::sandbox::{
     ErrorKind, KernelSandboxMode, ProcessContainment, REQUIRED_ABI, Sandbox, SandboxConfig,
     kernel_abi,
@@ -24,6 +25,9 @@ fn config(fx: &Fixture) -> SandboxConfig {
     c.command_timeouts.clear();
     c.command_timeout_secs = 10.0;
     c.confine_path_arguments = false;
+    // Landlock alone: these tests check the second layer without the namespaces around it
+    // (tests/isolation.rs checks the layers together).
+    c.command_namespaces = NamespaceMode::Off;
     c
 }
 

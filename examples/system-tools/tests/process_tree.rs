@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::Fixture;
+use system_tools_mcp::sandbox::NamespaceMode;
 use system_tools_mcp::sandbox::{ErrorKind, ProcessContainment, Sandbox};
 use system_tools_mcp::tools::execute_command;
 
@@ -20,6 +21,9 @@ fn sandbox(fx: &Fixture, containment: ProcessContainment) -> Option<Sandbox> {
     }
     c.command_timeouts.insert("sh".to_string(), 2.0);
     c.process_containment = containment;
+    // The containment alone, pids as the host sees them (tests/isolation.rs covers the pid
+    // namespace).
+    c.command_namespaces = NamespaceMode::Off;
     match Sandbox::from_config(c) {
         Ok(sb) => Some(sb),
         Err(e) if containment == ProcessContainment::Cgroup => {

@@ -74,6 +74,8 @@ pub(crate) struct CommandPolicy {
     denied_programs: Vec<(String, PathBuf)>,
     denied_names: Vec<String>,
     unresolved: Vec<String>,
+    /// Files of allowed scripts refused at start-up (still never writable by commands).
+    refused: Vec<PathBuf>,
     search_path: Vec<PathBuf>,
 }
 
@@ -112,6 +114,7 @@ impl CommandPolicy {
             denied_programs: Vec::new(),
             denied_names: Vec::new(),
             unresolved: Vec::new(),
+            refused: Vec::new(),
             search_path,
         };
         for entry in &config.denied_commands {
@@ -158,7 +161,46 @@ impl CommandPolicy {
                 timeout,
             });
         }
+        policy.refuse_unallowed_interpreters();
         Ok(policy)
+    }
+
+    /// A script runs its `#!` interpreter, which can then be started by anything the command
+    /// runs: a script whose interpreter is not itself an allowed, non-denied program is
+    /// refused at start-up (logged, listed with the unresolved entries, and kept in
+    /// [`Self::refused_programs`] so that it stays as unwritable as an allowed program).
+    fn refuse_unallowed_interpreters(&mut self) {
+        let programs = self.programs();
+        let mut keep = Vec::new();
+        for a in std::mem::take(&mut self.allowed) {
+            let refusal = super::kernel::script_interpreter(&a.program).and_then(|interp| {
+                let canonical = std::fs::canonicalize(&interp).unwrap_or(interp.clone());
+                if !programs.contains(&canonical) {
+                    Some(format!(
+                        "its #! interpreter {} is not an allowed command",
+                        interp.display()
+                    ))
+                } else {
+                    self.denial_reason(&interp.to_string_lossy(), &canonical)
+                        .map(|why| format!("its #! interpreter {}: {why}", interp.display()))
+                }
+            });
+            match refusal {
+                Some(reason) => {
+                    tracing::error!(entry = %a.entry, program = %a.program.display(), %reason,
+                        "allowed script refused");
+                    self.unresolved
+                        .push(format!("{} (refused: {reason})", a.entry));
+                    // Still the operator's file: neither the file tools nor commands may
+                    // rewrite it (a new `#!` line would make it start on the next run).
+                    if !self.refused.contains(&a.program) {
+                        self.refused.push(a.program);
+                    }
+                }
+                None => keep.push(a),
+            }
+        }
+        self.allowed = keep;
     }
 
     /// Why a program is denied, if it is: by canonical file or by bare name.
@@ -181,6 +223,11 @@ impl CommandPolicy {
     /// Canonical files of the allowed programs.
     pub(crate) fn programs(&self) -> Vec<PathBuf> {
         self.allowed.iter().map(|a| a.program.clone()).collect()
+    }
+
+    /// Files of allowed scripts refused at start-up.
+    pub(crate) fn refused_programs(&self) -> &[PathBuf] {
+        &self.refused
     }
 
     pub(crate) fn allowed_count(&self) -> usize {

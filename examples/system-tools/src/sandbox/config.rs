@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::error::SandboxError;
+use super::isolation::NamespaceMode;
 use super::kernel::{DEFAULT_COMMAND_READ_PATHS, KernelSandboxMode};
 use super::tree::ProcessContainment;
 
@@ -46,6 +47,13 @@ pub const DEFAULT_MAX_WALK_DEPTH: usize = 32;
 pub const DEFAULT_MAX_PATH_BYTES: usize = 4096;
 /// Longest timeout accepted anywhere in the configuration (one day).
 pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// Default cap on the processes and threads of one command call.
+pub const DEFAULT_COMMAND_PIDS_MAX: u64 = 256;
+/// Default memory cap of one command call (and address-space cap of each of its processes).
+pub const DEFAULT_COMMAND_MEMORY_MAX_BYTES: u64 = 1024 * 1024 * 1024;
+/// Default CPU seconds of each process of a command call.
+pub const DEFAULT_COMMAND_CPU_SECS: u64 = 60;
 
 /// Environment variables passed to commands by default; everything else is cleared.
 pub const DEFAULT_ENV_PASSTHROUGH: &[&str] = &["LANG", "LC_ALL", "LC_CTYPE", "TZ"];
@@ -117,6 +125,34 @@ pub struct SandboxConfig {
     /// How a command's process tree is made to die with its call: `"auto"` (a cgroup v2 when
     /// one can be made, else a child subreaper), `"cgroup"` or `"subreaper"`.
     pub process_containment: ProcessContainment,
+    /// Whether commands run in their own user, mount, pid, IPC, UTS and network namespaces
+    /// built by bubblewrap (`"required"`, the default: without bubblewrap commands are
+    /// refused) or under Landlock and the cgroup only (`"off"`).
+    pub command_namespaces: NamespaceMode,
+    /// Host uid commands run as when the server runs as root (never 0). Default: the owner of
+    /// the base directory when it is not root, else 65534 (`nobody`). A server that is not
+    /// root runs commands as its own uid, in a user namespace without capabilities.
+    pub command_uid: Option<u32>,
+    /// Host gid for `command_uid` (default: the owner group of the base directory, or the
+    /// uid's number).
+    pub command_gid: Option<u32>,
+    /// Processes and threads one command call may have (per call: each call has its own
+    /// user namespace, and its own cgroup where the pids controller is available).
+    pub command_pids_max: u64,
+    /// Memory of one command call in bytes: the cgroup's `memory.max` (swap 0) where the
+    /// memory controller is available, and always each process's address-space limit.
+    pub command_memory_max_bytes: u64,
+    /// CPU seconds each process of a command call may use (then SIGXCPU, SIGKILL).
+    pub command_cpu_secs: u64,
+    /// bubblewrap's path (default: `bwrap` on `PATH`). Not read from the file.
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub bwrap: Option<PathBuf>,
+    /// The launcher binary (default: `SYSTEM_TOOLS_MCP_LAUNCHER`, or this binary). Not read
+    /// from the file.
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub launcher: Option<PathBuf>,
     /// Overrides the probed Landlock ABI (tests of the refusal path). Not read from the file.
     #[doc(hidden)]
     #[serde(skip)]
@@ -158,6 +194,14 @@ impl Default for SandboxConfig {
             command_tcp_connect: Vec::new(),
             command_tcp_bind: Vec::new(),
             process_containment: ProcessContainment::Auto,
+            command_namespaces: NamespaceMode::Required,
+            command_uid: None,
+            command_gid: None,
+            command_pids_max: DEFAULT_COMMAND_PIDS_MAX,
+            command_memory_max_bytes: DEFAULT_COMMAND_MEMORY_MAX_BYTES,
+            command_cpu_secs: DEFAULT_COMMAND_CPU_SECS,
+            bwrap: None,
+            launcher: None,
             landlock_abi: None,
             relative_to: None,
             source: None,
@@ -230,6 +274,9 @@ impl SandboxConfig {
             ("max_list_entries", self.max_list_entries as u64),
             ("max_walk_depth", self.max_walk_depth as u64),
             ("max_path_bytes", self.max_path_bytes as u64),
+            ("command_pids_max", self.command_pids_max),
+            ("command_memory_max_bytes", self.command_memory_max_bytes),
+            ("command_cpu_secs", self.command_cpu_secs),
         ];
         for (name, value) in caps {
             if value == 0 {

@@ -105,6 +105,9 @@ pub(crate) struct LandlockPolicy {
     exec_files: Vec<PathBuf>,
     tcp_connect: Vec<u16>,
     tcp_bind: Vec<u16>,
+    /// Denied paths are hidden by the command's mount namespace: each allowed path is granted
+    /// whole (one rule), instead of split around the denied paths.
+    hidden_denied: bool,
 }
 
 /// Inputs of [`LandlockPolicy::new`].
@@ -118,6 +121,9 @@ pub(crate) struct PolicyInput<'a> {
     pub exec_paths: Vec<PathBuf>,
     pub tcp_connect: Vec<u16>,
     pub tcp_bind: Vec<u16>,
+    pub hidden_denied: bool,
+    /// Files never writable by commands besides the allowed programs (refused scripts).
+    pub protected: Vec<PathBuf>,
 }
 
 /// A ruleset ready to be applied in a child: its descriptor and what it holds.
@@ -181,6 +187,8 @@ impl LandlockPolicy {
             exec_paths,
             tcp_connect,
             tcp_bind,
+            hidden_denied,
+            protected,
         } = input;
         let refusal = (mode == KernelSandboxMode::Required && abi < REQUIRED_ABI).then(|| {
             if abi == 0 {
@@ -196,7 +204,7 @@ impl LandlockPolicy {
             }
         });
         let mut excluded: Vec<PathBuf> = denied.to_vec();
-        for p in &programs {
+        for p in programs.iter().chain(&protected) {
             if allowed.iter().any(|a| p.starts_with(a)) && !excluded.contains(p) {
                 excluded.push(p.clone());
             }
@@ -216,6 +224,7 @@ impl LandlockPolicy {
             exec_files,
             tcp_connect,
             tcp_bind,
+            hidden_denied,
         }
     }
 
@@ -412,6 +421,7 @@ impl LandlockPolicy {
     ) -> Result<RulesetCreated, SandboxError> {
         let is_dir = is_directory(&fd);
         let split = is_dir
+            && !self.hidden_denied
             && self
                 .excluded
                 .iter()
@@ -575,6 +585,12 @@ fn canonical_existing(paths: Vec<PathBuf>) -> Vec<PathBuf> {
     out
 }
 
+/// `program` and the chain of interpreters the kernel loads for it (for the namespace's
+/// view: the files bound executable).
+pub(crate) fn collect_interpreters_pub(program: &Path, out: &mut Vec<PathBuf>) {
+    collect_interpreters(program, 0, out);
+}
+
 /// Adds `program` and, recursively, the interpreter the kernel loads for it: the `PT_INTERP`
 /// of an ELF file or the first word of a `#!` line.
 fn collect_interpreters(program: &Path, depth: usize, out: &mut Vec<PathBuf>) {
@@ -591,6 +607,15 @@ fn collect_interpreters(program: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     if let Some(interpreter) = interpreter_of(&program) {
         collect_interpreters(&interpreter, depth + 1, out);
     }
+}
+
+/// The interpreter named by a script's `#!` line (`None` for anything else).
+pub(crate) fn script_interpreter(program: &Path) -> Option<PathBuf> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program).ok()?.read(&mut head).ok()?;
+    head[..n]
+        .starts_with(b"#!")
+        .then(|| interpreter_of(program))?
 }
 
 fn interpreter_of(program: &Path) -> Option<PathBuf> {

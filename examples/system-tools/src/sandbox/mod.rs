@@ -9,7 +9,9 @@
 mod commands;
 mod config;
 mod error;
+pub(crate) mod isolation;
 pub(crate) mod kernel;
+pub mod launch;
 mod paths;
 pub(crate) mod process;
 pub(crate) mod secure_fs;
@@ -24,6 +26,7 @@ use serde::Serialize;
 pub use commands::{CheckedCommand, MAX_ARGS, MAX_ARGS_BYTES, resolve_program};
 pub use config::*;
 pub use error::{ErrorKind, SandboxError};
+pub use isolation::{CommandLimits, NOBODY, NamespaceMode};
 pub use kernel::{
     DEFAULT_COMMAND_READ_PATHS, KernelSandboxMode, KernelSandboxReport, REQUIRED_ABI, kernel_abi,
 };
@@ -31,6 +34,7 @@ pub use paths::{MAX_COMPONENT_BYTES, ResolvedPath};
 pub use tree::ProcessContainment;
 
 use commands::CommandPolicy;
+use isolation::{Isolation, IsolationInput};
 use kernel::{LandlockPolicy, PolicyInput};
 use tree::Containment;
 
@@ -89,6 +93,8 @@ struct Inner {
     base_shown: String,
     kernel: LandlockPolicy,
     containment: Containment,
+    /// The namespaces commands run in, or why they cannot (`command_namespaces = "required"`).
+    isolation: Result<Option<Isolation>, String>,
 }
 
 impl Sandbox {
@@ -239,6 +245,46 @@ impl Sandbox {
             env.push(("PATH".to_string(), joined));
         }
 
+        let read_paths: Vec<PathBuf> = config
+            .effective_command_read_paths()
+            .iter()
+            .map(|p| absolute(p))
+            .collect();
+        let exec_dirs: Vec<PathBuf> = config
+            .command_exec_paths
+            .iter()
+            .map(|p| absolute(p))
+            .collect();
+        let programs = commands.programs();
+        let isolation = match config.command_namespaces {
+            NamespaceMode::Off => Ok(None),
+            NamespaceMode::Required => Isolation::new(IsolationInput {
+                bwrap: config.bwrap.clone(),
+                launcher: config.launcher.clone(),
+                command_uid: config.command_uid,
+                command_gid: config.command_gid,
+                base_dir: &base_dir,
+                read_paths: &read_paths,
+                allowed: &allowed_paths,
+                denied: &denied_paths,
+                programs: &programs,
+                exec_dirs: &exec_dirs,
+                protected: commands.refused_programs(),
+                tcp_connect: !config.command_tcp_connect.is_empty(),
+                tcp_bind: !config.command_tcp_bind.is_empty(),
+                limits: CommandLimits {
+                    pids_max: config.command_pids_max,
+                    memory_max_bytes: config.command_memory_max_bytes,
+                    cpu_secs: config.command_cpu_secs,
+                },
+            })
+            .map(Some),
+        };
+        if let Err(reason) = &isolation
+            && commands.allowed_count() > 0
+        {
+            tracing::error!(%reason, "commands are refused: their namespaces cannot be built; install bubblewrap or set command_namespaces = \"off\"");
+        }
         let kernel = LandlockPolicy::new(PolicyInput {
             mode: config.kernel_sandbox,
             abi: config.landlock_abi.unwrap_or_else(kernel::kernel_abi),
@@ -257,6 +303,8 @@ impl Sandbox {
                 .collect(),
             tcp_connect: config.command_tcp_connect.clone(),
             tcp_bind: config.command_tcp_bind.clone(),
+            hidden_denied: matches!(isolation, Ok(Some(_))),
+            protected: commands.refused_programs().to_vec(),
         });
         let containment = Containment::detect(config.process_containment).map_err(|reason| {
             SandboxError::Config {
@@ -290,6 +338,7 @@ impl Sandbox {
                 base_shown,
                 kernel,
                 containment,
+                isolation,
             }),
         };
         tracing::info!(
@@ -400,8 +449,36 @@ impl Sandbox {
         self.inner.commands.programs().iter().any(|p| p == location)
     }
 
+    /// Whether a canonical path is a program the operator listed: an allowed one, or an
+    /// allowed script refused at start-up (its `#!` interpreter is not allowed). Neither the
+    /// file tools nor commands may rewrite these.
+    pub fn is_operator_program(&self, location: &Path) -> bool {
+        self.is_allowed_program(location)
+            || self
+                .inner
+                .commands
+                .refused_programs()
+                .iter()
+                .any(|p| p == location)
+    }
+
     pub(crate) fn landlock(&self) -> &LandlockPolicy {
         &self.inner.kernel
+    }
+
+    /// The namespaces commands run in (`None`: `command_namespaces = "off"`), or why commands
+    /// are refused.
+    pub(crate) fn isolation(&self) -> Result<Option<&Isolation>, SandboxError> {
+        match &self.inner.isolation {
+            Ok(i) => Ok(i.as_ref()),
+            Err(reason) => Err(SandboxError::denied(
+                "running commands",
+                format!("their namespaces cannot be built: {reason}"),
+                "Ask the operator to install bubblewrap (Debian package `bubblewrap`) and allow \
+                 user namespaces, or to set command_namespaces = \"off\" in the sandbox \
+                 configuration.",
+            )),
+        }
     }
 
     pub(crate) fn containment(&self) -> &Containment {

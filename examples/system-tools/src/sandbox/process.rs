@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use super::isolation::Isolation;
 use super::kernel::{PreparedRuleset, restrict_self};
 use super::tree::{CallTree, join_cgroup};
 
@@ -71,7 +72,8 @@ async fn read_capped<R: AsyncRead + Unpin>(
 /// with exactly `env` as its environment and stdin closed.
 ///
 /// Between `fork` and `exec` the child joins `tree`'s cgroup (when it has one) and restricts
-/// itself with `ruleset`; neither step allocates. Whatever is left of the tree when the
+/// itself with the Landlock ruleset, or, inside the namespaces of the isolation when there is
+/// one, leaves that to the launcher; no step allocates. Whatever is left of the tree when the
 /// command exits, times out or this future is dropped is killed.
 pub(crate) async fn run(
     program: &Path,
@@ -79,13 +81,36 @@ pub(crate) async fn run(
     cwd: &Path,
     env: &[(String, String)],
     limits: (Duration, usize),
-    ruleset: &PreparedRuleset,
+    confinement: (&PreparedRuleset, Option<&Isolation>),
     mut tree: CallTree,
 ) -> Result<RunOutcome, RunError> {
     let (timeout, max_output_bytes) = limits;
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
+    let (ruleset, isolation) = confinement;
+    let ruleset_fd = ruleset.raw_fd();
+    // Kept open until the child is spawned: bubblewrap reads the empty files it binds over
+    // denied files from it (the launcher closes it, with every other inherited descriptor).
+    let dev_null = match isolation {
+        Some(_) => Some(std::fs::File::open("/dev/null").map_err(RunError::Io)?),
+        None => None,
+    };
+    let dev_null_fd = dev_null.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+    let mut cmd = match isolation {
+        Some(iso) => {
+            let (bwrap, bwrap_args) =
+                iso.command_line(program, args, cwd, ruleset_fd, dev_null_fd.unwrap_or(-1));
+            let mut c = tokio::process::Command::new(bwrap);
+            c.args(bwrap_args);
+            c
+        }
+        None => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args);
+            c
+        }
+    };
+    let switch_to = isolation.and_then(Isolation::switch_to);
+    let in_namespaces = isolation.is_some();
+    cmd.current_dir(cwd)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
@@ -93,22 +118,44 @@ pub(crate) async fn run(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let ruleset_fd = ruleset.raw_fd();
     let cgroup = tree.cgroup_procs().map(std::ffi::CStr::to_owned);
     // SAFETY: the closure only makes system calls on values prepared before the fork
-    // (a C string, an integer); it allocates nothing and takes no lock.
+    // (a C string, integers); it allocates nothing and takes no lock.
     unsafe {
         cmd.pre_exec(move || {
             if let Some(procs) = &cgroup {
                 join_cgroup(procs)?;
             }
-            restrict_self(ruleset_fd)
+            if !in_namespaces {
+                return restrict_self(ruleset_fd);
+            }
+            // bubblewrap runs first: the launcher inside applies the ruleset (Landlock
+            // forbids the mounts bubblewrap makes), so its descriptor must survive exec.
+            for fd in [ruleset_fd, dev_null_fd].into_iter().flatten() {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some((uid, gid)) = switch_to {
+                let groups = [gid];
+                if libc::setgroups(1, groups.as_ptr()) != 0
+                    || libc::setresgid(gid, gid, gid) != 0
+                    || libc::setresuid(uid, uid, uid) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
         });
     }
     let started = Instant::now();
     let mut child = tree
         .spawn(|| cmd.spawn(), tokio::process::Child::id)
         .map_err(RunError::Spawn)?;
+    drop(dev_null);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
 

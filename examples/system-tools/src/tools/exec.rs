@@ -112,6 +112,7 @@ pub async fn execute_command(
     let what = || format!("command {command:?}");
     tracing::info!(program = %checked.program.display(), ?args, cwd = %cwd.display(), "running command");
     let cap = sandbox.limits().max_output_bytes;
+    let isolation = sandbox.isolation()?;
     let ruleset = {
         let sandbox = sandbox.clone();
         super::blocking(move || sandbox.landlock().prepare()).await?
@@ -127,7 +128,7 @@ pub async fn execute_command(
         &cwd,
         sandbox.command_env(),
         (timeout, cap),
-        &ruleset,
+        (&ruleset, isolation),
         tree,
     )
     .await
@@ -143,6 +144,32 @@ pub async fn execute_command(
         Err(RunError::Io(e)) => return Err(SandboxError::io(format!("running {}", what()), e)),
     };
     let mut notes = Vec::new();
+    if isolation.is_some() && outcome.status.code() == Some(crate::sandbox::launch::SETUP_FAILED) {
+        let err = String::from_utf8_lossy(&outcome.stderr.bytes);
+        if let Some(line) = err.lines().find(|l| {
+            l.starts_with(crate::sandbox::launch::SETUP_PREFIX) || l.starts_with("bwrap: ")
+        }) {
+            return Err(SandboxError::io(
+                format!("setting up the sandbox of {}", what()),
+                std::io::Error::other(line.to_string()),
+            ));
+        }
+    }
+    if let Some(iso) = isolation {
+        let limits = iso.limits;
+        // bubblewrap's init reports a signal death as the exit code 128 + signal.
+        let died_of = |sig: i32| {
+            outcome.status.signal() == Some(sig) || outcome.status.code() == Some(128 + sig)
+        };
+        if died_of(libc::SIGXCPU)
+            || (died_of(libc::SIGKILL) && outcome.duration.as_secs() >= limits.cpu_secs)
+        {
+            notes.push(format!(
+                "the command was stopped at its CPU limit of {} s per process (command_cpu_secs)",
+                limits.cpu_secs
+            ));
+        }
+    }
     let stdout = encode(&outcome.stdout.bytes, cap);
     let stderr = encode(&outcome.stderr.bytes, cap);
     for (name, captured, encoded) in [

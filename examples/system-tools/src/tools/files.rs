@@ -230,7 +230,7 @@ fn write_file_blocking(
     reject_trailing_slash(path)?;
     let resolved = sandbox.check_path(path)?;
     let what = resolved.describe();
-    if sandbox.is_allowed_program(&resolved.full()) {
+    if sandbox.is_operator_program(&resolved.full()) {
         return Err(SandboxError::denied(
             what,
             "it is a program execute_command may run, and rewriting it would change what runs",

@@ -83,6 +83,9 @@ impl Fixture {
         symlink(program("rm"), root.join("bin/rmlink")).unwrap();
         std::fs::copy(program("touch"), root.join("fake/ls")).unwrap();
         symlink(program("rm"), pathbin.join("safe_tool")).unwrap();
+        // A root test process runs commands as the owner of the base directory (else as
+        // nobody, who could not write a root-owned tree): give the tree to nobody.
+        give_to_nobody(&root);
         Fixture {
             tmp,
             root,
@@ -155,5 +158,26 @@ impl Fixture {
             }
         }
         out
+    }
+}
+
+/// When the tests run as root: hands `dir` and everything below it (symlinks themselves, not
+/// their targets) to uid/gid 65534, as a project directory belongs to its user.
+pub fn give_to_nobody(dir: &Path) {
+    // SAFETY: geteuid never fails.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        std::os::unix::fs::lchown(&p, Some(65534), Some(65534)).unwrap();
+        let is_dir = std::fs::symlink_metadata(&p)
+            .map(|m| m.is_dir())
+            .unwrap_or(false);
+        if is_dir {
+            for e in std::fs::read_dir(&p).unwrap().flatten() {
+                stack.push(e.path());
+            }
+        }
     }
 }

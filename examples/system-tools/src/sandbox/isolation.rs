@@ -1,0 +1,413 @@
+//! The outer layers around every command: bubblewrap (Debian's `bubblewrap`, the sandbox
+//! Flatpak uses) builds its namespaces and its view of the file system, then runs this
+//! binary's launcher ([`super::launch`]) inside them, which adds `noexec`, resource limits,
+//! drops capabilities and applies Landlock and seccomp before executing the program.
+//!
+//! The view (a mount namespace whose root is an empty tmpfs):
+//! - each system path (`command_read_paths`) read-only (symlinks such as `/lib64 -> usr/lib64`
+//!   recreated as symlinks), later remounted `noexec`;
+//! - each allowed path read-write, later remounted `noexec`; every existing denied path below
+//!   it covered by an empty read-only tmpfs (a directory) or an empty read-only file: its
+//!   parent lists, `grep -r` and `find` walk past it, and its content is not there;
+//! - the allowed programs, their ELF loader, the shared libraries they load (as listed by the
+//!   loader at start-up) and the `command_exec_paths` entries bound read-only one by one on
+//!   top: the only files that can be executed or mapped executable;
+//! - allowed scripts refused at start-up (their `#!` interpreter is not allowed) bound
+//!   read-only over themselves: nothing can rewrite, replace or `chmod` them (and their
+//!   interpreter is not executable in the view);
+//! - `/dev` with `null`, `zero`, `full`, `random`, `urandom` (Landlock narrows it);
+//!   no `/proc`, no `/sys`, no `/tmp`.
+//!
+//! Namespaces: user (the command's uid maps to an unprivileged host uid: the server's own, or
+//! when the server is root the configured `command_uid`, else the owner of the base
+//! directory, else 65534), mount, pid, IPC, UTS, cgroup, and network (only loopback, unless
+//! TCP ports are allowed: then the host's network, narrowed by Landlock and seccomp).
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::launch::LaunchSpec;
+
+/// Whether commands must run inside their namespaces.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum NamespaceMode {
+    /// Commands are refused unless bubblewrap and this binary's launcher can build their
+    /// namespaces (checked at start-up).
+    #[default]
+    Required,
+    /// No namespaces: commands run under Landlock and the call's cgroup only (the layout of
+    /// earlier versions; denied paths then block their parent directory).
+    Off,
+}
+
+/// The uid used when a root server has no `command_uid` and the base directory is root's.
+pub const NOBODY: u32 = 65534;
+
+/// Per-call resource limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct CommandLimits {
+    /// Processes (and threads) of one call.
+    pub pids_max: u64,
+    /// Memory of one call (cgroup `memory.max` where available; always the address-space
+    /// limit of each process).
+    pub memory_max_bytes: u64,
+    /// CPU seconds of each process of one call.
+    pub cpu_secs: u64,
+}
+
+/// Everything fixed at start-up that each call's command line is built from.
+#[derive(Debug)]
+pub(crate) struct Isolation {
+    bwrap: PathBuf,
+    launcher: PathBuf,
+    /// Host uid/gid the command runs as (and, inside its user namespace, the same numbers).
+    pub uid: u32,
+    pub gid: u32,
+    /// Switch to `uid`/`gid` before starting bubblewrap (the server is root).
+    switch_user: bool,
+    /// Read-only system paths: (path, Some(symlink target) | None for a bind).
+    read: Vec<(PathBuf, Option<PathBuf>)>,
+    allowed: Vec<PathBuf>,
+    denied: Vec<PathBuf>,
+    /// Files bound one by one so they stay executable.
+    exec: Vec<PathBuf>,
+    /// Whole directories bound executable (`command_exec_paths`).
+    exec_dirs: Vec<PathBuf>,
+    /// Allowed scripts refused at start-up: bound read-only over themselves, so no command
+    /// can rewrite, replace or `chmod` them.
+    protected: Vec<PathBuf>,
+    host_network: bool,
+    allow_listen: bool,
+    pub limits: CommandLimits,
+}
+
+/// Inputs of [`Isolation::new`].
+pub(crate) struct IsolationInput<'a> {
+    pub bwrap: Option<PathBuf>,
+    pub launcher: Option<PathBuf>,
+    pub command_uid: Option<u32>,
+    pub command_gid: Option<u32>,
+    pub base_dir: &'a Path,
+    pub read_paths: &'a [PathBuf],
+    pub allowed: &'a [PathBuf],
+    pub denied: &'a [PathBuf],
+    pub programs: &'a [PathBuf],
+    pub exec_dirs: &'a [PathBuf],
+    pub protected: &'a [PathBuf],
+    pub tcp_connect: bool,
+    pub tcp_bind: bool,
+    pub limits: CommandLimits,
+}
+
+/// Device nodes a command sees (Landlock narrows what it may do with them).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Where the launcher appears inside the namespace.
+const LAUNCHER_INSIDE: &str = "/.system-tools-mcp-launch";
+
+impl Isolation {
+    /// Resolves bubblewrap, the launcher, the command's uid and the libraries of every
+    /// program; fails with the reason commands cannot be isolated.
+    pub(crate) fn new(input: IsolationInput<'_>) -> Result<Self, String> {
+        let bwrap = match input.bwrap {
+            Some(p) => p,
+            None => find_in_path("bwrap").ok_or(
+                "bubblewrap (`bwrap`) is not installed (Debian package `bubblewrap`)".to_string(),
+            )?,
+        };
+        let launcher = match input.launcher {
+            Some(p) => p,
+            None => default_launcher().ok_or(
+                "the system-tools-mcp binary (the launcher run inside the namespaces) cannot \
+                 be found; set SYSTEM_TOOLS_MCP_LAUNCHER"
+                    .to_string(),
+            )?,
+        };
+        if !launcher.is_file() {
+            return Err(format!("the launcher {} is not a file", launcher.display()));
+        }
+        // SAFETY: geteuid/getegid never fail.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let (uid, gid, switch_user) = if euid == 0 {
+            let owner = std::fs::metadata(input.base_dir)
+                .map(|m| (m.uid(), m.gid()))
+                .ok()
+                .filter(|(u, _)| *u != 0);
+            let (u, g) = match (input.command_uid, owner) {
+                (Some(u), _) => (u, input.command_gid.unwrap_or(u)),
+                (None, Some((u, g))) => (u, input.command_gid.unwrap_or(g)),
+                (None, None) => (NOBODY, input.command_gid.unwrap_or(NOBODY)),
+            };
+            if u == 0 {
+                return Err("command_uid is 0: commands never run as root".to_string());
+            }
+            (u, g, true)
+        } else {
+            if input.command_uid.is_some_and(|u| u != euid) {
+                return Err(format!(
+                    "command_uid is set, but the server is not root and can only run commands \
+                     as its own uid {euid}"
+                ));
+            }
+            (euid, egid, false)
+        };
+        let mut read = Vec::new();
+        for p in input.read_paths {
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(p) {
+                        read.push((p.clone(), Some(target)));
+                    }
+                }
+                Ok(_) => read.push((p.clone(), None)),
+                Err(_) => {}
+            }
+        }
+        let mut exec: Vec<PathBuf> = Vec::new();
+        for program in input.programs {
+            for f in program_closure(program) {
+                if !exec.contains(&f) {
+                    exec.push(f);
+                }
+            }
+        }
+        Ok(Isolation {
+            bwrap,
+            launcher,
+            uid,
+            gid,
+            switch_user,
+            read,
+            allowed: input.allowed.to_vec(),
+            denied: input.denied.to_vec(),
+            exec,
+            exec_dirs: input.exec_dirs.to_vec(),
+            protected: input
+                .protected
+                .iter()
+                .filter(|p| input.allowed.iter().any(|a| p.starts_with(a)))
+                .cloned()
+                .collect(),
+            host_network: input.tcp_connect || input.tcp_bind,
+            allow_listen: input.tcp_bind,
+            limits: input.limits,
+        })
+    }
+
+    /// The uid/gid to switch to before bubblewrap starts, when the server is root.
+    pub(crate) fn switch_to(&self) -> Option<(u32, u32)> {
+        self.switch_user.then_some((self.uid, self.gid))
+    }
+
+    /// Bubblewrap's path and arguments for one command. `dev_null` is a descriptor of
+    /// `/dev/null` bubblewrap inherits: denied files are covered by empty files read from it.
+    pub(crate) fn command_line(
+        &self,
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+        landlock_fd: Option<i32>,
+        dev_null: i32,
+    ) -> (PathBuf, Vec<OsString>) {
+        let empty_fd = dev_null.to_string();
+        let mut a: Vec<OsString> = Vec::with_capacity(64);
+        let mut push = |parts: &[&OsStr]| a.extend(parts.iter().map(|p| p.to_os_string()));
+        push(&[
+            "--unshare-user".as_ref(),
+            "--unshare-pid".as_ref(),
+            "--unshare-ipc".as_ref(),
+            "--unshare-uts".as_ref(),
+            "--unshare-cgroup-try".as_ref(),
+            "--die-with-parent".as_ref(),
+            "--new-session".as_ref(),
+            "--hostname".as_ref(),
+            "sandbox".as_ref(),
+            // Held in the command's user namespace by the launcher only (to remount noexec,
+            // then to empty the bounding set); it drops both before the program runs.
+            "--cap-add".as_ref(),
+            "CAP_SYS_ADMIN".as_ref(),
+            "--cap-add".as_ref(),
+            "CAP_SETPCAP".as_ref(),
+        ]);
+        if !self.host_network {
+            push(&["--unshare-net".as_ref()]);
+        }
+        let uid = self.uid.to_string();
+        let gid = self.gid.to_string();
+        push(&[
+            "--uid".as_ref(),
+            uid.as_ref(),
+            "--gid".as_ref(),
+            gid.as_ref(),
+        ]);
+        // The namespace's root (a tmpfs holding only mount points and the launcher) gets no
+        // Landlock right, so nothing can be written there.
+        let mut noexec: Vec<OsString> = Vec::new();
+        for (p, link) in &self.read {
+            match link {
+                Some(target) => push(&["--symlink".as_ref(), target.as_os_str(), p.as_os_str()]),
+                None => {
+                    push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()]);
+                    noexec.push(p.clone().into_os_string());
+                }
+            }
+        }
+        // Device nodes one by one: bubblewrap's `--dev` needs devpts, which makes it nest a
+        // second user namespace, in which the launcher could not remount anything.
+        for dev in DEVICES {
+            push(&["--dev-bind-try".as_ref(), dev.as_ref(), dev.as_ref()]);
+        }
+        let mut roots: Vec<&PathBuf> = self.allowed.iter().collect();
+        roots.sort_by_key(|r| r.as_os_str().len());
+        for root in roots {
+            if self.denied.iter().any(|d| root.starts_with(d)) {
+                continue;
+            }
+            push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
+            noexec.push(root.clone().into_os_string());
+            for d in self.denied.iter().filter(|d| d.starts_with(root)) {
+                match std::fs::symlink_metadata(d) {
+                    Ok(m) if m.is_dir() => push(&[
+                        "--tmpfs".as_ref(),
+                        d.as_os_str(),
+                        "--remount-ro".as_ref(),
+                        d.as_os_str(),
+                    ]),
+                    // An empty read-only file, read by bubblewrap from `/dev/null`.
+                    Ok(m) if m.is_file() => {
+                        push(&["--ro-bind-data".as_ref(), empty_fd.as_ref(), d.as_os_str()])
+                    }
+                    // Missing (nothing to hide) or another kind of entry (a symlink's
+                    // target needs its own grant to be reached).
+                    _ => {}
+                }
+            }
+        }
+        for d in &self.exec_dirs {
+            push(&["--ro-bind-try".as_ref(), d.as_os_str(), d.as_os_str()]);
+        }
+        for f in &self.exec {
+            push(&["--ro-bind-try".as_ref(), f.as_os_str(), f.as_os_str()]);
+        }
+        for f in &self.protected {
+            push(&["--ro-bind-try".as_ref(), f.as_os_str(), f.as_os_str()]);
+        }
+        push(&[
+            "--ro-bind".as_ref(),
+            self.launcher.as_os_str(),
+            LAUNCHER_INSIDE.as_ref(),
+            "--chdir".as_ref(),
+            cwd.as_os_str(),
+            "--".as_ref(),
+            LAUNCHER_INSIDE.as_ref(),
+        ]);
+        let spec = LaunchSpec {
+            noexec,
+            landlock_fd,
+            nproc: self.limits.pids_max,
+            address_space: self.limits.memory_max_bytes,
+            cpu_secs: self.limits.cpu_secs,
+            allow_listen: self.allow_listen,
+            program: program.as_os_str().to_os_string(),
+            args: args.iter().map(OsString::from).collect(),
+        };
+        a.extend(spec.to_args());
+        (self.bwrap.clone(), a)
+    }
+}
+
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// `SYSTEM_TOOLS_MCP_LAUNCHER`, else this process's binary when it is `system-tools-mcp`,
+/// else a `system-tools-mcp` beside it or one directory up (tests run from `deps/`).
+fn default_launcher() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SYSTEM_TOOLS_MCP_LAUNCHER") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_name() == Some(OsStr::new("system-tools-mcp")) {
+        return Some(exe);
+    }
+    let dir = exe.parent()?;
+    [
+        dir.join("system-tools-mcp"),
+        dir.parent()?.join("system-tools-mcp"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+/// A program, its ELF loader and the shared libraries it loads, as the loader lists them
+/// (`ld.so --list`, which maps the libraries without running any code of theirs); for a
+/// script, the same for its `#!` interpreter.
+fn program_closure(program: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut chain = Vec::new();
+    super::kernel::collect_interpreters_pub(program, &mut chain);
+    // chain: program, its interpreter(s), …, the ELF loader last.
+    for f in &chain {
+        if !out.contains(f) {
+            out.push(f.clone());
+        }
+    }
+    let loader = chain
+        .iter()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.as_bytes().starts_with(b"ld-"))
+        })
+        .cloned();
+    let Some(loader) = loader else {
+        return out;
+    };
+    for f in &chain {
+        if *f == loader {
+            continue;
+        }
+        let Ok(listed) = std::process::Command::new(&loader)
+            .arg("--list")
+            .arg(f)
+            .env_clear()
+            .output()
+        else {
+            continue;
+        };
+        for line in listed.stdout.split(|b| *b == b'\n') {
+            // `libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x…)` or `/lib64/ld-… (0x…)`.
+            let text = match line.windows(4).position(|w| w == b" => ") {
+                Some(i) => &line[i + 4..],
+                None => line,
+            };
+            let path = text
+                .split(|b| *b == b' ' || *b == b'\t')
+                .find(|w| !w.is_empty())
+                .unwrap_or_default();
+            if path.starts_with(b"/")
+                && let Ok(c) = std::fs::canonicalize(OsStr::from_bytes(path))
+                && !out.contains(&c)
+            {
+                out.push(c);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,615 @@
+//! The layers around every command together (namespaces built by bubblewrap, the launcher's
+//! `noexec`, rlimits, capability drop, Landlock and seccomp), attacked with the argument
+//! checks off (`confine_path_arguments = false`) so that only the kernel stands in the way.
+//! Every attack is checked from the host side: the file it aimed at is unchanged, the file it
+//! tried to create does not exist, the host process it signalled still runs, the listener it
+//! tried to reach accepted nothing. The legitimate uses that the Landlock-only layout blocked
+//! (`ls`, `grep -r`, `find`, `sort -o` in a directory holding a denied path) are tests too.
+//!
+//! An operator-allowed `python3` (with its C modules' directory in `command_exec_paths`) is
+//! the attacker's tool: it can make any system call, so what stops it is the kernel.
+
+mod common;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{DENIED_SECRET, Fixture, OUTSIDE_SECRET, give_to_nobody};
+use system_tools_mcp::sandbox::{Sandbox, SandboxConfig};
+use system_tools_mcp::tools::{CommandOutput, execute_command};
+
+fn python_c_modules() -> Option<PathBuf> {
+    let dir = std::fs::read_dir("/usr/lib").ok()?;
+    dir.flatten()
+        .map(|e| e.path().join("lib-dynload"))
+        .find(|p| p.is_dir() && p.to_string_lossy().contains("python3"))
+}
+
+fn config(fx: &Fixture) -> SandboxConfig {
+    let mut c = fx.config();
+    c.allowed_commands.extend(
+        [
+            "/usr/bin/python3",
+            "ls",
+            "grep",
+            "find",
+            "sort",
+            "wc",
+            "chmod",
+            "touch",
+            "id",
+            "sh",
+        ]
+        .map(String::from),
+    );
+    c.command_timeouts.clear();
+    c.command_timeout_secs = 20.0;
+    c.confine_path_arguments = false;
+    // Python's C modules, and the library `_ctypes` loads (outside the programs' closure).
+    c.command_exec_paths = python_c_modules().into_iter().collect();
+    c.command_exec_paths.extend(
+        [
+            "/usr/lib/x86_64-linux-gnu/libffi.so.8",
+            "/usr/lib/aarch64-linux-gnu/libffi.so.8",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.exists()),
+    );
+    c.command_pids_max = 64;
+    c.command_memory_max_bytes = 512 * 1024 * 1024;
+    c.command_cpu_secs = 2;
+    c
+}
+
+fn sandbox(fx: &Fixture) -> Sandbox {
+    Sandbox::from_config(config(fx)).unwrap()
+}
+
+async fn run(sb: &Sandbox, command: &str, args: &[&str]) -> CommandOutput {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    execute_command(sb, command, &args, None, None)
+        .await
+        .unwrap_or_else(|e| panic!("{command} {args:?}: {e}"))
+}
+
+/// Runs a Python attack written into the tree; its stdout is one line per attempt.
+async fn python(sb: &Sandbox, fx: &Fixture, name: &str, code: &str) -> CommandOutput {
+    let file = fx.root.join(name);
+    std::fs::write(&file, code).unwrap();
+    give_to_nobody(&file);
+    run(sb, "/usr/bin/python3", &[name]).await
+}
+
+fn no_secret(out: &CommandOutput) {
+    for s in [OUTSIDE_SECRET, DENIED_SECRET] {
+        assert!(
+            !out.stdout.contains(s) && !out.stderr.contains(s),
+            "leaked: {out:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn commands_run_unprivileged_without_capabilities() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let out = python(
+        &sb,
+        &fx,
+        "caps.py",
+        r#"
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+print("uid", os.getuid(), os.geteuid())
+print("nnp", libc.prctl(39, 0, 0, 0, 0))
+print("bounding", sum(libc.prctl(23, c, 0, 0, 0) == 1 for c in range(41)))
+print("sethostname", libc.sethostname(b"pwned", 5), ctypes.get_errno())
+print("setuid0", libc.setuid(0), ctypes.get_errno())
+open("made_by_command.txt", "w").write("x")
+"#,
+    )
+    .await;
+    assert!(out.success, "{out:?}");
+    let uid = std::fs::metadata(&fx.root).unwrap().uid();
+    let expect_uid = if uid == 0 {
+        65534
+    } else {
+        // Not root: the server's own uid, or the tree's owner when the test runs as root.
+        uid
+    };
+    assert!(
+        out.stdout
+            .contains(&format!("uid {expect_uid} {expect_uid}")),
+        "{out:?}"
+    );
+    assert!(out.stdout.contains("nnp 1"), "{out:?}");
+    assert!(out.stdout.contains("bounding 0"), "{out:?}");
+    assert!(out.stdout.contains("sethostname -1 1"), "{out:?}");
+    assert!(out.stdout.contains("setuid0 -1 "), "{out:?}");
+    // Host side: the host name is unchanged, and a file the command made belongs to an
+    // unprivileged host uid.
+    assert_ne!(
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .unwrap()
+            .trim(),
+        "pwned"
+    );
+    let made = std::fs::metadata(fx.root.join("made_by_command.txt")).unwrap();
+    assert_ne!(made.uid(), 0, "a command created a root-owned file");
+}
+
+#[tokio::test]
+async fn the_loader_runs_nothing_but_the_allowed_programs() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    // A copy of a program written into the tree (as write_file could), and a system program
+    // that is visible but not allowed (`mkdir`): neither runs, directly or through the loader.
+    std::fs::copy("/usr/bin/touch", fx.root.join("mytouch")).unwrap();
+    std::fs::set_permissions(fx.root.join("mytouch"), PermissionsExt::from_mode(0o755)).unwrap();
+    give_to_nobody(&fx.root.join("mytouch"));
+    let loader = std::fs::canonicalize("/lib64/ld-linux-x86-64.so.2")
+        .unwrap_or_else(|_| PathBuf::from("/lib64/ld-linux-x86-64.so.2"));
+    let loader = loader.to_str().unwrap();
+    let attempts: Vec<Vec<&str>> = vec![
+        vec![
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            "-exec",
+            loader,
+            "./mytouch",
+            "pwned1",
+            ";",
+        ],
+        vec![
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            "-exec",
+            loader,
+            "/usr/bin/mkdir",
+            "pwned2",
+            ";",
+        ],
+        vec![
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            "-exec",
+            "./mytouch",
+            "pwned3",
+            ";",
+        ],
+        vec![
+            "find",
+            ".",
+            "-maxdepth",
+            "0",
+            "-exec",
+            "/usr/bin/mkdir",
+            "pwned4",
+            ";",
+        ],
+        vec![
+            "sort",
+            "--compress-program=./mytouch",
+            "-S",
+            "1k",
+            "notes.txt",
+        ],
+    ];
+    for a in &attempts {
+        let out = run(&sb, a[0], &a[1..]).await;
+        no_secret(&out);
+    }
+    let out = python(
+        &sb,
+        &fx,
+        "loader.py",
+        &format!(
+            r#"
+import os, subprocess
+for argv in (["{loader}", "./mytouch", "pwned5"], ["./mytouch", "pwned6"],
+             ["{loader}", "/usr/bin/mkdir", "pwned7"], ["/usr/bin/mkdir", "pwned8"]):
+    try:
+        r = subprocess.run(argv, capture_output=True)
+        print(argv[-1], r.returncode, r.stderr[:80])
+    except OSError as e:
+        print(argv[-1], "refused", e.errno)
+"#
+        ),
+    )
+    .await;
+    for i in 1..=8 {
+        assert!(
+            !fx.root.join(format!("pwned{i}")).exists(),
+            "attempt {i} ran a program: {out:?}"
+        );
+    }
+    // The allowed programs still run.
+    let ok = run(&sb, "find", &[".", "-maxdepth", "1", "-name", "notes.txt"]).await;
+    assert!(ok.success && ok.stdout.contains("notes.txt"), "{ok:?}");
+}
+
+#[tokio::test]
+async fn metadata_outside_cannot_be_read_or_changed() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let secret = fx.outside.join("secret.txt");
+    std::fs::set_permissions(&secret, PermissionsExt::from_mode(0o600)).unwrap();
+    let before = std::fs::metadata(&secret).unwrap();
+    let s = secret.to_str().unwrap();
+    for a in [
+        vec!["chmod", "666", s],
+        vec!["touch", "-d", "2001-01-01", s],
+        vec!["ls", "-l", s],
+        vec!["cat", s],
+    ] {
+        let out = run(&sb, a[0], &a[1..]).await;
+        assert!(!out.success, "{a:?}: {out:?}");
+        no_secret(&out);
+    }
+    let out = python(
+        &sb,
+        &fx,
+        "meta.py",
+        &format!(
+            r#"
+import os
+for f in (lambda: os.chmod("{s}", 0o666), lambda: os.chown("{s}", 65534, 65534),
+          lambda: os.utime("{s}", (1, 1)), lambda: os.getxattr("{s}", "user.x"),
+          lambda: os.setxattr("{s}", "user.x", b"1"), lambda: os.stat("{s}")):
+    try:
+        f(); print("DONE")
+    except OSError as e:
+        print("refused", e.errno)
+"#
+        ),
+    )
+    .await;
+    assert!(!out.stdout.contains("DONE"), "{out:?}");
+    let after = std::fs::metadata(&secret).unwrap();
+    assert_eq!(before.mode(), after.mode());
+    assert_eq!((before.uid(), before.gid()), (after.uid(), after.gid()));
+    assert_eq!(before.mtime(), after.mtime());
+    // An allowed program stored in the tree cannot be made unusable for everyone.
+    let tool = fx.root.join("bin/tool.sh");
+    std::fs::write(&tool, "#!/usr/bin/python3\nprint('tool ran')\n").unwrap();
+    std::fs::set_permissions(&tool, PermissionsExt::from_mode(0o755)).unwrap();
+    give_to_nobody(&tool);
+    let mut c = config(&fx);
+    c.allowed_commands.push("./bin/tool.sh".into());
+    c.relative_to = Some(fx.root.clone());
+    let sb = Sandbox::from_config(c).unwrap();
+    let out = run(&sb, "chmod", &["000", "bin/tool.sh"]).await;
+    assert!(!out.success, "{out:?}");
+    assert_eq!(std::fs::metadata(&tool).unwrap().mode() & 0o777, 0o755);
+    let out = run(&sb, "./bin/tool.sh", &[]).await;
+    assert!(out.stdout.contains("tool ran"), "{out:?}");
+}
+
+#[tokio::test]
+async fn network_and_kernel_interfaces_are_refused() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut victim = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let out = python(
+        &sb,
+        &fx,
+        "net.py",
+        &format!(
+            r#"
+import ctypes, os, signal, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(name, f):
+    try:
+        f(); print(name, "DONE")
+    except OSError as e:
+        print(name, "refused", e.errno)
+attempt("tcp", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2))
+attempt("mptcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))
+attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+attempt("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1))
+attempt("packet", lambda: socket.socket(17, socket.SOCK_RAW, 0))
+attempt("netlink", lambda: socket.socket(16, socket.SOCK_RAW, 0))
+attempt("listen", lambda: socket.socket().listen())
+attempt("kill", lambda: os.kill({victim}, signal.SIGKILL))
+def sys(name, nr, *args):
+    r = libc.syscall(nr, *args)
+    print(name, "DONE" if r >= 0 else "refused", ctypes.get_errno())
+sys("unshare", 272, 0x10000000)
+sys("ptrace", 101, 16, 1, 0, 0)
+sys("keyctl", 250, 0, 0, 0, 0)
+sys("bpf", 321, 0, 0, 0)
+sys("perf", 298, 0, 0, -1, -1, 0)
+sys("mount", 165, b"none", b"/tmp", b"tmpfs", 0, 0)
+sys("io_uring", 425, 1, 0)
+sys("settime", 227, 0, 0)
+"#,
+            victim = victim.id()
+        ),
+    )
+    .await;
+    assert!(out.success, "{out:?}");
+    assert!(
+        !out.stdout.contains("DONE"),
+        "an attempt got through: {out:?}"
+    );
+    for name in [
+        "tcp", "mptcp", "udp", "raw", "packet", "netlink", "listen", "kill", "unshare", "ptrace",
+        "keyctl", "bpf", "perf", "mount", "io_uring", "settime",
+    ] {
+        assert!(
+            out.stdout.contains(&format!("{name} refused")),
+            "{name}: {out:?}"
+        );
+    }
+    // Host side: the listener saw no connection, the victim still runs.
+    assert!(
+        listener.accept().is_err(),
+        "the command reached a host port"
+    );
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "the host process was killed"
+    );
+    victim.kill().unwrap();
+    let _ = victim.wait();
+}
+
+#[tokio::test]
+async fn denied_paths_are_hidden_and_their_parent_works() {
+    let fx = Fixture::new();
+    // A denied file too: covered by an empty read-only file.
+    std::fs::write(fx.root.join("sub/private.txt"), DENIED_SECRET).unwrap();
+    give_to_nobody(&fx.root.join("sub"));
+    let mut c = config(&fx);
+    c.denied_paths.push(fx.root.join("sub/private.txt"));
+    let sb = Sandbox::from_config(c).unwrap();
+    let cases: &[&[&str]] = &[
+        &["ls"],
+        &["ls", "-la"],
+        &["grep", "-r", ".", "."],
+        &["find", "."],
+        &["sort", "-o", "new.txt", "notes.txt"],
+        &["sort", "-T", ".", "notes.txt"],
+        &["ls", "-la", "secret"],
+        &["cat", "secret/key.txt"],
+        &["grep", "-r", "DENIED", "secret"],
+    ];
+    for (i, a) in cases.iter().enumerate() {
+        let out = run(&sb, a[0], &a[1..]).await;
+        no_secret(&out);
+        if i < 6 {
+            assert!(
+                out.success,
+                "{a:?} fails in a directory holding a denied path: {out:?}"
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("new.txt")).unwrap(),
+        "hello notes\n"
+    );
+    let found = run(&sb, "find", &["."]).await;
+    assert!(found.stdout.contains("./sub/inner.txt"), "{found:?}");
+    assert!(!found.stdout.contains("key.txt"), "{found:?}");
+    let listed = run(&sb, "ls", &["-la", "sub"]).await;
+    assert!(
+        listed.success && listed.stdout.contains("private.txt"),
+        "{listed:?}"
+    );
+    let out = python(
+        &sb,
+        &fx,
+        "private.py",
+        r#"
+import os
+print("content", repr(open("sub/private.txt").read()))
+try:
+    open("sub/private.txt", "w").write("x")
+    print("write DONE")
+except OSError as e:
+    print("write refused", e.errno)
+# Nothing past stdin, stdout and stderr is inherited (the ruleset, bubblewrap's /dev/null).
+def is_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+print("open fds", [fd for fd in range(3, 256) if is_open(fd)])
+"#,
+    )
+    .await;
+    assert!(out.stdout.contains("content ''"), "{out:?}");
+    assert!(out.stdout.contains("write refused"), "{out:?}");
+    assert!(out.stdout.contains("open fds []"), "{out:?}");
+    no_secret(&out);
+    // Host side: the denied files are untouched.
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("secret/key.txt")).unwrap(),
+        DENIED_SECRET
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("sub/private.txt")).unwrap(),
+        DENIED_SECRET
+    );
+}
+
+#[tokio::test]
+async fn a_fork_bomb_or_memory_hog_stops_at_its_limits_and_harms_no_other_call() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let bomb = {
+        let sb = sb.clone();
+        tokio::spawn(async move {
+            let args = vec![
+                "-c".to_string(),
+                "n=0; while [ $n -lt 400 ]; do sleep 3 & n=$((n+1)); done; wait".to_string(),
+            ];
+            execute_command(&sb, "sh", &args, None, Some(8.0)).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Another caller's command runs while the bomb holds its whole allowance.
+    for _ in 0..3 {
+        let out = run(&sb, "echo", &["still", "fine"]).await;
+        assert!(out.success && out.stdout.contains("still fine"), "{out:?}");
+    }
+    let out = bomb.await.unwrap().unwrap();
+    assert!(
+        out.stderr.contains("fork") || out.stderr.contains("Resource temporarily unavailable"),
+        "the bomb was not stopped at command_pids_max: {out:?}"
+    );
+    // A memory hog: one line that never ends.
+    let started = Instant::now();
+    let out = run(&sb, "sort", &["/dev/zero"]).await;
+    assert!(!out.success, "{out:?}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{out:?}");
+    // A CPU hog: stopped at command_cpu_secs, with the limit named.
+    let out = python(&sb, &fx, "spin.py", "while True: pass\n").await;
+    assert!(!out.success, "{out:?}");
+    assert!(
+        out.notice
+            .as_deref()
+            .unwrap_or("")
+            .contains("command_cpu_secs"),
+        "{out:?}"
+    );
+    // Host side: nothing of the calls is left running as the command's uid.
+    let uid = std::fs::metadata(&fx.root).unwrap().uid();
+    let left = processes_of(if uid == 0 { 65534 } else { uid }, &fx.root);
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+/// Processes of `uid` whose working directory is inside `root` (so other users of uid 65534
+/// on the machine are not counted).
+fn processes_of(uid: u32, root: &Path) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let owned = std::fs::metadata(e.path()).is_ok_and(|m| m.uid() == uid);
+        let here = std::fs::read_link(e.path().join("cwd")).is_ok_and(|c| c.starts_with(root));
+        if owned && here {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn many_files_beside_a_denied_path_slow_no_command_down() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let before = Instant::now();
+    run(&sb, "ls", &[]).await;
+    let one = before.elapsed();
+    // What a client can do with write_file: 25,000 entries next to the denied path (more than
+    // the Landlock-only layout's 20,000-rule ceiling).
+    for i in 0..25_000 {
+        std::fs::File::create(fx.root.join(format!("f{i}"))).unwrap();
+    }
+    let started = Instant::now();
+    let out = run(&sb, "echo", &["works"]).await;
+    let took = started.elapsed();
+    assert!(out.success, "{out:?}");
+    assert!(
+        took < one * 5 + Duration::from_millis(200),
+        "a command took {took:?} after the files were written (before: {one:?})"
+    );
+}
+
+/// A script whose `#!` interpreter is not allowed is refused at start-up, and stays the
+/// operator's file: neither `write_file` nor a command (with the kernel alone in the way) can
+/// rewrite, replace or `chmod` it, so a new `#!` line cannot make it start on the next run.
+#[tokio::test]
+async fn a_script_whose_interpreter_is_not_allowed_is_refused_at_start_and_stays_unwritable() {
+    let fx = Fixture::new();
+    let script = fx.root.join("bin/run.sh");
+    let text = "#!/usr/bin/perl\nprint \"hi\\n\";\n";
+    std::fs::write(&script, text).unwrap();
+    std::fs::set_permissions(&script, PermissionsExt::from_mode(0o755)).unwrap();
+    give_to_nobody(&script);
+    give_to_nobody(&fx.root.join("bin"));
+    let mut c = config(&fx);
+    c.allowed_commands.push("./bin/run.sh".into());
+    c.relative_to = Some(fx.root.clone());
+    let sb = Sandbox::from_config(c).unwrap();
+    let report = sb.report();
+    assert!(
+        report
+            .unresolved_commands
+            .iter()
+            .any(|u| u.contains("run.sh") && u.contains("#!")),
+        "{report:?}"
+    );
+    assert!(
+        !report.allowed_commands.iter().any(|a| a.contains("run.sh")),
+        "{report:?}"
+    );
+    let err = system_tools_mcp::tools::write_file(
+        &sb,
+        "bin/run.sh",
+        "#!/usr/bin/python3\nprint('pwned')\n",
+        system_tools_mcp::tools::ContentEncoding::Utf8,
+        false,
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("program"), "{err}");
+    let out = python(
+        &sb,
+        &fx,
+        "rewrite.py",
+        r##"
+import os
+def attempt(name, f):
+    try:
+        f()
+        print(name, "DONE")
+    except OSError as e:
+        print(name, "refused", e.errno)
+attempt("write", lambda: open("bin/run.sh", "w").write("#!/usr/bin/python3\n"))
+attempt("chmod", lambda: os.chmod("bin/run.sh", 0o777))
+attempt("utime", lambda: os.utime("bin/run.sh", (0, 0)))
+attempt("rename", lambda: os.rename("bin/run.sh", "bin/moved"))
+attempt("unlink", lambda: os.unlink("bin/run.sh"))
+open("bin/new", "w").write("#!/usr/bin/python3\n")
+attempt("replace", lambda: os.replace("bin/new", "bin/run.sh"))
+"##,
+    )
+    .await;
+    // The attack itself ran (it could write beside the script), and every change was refused.
+    assert!(out.success && fx.root.join("bin/new").exists(), "{out:?}");
+    for name in ["write", "chmod", "utime", "rename", "unlink", "replace"] {
+        assert!(
+            out.stdout.contains(&format!("{name} refused")),
+            "{name}: {out:?}"
+        );
+    }
+    for (program, args) in [("chmod", ["000", "bin/run.sh"]), ("touch", ["-d", "@0"])] {
+        let mut args = args.to_vec();
+        if program == "touch" {
+            args.push("bin/run.sh");
+        }
+        let out = run(&sb, program, &args).await;
+        assert!(!out.success, "{program} {args:?}: {out:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), text);
+    assert_eq!(std::fs::metadata(&script).unwrap().mode() & 0o777, 0o755);
+    assert!(!fx.root.join("bin/moved").exists());
+}
