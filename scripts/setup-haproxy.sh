@@ -32,6 +32,8 @@ die() {
     echo "setup-haproxy: error: $*" >&2
     exit 1
 }
+# shellcheck source=lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 
 # The binary: MCP_TOOLBELT_HAPROXY, else haproxy on PATH or in /usr/sbin (not on a user's PATH).
 find_haproxy() {
@@ -52,26 +54,8 @@ major_of() { "$1" -v 2>/dev/null | sed -n 's/^HA-\{0,1\}Proxy version \([0-9]*\)
 
 bin="$(find_haproxy)"
 if [ -z "$bin" ]; then
-    as_root=()
-    if [ "$(id -u)" != 0 ]; then
-        sudo -n true 2>/dev/null || die "haproxy is not installed and installing it needs root: run 'sudo apt-get install haproxy' (Debian/Ubuntu) or set MCP_TOOLBELT_HAPROXY"
-        as_root=(sudo -n)
-    fi
-    command -v apt-get >/dev/null || die "haproxy is not installed and there is no apt-get here: install HAProxy 2.x and set MCP_TOOLBELT_HAPROXY to its binary"
     log "installing Debian's haproxy package"
-    # Keep the package from starting its service: the tests start their own instances.
-    policy=/usr/sbin/policy-rc.d
-    own_policy=0
-    if [ ! -e "$policy" ]; then
-        printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
-        "${as_root[@]}" chmod 755 "$policy"
-        own_policy=1
-    fi
-    cleanup() { [ "$own_policy" = 1 ] && "${as_root[@]}" rm -f "$policy"; return 0; }
-    trap cleanup EXIT
-    "${as_root[@]}" apt-get update -qq >&2 || die "apt-get update failed (no network to the Debian mirrors?)"
-    DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends haproxy >&2 ||
-        die "apt-get install haproxy failed"
+    apt_install haproxy haproxy
     bin="$(find_haproxy)"
     [ -n "$bin" ] || die "the haproxy package installed no haproxy binary"
 fi

@@ -223,6 +223,20 @@ impl McpHandler {
             Ok(()) = ends => {}
             output = ran => return Ok(RoundEnd::Finished(output)),
         }
+        Ok(match self.end_round(&round, &binding)? {
+            Ok(input_required) => RoundEnd::Asked(input_required),
+            Err(error) => RoundEnd::Failed(error),
+        })
+    }
+
+    /// How a round that did not finish ends (the tool asked, or the request was refused):
+    /// the `input_required` answer with the state for the retry, a tool error when the
+    /// state would be too large, or the refusal.
+    pub(super) fn end_round(
+        &self,
+        round: &Round,
+        binding: &[u8],
+    ) -> Result<Result<InputRequiredResult, ToolError>, McpError> {
         let (asked, answers) = match round.outcome() {
             RoundOutcome::Refused(refusal) => return Err(refusal),
             RoundOutcome::Asked { asked, answers } => (asked, answers),
@@ -235,12 +249,12 @@ impl McpHandler {
             })
             .collect();
         Ok(
-            match request_state::seal(sealing, &answers, &pending, &binding) {
+            match request_state::seal(&self.shared.sealing, &answers, &pending, binding) {
                 Ok(state) => {
                     let requests = asked.into_iter().map(|a| (a.key, a.request)).collect();
-                    RoundEnd::Asked(InputRequiredResult::new(Some(requests), Some(state)))
+                    Ok(InputRequiredResult::new(Some(requests), Some(state)))
                 }
-                Err(error) => RoundEnd::Failed(error),
+                Err(error) => Err(error),
             },
         )
     }

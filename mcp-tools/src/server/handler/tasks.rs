@@ -10,7 +10,7 @@ use std::task::Poll;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    InputRequiredResult, UpdateTaskParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
@@ -20,8 +20,10 @@ use super::{McpHandler, tool_outcome};
 use crate::Caller;
 use crate::context::ClientFeature;
 use crate::definition::TaskSupport;
+use crate::output::result::ToolResult;
+use crate::server::convert;
 use crate::server::protocol::is_modern;
-use crate::server::request_state::{self, Pending, Round, RoundOutcome, checked_answer};
+use crate::server::request_state::{self, Round, checked_answer};
 use crate::server::tasks::run::{self, Outcome, TaskInput};
 use crate::server::tasks::wire::{self, unknown_task};
 use crate::server::tasks::{TaskRecord, TaskSignal, TaskState, millis, now_ms};
@@ -47,10 +49,10 @@ fn declares_tasks(context: &RequestContext<RoleServer>) -> bool {
 }
 
 impl McpHandler {
-    /// How `tools/call` of `request` runs: `None` when it answers in the request as
-    /// always; `Some` when it may become a task (a task-supporting tool, protocol
-    /// 2026-07-28, a client that declared the tasks extension). Refuses (-32021) a tool
-    /// that must run as a task for a client that cannot take one.
+    /// Whether `tools/call` of `request` may become a task: `true` for a task-supporting
+    /// tool called on protocol 2026-07-28 by a client that declared the tasks extension;
+    /// `false` when it answers in the request as always. Refuses (-32021) a tool that
+    /// must run as a task for a 2026-07-28 client that cannot take one.
     ///
     /// Legacy sessions (2025-11-25 and earlier) have no tasks: their calls answer in the
     /// request, whatever the tool declares; they pay nothing for this check.
@@ -124,27 +126,9 @@ impl McpHandler {
         }
         if ends.try_recv().is_ok() {
             drop(run);
-            return match round.outcome() {
-                RoundOutcome::Refused(refusal) => Err(refusal),
-                RoundOutcome::Asked { asked, answers } => {
-                    let pending: Vec<Pending> = asked
-                        .iter()
-                        .map(|a| Pending {
-                            key: a.key.clone(),
-                            feature: a.feature,
-                        })
-                        .collect();
-                    match request_state::seal(sealing, &answers, &pending, &binding) {
-                        Ok(state) => {
-                            let requests = asked.into_iter().map(|a| (a.key, a.request)).collect();
-                            Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
-                        }
-                        Err(error) => Ok(crate::server::convert::call_result(
-                            crate::output::result::ToolResult::error(&error, None),
-                        )
-                        .into()),
-                    }
-                }
+            return match self.end_round(&round, &binding)? {
+                Ok(input_required) => Ok(input_required.into()),
+                Err(error) => Ok(convert::call_result(ToolResult::error(&error, None)).into()),
             };
         }
         let tasks = &self.shared.tasks;
