@@ -12,28 +12,9 @@
 # Environment: MCP_TOOLBELT_BWRAP names a binary to use instead (then nothing is installed).
 set -euo pipefail
 
-quiet=0
-for arg in "$@"; do
-    case "$arg" in
-        --quiet) quiet=1 ;;
-        -h | --help)
-            awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
-            exit 0
-            ;;
-        *)
-            echo "setup-bubblewrap: unknown argument '$arg' (try --help)" >&2
-            exit 2
-            ;;
-    esac
-done
-
-log() { [ "$quiet" = 1 ] || echo "setup-bubblewrap: $*" >&2; }
-die() {
-    echo "setup-bubblewrap: error: $*" >&2
-    exit 1
-}
-# shellcheck source=lib/apt.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+# shellcheck source=lib/setup.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
+setup_begin setup-bubblewrap "$@"
 
 # The binary: MCP_TOOLBELT_BWRAP, else bwrap on PATH or in /usr/bin.
 find_bwrap() {

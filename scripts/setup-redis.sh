@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure a Redis server (the shared task store of tests/tests/tasks.rs and
+# Makes sure a Redis server (the shared task store of tests/tests/redis_replicas.rs and
 # `serve --task-store redis://…`) is installed: Debian's `redis-server` package (7.0 on
 # bookworm). Idempotent: when a redis-server binary of version 6.2 or later is already
 # there, it only prints its path. The package's service is not started: the tests start
@@ -11,28 +11,9 @@
 # is installed). Exit 1 with the reason when redis-server is missing and cannot be installed.
 set -euo pipefail
 
-quiet=0
-for arg in "$@"; do
-    case "$arg" in
-        --quiet) quiet=1 ;;
-        -h | --help)
-            awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
-            exit 0
-            ;;
-        *)
-            echo "setup-redis: unknown argument '$arg' (try --help)" >&2
-            exit 2
-            ;;
-    esac
-done
-
-log() { [ "$quiet" = 1 ] || echo "setup-redis: $*" >&2; }
-die() {
-    echo "setup-redis: error: $*" >&2
-    exit 1
-}
-# shellcheck source=lib/apt.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+# shellcheck source=lib/setup.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
+setup_begin setup-redis "$@"
 
 find_redis() {
     if [ -n "${MCP_TOOLBELT_REDIS:-}" ]; then

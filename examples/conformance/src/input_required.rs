@@ -37,6 +37,19 @@ fn answered(result: &Value, property: &str) -> String {
         .to_string()
 }
 
+/// Ask the user (under `key`) for the string `property`, with `message`; the answer.
+async fn ask_string(
+    ctx: &ToolContext,
+    key: &str,
+    message: &str,
+    property: &str,
+) -> Result<String, ToolError> {
+    let answer = ctx
+        .request_input(key, ClientFeature::Elicitation, ask_for(message, property))
+        .await?;
+    Ok(answered(&answer, property))
+}
+
 /// The URIs of a `roots/list` result.
 fn root_uris(result: &Value) -> String {
     let uris: Vec<&str> = result["roots"]
@@ -49,14 +62,8 @@ fn root_uris(result: &Value) -> String {
 /// Asks the user's name (key `user_name`) and greets them.
 #[mcp_tool(name = "test_input_required_result_elicitation")]
 async fn elicitation(ctx: ToolContext) -> Result<String, ToolError> {
-    let answer = ctx
-        .request_input(
-            "user_name",
-            ClientFeature::Elicitation,
-            ask_for("What is your name?", "name"),
-        )
-        .await?;
-    Ok(format!("Hello, {}!", answered(&answer, "name")))
+    let name = ask_string(&ctx, "user_name", "What is your name?", "name").await?;
+    Ok(format!("Hello, {name}!"))
 }
 
 /// Asks the client's LLM a question (key `capital_question`).
@@ -133,25 +140,15 @@ async fn multiple_inputs(ctx: ToolContext) -> Result<String, ToolError> {
 /// Asks two questions, one round each (keys `step1`, then `step2`).
 #[mcp_tool(name = "test_input_required_result_multi_round")]
 async fn multi_round(ctx: ToolContext) -> Result<String, ToolError> {
-    let step1 = ctx
-        .request_input(
-            "step1",
-            ClientFeature::Elicitation,
-            ask_for("Step 1: What is your name?", "name"),
-        )
-        .await?;
-    let step2 = ctx
-        .request_input(
-            "step2",
-            ClientFeature::Elicitation,
-            ask_for("Step 2: What is your favorite color?", "color"),
-        )
-        .await?;
-    Ok(format!(
-        "{} likes {}",
-        answered(&step1, "name"),
-        answered(&step2, "color")
-    ))
+    let step1 = ask_string(&ctx, "step1", "Step 1: What is your name?", "name").await?;
+    let step2 = ask_string(
+        &ctx,
+        "step2",
+        "Step 2: What is your favorite color?",
+        "color",
+    )
+    .await?;
+    Ok(format!("{step1} likes {step2}"))
 }
 
 /// The same question as `test_input_required_result_elicitation`, for the scenario that
@@ -167,14 +164,8 @@ async fn tampered_state(ctx: ToolContext) -> Result<String, ToolError> {
 async fn capabilities(ctx: ToolContext) -> Result<String, ToolError> {
     let mut said = Vec::new();
     if ctx.client_declares(ClientFeature::Elicitation) {
-        let name = ctx
-            .request_input(
-                "user_name",
-                ClientFeature::Elicitation,
-                ask_for("What is your name?", "name"),
-            )
-            .await?;
-        said.push(format!("name: {}", answered(&name, "name")));
+        let name = ask_string(&ctx, "user_name", "What is your name?", "name").await?;
+        said.push(format!("name: {name}"));
     }
     if ctx.client_declares(ClientFeature::Sampling) {
         let answer = ctx
@@ -195,15 +186,12 @@ async fn capabilities(ctx: ToolContext) -> Result<String, ToolError> {
 /// A prompt that asks the user for its context first (key `user_context`).
 #[mcp_prompt(name = "test_input_required_result_prompt")]
 async fn prompt(ctx: ToolContext) -> Result<String, ToolError> {
-    let answer = ctx
-        .request_input(
-            "user_context",
-            ClientFeature::Elicitation,
-            ask_for("What context should the prompt use?", "context"),
-        )
-        .await?;
-    Ok(format!(
-        "Answer with this context in mind: {}",
-        answered(&answer, "context")
-    ))
+    let answer = ask_string(
+        &ctx,
+        "user_context",
+        "What context should the prompt use?",
+        "context",
+    )
+    .await?;
+    Ok(format!("Answer with this context in mind: {}", answer))
 }

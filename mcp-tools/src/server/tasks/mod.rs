@@ -228,6 +228,25 @@ impl<T: TaskStore> TaskStore for std::sync::Arc<T> {
     }
 }
 
+/// The signals `receiver` gets, as a stream. Signals missed when the receiver lags are
+/// skipped: the runners' reads at each lease refresh make up for them.
+pub(crate) fn signal_stream(
+    receiver: broadcast::Receiver<TaskSignal>,
+) -> BoxStream<'static, TaskSignal> {
+    Box::pin(futures::stream::unfold(
+        receiver,
+        |mut receiver| async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(signal) => return Some((signal, receiver)),
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        },
+    ))
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
@@ -346,20 +365,7 @@ impl TaskStore for MemoryTaskStore {
     }
 
     fn signals(&self) -> BoxStream<'static, TaskSignal> {
-        let receiver = self.signals.subscribe();
-        Box::pin(futures::stream::unfold(
-            receiver,
-            |mut receiver| async move {
-                loop {
-                    match receiver.recv().await {
-                        Ok(signal) => return Some((signal, receiver)),
-                        // Missed signals are made up for by the lease refresh's read.
-                        Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                        Err(broadcast::error::RecvError::Closed) => return None,
-                    }
-                }
-            },
-        ))
+        signal_stream(self.signals.subscribe())
     }
 }
 

@@ -326,18 +326,6 @@ impl TaskStore for RedisTaskStore {
         if self.listening.set(()).is_ok() {
             self.listen();
         }
-        let receiver = self.signals.subscribe();
-        Box::pin(futures::stream::unfold(
-            receiver,
-            |mut receiver| async move {
-                loop {
-                    match receiver.recv().await {
-                        Ok(signal) => return Some((signal, receiver)),
-                        Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                        Err(broadcast::error::RecvError::Closed) => return None,
-                    }
-                }
-            },
-        ))
+        super::signal_stream(self.signals.subscribe())
     }
 }

@@ -1,4 +1,34 @@
-# Sourced by the setup scripts: `apt_install TOOL PACKAGE` installs Debian's PACKAGE
+# Sourced by the scripts/setup-*.sh that install a Debian package:
+# - `setup_begin NAME "$@"` reads the script's arguments (`--quiet`: print only the result;
+#   `--help`: print the script's header comment) and names it in `log` and `die`;
+# - `log MESSAGE` (unless --quiet) and `die MESSAGE` (exit 1) write to stderr;
+# - `apt_install TOOL PACKAGE` installs Debian's PACKAGE.
+setup_begin() {
+    SETUP_NAME="$1"
+    shift
+    SETUP_QUIET=0
+    for arg in "$@"; do
+        case "$arg" in
+            --quiet) SETUP_QUIET=1 ;;
+            -h | --help)
+                awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+                exit 0
+                ;;
+            *)
+                echo "$SETUP_NAME: unknown argument '$arg' (try --help)" >&2
+                exit 2
+                ;;
+        esac
+    done
+}
+
+log() { [ "${SETUP_QUIET:-0}" = 1 ] || echo "$SETUP_NAME: $*" >&2; }
+die() {
+    echo "$SETUP_NAME: error: $*" >&2
+    exit 1
+}
+
+# `apt_install TOOL PACKAGE` installs Debian's PACKAGE
 # (needing root or password-less sudo, and Debian's package mirrors) without starting
 # its service: a policy-rc.d refusal is in place for the install when none exists, since
 # the tests start their own instances. Dies (through the caller's `die`) with the reason
