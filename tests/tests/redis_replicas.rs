@@ -5,8 +5,9 @@
 //! --task-store redis://…`) through a real Redis the test starts on loopback, behind the
 //! project's HAProxy configuration:
 //!
-//! - a task created through the balancer is read on every replica, and cancelled on
-//!   another one than the replica running it, which stops the tool fn;
+//! - a task created through the balancer is read on every replica (with the fn's progress
+//!   as its status message), and cancelled on another one than the replica running it,
+//!   which stops the tool fn;
 //! - a task waiting for the client's answer is seen `input_required` on a second
 //!   replica, answered (`tasks/update`) on a third, and finished by the first;
 //! - a task is another caller's: for them it does not exist, answered exactly as an
@@ -263,6 +264,14 @@ fn tasks_are_shared_by_the_replicas_through_redis() {
         assert_eq!(status(&got), "working", "tasks/get on {id}: {got}");
         assert_eq!(got["result"]["taskId"], task.as_str());
     }
+    // The fn's progress is the task's status message, on every replica.
+    let got = poll(
+        &at(others(&running)[0]),
+        &task,
+        Duration::from_secs(5),
+        |got| got["result"]["statusMessage"] == "crunching",
+    );
+    assert_eq!(got["result"]["statusMessage"], "crunching", "{got}");
     let canceller = others(&running)[1];
     let (status_code, cancelled, _) = request(
         &at(canceller),

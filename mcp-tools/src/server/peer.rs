@@ -61,6 +61,16 @@ impl ClientPeer for RequestPeer {
         total: Option<f64>,
         message: Option<String>,
     ) -> BoxFuture<'static, ()> {
+        // In a task (the request that started it has been answered) the message becomes
+        // the task's `statusMessage`, which `tasks/get` shows.
+        if let Some(task) = self.round.as_ref().and_then(|round| round.task()) {
+            let task = task.clone();
+            let note = message.unwrap_or_else(|| match total {
+                Some(total) => format!("{progress} of {total}"),
+                None => format!("{progress}"),
+            });
+            return Box::pin(async move { task.note(note).await });
+        }
         let Some(token) = self.progress_token.clone() else {
             return Box::pin(async {});
         };

@@ -409,6 +409,11 @@ impl Round {
         let _ = self.task.set(task);
     }
 
+    /// The task the call became, if it did.
+    pub(crate) fn task(&self) -> Option<&Arc<TaskInput>> {
+        self.task.get()
+    }
+
     /// True when the round continues a verified state.
     pub(crate) fn resumed(&self) -> bool {
         self.resumed

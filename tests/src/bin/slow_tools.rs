@@ -82,16 +82,22 @@ impl Drop for Stopped<'_> {
     }
 }
 
-/// Work for `ms` milliseconds (a task when the client takes tasks).
+/// Work for `ms` milliseconds (a task when the client takes tasks), saying so after the
+/// first 20 ms.
 #[mcp_tool(name = "crunch", read_only, task = "optional")]
 async fn crunch(
+    ctx: mcp_toolbelt::ToolContext,
     crunches: State<Crunches>,
     /// How long to work, in milliseconds
     ms: u64,
 ) -> String {
     crunches.started.fetch_add(1, Ordering::SeqCst);
     let mut done = Stopped(&crunches, false);
-    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    let first = ms.min(20);
+    tokio::time::sleep(std::time::Duration::from_millis(first)).await;
+    ctx.progress(first as f64, Some(ms as f64), "crunching")
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(ms - first)).await;
     done.1 = true;
     format!("crunched for {ms} ms")
 }

@@ -106,6 +106,26 @@ impl TaskInput {
         })
     }
 
+    /// Record `message` as the task's status message (the fn's progress); a store that
+    /// fails is logged, and the fn goes on.
+    pub(crate) async fn note(&self, message: String) {
+        let noted = self
+            .runtime
+            .store
+            .modify(&self.id, &|task: &mut TaskRecord| {
+                if task.state.is_terminal() || task.status_message.as_ref() == Some(&message) {
+                    return false;
+                }
+                task.status_message = Some(message.clone());
+                task.updated_at_ms = now_ms();
+                true
+            })
+            .await;
+        if let Err(error) = noted {
+            tracing::warn!(task = %self.id, %error, "cannot record a task's progress");
+        }
+    }
+
     /// Hand the answers the store holds to the questions waiting for them, and take
     /// them out of the record.
     async fn deliver(&self) -> Result<Option<TaskRecord>, super::TaskStoreError> {
