@@ -427,9 +427,6 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if let Some(removed) = outside_era("resources/subscribe", &context) {
-            return Err(removed);
-        }
         self.resource_subscribe(request, context).await
     }
 
@@ -438,9 +435,6 @@ impl ServerHandler for McpHandler {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if let Some(removed) = outside_era("resources/unsubscribe", &context) {
-            return Err(removed);
-        }
         self.resource_unsubscribe(request, context).await
     }
 

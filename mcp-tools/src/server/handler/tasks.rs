@@ -9,8 +9,8 @@ use std::task::Poll;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ErrorCode, GetTaskParams,
+    GetTaskResult, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
@@ -97,13 +97,9 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let (registry, _) = self.caller_view(&context);
+        let caller = self.caller(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let binding = request_state::binding(
-            "tools/call",
-            &request.name,
-            &arguments,
-            &self.caller(&context),
-        );
+        let binding = request_state::binding("tools/call", &request.name, &arguments, &caller);
         let sealing = &self.shared.sealing;
         let known = request_state::Known::of_retry(
             sealing,
@@ -135,7 +131,7 @@ impl McpHandler {
         let now = now_ms();
         let record = TaskRecord {
             id: new_task_id(),
-            owner: owner(&self.caller(&context)),
+            owner: owner(&caller),
             tool: request.name.to_string(),
             state: TaskState::Working,
             status_message: None,
@@ -191,7 +187,7 @@ impl McpHandler {
                 }
                 task.state = TaskState::Failed {
                     error: wire::error_object(
-                        -32603,
+                        ErrorCode::INTERNAL_ERROR,
                         "the server running this task stopped before it finished",
                     ),
                 };

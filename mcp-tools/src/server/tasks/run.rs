@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use rmcp::model::InputRequest;
+use rmcp::model::{ErrorCode, InputRequest};
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -76,18 +76,13 @@ impl TaskInput {
                 .runtime
                 .store
                 .modify(&this.id, &|task: &mut TaskRecord| {
-                    let requests = match &mut task.state {
-                        TaskState::Working => {
-                            task.state = TaskState::InputRequired {
-                                requests: Map::new(),
-                            };
-                            match &mut task.state {
-                                TaskState::InputRequired { requests } => requests,
-                                _ => unreachable!("just set"),
-                            }
-                        }
-                        TaskState::InputRequired { requests } => requests,
-                        _ => return false,
+                    if task.state == TaskState::Working {
+                        task.state = TaskState::InputRequired {
+                            requests: Map::new(),
+                        };
+                    }
+                    let TaskState::InputRequired { requests } = &mut task.state else {
+                        return false;
                     };
                     requests.insert(key.clone(), request.clone());
                     task.updated_at_ms = now_ms();
@@ -222,16 +217,19 @@ pub(crate) async fn drive(
 async fn finish(runtime: &TaskRuntime, id: &str, outcome: Outcome) {
     let state = match outcome {
         Ok(result) if result.error_kind() == Some(ErrorKind::Internal) => TaskState::Failed {
-            error: error_object(-32603, text_of(&result)),
+            error: error_object(ErrorCode::INTERNAL_ERROR, text_of(&result)),
         },
         Ok(result) => match serde_json::to_value(convert::call_result(result)) {
             Ok(Value::Object(result)) => TaskState::Completed { result },
             Ok(_) | Err(_) => TaskState::Failed {
-                error: error_object(-32603, "the tool's result could not be encoded"),
+                error: error_object(
+                    ErrorCode::INTERNAL_ERROR,
+                    "the tool's result could not be encoded",
+                ),
             },
         },
         Err(not_found) => TaskState::Failed {
-            error: error_object(-32602, not_found.to_string()),
+            error: error_object(ErrorCode::INVALID_PARAMS, not_found.to_string()),
         },
     };
     let finished = runtime

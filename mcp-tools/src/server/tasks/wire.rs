@@ -93,10 +93,10 @@ pub(crate) fn detailed(
 }
 
 /// A JSON-RPC error object as a task's `error`.
-pub(crate) fn error_object(code: i32, message: impl Into<String>) -> Map<String, Value> {
-    let Value::Object(error) = json!({ "code": code, "message": message.into() }) else {
-        unreachable!("an object literal");
-    };
+pub(crate) fn error_object(code: ErrorCode, message: impl Into<String>) -> Map<String, Value> {
+    let mut error = Map::new();
+    error.insert("code".into(), code.0.into());
+    error.insert("message".into(), Value::String(message.into()));
     error
 }
 
