@@ -1,8 +1,9 @@
 //! Graceful shutdown of a real server process (`slow-tools`, the generated command line) on
 //! SIGTERM, over HTTP, TCP and stdio: a call in flight when the signal arrives completes; a
-//! new connection is refused; a call longer than `--shutdown-grace` is cancelled and the
-//! process exits 0 within the grace plus one second. Over HTTP, `/healthz` and `/readyz`
-//! answer without a token.
+//! new connection is refused (TCP) or answered `503` while draining (HTTP: `/readyz` turns
+//! `503`, `/healthz` stays `200`); a call longer than `--shutdown-grace` is cancelled and
+//! the process exits 0 within the grace plus one second. Over HTTP, `/healthz` and
+//! `/readyz` answer without a token.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -30,12 +31,18 @@ fn call_body(id: u64, tool: &str, arguments: Value) -> String {
 /// POST `body` to `/mcp` on a connection of its own; the whole response text (empty when
 /// the server closed the connection without one).
 fn post(authority: &str, token: &str, body: &str) -> String {
+    post_asking(authority, token, body, "close")
+}
+
+/// [`post`] with the request's `Connection` header set to `connection`: with
+/// `keep-alive` the response text ends when the server closes the connection.
+fn post_asking(authority: &str, token: &str, body: &str, connection: &str) -> String {
     let mut stream = TcpStream::connect(authority).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: {connection}\r\n\
          Authorization: Bearer {token}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
          Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
          Content-Length: {}\r\n\r\n{body}",
@@ -93,7 +100,7 @@ fn exits_cleanly_within_the_grace(server: &mut ServerProcess, signalled: Instant
 }
 
 #[test]
-fn http_finishes_calls_in_flight_refuses_new_connections_and_cancels_after_the_grace() {
+fn http_finishes_calls_in_flight_answers_503_while_draining_and_cancels_after_the_grace() {
     let tokens = scratch_file("shutdown.tokens", "shutdown-token\n");
     let mut server = ServerProcess::start_cli_http(
         slow_tools(),
@@ -129,6 +136,14 @@ fn http_finishes_calls_in_flight_refuses_new_connections_and_cancels_after_the_g
         let body = call_body(2, "wait", json!({}));
         thread::spawn(move || post(&authority, "shutdown-token", &body))
     };
+    // A call that streams (progress first) and outlasts the grace.
+    let streaming = {
+        let authority = authority.clone();
+        let body = json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{
+            "name":"crunch","arguments":{"ms":60_000},"_meta":{"progressToken":"p5"}}})
+        .to_string();
+        thread::spawn(move || post(&authority, "shutdown-token", &body))
+    };
     until_the_endless_call_started(|| {
         let reply = post(
             &authority,
@@ -140,7 +155,27 @@ fn http_finishes_calls_in_flight_refuses_new_connections_and_cancels_after_the_g
     });
     server.terminate();
     let signalled = Instant::now();
-    until_connections_are_refused(&authority);
+    // While draining the listener stays open: the probes answer (readiness `503`), and a
+    // new request gets `503` (nothing done: a balancer may send it elsewhere), each on a
+    // connection that then closes.
+    until_not_ready(&authority);
+    let (status, text) = http_request(&authority, "GET", "/healthz", &[], "");
+    assert_eq!(status, 200, "alive while draining: {text}");
+    let refused = post_asking(
+        &authority,
+        "shutdown-token",
+        &call_body(4, "sleep", json!({"ms": 1})),
+        "keep-alive",
+    );
+    assert!(
+        refused.starts_with("HTTP/1.1 503"),
+        "a new call while draining: {refused}"
+    );
+    let head = refused.to_ascii_lowercase();
+    assert!(head.contains("\r\nretry-after: 1\r\n"), "{refused}");
+    assert!(head.contains("\r\nconnection: close\r\n"), "{refused}");
+    assert!(refused.contains("\"code\":-32000"), "{refused}");
+    assert!(refused.contains("shutting down"), "{refused}");
 
     let reply = short.join().unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
@@ -148,12 +183,55 @@ fn http_finishes_calls_in_flight_refuses_new_connections_and_cancels_after_the_g
         reply.contains(&format!("slept {SHORT_CALL_MS} ms")),
         "the call in flight completed: {reply}"
     );
+    // The calls the grace cut short get their error, with their id.
     let ended = endless.join().unwrap();
+    assert!(!ended.contains("\"result\""), "{ended}");
+    let error = last_message(&ended);
+    assert_eq!(error["id"], 2, "{ended}");
+    assert_eq!(error["error"]["code"], -32603, "{ended}");
+    let streamed = streaming.join().unwrap();
     assert!(
-        !ended.contains("\"result\""),
-        "the endless call got no result: {ended}"
+        streamed.contains("text/event-stream") && streamed.contains("notifications/progress"),
+        "{streamed}"
     );
+    let error = last_message(&streamed);
+    assert_eq!(
+        error["id"], 5,
+        "the stream ends with the call's error: {streamed}"
+    );
+    assert_eq!(error["error"]["code"], -32603, "{streamed}");
     exits_cleanly_within_the_grace(&mut server, signalled);
+    assert!(
+        TcpStream::connect(&authority).is_err(),
+        "the listener closed with the process"
+    );
+}
+
+/// The last JSON-RPC message of a response's text: its JSON body, or its event stream's
+/// last `data:` line.
+fn last_message(response: &str) -> Value {
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    let text = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .rfind(|data| !data.trim().is_empty())
+        .unwrap_or(body);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{e}: {response}"))
+}
+
+/// Wait (up to 10 s) until `/readyz` answers `503` (each probe on a new connection).
+fn until_not_ready(authority: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, text) = http_request(authority, "GET", "/readyz", &[], "");
+        if status == 503 {
+            assert!(text.ends_with("draining\n"), "{text}");
+            return;
+        }
+        assert_eq!(status, 200, "{text}");
+        assert!(Instant::now() < deadline, "/readyz never turned 503");
+        thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Send one JSON-RPC line.

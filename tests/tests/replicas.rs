@@ -11,6 +11,8 @@
 //!   `404` with JSON-RPC `-32001` ("Session not found") from another replica, and the
 //!   client starts a new session there and goes on; the other sessions are untouched.
 //!   2026-07-28 clients need no affinity on the same replicas.
+//! - A replica draining on SIGTERM (a rolling restart) costs no call: it answers `503`
+//!   until HAProxy's health checks take it out, and HAProxy sends those requests on.
 //! - A resumable call (2026-07-28 `input_required`, `ask-tools`' `interview`): with one
 //!   `--state-key-file` for all, every retry goes on at the next replica and the call
 //!   finishes; without it the retry at another replica is refused with a clear error.
@@ -26,6 +28,7 @@ mod oidc_common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use balancer_common::{Balancer, free_port, header};
 use mcp_toolbelt_tests::checks::QUICKSTART_TOOLS;
@@ -294,6 +297,85 @@ fn stateful_sessions_stick_to_their_replica_and_start_over_when_it_dies() {
     let live: Vec<&str> = IDS.iter().copied().filter(|id| id != killed).collect();
     let report = run(&balancer, "auto", "spread", &pids(&replicas));
     check_spread(&report, "stateful/auto", &live, "2026-07-28");
+}
+
+#[test]
+fn a_replica_draining_on_sigterm_costs_no_call() {
+    // A rolling restart: replica-a gets SIGTERM while a call of its own never ends, so it
+    // drains for its whole grace, answering `/readyz` and new requests `503`.
+    let slow_tools = Path::new(env!("CARGO_BIN_EXE_slow-tools"));
+    let mut replicas = three_of(slow_tools, &["--stateless", "--shutdown-grace", "8s"]);
+    let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
+    let draining = replicas[0].authority().to_string();
+    let endless = std::thread::spawn(move || post_call(&draining, 1, "wait", "{}"));
+    let started = Instant::now();
+    while !post_call(replicas[0].authority(), 2, "wait_runs", "{}").contains("\"started\":1") {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "wait never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    replicas[0].terminate();
+    let signalled = Instant::now();
+    loop {
+        let (status, _) = http_request(replicas[0].authority(), "GET", "/readyz", &[], "");
+        if status == 503 {
+            break;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(3),
+            "never draining"
+        );
+    }
+    // Until HAProxy's health checks take replica-a out (two failures a second apart),
+    // round-robin still sends it requests: each gets `503` and HAProxy sends it on
+    // (`retry-on … 503`). Not one call fails.
+    let mut answered = BTreeSet::new();
+    for n in 0..30 {
+        let response = post_call(&balancer.authority, 10 + n, "echo", r#"{"message":"hi"}"#);
+        assert!(
+            response.starts_with("HTTP/1.1 200") && response.contains("\"result\""),
+            "call {n} during the drain failed: {response}\nhaproxy:\n{}",
+            balancer.log()
+        );
+        answered.insert(header(&response, "mcp-replica").expect("Mcp-Replica"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        signalled.elapsed() < Duration::from_secs(8),
+        "the calls ran within the grace"
+    );
+    assert!(!answered.contains("replica-a"), "{answered:?}");
+    assert!(
+        balancer.log().contains("replica1 is DOWN"),
+        "the health check took it out: {}",
+        balancer.log()
+    );
+    let cut_short = endless.join().expect("an answer");
+    assert!(cut_short.contains("\"code\":-32603"), "{cut_short}");
+    assert!(replicas[0].wait_exit(Duration::from_secs(5)).is_some());
+}
+
+/// POST one `tools/call` of `tool` with `arguments` (JSON text) to `authority` with the
+/// test's token, on a connection of its own; the whole response.
+fn post_call(authority: &str, id: u64, tool: &str, arguments: &str) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    );
+    let (_, response) = http_request(
+        authority,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", &format!("Bearer {TOKEN}")),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &body,
+    );
+    response
 }
 
 #[test]

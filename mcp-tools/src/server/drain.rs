@@ -61,13 +61,18 @@ impl Drain {
         }
     }
 
-    /// After the accept loop ended: wait until `finished` (nothing left in flight) or the
-    /// grace is over, then cancel what is left and give `tasks` a moment to unwind.
-    pub(crate) async fn finish(&self, finished: impl Future<Output = ()>, tasks: &TaskTracker) {
+    /// Wait until `finished` (nothing left in flight) or the grace is over.
+    pub(crate) async fn settle(&self, finished: impl Future<Output = ()>) {
         tokio::select! {
             _ = finished => {}
             _ = self.hard.cancelled() => {}
         }
+    }
+
+    /// After the accept loop ended: wait until `finished` (nothing left in flight) or the
+    /// grace is over, then cancel what is left and give `tasks` a moment to unwind.
+    pub(crate) async fn finish(&self, finished: impl Future<Output = ()>, tasks: &TaskTracker) {
+        self.settle(finished).await;
         self.hard.cancel();
         tasks.close();
         if tokio::time::timeout(UNWIND, tasks.wait()).await.is_err() {

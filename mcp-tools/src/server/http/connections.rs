@@ -18,6 +18,10 @@ use tokio_util::sync::CancellationToken;
 /// idle (and may be closed to make room for another).
 pub(super) const FIRST_REQUEST: Duration = Duration::from_millis(100);
 
+/// How long a connection may take, once the shutdown grace is over, to send the errors of
+/// the calls the shutdown cut short (within `drain.rs`'s time to unwind).
+pub(super) const LAST_WORDS: Duration = Duration::from_millis(200);
+
 /// How long a connection asked to close may take to finish the request it is serving.
 pub(super) const CLOSING_GRACE: Duration = Duration::from_secs(1);
 

@@ -34,7 +34,7 @@ use rmcp::Service;
 use rmcp::model::{
     ClientCapabilities, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData,
     GetExtensions, GetMeta, Implementation, InitializeRequestParams, JsonRpcMessage,
-    JsonRpcRequest, ProtocolVersion, ServerConfig, ServerJsonRpcMessage, ServerResult,
+    JsonRpcRequest, ProtocolVersion, RequestId, ServerConfig, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{
     NotificationContext, Peer, RequestContext, RoleServer, RxJsonRpcMessage, TxJsonRpcMessage,
@@ -178,6 +178,7 @@ impl Direct {
         let mut context = request_context(id.clone(), &mut request, running.peer().clone());
         context.ct = cancel.child_token();
         let handler = self.handler.clone();
+        let id_of_call = id.clone();
         let mut call = Box::pin(async move {
             match handler.handle_request(request, context).await {
                 Ok(result) => {
@@ -198,7 +199,7 @@ impl Direct {
             }
             _ = self.shutdown.cancelled() => {
                 cancel.cancel();
-                return internal_error("the server stopped before the reply was ready");
+                return json_response(&stopped(id_of_call));
             }
         };
         // Something came before the result: stream, with the rest of the call in a task.
@@ -211,7 +212,10 @@ impl Direct {
                     let _ = sender.send(reply).await;
                 }
                 _ = ended.cancelled() => {}
-                _ = shutdown.cancelled() => {}
+                _ = shutdown.cancelled() => {
+                    // The stream ends with the call's error, not cut off.
+                    let _ = sender.send(stopped(id_of_call)).await;
+                }
             }
             ended.cancel();
         });
@@ -266,9 +270,7 @@ impl Direct {
                 return event_stream(http_body_util::Empty::new().boxed());
             }
             reply = handler.handle_request(request, context) => reply,
-            _ = self.shutdown.cancelled() => {
-                return internal_error("the server stopped before the reply was ready");
-            }
+            _ = self.shutdown.cancelled() => return json_response(&stopped(id)),
         };
         json_response(&match reply {
             Ok(result) => JsonRpcMessage::response(result, id),
@@ -320,6 +322,17 @@ fn json_body(body: Vec<u8>) -> Response<BoxBody<Bytes, Infallible>> {
 
 /// The answer to a request the server could not finish: `500` with a JSON-RPC error
 /// saying `why` (as rmcp answers a stateless request that got no reply).
+/// The answer to call `id` that the server's shutdown cut short (the grace ran out).
+fn stopped(id: RequestId) -> ServerJsonRpcMessage {
+    JsonRpcMessage::error(
+        ErrorData::internal_error(
+            "Internal error: the server shut down before the call finished (its shutdown grace ran out)",
+            None,
+        ),
+        Some(id),
+    )
+}
+
 fn internal_error(why: &str) -> Response<BoxBody<Bytes, Infallible>> {
     let body = error_reply(
         serde_json::Value::Null,

@@ -21,8 +21,10 @@
 //!   `serve_http` serves that same service;
 //! - the health endpoints `/healthz` (liveness) and `/readyz` (readiness: `503` once
 //!   draining), outside the endpoint and its authentication (they reveal nothing);
-//! - graceful shutdown (`drain.rs`): no new connection, every connection closes once its
-//!   request is answered, calls in flight get the shutdown grace.
+//! - graceful shutdown (`drain.rs`): `/readyz` answers `503` and the endpoint refuses new
+//!   requests with `503` while the listener stays open, every connection closes once its
+//!   request is answered, calls in flight get the shutdown grace; the listener closes
+//!   once nothing is in flight (or the grace is over).
 
 mod authenticate;
 mod body;
@@ -44,10 +46,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::StreamableHttpServerConfig;
+use serde_json::Value;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -55,6 +58,7 @@ use tokio_util::task::TaskTracker;
 use super::ServeError;
 use super::drain::Drain;
 use super::linger;
+use super::protocol::code;
 use super::state::Shared;
 use super::stream::accept_next;
 pub use authenticate::{AuthLayer, Authenticated, Authenticator, Rejection};
@@ -63,7 +67,7 @@ use front::ClientGone;
 pub use options::HttpOptions;
 use options::Tls;
 pub use reply::{Abandoned, Reply};
-use reply::{plain, respond};
+use reply::{json_error, plain, respond};
 pub use service::McpService;
 
 /// The liveness endpoint of `serve_http`: `GET` answers `200` while the process serves
@@ -122,10 +126,19 @@ pub(crate) async fn serve(
             .as_deref()
             .and_then(|id| http::HeaderValue::from_str(id).ok()),
     });
-    accept_loop(listener, site.clone(), &options, &drain, &tasks).await;
-    site.ready.store(false, Ordering::Release);
+    // While draining the listener stays open, so probes and balancers hear `503` rather
+    // than "connection refused"; it closes once nothing is in flight or the grace is over.
+    let drained = async {
+        drain.draining.cancelled().await;
+        site.ready.store(false, Ordering::Release);
+        drain.settle(service.idle()).await;
+    };
+    tokio::select! {
+        () = accept_loop(listener, site.clone(), &options, &drain, &tasks) => {}
+        () = drained => {}
+    }
     drop(site);
-    drain.finish(service.idle(), &tasks).await;
+    drain.finish(std::future::ready(()), &tasks).await;
     Ok(())
 }
 
@@ -176,6 +189,9 @@ impl Site {
             return from_text(metadata);
         }
         if path == self.path {
+            if !self.ready.load(Ordering::Acquire) {
+                return shutting_down();
+            }
             return self
                 .service
                 .handle(request.map(body::into_bytes_body))
@@ -202,8 +218,26 @@ fn readiness(ready: bool) -> Response<Reply> {
     respond(status, "text/plain", Bytes::from(body))
 }
 
-/// Accept connections until `drain` starts; each is served on a task of `tasks` that
-/// closes it gracefully once draining (and drops it when the grace is over).
+/// The endpoint's answer to a request that arrives once draining: nothing was done, so a
+/// balancer may send it to another replica (`deploy/haproxy.cfg` retries on `503`).
+fn shutting_down() -> Response<Reply> {
+    let mut response = json_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Value::Null,
+        code::SERVER_BUSY,
+        "Server shutting down: the request was not handled; send it again (to another replica)"
+            .to_string(),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// Accept connections until the grace is over (`serve` stops sooner once drained); each
+/// is served on a task of `tasks`. A connection open when draining starts is closed
+/// gracefully (its request in progress finishes); one accepted while draining gets its
+/// answers (`503` from the endpoint, the probes as ever) with `Connection: close`.
 async fn accept_loop(
     listener: TcpListener,
     site: Arc<Site>,
@@ -220,9 +254,10 @@ async fn accept_loop(
         .header_read_timeout(limits.header_timeout);
     let http = Arc::new(http);
     loop {
-        let Some((stream, peer)) = accept_next(&listener, &drain.draining, "an HTTP").await else {
+        let Some((stream, peer)) = accept_next(&listener, &drain.hard, "an HTTP").await else {
             return;
         };
+        let late = drain.draining.is_cancelled();
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
@@ -250,6 +285,11 @@ async fn accept_loop(
                 async move {
                     let mut response = site.route(request).await;
                     response.body_mut().hold(busy);
+                    if !site.ready.load(Ordering::Acquire) {
+                        response
+                            .headers_mut()
+                            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                    }
                     if let Some(replica) = &site.replica {
                         response
                             .headers_mut()
@@ -283,15 +323,20 @@ async fn accept_loop(
                     }
                     return;
                 }
-                _ = draining.cancelled() => {
+                _ = draining.cancelled(), if !late => {
                     // Finish the request in progress (within the shutdown grace), then close.
                     served.as_mut().graceful_shutdown();
                 }
-            }
-            tokio::select! {
-                _ = served => {}
                 _ = hard.cancelled() => {}
             }
+            tokio::select! {
+                _ = served.as_mut() => return,
+                _ = hard.cancelled() => {}
+            }
+            // The grace is over: the calls cut short answer with their error; give the
+            // connection a moment to send it.
+            served.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(connections::LAST_WORDS, served).await;
         });
     }
 }
