@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Creates the Python virtualenv the test suite drives, at <repo>/.cache/py (git-ignored), with
 # the fully pinned packages of scripts/python/requirements.txt (the official MCP Python SDK,
-# mcp==2.3.0, and its dependencies), then the debug adapter of scripts/python/
-# requirements-debugger.txt (debugpy==1.8.22, for examples/debugger) into the same venv.
-# Idempotent: each part is skipped while its stamp (hash of its requirements file, + the
-# interpreter version for the venv) matches; a new debugger pin installs on top of the venv
-# without rebuilding it.
+# mcp==2.3.0, and its dependencies), then into the same venv the debug adapter of
+# scripts/python/requirements-debugger.txt (debugpy, for examples/debugger) and the
+# Kubernetes schema check of scripts/python/requirements-deploy.txt (kubernetes-validate, for
+# tests/tests/deploy_docs.rs). Idempotent: each part is skipped while its stamp (hash of its
+# requirements file, + the interpreter version for the venv) matches; a new pin of the
+# second or third file installs on top of the venv without rebuilding it.
 #
 # Usage: scripts/setup-python.sh [--force] [--quiet]
 #   --force  recreate the venv even if the stamp matches
@@ -20,6 +21,7 @@ CACHE="${MCP_TOOLBELT_CACHE:-$ROOT/.cache}"
 VENV="$CACHE/py"
 REQS="$ROOT/scripts/python/requirements.txt"
 DEBUG_REQS="$ROOT/scripts/python/requirements-debugger.txt"
+DEPLOY_REQS="$ROOT/scripts/python/requirements-deploy.txt"
 BASE_PY="${PYTHON:-python3}"
 
 force=0
@@ -49,6 +51,7 @@ command -v "$BASE_PY" >/dev/null 2>&1 || die "'$BASE_PY' not found (set PYTHON t
 command -v sha256sum >/dev/null 2>&1 || die "'sha256sum' is needed on PATH"
 [ -f "$REQS" ] || die "missing $REQS"
 [ -f "$DEBUG_REQS" ] || die "missing $DEBUG_REQS"
+[ -f "$DEPLOY_REQS" ] || die "missing $DEPLOY_REQS"
 base_ver="$("$BASE_PY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')" ||
     die "'$BASE_PY' does not run"
 case "$base_ver" in
@@ -74,17 +77,24 @@ else
     echo "$want" >"$stamp"
 fi
 
-debug_stamp="$VENV/.stamp-debugger"
-debug_want="$(sha256sum <"$DEBUG_REQS" | cut -d' ' -f1)"
-if [ "$force" = 0 ] && [ "$(cat "$debug_stamp" 2>/dev/null)" = "$debug_want" ]; then
-    log "debugpy: cached"
-else
-    log "installing the debug adapter (requirements-debugger.txt)"
+# install_on_top NAME REQUIREMENTS IMPORT: pip install (--no-deps: every pin is listed)
+# REQUIREMENTS into the venv unless its stamp matches, then check that IMPORT imports.
+install_on_top() {
+    local name="$1" reqs="$2" module="$3"
+    local stamp="$VENV/.stamp-$name" want
+    want="$(sha256sum <"$reqs" | cut -d' ' -f1)"
+    if [ "$force" = 0 ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+        log "$name: cached"
+        return
+    fi
+    log "installing $name ($(basename "$reqs"))"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input --no-deps \
-        -r "$DEBUG_REQS" >&2 || die "pip install -r $DEBUG_REQS failed"
-    "$VENV/bin/python" -c 'import debugpy.adapter' || die "'import debugpy.adapter' fails in the venv"
-    echo "$debug_want" >"$debug_stamp"
-fi
+        -r "$reqs" >&2 || die "pip install -r $reqs failed"
+    "$VENV/bin/python" -c "import $module" || die "'import $module' fails in the venv"
+    echo "$want" >"$stamp"
+}
+install_on_top debugger "$DEBUG_REQS" debugpy.adapter
+install_on_top deploy "$DEPLOY_REQS" kubernetes_validate
 
 [ "$quiet" = 1 ] || log "ready: $("$VENV/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp") + ",", "debugpy", m.version("debugpy"))')"
 echo "$VENV/bin/python"

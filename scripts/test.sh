@@ -2,9 +2,10 @@
 # The project's test command (the README's, and what .ci/run runs).
 # Installs everything the tests need, cached under .cache/ (git-ignored) so a second run is
 # fast: the Python venv with the official MCP client, Node 22 with the conformance suite,
-# Inspector and supergateway, a real Trac with the XML-RPC plugin, Debian's HAProxy (the
-# load balancer of the multi-replica tests), Debian's Redis (the shared task store) and
-# Debian's bubblewrap (the namespaces of examples/system-tools' commands). Then checks
+# Inspector and supergateway, a real Trac with the XML-RPC plugin, Debian's HAProxy and
+# nginx (the load balancers of the multi-replica tests and deploy/), Debian's Redis (the
+# shared task store) and Debian's bubblewrap (the namespaces of examples/system-tools'
+# commands). Then checks
 # formatting and lints, runs every
 # test of the workspace (unit, integration, doc and compile-fail tests; tracd and the servers
 # under test are started by the tests themselves, on 127.0.0.1 only), builds the library
@@ -16,6 +17,7 @@ scripts/setup-python.sh
 scripts/setup-node.sh
 scripts/trac/setup.sh
 scripts/setup-haproxy.sh >/dev/null
+scripts/setup-nginx.sh >/dev/null
 scripts/setup-redis.sh >/dev/null
 scripts/setup-bubblewrap.sh >/dev/null
 # shellcheck source=scripts/env.sh

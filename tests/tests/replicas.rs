@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use balancer_common::{Balancer, free_port, header};
+use balancer_common::{Balancer, free_port, header, post_call};
 use mcp_toolbelt_tests::checks::QUICKSTART_TOOLS;
 use mcp_toolbelt_tests::{
     ServerProcess, Target, http_request, quickstart, run_client_script, scratch_file,
@@ -307,9 +307,10 @@ fn a_replica_draining_on_sigterm_costs_no_call() {
     let mut replicas = three_of(slow_tools, &["--stateless", "--shutdown-grace", "8s"]);
     let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
     let draining = replicas[0].authority().to_string();
-    let endless = std::thread::spawn(move || post_call(&draining, 1, "wait", "{}"));
+    let endless = std::thread::spawn(move || post_call(&draining, TOKEN, 1, "wait", "{}"));
     let started = Instant::now();
-    while !post_call(replicas[0].authority(), 2, "wait_runs", "{}").contains("\"started\":1") {
+    while !post_call(replicas[0].authority(), TOKEN, 2, "wait_runs", "{}").contains("\"started\":1")
+    {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "wait never started"
@@ -333,7 +334,13 @@ fn a_replica_draining_on_sigterm_costs_no_call() {
     // (`retry-on … 503`). Not one call fails.
     let mut answered = BTreeSet::new();
     for n in 0..30 {
-        let response = post_call(&balancer.authority, 10 + n, "echo", r#"{"message":"hi"}"#);
+        let response = post_call(
+            &balancer.authority,
+            TOKEN,
+            10 + n,
+            "echo",
+            r#"{"message":"hi"}"#,
+        );
         assert!(
             response.starts_with("HTTP/1.1 200") && response.contains("\"result\""),
             "call {n} during the drain failed: {response}\nhaproxy:\n{}",
@@ -355,27 +362,6 @@ fn a_replica_draining_on_sigterm_costs_no_call() {
     let cut_short = endless.join().expect("an answer");
     assert!(cut_short.contains("\"code\":-32603"), "{cut_short}");
     assert!(replicas[0].wait_exit(Duration::from_secs(5)).is_some());
-}
-
-/// POST one `tools/call` of `tool` with `arguments` (JSON text) to `authority` with the
-/// test's token, on a connection of its own; the whole response.
-fn post_call(authority: &str, id: u64, tool: &str, arguments: &str) -> String {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
-    );
-    let (_, response) = http_request(
-        authority,
-        "POST",
-        "/mcp",
-        &[
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("Authorization", &format!("Bearer {TOKEN}")),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ],
-        &body,
-    );
-    response
 }
 
 #[test]

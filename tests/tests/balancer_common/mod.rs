@@ -1,5 +1,6 @@
 //! HAProxy on loopback in front of three replicas, configured by `deploy/haproxy.cfg`
-//! exactly as shipped (`replicas.rs`, `tasks.rs`), and the small HTTP helpers around it.
+//! exactly as shipped (`replicas.rs`, `redis_replicas.rs`), and the small HTTP helpers
+//! around it (also for `deploy_docs.rs`' nginx).
 
 #![allow(dead_code)] // each test file uses a part
 
@@ -173,4 +174,25 @@ pub fn header(response: &str, name: &str) -> Option<String> {
             .eq_ignore_ascii_case(name)
             .then(|| value.trim().to_string())
     })
+}
+
+/// POST one `tools/call` of `tool` with `arguments` (JSON text) to `authority` as `token`
+/// (protocol 2025-11-25), on a connection of its own; the whole response.
+pub fn post_call(authority: &str, token: &str, id: u64, tool: &str, arguments: &str) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    );
+    let (_, response) = http_request(
+        authority,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", &format!("Bearer {token}")),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &body,
+    );
+    response
 }
