@@ -23,6 +23,8 @@ use crate::validate::{
 ///
 /// Returns the new memo with its id (a 26-character ULID); keep the id to read, update or
 /// delete the memo later. `created_by` records who created it when the server knows.
+/// With an `idempotency_key`, sending the same call again (a retry) creates nothing and
+/// returns the memo the first one created.
 #[mcp_tool(name = "memo_create", tags = ["memo", "write"])]
 pub async fn memo_create(
     store: State<MemoStore>,
@@ -31,9 +33,19 @@ pub async fn memo_create(
     title: String,
     /// Body of the memo, usually markdown; may be empty (at most 1 MiB)
     content: String,
+    /// A fresh random key (e.g. a UUID) for this memo, sent again only when retrying this
+    /// same creation: a call repeating a key of the last 24 hours returns the memo that key created instead of making another
+    idempotency_key: Option<String>,
 ) -> Result<Json<Memo>, ToolError> {
     Ok(Json(
-        store.create_by(&title, &content, caller.subject()).await?,
+        store
+            .create_once(
+                &title,
+                &content,
+                caller.subject(),
+                idempotency_key.as_deref(),
+            )
+            .await?,
     ))
 }
 

@@ -6,6 +6,12 @@ use crate::error::MemoError;
 
 /// Longest title accepted, in characters (after trimming).
 pub const MAX_TITLE_CHARS: usize = 200;
+/// Longest idempotency key of `memo_create`, in characters.
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
+/// How long `memo_create` remembers an idempotency key (a retry later than this creates a
+/// new memo): one day, far longer than any balancer's or client's retry.
+pub const IDEMPOTENCY_KEY_RETENTION: std::time::Duration =
+    std::time::Duration::from_secs(24 * 60 * 60);
 /// Largest content accepted, in bytes of UTF-8.
 pub const MAX_CONTENT_BYTES: usize = 1024 * 1024;
 /// Page size of [`MemoStore::list`](crate::MemoStore::list) when none is given.
@@ -47,6 +53,24 @@ pub fn parse_id(id: &str) -> Result<String, MemoError> {
     let ulid = Ulid::from_string(trimmed)
         .map_err(|_| invalid("only Crockford base-32 characters (0-9, A-Z without I, L, O, U)"))?;
     Ok(ulid.to_string())
+}
+
+/// Checks an idempotency key: 1 to [`MAX_IDEMPOTENCY_KEY_CHARS`] characters, no control
+/// character.
+pub fn check_idempotency_key(key: &str) -> Result<(), MemoError> {
+    let chars = key.chars().count();
+    if chars == 0 || chars > MAX_IDEMPOTENCY_KEY_CHARS || key.chars().any(char::is_control) {
+        return Err(MemoError::validation(
+            "idempotency_key",
+            format!(
+                "the idempotency key must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} characters without \
+                 control characters (it has {chars})"
+            ),
+            "Send a fresh random key, e.g. a UUID, for each new memo, and the same key again \
+             only when retrying that memo's creation.",
+        ));
+    }
+    Ok(())
 }
 
 /// Trims a title and checks it: not empty, one line, no control characters, not too long.

@@ -211,10 +211,13 @@ async fn a_version_1_database_is_migrated_and_keeps_its_memos_without_an_author(
     let common::Fixture { dir, store } = fx;
     drop(store);
     let path = dir.path().join("memos.db");
-    // Turn the file back into what version 1 wrote: no created_by column.
+    // Turn the file back into what version 1 wrote: no created_by column, no creations.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("ALTER TABLE memos DROP COLUMN created_by; PRAGMA user_version = 1;")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE creations; ALTER TABLE memos DROP COLUMN created_by; \
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
     drop(conn);
 
     let store = MemoStore::open(StoreConfig::new(&path)).await.unwrap();
@@ -223,7 +226,7 @@ async fn a_version_1_database_is_migrated_and_keeps_its_memos_without_an_author(
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
     assert_eq!(version, SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 2);
+    assert_eq!(SCHEMA_VERSION, 3);
     let migrated = store.get(&old.id).await.unwrap();
     assert_eq!(migrated, old);
     assert_eq!(migrated.created_by, None);
@@ -231,6 +234,16 @@ async fn a_version_1_database_is_migrated_and_keeps_its_memos_without_an_author(
         .create_by("After", "by bob", Some("bob"))
         .await
         .unwrap();
+    // The migrated file remembers idempotency keys.
+    let keyed = store
+        .create_once("Keyed", "once", Some("bob"), Some("k"))
+        .await
+        .unwrap();
+    let again = store
+        .create_once("Keyed", "once", Some("bob"), Some("k"))
+        .await
+        .unwrap();
+    assert_eq!(again.id, keyed.id);
     assert_eq!(
         store.get(&new.id).await.unwrap().created_by.as_deref(),
         Some("bob")

@@ -18,7 +18,7 @@ use crate::error::MemoError;
 use crate::model::{Memo, MemoContext, MemoList, SearchResults};
 use crate::validate::{
     DEFAULT_LIST_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_LIST_LIMIT, MAX_SEARCH_LIMIT, check_content,
-    check_context_bytes, check_limit, check_title, parse_id,
+    check_context_bytes, check_idempotency_key, check_limit, check_title, parse_id,
 };
 use ops::Db;
 
@@ -83,12 +83,38 @@ impl MemoStore {
         content: &str,
         created_by: Option<&str>,
     ) -> Result<Memo, MemoError> {
+        self.create_once(title, content, created_by, None).await
+    }
+
+    /// [`create_by`](Self::create_by), at most once per idempotency key: a creation that
+    /// repeats a key `created_by` used with the same title and content in the last
+    /// [`IDEMPOTENCY_KEY_RETENTION`](crate::IDEMPOTENCY_KEY_RETENTION) creates nothing and
+    /// returns the memo that key created (as it is now), so a retried call (a client's, or a
+    /// balancer's after a replica crashed) never makes a second memo. Holds across
+    /// processes sharing the database: the check and the insert are one write transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`MemoError::Validation`] for a key that is empty, too long or has control
+    /// characters, and for a key already used for another title or content;
+    /// [`MemoError::NotFound`] when the memo the key created was deleted since.
+    pub async fn create_once(
+        &self,
+        title: &str,
+        content: &str,
+        created_by: Option<&str>,
+        idempotency_key: Option<&str>,
+    ) -> Result<Memo, MemoError> {
         let title = check_title(title)?;
         check_content(content)?;
+        if let Some(key) = idempotency_key {
+            check_idempotency_key(key)?;
+        }
         let content = content.to_string();
         let created_by = created_by.map(str::to_string);
-        tracing::debug!(%title, bytes = content.len(), created_by, "memo create");
-        self.with_db(move |db| db.create(title, content, created_by))
+        let key = idempotency_key.map(str::to_string);
+        tracing::debug!(%title, bytes = content.len(), created_by, keyed = key.is_some(), "memo create");
+        self.with_db(move |db| db.create(title, content, created_by, key))
             .await
     }
 

@@ -11,6 +11,7 @@ use ulid::Generator;
 use super::context::ContextWriter;
 use crate::error::MemoError;
 use crate::model::{Memo, MemoContext, MemoList, MemoSummary, SearchHit};
+use crate::validate::IDEMPOTENCY_KEY_RETENTION;
 
 /// Longest preview in a [`MemoSummary`], in characters.
 const PREVIEW_CHARS: usize = 160;
@@ -41,11 +42,14 @@ impl Db {
     }
 
     /// Inserts a new memo (title and content already validated) in its own transaction.
+    /// Inserts a memo, or with `key` returns the memo an earlier creation with that key
+    /// made (see [`MemoStore::create_once`](super::MemoStore::create_once)).
     pub(crate) fn create(
         &mut self,
         title: String,
         content: String,
         created_by: Option<String>,
+        key: Option<String>,
     ) -> Result<Memo, MemoError> {
         // Ids are monotonic within this process, so id order is creation order.
         let id = self
@@ -66,6 +70,17 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err("starting a write"))?;
+        let request = key.as_ref().map(|key| Creation {
+            creator: memo.created_by.clone().unwrap_or_default(),
+            key: key.clone(),
+            digest: creation_digest(&memo.title, &memo.content),
+        });
+        if let Some(creation) = &request
+            && let Some(earlier) = creation.earlier(&tx, at.timestamp_millis(), &self.path)?
+        {
+            tx.commit().map_err(err("committing"))?;
+            return Ok(earlier);
+        }
         tx.prepare_cached(
             "INSERT INTO memos (id, title, content, created_at, updated_at, created_by)
              VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
@@ -80,6 +95,22 @@ impl Db {
             ])
         })
         .map_err(err("inserting a memo"))?;
+        if let Some(creation) = &request {
+            tx.prepare_cached(
+                "INSERT INTO creations (creator, key, digest, memo_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    creation.creator,
+                    creation.key,
+                    creation.digest,
+                    memo.id,
+                    at.timestamp_millis()
+                ])
+            })
+            .map_err(err("recording an idempotency key"))?;
+        }
         tx.commit().map_err(err("committing a new memo"))?;
         Ok(memo)
     }
@@ -275,6 +306,72 @@ fn fts_error(what: &str, path: &Path, e: rusqlite::Error) -> MemoError {
         );
     }
     MemoError::storage(what, path, e)
+}
+
+/// One keyed `memo_create`: who asked (`""` for the local caller), the key, and a digest
+/// of what was asked for.
+struct Creation {
+    creator: String,
+    key: String,
+    digest: String,
+}
+
+impl Creation {
+    /// Within `tx`: forget keys older than the retention, then the memo an earlier creation
+    /// with this key made, if there was one with the same request.
+    fn earlier(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        now_ms: i64,
+        path: &Path,
+    ) -> Result<Option<Memo>, MemoError> {
+        let err = |what| storage_err(path, what);
+        let retention = i64::try_from(IDEMPOTENCY_KEY_RETENTION.as_millis()).unwrap_or(i64::MAX);
+        tx.prepare_cached("DELETE FROM creations WHERE created_at < ?1")
+            .and_then(|mut stmt| stmt.execute([now_ms.saturating_sub(retention)]))
+            .map_err(err("forgetting old idempotency keys"))?;
+        let earlier: Option<(String, String)> = tx
+            .prepare_cached("SELECT digest, memo_id FROM creations WHERE creator = ?1 AND key = ?2")
+            .and_then(|mut stmt| {
+                stmt.query_row(params![self.creator, self.key], |row| {
+                    Ok((row.get(0)?, row.get(1)?))
+                })
+                .optional()
+            })
+            .map_err(err("reading an idempotency key"))?;
+        let Some((digest, memo_id)) = earlier else {
+            return Ok(None);
+        };
+        if digest != self.digest {
+            return Err(MemoError::validation(
+                "idempotency_key",
+                "this idempotency key was already used to create a memo with another title or content",
+                "Send a new key for a new memo; resend the same title and content with this \
+                 key to get the memo it created.",
+            ));
+        }
+        let sql = format!("SELECT {MEMO_COLUMNS} FROM memos WHERE id = ?1");
+        tx.prepare_cached(&sql)
+            .and_then(|mut stmt| stmt.query_row([&memo_id], memo_from_row).optional())
+            .map_err(err("reading a memo"))?
+            .map(Some)
+            .ok_or_else(|| not_found(&memo_id))
+    }
+}
+
+/// A digest of a creation's title and content (SHA-256, hex), so a reused key with another
+/// memo is told apart without keeping the content twice.
+fn creation_digest(title: &str, content: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update((title.len() as u64).to_be_bytes());
+    hasher.update(title.as_bytes());
+    hasher.update(content.as_bytes());
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// Reads a [`Memo`] from a row of [`MEMO_COLUMNS`].

@@ -16,6 +16,9 @@ pub(crate) const APPLICATION_ID: i32 = 0x4D45_4D4F;
 ///    external-content FTS5 index relies on; `id` is the public ULID.
 /// 2. `created_by`: the subject of the caller that created the memo (NULL for the local
 ///    caller, and for every memo created before this version).
+/// 3. `creations`: the idempotency keys of `memo_create` (per creator, `''` for the local
+///    caller), each with a digest of the title and content it created and that memo's id;
+///    kept for `IDEMPOTENCY_KEY_RETENTION`.
 const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE memos (
@@ -45,6 +48,17 @@ CREATE TRIGGER memos_after_update AFTER UPDATE OF title, content ON memos BEGIN
 END;
 "#,
     "ALTER TABLE memos ADD COLUMN created_by TEXT;",
+    r#"
+CREATE TABLE creations (
+    creator    TEXT    NOT NULL,
+    key        TEXT    NOT NULL,
+    digest     TEXT    NOT NULL,
+    memo_id    TEXT    NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (creator, key)
+);
+CREATE INDEX creations_by_age ON creations (created_at);
+"#,
 ];
 
 /// The schema version this build writes (kept in `PRAGMA user_version`).
