@@ -28,8 +28,9 @@ cargo fmt --all -- --check
 # Lints with warnings denied, on every target and feature.
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 cargo test --workspace --locked --no-fail-fast
-# The benches compile and run each measurement once (criterion's test mode).
-cargo test -p mcp-toolbelt --benches --locked --no-fail-fast
+# The benches compile and run each measurement once (criterion's test mode); `oauth` is the
+# feature benches/oauth.rs needs.
+cargo test -p mcp-toolbelt --benches --features oauth --locked --no-fail-fast
 # The library crates' docs build without a warning (broken links, missing docs), every feature on.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features --locked \
     -p mcp-toolbelt -p mcp-toolbelt-derive -p mcp-toolbelt-names

@@ -1,15 +1,12 @@
 //! RFC 7662 token introspection for opaque access tokens, with a short, bounded cache.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use super::verified::{TokenAnswers, keep_until, unix_now};
 use super::{OAuthError, TokenError};
 
-/// The most answers kept; when full, expired ones are dropped, then all.
-const MAX_CACHED: usize = 10_000;
 /// Longer tokens are refused before any request is made.
 const MAX_TOKEN: usize = 4096;
 
@@ -44,7 +41,7 @@ pub(super) struct Introspector {
     http: reqwest::Client,
     endpoint: String,
     client: IntrospectionClient,
-    cache: Mutex<HashMap<String, (Instant, Answer)>>,
+    answers: TokenAnswers<Answer>,
 }
 
 impl Introspector {
@@ -57,7 +54,7 @@ impl Introspector {
             http,
             endpoint,
             client,
-            cache: Mutex::new(HashMap::new()),
+            answers: TokenAnswers::new(),
         }
     }
 
@@ -70,34 +67,17 @@ impl Introspector {
         if token.len() > MAX_TOKEN || token.is_empty() {
             return Err(TokenError::Malformed.into());
         }
-        let now = Instant::now();
-        if let Some((until, answer)) = self.lock().get(token)
-            && *until > now
-        {
-            return answer.clone().map_err(OAuthError::from);
+        if let Some(answer) = self.answers.get(token) {
+            return answer.map_err(OAuthError::from);
         }
         let response = self.ask(token).await?;
         let answer = check(response, expect);
-        let mut until = now + self.client.cache_for;
-        if let Ok(claims) = &answer
-            && let Some(exp) = claims.get("exp").and_then(Value::as_u64)
-        {
-            let left = exp.saturating_sub(unix_now());
-            until = until.min(now + Duration::from_secs(left));
-        }
-        let mut cache = self.lock();
-        if cache.len() >= MAX_CACHED {
-            cache.retain(|_, (until, _)| *until > now);
-            if cache.len() >= MAX_CACHED {
-                cache.clear();
-            }
-        }
-        cache.insert(token.to_string(), (until, answer.clone()));
+        let until = match &answer {
+            Ok(claims) => keep_until(claims, self.client.cache_for),
+            Err(_) => Instant::now() + self.client.cache_for,
+        };
+        self.answers.put(token, until, answer.clone());
         answer.map_err(OAuthError::from)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Answer)>> {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     async fn ask(&self, token: &str) -> Result<Map<String, Value>, OAuthError> {
@@ -161,11 +141,6 @@ fn check(claims: Map<String, Value>, expect: &Expect<'_>) -> Answer {
     Ok(claims)
 }
 
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
 
 /// `application/x-www-form-urlencoded` for one value: unreserved bytes as they are, the rest
 /// as `%XX`.

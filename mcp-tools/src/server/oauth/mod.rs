@@ -26,6 +26,7 @@ mod introspection;
 mod keys;
 mod resource_server;
 mod scope_map;
+mod verified;
 mod verifier;
 
 pub use challenge::{METADATA_PATH, ProtectedResource};

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::introspection::{Expect, IntrospectionClient, Introspector};
 use super::keys::{self, IssuerMetadata, KeyCache};
+use super::verified::{TokenAnswers, keep_until};
 use super::{OAuthError, ScopeMap, TokenError};
 use crate::Caller;
 
@@ -297,6 +298,10 @@ pub struct JwtVerifier {
     /// One validation per allowed algorithm: the JOSE crate wants every algorithm of a
     /// validation to be of the key's family, so each token is checked with exactly its own.
     validations: Vec<(Algorithm, Validation)>,
+    /// The callers of tokens verified already, each kept until its token's `exp` and at
+    /// most [`OAuthConfig::keys_max_age`] (a key the issuer withdraws stops counting no
+    /// later than a refetched key set would notice).
+    verified: TokenAnswers<Caller>,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -359,6 +364,7 @@ impl JwtVerifier {
             keys,
             introspector,
             validations,
+            verified: TokenAnswers::new(),
         })
     }
 
@@ -413,6 +419,9 @@ impl JwtVerifier {
             let claims = introspector.introspect(token, &expect).await?;
             return Ok(self.caller(claims));
         }
+        if let Some(caller) = self.verified.get(token) {
+            return Ok(caller);
+        }
         let json = header_json(token)?;
         check_header(&json)?;
         let header = jsonwebtoken::decode_header(token).map_err(|_| header_error(&json))?;
@@ -433,7 +442,10 @@ impl JwtVerifier {
             jsonwebtoken::decode::<Map<String, Value>>(token, key.decoding_key(), validation)
                 .map_err(token_error)?;
         check_issued_at(&data.claims, self.config.leeway)?;
-        Ok(self.caller(data.claims))
+        let until = keep_until(&data.claims, self.config.keys_max_age);
+        let caller = self.caller(data.claims);
+        self.verified.put(token, until, caller.clone());
+        Ok(caller)
     }
 
     fn caller(&self, claims: Map<String, Value>) -> Caller {
