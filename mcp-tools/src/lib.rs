@@ -109,6 +109,9 @@ pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod sessions;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 
 pub use caller::Caller;
 pub use context::{State, ToolContext};

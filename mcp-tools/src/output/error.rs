@@ -95,6 +95,26 @@ impl ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// The kind a text [`ToolError::render`] wrote names (`Error (kind): …`), if it is one.
+    #[cfg(feature = "testing")]
+    pub(crate) fn of_rendered(text: &str) -> Option<ErrorKind> {
+        let name = text.strip_prefix("Error (")?.split_once("): ")?.0;
+        [
+            ErrorKind::NotFound,
+            ErrorKind::PermissionDenied,
+            ErrorKind::Validation,
+            ErrorKind::Conflict,
+            ErrorKind::Timeout,
+            ErrorKind::Upstream,
+            ErrorKind::Cancelled,
+            ErrorKind::Internal,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
+    }
+}
+
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
