@@ -50,11 +50,7 @@ pub trait ToolResultExt {
 impl ToolResultExt for ToolResult {
     #[track_caller]
     fn ok(&self) -> &Value {
-        assert!(
-            !self.is_error(),
-            "the tool failed: {}",
-            self.text_content()
-        );
+        assert!(!self.is_error(), "the tool failed: {}", self.text_content());
         match self.structured_content() {
             Some(value) => value,
             None => panic!(
@@ -66,11 +62,7 @@ impl ToolResultExt for ToolResult {
 
     #[track_caller]
     fn ok_text(&self) -> String {
-        assert!(
-            !self.is_error(),
-            "the tool failed: {}",
-            self.text_content()
-        );
+        assert!(!self.is_error(), "the tool failed: {}", self.text_content());
         self.text_content()
     }
 

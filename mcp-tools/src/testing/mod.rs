@@ -235,8 +235,9 @@ impl TestClientBuilder {
     /// The server's answer to `initialize` when it is an error, or [`ClientError::Timeout`]
     /// / [`ClientError::Closed`] when none came.
     pub async fn try_connect(self) -> Result<TestClient, ClientError> {
-        let version: wire::ProtocolVersion = serde_json::from_value(json!(self.protocol_version))
-            .map_err(|e| ClientError::unexpected("initialize", e))?;
+        let version: wire::ProtocolVersion =
+            serde_json::from_value(json!(self.protocol_version))
+                .map_err(|e| ClientError::unexpected("initialize", e))?;
         let modern = is_modern_version(&version);
         let capabilities = self
             .capabilities
@@ -246,7 +247,10 @@ impl TestClientBuilder {
 
         let (client_end, server_end) = tokio::io::duplex(PIPE_BUFFER);
         let (server_read, server_write) = tokio::io::split(server_end);
-        let server = tokio::spawn(self.server.serve_io_as(self.caller, server_read, server_write));
+        let server = tokio::spawn(
+            self.server
+                .serve_io_as(self.caller, server_read, server_write),
+        );
         let (read, write) = tokio::io::split(client_end);
         let pipe = Arc::new(Pipe::new(write));
         let reader = tokio::spawn(pipe::read_lines(pipe.clone(), read, self.answers.clone()));
