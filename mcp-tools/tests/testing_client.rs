@@ -93,6 +93,19 @@ async fn ask_model(
     Ok(format!("model says: {}", text.as_str().unwrap_or("?")))
 }
 
+/// The client's roots, comma-separated.
+#[mcp_tool(name = "roots", read_only)]
+async fn roots(ctx: ToolContext) -> Result<String, ToolError> {
+    let listed = ctx.list_roots().await?;
+    let uris: Vec<&str> = listed["roots"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|root| root["uri"].as_str())
+        .collect();
+    Ok(uris.join(","))
+}
+
 /// Report progress twice.
 #[mcp_tool(name = "busy", read_only)]
 async fn busy(ctx: ToolContext) -> String {
@@ -298,6 +311,18 @@ async fn sampling_is_answered_by_the_closure_on_both_eras() {
 }
 
 #[tokio::test]
+async fn roots_are_answered_on_both_eras() {
+    for era in ERAS {
+        let client = on(era)
+            .roots(["file:///work", "file:///home"])
+            .connect()
+            .await;
+        let result = client.call("roots", json!({})).await;
+        assert_eq!(result.ok_text(), "file:///work,file:///home", "{era}");
+    }
+}
+
+#[tokio::test]
 async fn resources_are_listed_and_read() {
     for era in ERAS {
         let client = on(era).connect().await;
@@ -409,21 +434,24 @@ async fn ok_panics_with_the_tools_error_text() {
 
 #[tokio::test]
 async fn dropping_the_client_ends_the_calls_in_flight() {
-    let client = on("2025-11-25").connect().await;
-    let pending = tokio::time::timeout(
-        Duration::from_millis(200),
-        client.try_call("held", json!({})),
-    )
-    .await;
-    assert!(pending.is_err(), "the call is still running");
-    assert!(!HELD_DROPPED.load(Ordering::SeqCst));
-    drop(client);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !HELD_DROPPED.load(Ordering::SeqCst) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the tool's call outlived the client"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    for era in ERAS {
+        HELD_DROPPED.store(false, Ordering::SeqCst);
+        let client = on(era).connect().await;
+        let pending = tokio::time::timeout(
+            Duration::from_millis(200),
+            client.try_call("held", json!({})),
+        )
+        .await;
+        assert!(pending.is_err(), "{era}: the call is still running");
+        assert!(!HELD_DROPPED.load(Ordering::SeqCst), "{era}");
+        drop(client);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !HELD_DROPPED.load(Ordering::SeqCst) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{era}: the tool's call outlived the client"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
     }
 }

@@ -9,7 +9,7 @@ use common::{DENIED_SECRET, Fixture, OUTSIDE_SECRET};
 use mcp_toolbelt::server::Server;
 use mcp_toolbelt::testing::{TestClient, ToolResultExt};
 use mcp_toolbelt::{Caller, ErrorKind, PermissionSet, ToolError, ToolRegistry};
-use serde_json::{Value, json};
+use serde_json::json;
 use system_tools_mcp::SandboxError;
 
 fn registry(fx: &Fixture) -> ToolRegistry {
