@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use mcp_toolbelt::context::LogLevel;
 use mcp_toolbelt::definition::CompletionRequest;
 use mcp_toolbelt::output::{PromptMessage, Role};
 use mcp_toolbelt::server::Server;
@@ -112,6 +113,14 @@ async fn busy(ctx: ToolContext) -> String {
     ctx.progress(1.0, Some(2.0), "half").await;
     ctx.progress(2.0, Some(2.0), "done").await;
     "worked".into()
+}
+
+/// Log twice: once at debug, once at warning.
+#[mcp_tool(name = "chatty", read_only)]
+async fn chatty(ctx: ToolContext) -> String {
+    ctx.log(LogLevel::Debug, "details").await;
+    ctx.log(LogLevel::Warning, "careful").await;
+    "said".into()
 }
 
 /// Sleep longer than a test waits.
@@ -395,6 +404,63 @@ async fn progress_notifications_are_collected() {
             .take_notifications()
             .iter()
             .all(|n| n.method() != "notifications/progress")
+    );
+}
+
+#[tokio::test]
+async fn log_messages_at_the_level_asked_for_are_collected() {
+    for era in ERAS {
+        let client = on(era).log_level(LogLevel::Info).connect().await;
+        assert_eq!(client.call("chatty", json!({})).await.ok_text(), "said");
+        let message = client.notification("notifications/message").await.unwrap();
+        assert_eq!(message.params()["level"], "warning", "{era}");
+        assert_eq!(message.params()["data"], "careful", "{era}");
+        // The debug message was not sent.
+        assert!(
+            client
+                .notifications()
+                .iter()
+                .all(|n| n.method() != "notifications/message"),
+            "{era}: {:?}",
+            client.notifications()
+        );
+        // Without a level, the server's default: every message on 2025-11-25, none on
+        // 2026-07-28 (a request opts in).
+        let default = on(era).connect().await;
+        default.call("chatty", json!({})).await.ok_text();
+        if era == "2025-11-25" {
+            let debug = default.notification("notifications/message").await.unwrap();
+            assert_eq!(debug.params()["data"], "details");
+            let warning = default.notification("notifications/message").await.unwrap();
+            assert_eq!(warning.params()["data"], "careful");
+        } else {
+            assert!(default.notifications().is_empty(), "{era}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_list_change_is_notified() {
+    let registry = ToolRegistry::builder().build().unwrap();
+    let client = TestClient::connect(Server::new(registry.clone())).await;
+    assert!(
+        client
+            .tool_names()
+            .await
+            .unwrap()
+            .contains(&"add".to_string())
+    );
+    registry.disable("add").unwrap();
+    client
+        .notification("notifications/tools/list_changed")
+        .await
+        .unwrap();
+    assert!(
+        !client
+            .tool_names()
+            .await
+            .unwrap()
+            .contains(&"add".to_string())
     );
 }
 

@@ -59,6 +59,7 @@ pub use expect::ToolResultExt;
 use self::answers::{Answers, async_answer, sync_answer};
 use self::pipe::Pipe;
 use crate::Caller;
+use crate::context::LogLevel;
 use crate::output::{PromptResult, ResourceContent, ToolResult};
 use crate::server::convert::received;
 use crate::server::protocol::is_modern_version;
@@ -111,6 +112,7 @@ pub struct TestClientBuilder {
     answers: Answers,
     timeout: Duration,
     progress_tokens: bool,
+    log_level: Option<LogLevel>,
 }
 
 impl TestClientBuilder {
@@ -215,6 +217,15 @@ impl TestClientBuilder {
         self
     }
 
+    /// Ask for the server's log messages (`ctx.log(..)`, `notifications/message`) at
+    /// `level` and above: `logging/setLevel` after the handshake, or on 2026-07-28 and
+    /// later the log level in every request's `_meta`. Without it the server's default
+    /// holds: every message on 2025-11-25, none on 2026-07-28.
+    pub fn log_level(mut self, level: LogLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
     /// Connect: start the server's session on an in-memory pipe and, on a revision with
     /// sessions, complete the `initialize` handshake.
     ///
@@ -255,12 +266,23 @@ impl TestClientBuilder {
         let pipe = Arc::new(Pipe::new(write));
         let reader = tokio::spawn(pipe::read_lines(pipe.clone(), read, self.answers.clone()));
 
+        #[expect(deprecated)] // logging: deprecated by SEP-2577, still in the protocol
+        let log_level: Option<wire::LoggingLevel> = match self.log_level {
+            Some(level) => Some(
+                serde_json::from_value(json!(level.as_str()))
+                    .map_err(|e| ClientError::unexpected("logging/setLevel", e))?,
+            ),
+            None => None,
+        };
         let meta = modern.then(|| {
-            let meta = wire::RequestMetaObject::with_client_context(
+            let mut meta = wire::RequestMetaObject::with_client_context(
                 version.clone(),
                 serde_json::from_value(client_info.clone()).unwrap_or_default(),
                 serde_json::from_value(capabilities.clone()).unwrap_or_default(),
             );
+            if let Some(level) = log_level {
+                meta.set_log_level(level);
+            }
             match serde_json::to_value(meta) {
                 Ok(Value::Object(map)) => map,
                 _ => Map::new(),
@@ -291,6 +313,14 @@ impl TestClientBuilder {
                 });
             }
             client.initialized = Some(initialized);
+            if let Some(level) = log_level {
+                client
+                    .request(
+                        wire::SetLevelRequestMethod::VALUE,
+                        json!({ "level": level }),
+                    )
+                    .await?;
+            }
         }
         Ok(client)
     }
@@ -340,6 +370,7 @@ impl TestClient {
             answers: Answers::default(),
             timeout: DEFAULT_TIMEOUT,
             progress_tokens: false,
+            log_level: None,
         }
     }
 
