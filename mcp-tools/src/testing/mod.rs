@@ -713,6 +713,16 @@ impl TestClient {
     }
 }
 
+impl std::fmt::Debug for TestClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestClient")
+            .field("sessions", &self.initialized.is_some())
+            .field("timeout", &self.timeout)
+            .field("progress_tokens", &self.progress_tokens)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Drop for TestClient {
     /// Ends the session at once: the tasks reading the pipe and serving the session stop.
     fn drop(&mut self) {
