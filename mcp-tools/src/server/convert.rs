@@ -329,6 +329,16 @@ mod tests {
                 .with_structured(json!({"n": 1})),
         ] {
             same(&result, &call_result(result.clone()));
+            #[cfg(feature = "testing")]
+            {
+                // What a client receives reads back as what the tool returned.
+                let received = received::call_result(call_result(result.clone())).unwrap();
+                assert_eq!(
+                    serde_json::to_value(&received).unwrap(),
+                    serde_json::to_value(&result).unwrap()
+                );
+                assert_eq!(received.error_kind(), result.error_kind());
+            }
         }
     }
 
