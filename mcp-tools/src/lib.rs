@@ -58,6 +58,7 @@
 //! | `oauth-tls` | `oauth` for issuers reached over https | `oauth`, reqwest's rustls |
 //! | `axum` | `Server::router`: the endpoint as an axum `Router` | `http`, axum |
 //! | `cli` | `cli_app!` and `cli`: the generated command line; `serve` offers the transports the features above enable | `server`, clap, tracing-subscriber |
+//! | `testing` | `testing::TestClient`: an in-process MCP client for tests, through the real protocol engine (`docs/testing.md`) | `server` |
 //!
 //! A stdio-only server (`cli`, or `server` with a `main` of its own) links no HTTP stack,
 //! TLS or OAuth client; `docs/performance.md` ("Binary size") has the sizes and the
@@ -71,7 +72,8 @@
 //! envelope: summary, data, next steps, error codes), [`paging`] (bounded lists and pages),
 //! [`sessions`] (per-caller sessions behind per-session locks), [`registry`] (the builder,
 //! build errors, reports), [`permissions`], [`schema`], and behind features [`server`]
-//! (features `server` and `http`; the only place rmcp appears) and `cli` (`cli`).
+//! (features `server` and `http`), `cli` (`cli`) and `testing` (`testing`: an in-process
+//! client for tests, `docs/testing.md`); rmcp appears only in `server` and `testing`.
 //! `docs/versioning.md` says what is public API.
 //!
 //! ## The `inventory` linker caveat
@@ -109,6 +111,9 @@ pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod sessions;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 
 pub use caller::Caller;
 pub use context::{State, ToolContext};
@@ -184,6 +189,11 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/resources-and-prompts.md")]
 pub struct ResourcesAndPromptsDoctests;
+
+/// The code blocks of `docs/testing.md`, compiled and run as doctests.
+#[cfg(all(doctest, feature = "testing"))]
+#[doc = include_str!("../docs/testing.md")]
+pub struct TestingDoctests;
 
 /// Items the macros' generated code refers to. Not public API.
 #[doc(hidden)]

@@ -1,9 +1,12 @@
-//! The `#[mcp_tool]` layer: the seven tools through a real `ToolRegistry`, as an MCP client
-//! would reach them (schema validation, structured output, error kinds and actions).
+//! The `#[mcp_tool]` layer: the seven tools as an MCP client reaches them, through the
+//! protocol engine (`mcp_toolbelt::testing`): schema validation, structured output, error
+//! kinds and actions.
 
 mod common;
 
-use mcp_toolbelt::{ErrorKind, ToolContext, ToolError, ToolRegistry, ToolResult};
+use mcp_toolbelt::server::Server;
+use mcp_toolbelt::testing::{TestClient, ToolResultExt};
+use mcp_toolbelt::{ErrorKind, ToolError, ToolRegistry};
 use memo_mcp::MemoError;
 use serde_json::{Value, json};
 
@@ -26,16 +29,10 @@ async fn registry() -> (common::Fixture, ToolRegistry) {
     (fx, registry)
 }
 
-async fn call(registry: &ToolRegistry, name: &str, args: Value) -> ToolResult {
-    registry
-        .call_tool(name, args, ToolContext::default())
-        .await
-        .expect("tool exists")
-}
-
-fn ok(result: &ToolResult) -> &Value {
-    assert!(!result.is_error(), "{}", result.text_content());
-    result.structured_content().expect("structured content")
+/// A client of the memo server, connected through the protocol engine.
+async fn client() -> (common::Fixture, TestClient) {
+    let (fx, registry) = registry().await;
+    (fx, TestClient::connect(Server::new(registry)).await)
 }
 
 #[tokio::test]
@@ -81,67 +78,68 @@ async fn the_seven_tools_are_listed_with_schemas_and_hints() {
 }
 
 #[tokio::test]
-async fn create_get_update_search_delete_through_the_registry() {
-    let (_fx, registry) = registry().await;
-    let created = call(
-        &registry,
-        "memo_create",
-        json!({"title": "Groceries", "content": "milk, eggs"}),
-    )
-    .await;
-    let memo = ok(&created).clone();
+async fn create_get_update_search_delete_through_the_protocol() {
+    let (_fx, client) = client().await;
+    let created = client
+        .call(
+            "memo_create",
+            json!({"title": "Groceries", "content": "milk, eggs"}),
+        )
+        .await;
+    let memo = created.ok().clone();
     let id = memo["id"].as_str().unwrap();
     // The text block is the same JSON, for clients that ignore structured content.
     let text: Value = serde_json::from_str(&created.text_content()).unwrap();
     assert_eq!(text, memo);
 
-    let got = call(&registry, "memo_get", json!({"id": id.to_lowercase()})).await;
-    assert_eq!(ok(&got)["title"], "Groceries");
+    let got = client
+        .call("memo_get", json!({"id": id.to_lowercase()}))
+        .await;
+    assert_eq!(got.ok()["title"], "Groceries");
 
-    let updated = call(
-        &registry,
-        "memo_update",
-        json!({"id": id, "content": "milk, eggs, bread"}),
-    )
-    .await;
-    assert_eq!(ok(&updated)["content"], "milk, eggs, bread");
-    assert_eq!(ok(&updated)["title"], "Groceries");
+    let updated = client
+        .call(
+            "memo_update",
+            json!({"id": id, "content": "milk, eggs, bread"}),
+        )
+        .await;
+    assert_eq!(updated.ok()["content"], "milk, eggs, bread");
+    assert_eq!(updated.ok()["title"], "Groceries");
 
-    let hits = call(&registry, "memo_search", json!({"query": "bread"})).await;
-    assert_eq!(ok(&hits)["total_matches"], 1);
-    assert_eq!(ok(&hits)["hits"][0]["id"], id);
+    let hits = client.call("memo_search", json!({"query": "bread"})).await;
+    assert_eq!(hits.ok()["total_matches"], 1);
+    assert_eq!(hits.ok()["hits"][0]["id"], id);
 
-    let list = call(&registry, "memo_list", json!({"limit": 10})).await;
-    assert_eq!(ok(&list)["total"], 1);
+    let list = client.call("memo_list", json!({"limit": 10})).await;
+    assert_eq!(list.ok()["total"], 1);
 
-    let context = call(&registry, "memo_get_all_context", json!({})).await;
+    let context = client.call("memo_get_all_context", json!({})).await;
     assert!(context.text_content().contains("## Groceries"));
-    assert_eq!(ok(&context)["included"], 1);
-    assert_eq!(ok(&context)["truncated"], false);
+    assert_eq!(context.ok()["included"], 1);
+    assert_eq!(context.ok()["truncated"], false);
 
-    let deleted = call(&registry, "memo_delete", json!({"id": id})).await;
-    assert_eq!(ok(&deleted)["id"], id);
-    let again = call(&registry, "memo_delete", json!({"id": id})).await;
+    let deleted = client.call("memo_delete", json!({"id": id})).await;
+    assert_eq!(deleted.ok()["id"], id);
+    let again = client.call("memo_delete", json!({"id": id})).await;
     assert!(again.is_error());
     assert_eq!(again.error_kind(), Some(ErrorKind::NotFound));
 }
 
 #[tokio::test]
 async fn errors_carry_their_kind_and_action_line() {
-    let (_fx, registry) = registry().await;
-    let missing = call(
-        &registry,
-        "memo_get",
-        json!({"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}),
-    )
-    .await;
+    let (_fx, client) = client().await;
+    let missing = client
+        .call("memo_get", json!({"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}))
+        .await;
     assert_eq!(
         missing.text_content(),
         "Error (not_found): memo 01ARZ3NDEKTSV4RRFFQ69G5FAV not found\n\nAction: Check the id, \
          or call memo_list or memo_search to find the memo you want."
     );
 
-    let bad_id = call(&registry, "memo_get", json!({"id": "../etc/passwd"})).await;
+    let bad_id = client
+        .call("memo_get", json!({"id": "../etc/passwd"}))
+        .await;
     assert_eq!(bad_id.error_kind(), Some(ErrorKind::Validation));
     assert!(
         bad_id
@@ -151,12 +149,9 @@ async fn errors_carry_their_kind_and_action_line() {
         bad_id.text_content()
     );
 
-    let nothing = call(
-        &registry,
-        "memo_update",
-        json!({"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}),
-    )
-    .await;
+    let nothing = client
+        .call("memo_update", json!({"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}))
+        .await;
     assert!(
         nothing
             .text_content()
@@ -166,21 +161,18 @@ async fn errors_carry_their_kind_and_action_line() {
     );
 
     // Schema violations are refused before the store is reached.
-    let wrong_type = call(&registry, "memo_list", json!({"limit": "ten"})).await;
+    let wrong_type = client.call("memo_list", json!({"limit": "ten"})).await;
     assert_eq!(wrong_type.error_kind(), Some(ErrorKind::Validation));
-    let too_many = call(
-        &registry,
-        "memo_search",
-        json!({"query": "x", "limit": 101}),
-    )
-    .await;
+    let too_many = client
+        .call("memo_search", json!({"query": "x", "limit": 101}))
+        .await;
     assert_eq!(too_many.error_kind(), Some(ErrorKind::Validation));
-    let unknown = call(
-        &registry,
-        "memo_create",
-        json!({"title": "t", "content": "c", "tags": ["x"]}),
-    )
-    .await;
+    let unknown = client
+        .call(
+            "memo_create",
+            json!({"title": "t", "content": "c", "tags": ["x"]}),
+        )
+        .await;
     assert_eq!(unknown.error_kind(), Some(ErrorKind::Validation));
 }
 

@@ -1,12 +1,15 @@
-//! The `#[mcp_tool]` layer: the seven tools through a real `ToolRegistry` over the test
-//! sandbox — permissions per tool, schemas, structured output, and refusals rendered as
+//! The `#[mcp_tool]` layer: the seven tools over the test sandbox as an MCP client reaches
+//! them, through the protocol engine (`mcp_toolbelt::testing`) — the tools each caller
+//! sees, schemas, structured output, and refusals rendered as
 //! `Error (permission_denied): …` with an `Action:` line.
 
 mod common;
 
 use common::{DENIED_SECRET, Fixture, OUTSIDE_SECRET};
-use mcp_toolbelt::{ErrorKind, PermissionSet, ToolContext, ToolError, ToolRegistry, ToolResult};
-use serde_json::{Value, json};
+use mcp_toolbelt::server::Server;
+use mcp_toolbelt::testing::{TestClient, ToolResultExt};
+use mcp_toolbelt::{Caller, ErrorKind, PermissionSet, ToolError, ToolRegistry};
+use serde_json::json;
 use system_tools_mcp::SandboxError;
 
 fn registry(fx: &Fixture) -> ToolRegistry {
@@ -16,92 +19,88 @@ fn registry(fx: &Fixture) -> ToolRegistry {
         .expect("registry builds")
 }
 
-async fn call(registry: &ToolRegistry, name: &str, args: Value) -> ToolResult {
-    registry
-        .call_tool(name, args, ToolContext::default())
-        .await
-        .expect("tool exists")
-}
-
-fn ok(result: &ToolResult) -> &Value {
-    assert!(!result.is_error(), "{}", result.text_content());
-    result.structured_content().expect("structured content")
+/// A client of the sandbox's server as the local caller, through the protocol engine.
+async fn client(fx: &Fixture) -> TestClient {
+    TestClient::connect(Server::new(registry(fx))).await
 }
 
 #[tokio::test]
 async fn permissions_decide_which_tools_a_caller_sees() {
     let fx = Fixture::new();
-    let registry = registry(&fx);
-    let names = |set: &PermissionSet| -> Vec<String> {
-        registry
-            .view(set)
-            .list_tools()
-            .iter()
-            .map(|t| t.name().to_string())
-            .collect()
+    let names = async |permissions: &[&str]| -> Vec<String> {
+        let caller = Caller::with_permissions(PermissionSet::new(permissions.iter().copied()));
+        let client = TestClient::builder(Server::new(registry(&fx)))
+            .caller(caller)
+            .connect()
+            .await;
+        client.tool_names().await.expect("tools/list")
     };
-    assert_eq!(names(&PermissionSet::empty()), ["echo"]);
+    assert_eq!(names(&[]).await, ["echo"]);
     assert_eq!(
-        names(&PermissionSet::new(["FILE_READ"])),
+        names(&["FILE_READ"]).await,
         ["echo", "list_directory", "read_file", "search_files"]
     );
     assert_eq!(
-        names(&PermissionSet::new(["FILE_WRITE", "EXEC"])),
+        names(&["FILE_WRITE", "EXEC"]).await,
         ["echo", "execute_command", "write_file"]
     );
-    assert_eq!(
-        names(&PermissionSet::new(["SYSTEM_INFO"])),
-        ["echo", "system_info"]
-    );
-    // A caller without EXEC cannot reach execute_command at all (not even to probe it).
-    let view = registry.view(&PermissionSet::new(["FILE_READ"]));
-    let hidden = view
-        .call_tool(
-            "execute_command",
-            json!({"command": "ls"}),
-            ToolContext::default(),
-        )
+    assert_eq!(names(&["SYSTEM_INFO"]).await, ["echo", "system_info"]);
+    // A caller without EXEC cannot reach execute_command at all (not even to probe it): it
+    // is answered exactly like a tool that does not exist.
+    let reader = Caller::with_permissions(PermissionSet::new(["FILE_READ"]));
+    let client = TestClient::builder(Server::new(registry(&fx)))
+        .caller(reader)
+        .connect()
         .await;
-    assert!(hidden.is_err());
+    let hidden = client
+        .try_call("execute_command", json!({"command": "ls"}))
+        .await
+        .expect_err("hidden");
+    let unknown = client
+        .try_call("no_such_tool", json!({}))
+        .await
+        .expect_err("unknown");
+    assert_eq!(hidden.code(), Some(-32602), "{hidden}");
+    assert_eq!(hidden.code(), unknown.code());
 }
 
 #[tokio::test]
-async fn every_tool_works_through_the_registry() {
+async fn every_tool_works_through_the_protocol() {
     let fx = Fixture::new();
-    let registry = registry(&fx);
+    let client = client(&fx).await;
 
-    let echo = call(&registry, "echo", json!({"message": "hi"})).await;
+    let echo = client.call("echo", json!({"message": "hi"})).await;
     assert_eq!(echo.text_content(), "Echo: hi");
-    let empty = call(&registry, "echo", json!({})).await;
+    let empty = client.call("echo", json!({})).await;
     assert_eq!(empty.text_content(), "Echo: ");
 
-    let read = call(&registry, "read_file", json!({"path": "notes.txt"})).await;
+    let read = client.call("read_file", json!({"path": "notes.txt"})).await;
     // The content is the text block, sent once; the structured result says what was read.
     assert_eq!(read.text_content(), "hello notes\n");
-    assert_eq!(ok(&read)["encoding"], "utf-8");
-    assert!(ok(&read).get("content").is_none());
-    let b64 = call(
-        &registry,
-        "read_file",
-        json!({"path": "notes.txt", "encoding": "base64"}),
-    )
-    .await;
+    assert_eq!(read.ok()["encoding"], "utf-8");
+    assert!(read.ok().get("content").is_none());
+    let b64 = client
+        .call(
+            "read_file",
+            json!({"path": "notes.txt", "encoding": "base64"}),
+        )
+        .await;
     assert_eq!(b64.text_content(), "aGVsbG8gbm90ZXMK");
 
-    let written = call(
-        &registry,
-        "write_file",
-        json!({"path": "new/deep/file.txt", "content": "made", "create_dirs": true}),
-    )
-    .await;
-    assert_eq!(ok(&written)["bytes_written"], 4);
+    let written = client
+        .call(
+            "write_file",
+            json!({"path": "new/deep/file.txt", "content": "made", "create_dirs": true}),
+        )
+        .await;
+    assert_eq!(written.ok()["bytes_written"], 4);
     assert_eq!(
         std::fs::read_to_string(fx.root.join("new/deep/file.txt")).unwrap(),
         "made"
     );
 
-    let listing = call(&registry, "list_directory", json!({})).await;
-    let names: Vec<&str> = ok(&listing)["entries"]
+    let listing = client.call("list_directory", json!({})).await;
+    let names: Vec<&str> = listing.ok()["entries"]
         .as_array()
         .unwrap()
         .iter()
@@ -113,8 +112,10 @@ async fn every_tool_works_through_the_registry() {
     );
     assert!(!names.contains(&"secret"), "denied entries are left out");
 
-    let found = call(&registry, "search_files", json!({"pattern": "*.txt"})).await;
-    let paths: Vec<&str> = ok(&found)["matches"]
+    let found = client
+        .call("search_files", json!({"pattern": "*.txt"}))
+        .await;
+    let paths: Vec<&str> = found.ok()["matches"]
         .as_array()
         .unwrap()
         .iter()
@@ -123,12 +124,12 @@ async fn every_tool_works_through_the_registry() {
     assert!(paths.contains(&"sub/inner.txt"), "{paths:?}");
     assert!(!paths.iter().any(|p| p.starts_with("secret")), "{paths:?}");
 
-    let run = call(
-        &registry,
-        "execute_command",
-        json!({"command": "echo", "args": ["a;b", "$(id)", "|", "c"]}),
-    )
-    .await;
+    let run = client
+        .call(
+            "execute_command",
+            json!({"command": "echo", "args": ["a;b", "$(id)", "|", "c"]}),
+        )
+        .await;
     // stdout then stderr, as two text blocks; the structured result has no copy of them.
     assert_eq!(run.content().len(), 2);
     assert_eq!(
@@ -136,18 +137,18 @@ async fn every_tool_works_through_the_registry() {
         "a;b $(id) | c\n\n",
         "stdout, a newline, empty stderr"
     );
-    assert!(ok(&run).get("stdout").is_none());
-    assert_eq!(ok(&run)["stdout_encoding"], "utf-8");
-    assert_eq!(ok(&run)["exit_code"], 0);
+    assert!(run.ok().get("stdout").is_none());
+    assert_eq!(run.ok()["stdout_encoding"], "utf-8");
+    assert_eq!(run.ok()["exit_code"], 0);
 
-    let info = call(&registry, "system_info", json!({})).await;
-    assert!(ok(&info)["cpu_count"].as_u64().unwrap() >= 1);
+    let info = client.call("system_info", json!({})).await;
+    assert!(info.ok()["cpu_count"].as_u64().unwrap() >= 1);
 }
 
 #[tokio::test]
 async fn refusals_are_permission_denied_with_an_action() {
     let fx = Fixture::new();
-    let registry = registry(&fx);
+    let client = client(&fx).await;
     let outside = fx.outside.join("secret.txt");
     let cases = [
         ("read_file", json!({"path": "../outside/secret.txt"})),
@@ -190,7 +191,7 @@ async fn refusals_are_permission_denied_with_an_action() {
     ];
     let before = fx.snapshot_outside_root();
     for (tool, args) in cases {
-        let result = call(&registry, tool, args.clone()).await;
+        let result = client.call(tool, args.clone()).await;
         let text = result.text_content();
         assert_eq!(
             result.error_kind(),
@@ -225,8 +226,8 @@ async fn refusals_are_permission_denied_with_an_action() {
 #[tokio::test]
 async fn other_failures_keep_their_kind() {
     let fx = Fixture::new();
-    let registry = registry(&fx);
-    let missing = call(&registry, "read_file", json!({"path": "nope.txt"})).await;
+    let client = client(&fx).await;
+    let missing = client.call("read_file", json!({"path": "nope.txt"})).await;
     assert_eq!(missing.error_kind(), Some(ErrorKind::NotFound));
     assert!(
         missing
@@ -235,14 +236,14 @@ async fn other_failures_keep_their_kind() {
         "{}",
         missing.text_content()
     );
-    let nul = call(&registry, "read_file", json!({"path": "a\u{0}b"})).await;
+    let nul = client.call("read_file", json!({"path": "a\u{0}b"})).await;
     assert_eq!(nul.error_kind(), Some(ErrorKind::Validation));
-    let slow = call(
-        &registry,
-        "execute_command",
-        json!({"command": "sleep", "args": ["30"]}),
-    )
-    .await;
+    let slow = client
+        .call(
+            "execute_command",
+            json!({"command": "sleep", "args": ["30"]}),
+        )
+        .await;
     assert_eq!(
         slow.error_kind(),
         Some(ErrorKind::Timeout),
@@ -250,19 +251,16 @@ async fn other_failures_keep_their_kind() {
         slow.text_content()
     );
     // Schema violations never reach the sandbox.
-    let bad = call(
-        &registry,
-        "read_file",
-        json!({"path": "notes.txt", "encoding": "latin1"}),
-    )
-    .await;
+    let bad = client
+        .call(
+            "read_file",
+            json!({"path": "notes.txt", "encoding": "latin1"}),
+        )
+        .await;
     assert_eq!(bad.error_kind(), Some(ErrorKind::Validation));
-    let bad = call(
-        &registry,
-        "execute_command",
-        json!({"command": "ls", "args": "-l"}),
-    )
-    .await;
+    let bad = client
+        .call("execute_command", json!({"command": "ls", "args": "-l"}))
+        .await;
     assert_eq!(bad.error_kind(), Some(ErrorKind::Validation));
 }
 

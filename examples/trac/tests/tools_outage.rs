@@ -8,42 +8,32 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use mcp_toolbelt::{ToolContext, ToolRegistry};
-use serde_json::{Value, json};
+use mcp_toolbelt::ToolRegistry;
+use mcp_toolbelt::server::Server;
+use mcp_toolbelt::testing::{TestClient, ToolResultExt};
+use serde_json::json;
 use tokio::sync::Mutex;
+use trac_mcp::client::TracClient;
 
 use common::servers;
 
 static SERIAL: Mutex<()> = Mutex::const_new(());
 
-async fn call(registry: &ToolRegistry, tool: &str, args: Value) -> (bool, String, Option<Value>) {
-    let result = registry
-        .call_tool(tool, args, ToolContext::default())
-        .await
-        .expect("a known tool");
-    (
-        result.is_error(),
-        result.text_content(),
-        result.structured_content().cloned(),
-    )
+/// An MCP client of every tool over `trac`, through the protocol engine.
+async fn connect(trac: TracClient) -> TestClient {
+    let registry = ToolRegistry::builder().state(trac).build().unwrap();
+    TestClient::connect(Server::new(registry)).await
 }
 
 #[tokio::test]
 async fn stopped_tracd_is_an_upstream_error_naming_the_url_then_recovers() {
     let _serial = SERIAL.lock().await;
     let s = servers();
-    let registry = ToolRegistry::builder()
-        .state(s.anon_client())
-        .build()
-        .unwrap();
-    let (failed, text, created) = call(
-        &registry,
-        "ticket_create",
-        json!({"summary": "before the outage"}),
-    )
-    .await;
-    assert!(!failed, "{text}");
-    let id = created.unwrap()["id"].clone();
+    let client = connect(s.anon_client()).await;
+    let created = client
+        .call("ticket_create", json!({"summary": "before the outage"}))
+        .await;
+    let id = created.ok()["id"].clone();
 
     s.stop();
     let url = format!("{}/rpc", s.anon_url());
@@ -53,8 +43,8 @@ async fn stopped_tracd_is_an_upstream_error_naming_the_url_then_recovers() {
         ("wiki_get", json!({"name": "WikiStart"})),
         ("ticket_batch_delete", json!({"ids": [id]})),
     ] {
-        let (failed, text, _) = call(&registry, tool, args).await;
-        assert!(failed, "{tool} must fail while tracd is down: {text}");
+        let failed = client.call(tool, args).await;
+        let text = failed.err_text();
         assert!(
             text.starts_with("Error (upstream_error): "),
             "{tool}: {text}"
@@ -64,21 +54,16 @@ async fn stopped_tracd_is_an_upstream_error_naming_the_url_then_recovers() {
     }
 
     s.restart();
-    let (failed, text, ticket) = call(&registry, "ticket_get", json!({"id": id})).await;
-    assert!(!failed, "after the restart: {text}");
-    assert_eq!(ticket.unwrap()["fields"]["summary"], "before the outage");
+    let ticket = client.call("ticket_get", json!({"id": id})).await;
+    assert_eq!(ticket.ok()["fields"]["summary"], "before the outage");
 }
 
 #[tokio::test]
 async fn frozen_tracd_is_an_upstream_timeout_naming_the_url_then_recovers() {
     let _serial = SERIAL.lock().await;
     let s = servers();
-    let registry = ToolRegistry::builder()
-        .state(s.client_with(s.anon_url(), None, Duration::from_millis(1500)))
-        .build()
-        .unwrap();
-    let (failed, text, _) = call(&registry, "ping", json!({})).await;
-    assert!(!failed, "{text}");
+    let client = connect(s.client_with(s.anon_url(), None, Duration::from_millis(1500))).await;
+    client.call("ping", json!({})).await.ok();
 
     let pid = s.anon_pid().to_string();
     let signal = |sig: &str| {
@@ -89,10 +74,9 @@ async fn frozen_tracd_is_an_upstream_timeout_naming_the_url_then_recovers() {
         assert!(status.success(), "kill {sig} {pid}");
     };
     signal("-STOP");
-    let frozen = call(&registry, "ticket_search", json!({})).await;
+    let frozen = client.call("ticket_search", json!({})).await;
     signal("-CONT");
-    let (failed, text, _) = frozen;
-    assert!(failed, "{text}");
+    let text = frozen.err_text();
     let url = format!("{}/rpc", s.anon_url());
     assert!(
         text.starts_with(&format!(
@@ -100,6 +84,6 @@ async fn frozen_tracd_is_an_upstream_timeout_naming_the_url_then_recovers() {
         )),
         "{text}"
     );
-    let (failed, text, _) = call(&registry, "ticket_search", json!({})).await;
-    assert!(!failed, "tracd answers again after SIGCONT: {text}");
+    // tracd answers again after SIGCONT
+    client.call("ticket_search", json!({})).await.ok();
 }

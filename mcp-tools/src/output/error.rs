@@ -95,6 +95,30 @@ impl ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// Every kind.
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) const ALL: [ErrorKind; 8] = [
+        ErrorKind::NotFound,
+        ErrorKind::PermissionDenied,
+        ErrorKind::Validation,
+        ErrorKind::Conflict,
+        ErrorKind::Timeout,
+        ErrorKind::Upstream,
+        ErrorKind::Cancelled,
+        ErrorKind::Internal,
+    ];
+
+    /// The kind a text [`ToolError::render`] wrote names (`Error (kind): …`), if it is one.
+    #[cfg(feature = "testing")]
+    pub(crate) fn of_rendered(text: &str) -> Option<ErrorKind> {
+        let name = text.strip_prefix("Error (")?.split_once("): ")?.0;
+        ErrorKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
+}
+
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -344,18 +368,20 @@ mod tests {
         assert!(shown.len() < 200);
     }
 
+    #[cfg(feature = "testing")]
+    #[test]
+    fn a_rendered_error_names_its_kind() {
+        for kind in ErrorKind::ALL {
+            let text = ToolError::new(kind, "it (broke): badly").render(Some("memo"));
+            assert_eq!(ErrorKind::of_rendered(&text), Some(kind), "{text}");
+        }
+        assert_eq!(ErrorKind::of_rendered("Error (no_such_kind): x"), None);
+        assert_eq!(ErrorKind::of_rendered("all fine"), None);
+    }
+
     #[test]
     fn default_actions_hold_in_any_domain() {
-        for kind in [
-            ErrorKind::NotFound,
-            ErrorKind::PermissionDenied,
-            ErrorKind::Validation,
-            ErrorKind::Conflict,
-            ErrorKind::Timeout,
-            ErrorKind::Upstream,
-            ErrorKind::Cancelled,
-            ErrorKind::Internal,
-        ] {
+        for kind in ErrorKind::ALL {
             for category in [None, Some("stock"), Some("item")] {
                 let action = kind.default_action(category);
                 // No article glued to a category ("a item"), no invented search tool or

@@ -152,6 +152,20 @@ impl ToolResult {
 }
 
 impl ToolResult {
+    /// A result from its parts (a result received over the wire).
+    #[cfg(feature = "testing")]
+    pub(crate) fn from_parts(
+        content: Vec<ContentBlock>,
+        structured_content: Option<Value>,
+        error_kind: Option<ErrorKind>,
+    ) -> Self {
+        ToolResult {
+            content,
+            structured_content,
+            error_kind,
+        }
+    }
+
     /// The parts, moved out (the server's protocol conversion).
     #[cfg(feature = "server")]
     pub(crate) fn into_parts(self) -> (Vec<ContentBlock>, Option<Value>, bool) {

@@ -32,6 +32,7 @@ use super::tcp::{self, TcpOptions};
 use super::tool_pages::ToolPages;
 #[cfg(unix)]
 use super::unix;
+use crate::Caller;
 use crate::definition::TaskSupport;
 use crate::registry::ToolRegistry;
 
@@ -584,11 +585,26 @@ impl Server {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        self.serve_io_as(None, read, write).await
+    }
+
+    /// [`serve_io`](Self::serve_io) for a caller the transport established (`None`: the
+    /// local caller): the in-process test client's identity.
+    pub(crate) async fn serve_io_as<R, W>(
+        self,
+        caller: Option<Caller>,
+        read: R,
+        write: W,
+    ) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
         let shared = self.shared();
         shared.list_changed.start_pump();
         let limits = self.stream_limits();
         let drain = self.drain();
-        stream::serve_stream(shared, read, write, None, limits, &drain).await
+        stream::serve_stream(shared, read, write, caller, limits, &drain).await
     }
 
     /// Listen on `addr` for TCP connections, each one MCP session of newline-delimited

@@ -144,6 +144,117 @@ fn prompt_message(message: PromptMessage) -> wire::PromptMessage {
     wire::PromptMessage::new(role, content_block(content))
 }
 
+/// Back from the wire: what a client receives, as the crate's model types (the in-process
+/// test client, `crate::testing`). A tool's error result gets its kind back from the
+/// `Error (kind): …` text the server wrote.
+#[cfg(feature = "testing")]
+pub(crate) mod received {
+    use base64::Engine as _;
+    use rmcp::model as wire;
+
+    use crate::output::content::{Content, ContentBlock, ResourceLink};
+    use crate::output::error::ErrorKind;
+    use crate::output::prompt_messages::{PromptMessage, PromptResult, Role};
+    use crate::output::resource_content::ResourceContent;
+    use crate::output::result::ToolResult;
+
+    /// A `tools/call` result. An error result whose text names no kind is `internal_error`.
+    pub(crate) fn call_result(call: wire::CallToolResult) -> Result<ToolResult, String> {
+        let content = call
+            .content
+            .into_iter()
+            .map(content_block)
+            .collect::<Result<Vec<_>, _>>()?;
+        let error_kind = call.is_error.unwrap_or(false).then(|| {
+            content
+                .iter()
+                .find_map(ContentBlock::as_text)
+                .and_then(ErrorKind::of_rendered)
+                .unwrap_or(ErrorKind::Internal)
+        });
+        Ok(ToolResult::from_parts(
+            content,
+            call.structured_content,
+            error_kind,
+        ))
+    }
+
+    /// One content block of a result or a prompt message.
+    pub(crate) fn content_block(block: wire::ContentBlock) -> Result<ContentBlock, String> {
+        let body = match block {
+            wire::ContentBlock::Text(text) => Content::Text(text.text),
+            wire::ContentBlock::Image(image) => Content::Image {
+                data: image.data,
+                mime_type: image.mime_type,
+            },
+            wire::ContentBlock::Audio(audio) => Content::Audio {
+                data: audio.data,
+                mime_type: audio.mime_type,
+            },
+            wire::ContentBlock::Resource(embedded) => {
+                Content::Resource(resource_contents(embedded.resource)?)
+            }
+            wire::ContentBlock::ResourceLink(link) => Content::ResourceLink(ResourceLink {
+                uri: link.uri,
+                name: link.name,
+            }),
+            other => return Err(format!("a content block of an unknown kind: {other:?}")),
+        };
+        Ok(ContentBlock { body })
+    }
+
+    /// Contents as `resources/read` or an embedded resource carries them.
+    pub(crate) fn resource_contents(
+        contents: wire::ResourceContents,
+    ) -> Result<ResourceContent, String> {
+        let (uri, mime_type, contents) = match contents {
+            wire::ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => (uri, mime_type, ResourceContent::text(text)),
+            wire::ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(blob.as_bytes())
+                    .map_err(|e| format!("the blob of {uri} is not base64: {e}"))?;
+                (uri, mime_type, ResourceContent::blob(bytes))
+            }
+            other => return Err(format!("resource contents of an unknown kind: {other:?}")),
+        };
+        let contents = contents.with_uri(uri);
+        Ok(match mime_type {
+            Some(mime_type) => contents.with_mime_type(mime_type),
+            None => contents,
+        })
+    }
+
+    /// A `prompts/get` result.
+    pub(crate) fn prompt_result(result: wire::GetPromptResult) -> Result<PromptResult, String> {
+        let messages = result
+            .messages
+            .into_iter()
+            .map(|message| {
+                let role = match message.role {
+                    wire::Role::User => Role::User,
+                    wire::Role::Assistant => Role::Assistant,
+                };
+                Ok(PromptMessage::new(role, content_block(message.content)?))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let prompt = PromptResult::new(messages);
+        Ok(match result.description {
+            Some(description) => prompt.with_description(description),
+            None => prompt,
+        })
+    }
+}
+
 /// The crate's model types serialize to their MCP wire form themselves (for the command
 /// line, logs and users' own transports); the server sends rmcp's types made here. The
 /// two must be the same JSON, for every type and every optional part.
@@ -218,6 +329,16 @@ mod tests {
                 .with_structured(json!({"n": 1})),
         ] {
             same(&result, &call_result(result.clone()));
+            #[cfg(feature = "testing")]
+            {
+                // What a client receives reads back as what the tool returned.
+                let received = received::call_result(call_result(result.clone())).unwrap();
+                assert_eq!(
+                    serde_json::to_value(&received).unwrap(),
+                    serde_json::to_value(&result).unwrap()
+                );
+                assert_eq!(received.error_kind(), result.error_kind());
+            }
         }
     }
 

@@ -11,7 +11,7 @@ use crate::common::{USER, servers, unique};
 
 #[tokio::test]
 async fn missing_tickets_are_not_found_for_every_ticket_read() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     for tool in [
         "ticket_get",
         "ticket_changelog",
@@ -43,7 +43,7 @@ async fn missing_tickets_are_not_found_for_every_ticket_read() {
 
 #[tokio::test]
 async fn a_user_without_ticket_admin_gets_permission_denied_from_trac() {
-    let bob = Tools::new(servers().auth_client());
+    let bob = Tools::new(servers().auth_client()).await;
     // authenticated users may create tickets (a Trac default) ...
     let id = bob
         .ok("ticket_create", json!({"summary": "bob's ticket"}))
@@ -84,7 +84,7 @@ async fn a_user_without_ticket_admin_gets_permission_denied_from_trac() {
         "{}",
         milestone.text
     );
-    let anon = Tools::anon();
+    let anon = Tools::anon().await;
     assert_eq!(
         anon.fail("milestone_get", json!({"name": name})).await.kind,
         ErrorKind::NotFound
@@ -98,7 +98,8 @@ async fn rejected_credentials_say_so() {
         s.auth_url(),
         Some((USER, "not-the-password")),
         Duration::from_secs(30),
-    ));
+    ))
+    .await;
     let err = wrong.fail("ping", json!({})).await;
     assert_eq!(err.kind, ErrorKind::PermissionDenied, "{}", err.text);
     assert!(err.text.contains("401"), "{}", err.text);

@@ -9,7 +9,7 @@ use crate::common::unique;
 
 #[tokio::test]
 async fn milestone_lifecycle() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let name = unique("ms-");
     let created = tools
         .ok(

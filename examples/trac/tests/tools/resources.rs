@@ -1,7 +1,7 @@
-//! Wiki pages as `trac://wiki/{+name}` resources, with page-name completion.
+//! Wiki pages as `trac://wiki/{+name}` resources, with page-name completion, read through
+//! the protocol engine; the permission filter on the registry.
 
-use mcp_toolbelt::definition::{CompletionRef, CompletionRequest};
-use mcp_toolbelt::{ErrorKind, PermissionSet, ToolContext, ToolRegistry};
+use mcp_toolbelt::{PermissionSet, ToolContext, ToolRegistry};
 use serde_json::json;
 use trac_mcp::resources::WIKI_PAGE_RESOURCE;
 
@@ -18,7 +18,7 @@ fn registry(allowed: Option<PermissionSet>) -> ToolRegistry {
 
 #[tokio::test]
 async fn wiki_pages_read_as_resources_including_names_with_slashes() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let name = format!("{}/Install", unique("Guide"));
     tools
         .ok(
@@ -26,22 +26,18 @@ async fn wiki_pages_read_as_resources_including_names_with_slashes() {
             json!({"name": name, "content": "= Install =\n\nRun it.\n"}),
         )
         .await;
-    let registry = registry(None);
-    let templates = registry.list_resource_templates();
+    let client = tools.client();
+    let templates = client.list_resource_templates().await.unwrap();
     assert_eq!(templates.len(), 1);
-    assert_eq!(templates[0].address().to_string(), "trac://wiki/{+name}");
+    assert_eq!(templates[0]["uriTemplate"], "trac://wiki/{+name}");
     assert_eq!(WIKI_PAGE_RESOURCE, "trac://wiki/{+name}");
-    assert_eq!(templates[0].mime_type(), Some("text/x-trac-wiki"));
+    assert_eq!(templates[0]["mimeType"], "text/x-trac-wiki");
 
     let uri = format!("trac://wiki/{name}");
-    let contents = registry
-        .read_resource(&uri, ToolContext::default())
-        .await
-        .unwrap();
-    let read = serde_json::to_value(&contents[0]).unwrap();
-    assert_eq!(read["uri"], uri.as_str());
-    assert_eq!(read["text"], "= Install =\n\nRun it.\n");
-    assert_eq!(read["mimeType"], "text/x-trac-wiki");
+    let contents = client.read_resource(&uri).await.unwrap();
+    assert_eq!(contents[0].uri(), Some(uri.as_str()));
+    assert_eq!(contents[0].as_text(), Some("= Install =\n\nRun it.\n"));
+    assert_eq!(contents[0].mime_type(), Some("text/x-trac-wiki"));
 
     // the resource follows the page
     tools
@@ -50,33 +46,25 @@ async fn wiki_pages_read_as_resources_including_names_with_slashes() {
             json!({"name": name, "content": "= Install =\n\nRun it twice.\n"}),
         )
         .await;
-    let again = registry
-        .read_resource(&uri, ToolContext::default())
-        .await
-        .unwrap();
-    assert_eq!(
-        serde_json::to_value(&again[0]).unwrap()["text"],
-        "= Install =\n\nRun it twice.\n"
-    );
+    let again = client.read_resource(&uri).await.unwrap();
+    assert_eq!(again[0].as_text(), Some("= Install =\n\nRun it twice.\n"));
 
-    let missing = registry
-        .read_resource(
-            &format!("trac://wiki/{}", unique("NoSuch")),
-            ToolContext::default(),
-        )
+    // an unknown page is the protocol's "resource not found"
+    let missing = client
+        .read_resource(&format!("trac://wiki/{}", unique("NoSuch")))
         .await
         .unwrap_err();
-    assert_eq!(missing.kind(), ErrorKind::NotFound);
+    assert_eq!(missing.code(), Some(-32002), "{missing}");
 
-    let completion = registry
+    let completion = client
         .complete(
-            &CompletionRef::ResourceTemplate(WIKI_PAGE_RESOURCE.to_string()),
-            CompletionRequest::new("name", name.split('/').next().unwrap()),
-            ToolContext::default(),
+            json!({"type": "ref/resource", "uri": WIKI_PAGE_RESOURCE}),
+            "name",
+            name.split('/').next().unwrap(),
         )
         .await
         .unwrap();
-    assert_eq!(completion.values(), [name.as_str()]);
+    assert_eq!(completion, [name.as_str()]);
 }
 
 #[tokio::test]

@@ -8,11 +8,12 @@ use crate::common::servers;
 
 #[tokio::test]
 async fn ping_reports_the_endpoint_and_api_version() {
-    let info = Tools::anon().ok("ping", json!({})).await;
+    let info = Tools::anon().await.ok("ping", json!({})).await;
     assert_eq!(info["endpoint"], format!("{}/rpc", servers().anon_url()));
     assert_eq!(info["user"], serde_json::Value::Null);
     assert_eq!(info["api_version"]["epoch"], 1);
     let auth = Tools::new(servers().auth_client())
+        .await
         .ok("ping", json!({}))
         .await;
     assert_eq!(
@@ -25,7 +26,7 @@ async fn ping_reports_the_endpoint_and_api_version() {
 #[tokio::test]
 async fn server_time_is_the_servers_clock() {
     let before = Utc::now().timestamp();
-    let time = Tools::anon().ok("get_server_time", json!({})).await;
+    let time = Tools::anon().await.ok("get_server_time", json!({})).await;
     let after = Utc::now().timestamp();
     let unix = time["unix_seconds"].as_i64().unwrap();
     // same machine: the server's clock (whole seconds) lies within our call

@@ -15,7 +15,7 @@ async fn create(tools: &Tools, args: Value) -> i64 {
 
 #[tokio::test]
 async fn create_then_get_shows_every_given_field() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let kw = unique("create");
     let id = create(
         &tools,
@@ -44,7 +44,7 @@ async fn create_then_get_shows_every_given_field() {
 
 #[tokio::test]
 async fn update_then_changelog_shows_comment_and_field_change() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let id = create(
         &tools,
         json!({"summary": "to be changed", "priority": "major"}),
@@ -76,7 +76,7 @@ async fn update_then_changelog_shows_comment_and_field_change() {
 
 #[tokio::test]
 async fn workflow_actions_resolve_a_ticket() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let id = create(&tools, json!({"summary": "to resolve"})).await;
     let actions = tools.ok("ticket_actions", json!({"id": id})).await;
     let resolve = actions["actions"]
@@ -112,7 +112,7 @@ async fn workflow_actions_resolve_a_ticket() {
 
 #[tokio::test]
 async fn stale_ts_is_a_conflict_and_changes_nothing() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let id = create(&tools, json!({"summary": "contended"})).await;
     let first = tools.ok("ticket_get", json!({"id": id})).await;
     let ts = first["ts"].as_str().unwrap();
@@ -136,7 +136,7 @@ async fn stale_ts_is_a_conflict_and_changes_nothing() {
 
 #[tokio::test]
 async fn search_filters_limits_and_reports_truncation() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let kw = unique("search");
     let mut ids = Vec::new();
     for n in 0..3 {
@@ -180,7 +180,7 @@ async fn search_filters_limits_and_reports_truncation() {
 
 #[tokio::test]
 async fn fields_list_the_select_options() {
-    let fields = Tools::anon().ok("ticket_fields", json!({})).await;
+    let fields = Tools::anon().await.ok("ticket_fields", json!({})).await;
     let list = fields["fields"].as_array().unwrap();
     let priority = list.iter().find(|f| f["name"] == "priority").unwrap();
     assert_eq!(priority["type"], "select");
@@ -195,7 +195,7 @@ async fn fields_list_the_select_options() {
 
 #[tokio::test]
 async fn delete_then_get_is_not_found() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let id = create(&tools, json!({"summary": "short-lived"})).await;
     tools.guard_ticket_numbers().await;
     let deleted = tools.ok("ticket_delete", json!({"id": id})).await;
@@ -214,7 +214,7 @@ async fn delete_then_get_is_not_found() {
 
 #[tokio::test]
 async fn bad_arguments_are_refused_before_trac_is_asked() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let nothing = tools.fail("ticket_update", json!({"id": 1})).await;
     assert_eq!(nothing.kind, ErrorKind::Validation);
     assert!(

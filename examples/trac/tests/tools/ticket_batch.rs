@@ -16,7 +16,7 @@ fn item(report: &Value, index: usize) -> &Value {
 
 #[tokio::test]
 async fn batch_create_with_one_bad_item_creates_the_others() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let kw = unique("bc");
     let report = tools
         .ok(
@@ -69,7 +69,7 @@ async fn batch_create_with_one_bad_item_creates_the_others() {
 
 #[tokio::test]
 async fn batch_update_reports_missing_and_stale_items_and_applies_the_rest() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let kw = unique("bu");
     let created = tools
         .ok(
@@ -124,7 +124,7 @@ async fn batch_update_reports_missing_and_stale_items_and_applies_the_rest() {
 
 #[tokio::test]
 async fn batch_delete_with_a_missing_id_deletes_the_others() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let created = tools
         .ok(
             "ticket_batch_create",
@@ -152,7 +152,7 @@ async fn batch_delete_with_a_missing_id_deletes_the_others() {
 
 #[tokio::test]
 async fn batches_over_the_limit_or_empty_are_refused_whole() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let ids: Vec<usize> = (1..=MAX_BATCH_SIZE + 1).collect();
     let over = tools.fail("ticket_batch_delete", json!({"ids": ids})).await;
     assert_eq!(over.kind, ErrorKind::Validation);

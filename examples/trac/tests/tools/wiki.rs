@@ -8,7 +8,7 @@ use crate::common::unique;
 
 #[tokio::test]
 async fn create_update_get_and_delete_a_page() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let name = unique("Page");
     let created = tools
         .ok(
@@ -98,7 +98,7 @@ async fn create_update_get_and_delete_a_page() {
 
 #[tokio::test]
 async fn markdown_content_is_saved_as_tracwiki_and_read_back_as_markdown() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let name = unique("Md");
     let markdown =
         "# Install\n\n1. Run `make`\n2. See [the docs](https://example.org/docs)\n\n**Done**.\n";
@@ -145,7 +145,7 @@ async fn markdown_content_is_saved_as_tracwiki_and_read_back_as_markdown() {
 
 #[tokio::test]
 async fn search_and_recent_changes_find_a_new_page() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let name = unique("Findable");
     let word = unique("zebrafish");
     tools

@@ -19,7 +19,7 @@ const MARKDOWN: &str = "# Release notes\n\nThe *new* build:\n\n- faster start\n-
 
 #[tokio::test]
 async fn push_converts_markdown_and_pull_round_trips() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let dir = scratch();
     let page = unique("Notes/Release");
     let source = dir.join("notes.md");
@@ -121,7 +121,7 @@ async fn push_converts_markdown_and_pull_round_trips() {
 
 #[tokio::test]
 async fn pull_never_overwrites_unless_asked() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let dir = scratch();
     let page = unique("Pulled");
     tools
@@ -164,7 +164,7 @@ async fn pull_never_overwrites_unless_asked() {
 
 #[tokio::test]
 async fn detect_format_reads_local_files() {
-    let tools = Tools::anon();
+    let tools = Tools::anon().await;
     let dir = scratch();
     let md = dir.join("a.txt");
     std::fs::write(&md, MARKDOWN).unwrap();
