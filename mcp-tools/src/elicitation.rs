@@ -629,14 +629,16 @@ mod tests {
         );
     }
 
-    /// The refusal of `T`: its field and reason.
-    fn refused<T: JsonSchema + 'static>() -> (Option<String>, String) {
+    /// `T` is refused, naming `field` (`None`: the type as a whole), for a reason that
+    /// contains `why`.
+    fn assert_refused<T: JsonSchema + 'static>(field: Option<&str>, why: &str) {
         let err = requested_schema_for::<T>().unwrap_err();
         assert!(
             err.to_string().starts_with(std::any::type_name::<T>()),
             "{err}"
         );
-        (err.field().map(str::to_string), err.reason().to_string())
+        assert_eq!(err.field(), field, "{err}");
+        assert!(err.reason().contains(why), "{err}");
     }
 
     #[test]
@@ -652,30 +654,21 @@ mod tests {
             ok: bool,
             inner: Inner,
         }
-        let (field, reason) = refused::<Nested>();
-        assert_eq!(field.as_deref(), Some("inner"));
-        assert!(reason.contains("nested object"), "{reason}");
+        assert_refused::<Nested>(Some("inner"), "nested object");
 
         #[derive(Deserialize, JsonSchema)]
         #[allow(dead_code)]
         struct Map {
             labels: BTreeMap<String, String>,
         }
-        let (field, reason) = refused::<Map>();
-        assert_eq!(field.as_deref(), Some("labels"));
-        assert!(reason.contains("nested object"), "{reason}");
+        assert_refused::<Map>(Some("labels"), "nested object");
 
         #[derive(Deserialize, JsonSchema)]
         #[allow(dead_code)]
         struct Strings {
             tags: Vec<String>,
         }
-        let (field, reason) = refused::<Strings>();
-        assert_eq!(field.as_deref(), Some("tags"));
-        assert!(
-            reason.contains("array of something other than a string enum"),
-            "{reason}"
-        );
+        assert_refused::<Strings>(Some("tags"), "array of something other than a string enum");
 
         #[derive(Deserialize, JsonSchema)]
         #[allow(dead_code)]
@@ -688,18 +681,14 @@ mod tests {
         struct Tagged {
             value: WithData,
         }
-        let (field, reason) = refused::<Tagged>();
-        assert_eq!(field.as_deref(), Some("value"));
-        assert!(reason.contains("not all string constants"), "{reason}");
+        assert_refused::<Tagged>(Some("value"), "not all string constants");
 
         #[derive(Deserialize, JsonSchema)]
         #[allow(dead_code)]
         struct Anything {
             extra: Value,
         }
-        let (field, reason) = refused::<Anything>();
-        assert_eq!(field.as_deref(), Some("extra"));
-        assert!(reason.contains("any value"), "{reason}");
+        assert_refused::<Anything>(Some("extra"), "any value");
 
         #[derive(Deserialize, JsonSchema)]
         #[allow(dead_code)]
@@ -707,9 +696,7 @@ mod tests {
             #[schemars(regex(pattern = r"^[a-z]+$"))]
             slug: String,
         }
-        let (field, reason) = refused::<Patterned>();
-        assert_eq!(field.as_deref(), Some("slug"));
-        assert!(reason.contains("`pattern`"), "{reason}");
+        assert_refused::<Patterned>(Some("slug"), "`pattern`");
 
         #[derive(Deserialize, JsonSchema)]
         #[allow(dead_code)]
@@ -717,9 +704,7 @@ mod tests {
             #[schemars(extend("format" = "uuid"))]
             id: String,
         }
-        let (field, reason) = refused::<Formatted>();
-        assert_eq!(field.as_deref(), Some("id"));
-        assert!(reason.contains("\"uuid\""), "{reason}");
+        assert_refused::<Formatted>(Some("id"), "\"uuid\"");
 
         #[derive(Deserialize, JsonSchema)]
         #[allow(dead_code)]
@@ -727,13 +712,9 @@ mod tests {
             name: String,
             next: Option<Box<Node>>,
         }
-        let (field, reason) = refused::<Node>();
-        assert_eq!(field.as_deref(), Some("next"));
-        assert!(reason.contains("recursive"), "{reason}");
+        assert_refused::<Node>(Some("next"), "recursive");
 
-        let (field, reason) = refused::<String>();
-        assert_eq!(field, None);
-        assert!(reason.contains("flat object"), "{reason}");
+        assert_refused::<String>(None, "flat object");
 
         #[derive(Deserialize, JsonSchema)]
         #[allow(dead_code)]
@@ -742,9 +723,7 @@ mod tests {
             A { a: u8 },
             B { b: bool },
         }
-        let (field, reason) = refused::<Either>();
-        assert_eq!(field, None);
-        assert!(reason.contains("flat object"), "{reason}");
+        assert_refused::<Either>(None, "flat object");
     }
 
     #[derive(Debug, PartialEq, Deserialize, JsonSchema)]

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::Server;
 use super::tests::RawClient;
+use super::tests_offerings::initialize;
 use crate::definition::ToolDef;
 use crate::elicitation::{Elicitation, requested_schema_for};
 use crate::sampling::SamplingRequest;
@@ -131,18 +132,7 @@ fn text(reply: &Value) -> (String, bool) {
 /// A 2025-11-25 session that declared elicitation and sampling.
 async fn legacy() -> RawClient {
     let mut client = RawClient::connect(Server::new(registry()));
-    client
-        .request(
-            0,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25",
-                   "capabilities": {"elicitation": {}, "sampling": {}},
-                   "clientInfo": {"name": "raw", "version": "1"}}),
-        )
-        .await;
-    client
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    initialize(&mut client, json!({"elicitation": {}, "sampling": {}})).await;
     client
 }
 
