@@ -432,7 +432,7 @@ impl ToolContext {
 
     /// Ask the client's user to fill in the form `T` (`elicitation/create`, the
     /// `requestedSchema` generated from `T` by
-    /// [`requested_schema_for`](crate::elicitation::requested_schema_for)) and get the answer
+    /// [`requested_schema_for`]) and get the answer
     /// as `T`. The typed form of [`elicit`](Self::elicit), which stays for what a type cannot
     /// express (URL mode, a schema built at run time). On MCP 2026-07-28 the tool runs again
     /// on the client's retry, as [`create_message`](Self::create_message) describes.
