@@ -13,11 +13,15 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::caller::{Caller, LOCAL};
+use crate::elicitation::{Elicitation, requested_schema_for};
 use crate::output::error::ToolError;
+use crate::sampling::{SamplingRequest, SamplingResult};
 use crate::schema::JsonObject;
 
 /// Shared values registered on the registry, looked up by type.
@@ -36,7 +40,7 @@ impl StateMap {
         self.0.contains_key(&id)
     }
 
-    fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         let (value, _) = self.0.get(&TypeId::of::<T>())?;
         value.clone().downcast::<T>().ok()
     }
@@ -424,6 +428,88 @@ impl ToolContext {
                 "no client is attached to this call, so it cannot elicit input",
             )),
         }
+    }
+
+    /// Ask the client's user to fill in the form `T` (`elicitation/create`, the
+    /// `requestedSchema` generated from `T` by
+    /// [`requested_schema_for`]) and get the answer
+    /// as `T`. The typed form of [`elicit`](Self::elicit), which stays for what a type cannot
+    /// express (URL mode, a schema built at run time). On MCP 2026-07-28 the tool runs again
+    /// on the client's retry, as [`create_message`](Self::create_message) describes.
+    ///
+    /// `T` must be a flat struct of strings, numbers, booleans and unit-variant enums
+    /// (`mcp_toolbelt::elicitation` lists the shapes). A compile-time check is not possible
+    /// (the schema is generated at run time), so the check runs at the first ask, once per
+    /// type; call `requested_schema_for::<T>()` in a unit test to catch a bad type before.
+    ///
+    /// # Errors
+    ///
+    /// - `internal_error` naming the field when `T` is not a form elicitation allows
+    ///   (nothing is sent);
+    /// - `upstream_error` when the client's answer does not deserialize into `T`;
+    /// - the errors of [`elicit`](Self::elicit) (no client, no capability, time-out).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use mcp_toolbelt::elicitation::Elicitation;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm {
+    ///     /// Delete the branch too?
+    ///     delete_branch: bool,
+    /// }
+    ///
+    /// async fn ask(ctx: &mcp_toolbelt::ToolContext) -> Result<bool, mcp_toolbelt::ToolError> {
+    ///     Ok(match ctx.elicit_as::<Confirm>("Merge the pull request?").await? {
+    ///         Elicitation::Accepted(answer) => answer.delete_branch,
+    ///         Elicitation::Declined | Elicitation::Cancelled => false,
+    ///     })
+    /// }
+    /// // Outside a server there is no client to ask.
+    /// let err = ask(&mcp_toolbelt::ToolContext::default()).await.unwrap_err();
+    /// assert!(err.message().contains("cannot elicit"));
+    /// # });
+    /// ```
+    pub async fn elicit_as<T>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, ToolError>
+    where
+        T: JsonSchema + DeserializeOwned + 'static,
+    {
+        let schema = requested_schema_for::<T>().map_err(|err| {
+            ToolError::internal(err.to_string()).with_action(
+                "Make the form type a flat struct of strings, numbers, booleans and unit-variant enums (see mcp_toolbelt::elicitation).",
+            )
+        })?;
+        let params = serde_json::json!({ "message": message.into(), "requestedSchema": *schema });
+        Elicitation::from_result(self.elicit(params).await?)
+    }
+
+    /// Ask the client's LLM (`sampling/createMessage`) with a typed request and get a typed
+    /// result: the typed form of [`create_message`](Self::create_message), which stays for
+    /// what [`SamplingRequest`] does not cover (tools, `metadata`). On MCP 2026-07-28 the
+    /// tool runs again on the client's retry, as `create_message` describes.
+    ///
+    /// # Errors
+    ///
+    /// `upstream_error` when the client's result is not a `sampling/createMessage` result;
+    /// the errors of [`create_message`](Self::create_message) (no client, no capability,
+    /// time-out).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use mcp_toolbelt::sampling::SamplingRequest;
+    /// let ctx = mcp_toolbelt::ToolContext::default();
+    /// let asked = ctx.sample(SamplingRequest::new(50).user("2+2?")).await;
+    /// assert!(asked.unwrap_err().message().contains("cannot sample")); // no client here
+    /// # });
+    /// ```
+    pub async fn sample(&self, request: SamplingRequest) -> Result<SamplingResult, ToolError> {
+        let params = serde_json::to_value(&request).map_err(|err| {
+            ToolError::internal(format!("cannot write the sampling request: {err}"))
+        })?;
+        SamplingResult::from_result(self.create_message(params).await?)
     }
 
     /// Ask the client for its file-system roots (`roots/list`; the result is the protocol's

@@ -68,7 +68,8 @@
 //! The crate root holds what a tool author writes every day. The rest is named by module:
 //! [`definition`] (`ToolDef`, `ResourceDef`, `PromptDef` and their builders), [`output`]
 //! (results, content, errors, resource contents, prompt messages), [`context`] (the
-//! request context and extractors), [`call`] (middleware), [`envelope`] (a response
+//! request context and extractors), [`elicitation`] and [`sampling`] (typed questions to
+//! the client), [`call`] (middleware), [`envelope`] (a response
 //! envelope: summary, data, next steps, error codes), [`paging`] (bounded lists and pages),
 //! [`sessions`] (per-caller sessions behind per-session locks), [`registry`] (the builder,
 //! build errors, reports), [`permissions`], [`schema`], and behind features [`server`]
@@ -99,6 +100,7 @@ mod caller;
 pub mod cli;
 pub mod context;
 pub mod definition;
+pub mod elicitation;
 pub mod envelope;
 mod lines;
 mod names;
@@ -107,6 +109,7 @@ pub mod paging;
 pub mod permissions;
 mod registration;
 pub mod registry;
+pub mod sampling;
 pub mod schema;
 #[cfg(feature = "server")]
 pub mod server;

@@ -778,6 +778,22 @@ impl ToolRegistry {
         self.shared.states.contains(TypeId::of::<T>())
     }
 
+    /// The state of type `T` registered with [`ToolRegistryBuilder::state`], as the tools
+    /// get it: for code outside a tool that works with the same state (e.g. a command
+    /// added with `cli::App::command`).
+    ///
+    /// ```
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).state(7u32).build().unwrap();
+    /// assert_eq!(registry.state::<u32>().map(|n| *n), Some(7));
+    /// assert!(registry.state::<String>().is_none());
+    /// ```
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<crate::context::State<T>> {
+        self.shared
+            .states
+            .get::<T>()
+            .map(crate::context::State::from_arc)
+    }
+
     /// Apply `change` to a copy of the slots, and swap the copy in as the next version when
     /// `change` says it changed something (`Ok((outcome, changed))`).
     fn mutate<R, E>(

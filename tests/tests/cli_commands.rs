@@ -345,3 +345,44 @@ fn logs_go_to_stderr_only() {
         out.stderr
     );
 }
+
+/// A command the server adds with `App::command`: parsed with its own flags, run with
+/// the registry the setup hook and `--permissions-file` shaped, its exit status its own.
+#[test]
+fn an_added_command_runs_with_the_built_registry() {
+    let out = run_expect(&["--greeting", "Hi", "inventory", "--prefix", "notes_"], 0);
+    assert_eq!(
+        out.stdout,
+        "greeting: Hi\nnotes: 2\ntools: notes_add notes_list\n"
+    );
+    assert_eq!(out.stderr, "");
+    // Under a permissions file the registry serves fewer tools.
+    let file = cli_common::read_only();
+    let out = run_expect(
+        &[
+            "--permissions-file",
+            &file,
+            "inventory",
+            "--prefix",
+            "notes_",
+        ],
+        0,
+    );
+    assert_eq!(out.stdout, "greeting: Hello\nnotes: 2\ntools: notes_list\n");
+    // The handler's own exit status.
+    let out = run_expect(&["inventory", "--prefix", "nothing_"], 3);
+    assert_eq!(out.stdout, "greeting: Hello\nnotes: 2\ntools: \n");
+    // Its flags are checked like any command's; the setup hook's errors stop it.
+    let out = run_expect(&["inventory", "--no-such-flag"], 2);
+    assert!(out.stderr.contains("--no-such-flag"), "{}", out.stderr);
+    let out = run_expect(&["--greeting", " ", "inventory"], 1);
+    assert_eq!(out.stderr, "error: --greeting must not be empty\n");
+    assert_eq!(out.stdout, "");
+    // Its help comes from its clap command.
+    let out = run_expect(&["inventory", "--help"], 0);
+    assert!(
+        out.stdout.contains("Only tools whose name starts with P"),
+        "{}",
+        out.stdout
+    );
+}

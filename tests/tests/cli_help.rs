@@ -23,6 +23,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("tickets_find", &["tickets", "find", "--help"]),
     ("config_apply", &["config", "apply", "--help"]),
     ("notes_add", &["notes", "add", "--help"]),
+    ("inventory", &["inventory", "--help"]),
 ];
 
 #[test]

@@ -13,6 +13,7 @@ use crate::permissions::PermissionSet;
 use crate::registry::{ToolRegistry, ToolRegistryBuilder};
 
 use super::command::{self, LOG_LEVEL_ARG, PERMISSIONS_ARG, Root};
+use super::extension::{self, Extension};
 use super::flags;
 use super::inspect;
 use super::invoke::{self, FAILURE, USAGE, print_err, print_out};
@@ -72,6 +73,7 @@ pub struct App {
     globals: Vec<Arg>,
     setup: Option<SetupFn>,
     on_built: Option<BuiltFn>,
+    extensions: Vec<Extension>,
 }
 
 impl fmt::Debug for App {
@@ -83,6 +85,14 @@ impl fmt::Debug for App {
             .field("globals", &self.globals.len())
             .field("setup", &self.setup.is_some())
             .field("on_built", &self.on_built.is_some())
+            .field(
+                "commands",
+                &self
+                    .extensions
+                    .iter()
+                    .map(Extension::name)
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -109,6 +119,7 @@ impl App {
             globals: Vec::new(),
             setup: None,
             on_built: None,
+            extensions: Vec::new(),
         }
     }
 
@@ -196,6 +207,56 @@ impl App {
         F: FnOnce(&ToolRegistry) + Send + 'static,
     {
         self.on_built = Some(Box::new(hook));
+        self
+    }
+
+    /// Add a subcommand of the server's own: `command` (any `clap::Command`, with its
+    /// arguments, about text and subcommands) is listed in `--help` with the generated
+    /// ones, and `run` calls `handler` with the command's own `ArgMatches` and the built
+    /// registry (after the [`setup`](Self::setup) and [`on_built`](Self::on_built) hooks,
+    /// so it sees their state) on the tokio runtime. The handler returns what a `main`
+    /// may: `()`, an `ExitCode`, or a `Result` of them (an `Err` is printed, exit status
+    /// 1). The global flags (`--log-level`, `--permissions-file`, the `setup` flags) apply
+    /// to it as to every command.
+    ///
+    /// A name (or alias) that `serve`, `tools`, `call`, `help`, a tool's command or
+    /// another added command already answers to is an error naming both, printed by any
+    /// run (exit status 1); a clash with a tool's command shows once the tools' commands
+    /// are built (every command line but `serve`, e.g. `--help` or `tools check`).
+    ///
+    /// ```rust,standalone_crate
+    /// use std::process::ExitCode;
+    /// use mcp_toolbelt::cli::{App, clap};
+    /// use mcp_toolbelt::{mcp_tool, ToolRegistry};
+    ///
+    /// /// Add two integers.
+    /// #[mcp_tool(name = "math_add")]
+    /// async fn add(a: i64, b: i64) -> String {
+    ///     (a + b).to_string()
+    /// }
+    ///
+    /// let app = App::new("calc", "1.0.0", ToolRegistry::builder()).command(
+    ///     clap::Command::new("count")
+    ///         .about("Print how many tools are served")
+    ///         .arg(clap::Arg::new("at-least").long("at-least").value_parser(clap::value_parser!(usize))),
+    ///     |matches, registry| async move {
+    ///         let served = registry.list_tools().len();
+    ///         println!("{served}");
+    ///         let floor = matches.get_one::<usize>("at-least").copied().unwrap_or(0);
+    ///         if served >= floor { ExitCode::SUCCESS } else { ExitCode::from(3) }
+    ///     },
+    /// );
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// assert_eq!(app.run_from(["calc", "count", "--at-least", "2"]).await, ExitCode::from(3));
+    /// # });
+    /// ```
+    pub fn command<F, Fut>(mut self, command: Command, handler: F) -> App
+    where
+        F: FnOnce(ArgMatches, ToolRegistry) -> Fut + Send + 'static,
+        Fut: std::future::Future + Send + 'static,
+        Fut::Output: std::process::Termination,
+    {
+        self.extensions.push(Extension::new(command, handler));
         self
     }
 
@@ -318,7 +379,12 @@ impl App {
             globals,
             setup,
             on_built,
+            extensions,
         } = self;
+        if let Err(problem) = extension::check_built_in(&extensions) {
+            print_err(&format!("error: {problem}\n"));
+            return Parsed::Done(ExitCode::from(FAILURE));
+        }
 
         // The permissions file decides which tools get a command: read it first.
         let scanned = prescan::permissions_file(&args);
@@ -395,10 +461,15 @@ impl App {
             plan: &plan,
         }
         .command();
-        if let Err(problem) = check_globals(&root, &globals) {
-            print_err(&format!("error: {problem}\n"));
-            return Parsed::Done(ExitCode::from(FAILURE));
-        }
+        let root =
+            check_globals(&root, &globals).and_then(|()| extension::attach(root, &extensions));
+        let root = match root {
+            Ok(root) => root,
+            Err(problem) => {
+                print_err(&format!("error: {problem}\n"));
+                return Parsed::Done(ExitCode::from(FAILURE));
+            }
+        };
         let matches = match root.try_get_matches_from(&args) {
             Ok(matches) => matches,
             Err(err) => {
@@ -414,6 +485,7 @@ impl App {
         let run = Run {
             defs,
             plan,
+            extensions,
             build: Build {
                 name,
                 version,
@@ -564,6 +636,8 @@ impl Build {
 struct Run {
     defs: Vec<Arc<ToolDef>>,
     plan: Plan,
+    /// The commands of [`App::command`].
+    extensions: Vec<Extension>,
     build: Build,
 }
 
@@ -582,6 +656,22 @@ impl Run {
             }
             // Parsed by the `serve` root first (`App::parse`); the whole tree has it too.
             "serve" => self.build.serve(Some((matches, sub))).await,
+            _ if self.extensions.iter().any(|e| e.name() == word) => {
+                let Run {
+                    mut extensions,
+                    build,
+                    ..
+                } = self;
+                let Some(at) = extensions.iter().position(|e| e.name() == word) else {
+                    return ExitCode::from(USAGE);
+                };
+                match build.registry(Some(matches)) {
+                    Ok((registry, _, _)) => {
+                        extensions.swap_remove(at).run(sub.clone(), registry).await
+                    }
+                    Err(status) => status,
+                }
+            }
             _ => {
                 let leaf = match self.plan.tree.get(word) {
                     Some(Node::Leaf(leaf)) => Some((leaf, sub)),
@@ -865,6 +955,91 @@ mod tests {
         assert_ne!(
             block_on(app.run_from(["t", "demo", "run"])),
             ExitCode::SUCCESS
+        );
+    }
+
+    /// An added command: dispatched with its own matches and the registry the setup hook
+    /// built, its handler's exit status and error returned.
+    #[test]
+    fn an_added_command_runs_with_its_matches_and_the_built_registry() {
+        struct Seen(String);
+        let app = || {
+            demo_app()
+                .setup(|args: Url, builder| Ok(builder.state(Seen(args.url.unwrap_or_default()))))
+                .command(
+                    Command::new("inspect")
+                        .alias("look")
+                        .arg(Arg::new("tool").required(true)),
+                    |matches, registry| async move {
+                        let tool = matches
+                            .get_one::<String>("tool")
+                            .cloned()
+                            .unwrap_or_default();
+                        let seen = registry.state::<Seen>().map(|s| s.0.clone());
+                        if registry.get(&tool).is_none() {
+                            return Err(format!("no tool {tool}"));
+                        }
+                        Ok(if seen.as_deref() == Some("u") {
+                            ExitCode::from(7)
+                        } else {
+                            ExitCode::SUCCESS
+                        })
+                    },
+                )
+        };
+        let run = |args: &[&str]| block_on(app().run_from(args));
+        assert_eq!(run(&["t", "inspect", "demo_run"]), ExitCode::SUCCESS);
+        assert_eq!(
+            run(&["t", "--url", "u", "look", "demo_run"]),
+            ExitCode::from(7)
+        );
+        assert_eq!(run(&["t", "inspect", "nothing"]), ExitCode::from(FAILURE));
+        assert_eq!(run(&["t", "inspect"]), ExitCode::from(USAGE));
+        // The generated commands still work next to it.
+        assert_eq!(run(&["t", "demo", "run"]), ExitCode::SUCCESS);
+    }
+
+    #[test]
+    fn an_added_command_may_not_reuse_a_name() {
+        let ok = |_: ArgMatches, _: ToolRegistry| async {};
+        let clashes = [
+            demo_app().command(Command::new("tools"), ok),
+            demo_app().command(Command::new("mine").alias("serve"), ok),
+            demo_app().command(Command::new("demo"), ok),
+            demo_app()
+                .command(Command::new("a").alias("b"), ok)
+                .command(Command::new("b"), ok),
+        ];
+        for app in clashes {
+            assert_eq!(
+                block_on(app.run_from(["t", "--help"])),
+                ExitCode::from(FAILURE)
+            );
+        }
+        // The messages name both commands (the generated tree here: one tool group `demo`).
+        let problem = |app: App| {
+            extension::check_built_in(&app.extensions)
+                .and_then(|()| {
+                    let root = Command::new("t").subcommand(Command::new("demo"));
+                    extension::attach(root, &app.extensions).map(drop)
+                })
+                .unwrap_err()
+        };
+        assert_eq!(
+            problem(demo_app().command(Command::new("mine").alias("serve"), ok)),
+            "App::command `mine` clashes with the built-in command `serve`"
+        );
+        assert_eq!(
+            problem(demo_app().command(Command::new("demo"), ok)),
+            "App::command `demo` clashes with the tools' command `demo` (rename one: the tool's with `cli_category`/`cli_name`)"
+        );
+        assert_eq!(
+            problem(
+                demo_app()
+                    .command(Command::new("a").alias("b"), ok)
+                    .command(Command::new("b"), ok)
+            ),
+            "App::command `b` clashes with the App::command `a` (both answer to `b`)"
         );
     }
 }

@@ -21,6 +21,7 @@
 //!   unless the tool sets `cli_category` / `cli_name`, or `hidden_from_cli` to have none),
 //!   with one flag per argument of its input schema;
 //! - `call NAME --json '{...}'`: call any tool with JSON arguments;
+//! - the server's own commands, added with [`App::command`];
 //! - global flags `--permissions-file F` (only tools the file allows are served *and* get
 //!   commands) and `--log-level L`, plus the flags of [`App::setup`].
 //!
@@ -34,6 +35,7 @@
 
 mod app;
 mod command;
+mod extension;
 mod flags;
 mod inspect;
 mod invoke;

@@ -1,13 +1,13 @@
 //! What a prompt fn returns: [`PromptMessage`]s with a [`Role`], gathered in a
 //! [`PromptResult`] through [`IntoPromptResult`].
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::output::content::ContentBlock;
 use crate::output::error::ToolError;
 
 /// Who speaks a [`PromptMessage`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Role {

@@ -95,6 +95,8 @@ mod tests_offerings;
 #[cfg(test)]
 mod tests_tool_pages;
 #[cfg(test)]
+mod tests_typed_input;
+#[cfg(test)]
 mod tests_wire;
 #[cfg(feature = "tls")]
 mod tls;

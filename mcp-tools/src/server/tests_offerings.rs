@@ -86,7 +86,8 @@ fn registry() -> ToolRegistry {
         .unwrap()
 }
 
-async fn initialize(client: &mut RawClient, capabilities: Value) -> Value {
+/// `initialize` a 2025-11-25 session declaring `capabilities`, then `notifications/initialized`.
+pub(super) async fn initialize(client: &mut RawClient, capabilities: Value) -> Value {
     let reply = client
         .request(
             0,

@@ -7,39 +7,37 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use mcp_toolbelt::elicitation::Elicitation;
+use mcp_toolbelt::sampling::SamplingRequest;
 use mcp_toolbelt::{
     State, ToolContext, ToolError, ToolRegistry, mcp_prompt, mcp_resource, mcp_tool,
 };
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// How many times `interview` started in this process.
 #[derive(Debug, Default)]
 struct Runs(AtomicU64);
 
-/// The string field `field` of an accepted elicitation result.
-fn accepted(result: &Value, field: &str) -> Result<String, ToolError> {
-    if result["action"] != "accept" {
-        return Err(ToolError::validation(format!(
-            "the user did not accept: {}",
-            result["action"]
-        )));
-    }
-    result["content"][field]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| ToolError::validation(format!("the answer has no `{field}`: {result}")))
+/// The form asking for a name.
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    name: String,
 }
 
-/// The question for one string field.
-fn question(message: String, field: &str) -> Value {
-    json!({
-        "message": message,
-        "requestedSchema": {
-            "type": "object",
-            "properties": { field: { "type": "string" } },
-            "required": [field],
-        },
-    })
+/// The form asking for a colour.
+#[derive(Deserialize, JsonSchema)]
+struct Colour {
+    colour: String,
+}
+
+/// The accepted answer, or the refusal as a tool error.
+fn accepted<T>(answer: Elicitation<T>) -> Result<T, ToolError> {
+    match answer {
+        Elicitation::Accepted(value) => Ok(value),
+        Elicitation::Declined => Err(ToolError::validation("the user did not accept: declined")),
+        Elicitation::Cancelled => Err(ToolError::validation("the user did not accept: cancelled")),
+    }
 }
 
 /// Ask the user for their name and favourite colour, then the client's LLM for a
@@ -52,33 +50,18 @@ async fn interview(
     topic: String,
 ) -> Result<String, ToolError> {
     runs.0.fetch_add(1, Ordering::SeqCst);
-    let name = accepted(
-        &ctx.elicit(question(format!("Your name, for {topic}?"), "name"))
+    let Name { name } = accepted(
+        ctx.elicit_as::<Name>(format!("Your name, for {topic}?"))
             .await?,
-        "name",
     )?;
-    let colour = accepted(
-        &ctx.elicit(question(
-            format!("{name}, your favourite colour?"),
-            "colour",
-        ))
-        .await?,
-        "colour",
+    let Colour { colour } = accepted(
+        ctx.elicit_as::<Colour>(format!("{name}, your favourite colour?"))
+            .await?,
     )?;
     let sampled = ctx
-        .create_message(json!({
-            "messages": [{
-                "role": "user",
-                "content": { "type": "text", "text": format!("Summarize: {name} likes {colour}") },
-            }],
-            "maxTokens": 50,
-        }))
+        .sample(SamplingRequest::new(50).user(format!("Summarize: {name} likes {colour}")))
         .await?;
-    let summary = match &sampled["content"] {
-        Value::Array(blocks) => blocks.first().map_or(Value::Null, |b| b["text"].clone()),
-        block => block["text"].clone(),
-    };
-    let summary = summary.as_str().unwrap_or_default();
+    let summary = sampled.text().unwrap_or_default();
     Ok(format!("{topic}: {name} likes {colour} ({summary})"))
 }
 
@@ -95,17 +78,14 @@ async fn greeting(
     /// How to greet
     salutation: String,
 ) -> Result<String, ToolError> {
-    let answer = ctx.elicit(question("Your name?".into(), "name")).await?;
-    Ok(format!("{salutation}, {}!", accepted(&answer, "name")?))
+    let Name { name } = accepted(ctx.elicit_as::<Name>("Your name?").await?)?;
+    Ok(format!("{salutation}, {name}!"))
 }
 
 /// The user's favourite colour, asked for on every read.
 #[mcp_resource(uri = "ask://colour", name = "colour", mime_type = "text/plain")]
 async fn colour(ctx: ToolContext) -> Result<String, ToolError> {
-    let answer = ctx
-        .elicit(question("Your favourite colour?".into(), "colour"))
-        .await?;
-    accepted(&answer, "colour")
+    Ok(accepted(ctx.elicit_as::<Colour>("Your favourite colour?").await?)?.colour)
 }
 
 fn main() -> std::process::ExitCode {
