@@ -43,7 +43,11 @@ async fn issuer() -> String {
                 let mut head = vec![0; 4096];
                 let read = stream.read(&mut head).await.unwrap_or(0);
                 let head = String::from_utf8_lossy(&head[..read]);
-                let body = if head.starts_with("GET /jwks ") { jwks } else { metadata };
+                let body = if head.starts_with("GET /jwks ") {
+                    jwks
+                } else {
+                    metadata
+                };
                 let reply = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
                      content-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -58,7 +62,10 @@ async fn issuer() -> String {
 
 /// An access token from `issuer` for the resource, valid for an hour; `n` makes it unique.
 fn token(issuer: &str, key: &EncodingKey, n: u64) -> String {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     let mut header = Header::new(jsonwebtoken::Algorithm::RS256);
     header.kid = Some("bench".to_string());
     let claims = json!({"iss": issuer, "aud": RESOURCE, "sub": format!("user-{n}"),
@@ -77,8 +84,8 @@ fn authenticate(c: &mut Criterion) {
         .block_on(JwtVerifier::discover(OAuthConfig::new(&issuer, RESOURCE)))
         .unwrap();
     let key = EncodingKey::from_rsa_der(KEY);
-    let table = TokenTable::parse("tokens-file-token-7c1e subject=ada tools.read tools.write\n")
-        .unwrap();
+    let table =
+        TokenTable::parse("tokens-file-token-7c1e subject=ada tools.read tools.write\n").unwrap();
 
     let mut group = c.benchmark_group("authenticate");
     group.measurement_time(Duration::from_secs(5));

@@ -141,7 +141,6 @@ fn check(claims: Map<String, Value>, expect: &Expect<'_>) -> Answer {
     Ok(claims)
 }
 
-
 /// `application/x-www-form-urlencoded` for one value: unreserved bytes as they are, the rest
 /// as `%XX`.
 fn form_encode(value: &str) -> String {

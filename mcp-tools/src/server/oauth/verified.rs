@@ -104,6 +104,9 @@ mod tests {
             answers.put(&format!("token-{n}"), until, n);
         }
         assert!(answers.lock().len() <= MAX_KEPT);
-        assert_eq!(answers.get(&format!("token-{}", MAX_KEPT + 9)), Some(MAX_KEPT + 9));
+        assert_eq!(
+            answers.get(&format!("token-{}", MAX_KEPT + 9)),
+            Some(MAX_KEPT + 9)
+        );
     }
 }
