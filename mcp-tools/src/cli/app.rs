@@ -11,6 +11,7 @@ use clap::{Arg, ArgMatches, Command, FromArgMatches};
 use crate::definition::tool::ToolDef;
 use crate::permissions::PermissionSet;
 use crate::registry::{ToolRegistry, ToolRegistryBuilder};
+use crate::schema::provider::Provider;
 
 use super::command::{self, LOG_LEVEL_ARG, PERMISSIONS_ARG, Root};
 use super::flags;
@@ -640,8 +641,16 @@ impl Run {
                     Ok((registry, _, _)) => registry,
                     Err(status) => return status,
                 };
-                let (report, failed) =
+                let (mut report, mut failed) =
                     inspect::check(registry.validation_report(), &plan, registry.is_empty());
+                for provider in args.get_many::<String>("provider").into_iter().flatten() {
+                    let Ok(provider) = provider.parse::<Provider>() else {
+                        return ExitCode::from(USAGE);
+                    };
+                    let checked = registry.provider_report(provider);
+                    failed |= !checked.is_acceptable();
+                    report.push_str(&checked.to_string());
+                }
                 print_out(&report);
                 if failed {
                     return ExitCode::from(FAILURE);

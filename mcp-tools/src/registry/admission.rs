@@ -13,6 +13,7 @@ use crate::call::validate::LazyValidator;
 use crate::context::StateMap;
 use crate::definition::tool::ToolDef;
 use crate::permissions::PermissionSet;
+use crate::schema::provider::{self, Provider};
 
 /// Which tools a registry serves at all (its builder's selection). Fixed once the registry
 /// is built.
@@ -21,6 +22,10 @@ pub(super) struct Filter {
     pub(super) allowed: Option<PermissionSet>,
     pub(super) categories: Option<BTreeSet<String>>,
     pub(super) tags: Option<BTreeSet<String>>,
+    /// The provider whose rules the listed input schemas follow
+    /// ([`ToolRegistryBuilder::schemas_for`](super::ToolRegistryBuilder::schemas_for));
+    /// the validator keeps the original schema.
+    pub(super) schemas: Option<Provider>,
 }
 
 /// Why an admitted tool still cannot be served.
@@ -91,11 +96,29 @@ impl Filter {
         if !missing.is_empty() {
             return Err(Refusal::MissingStates(missing));
         }
+        let validator = LazyValidator::new(def.input_schema().clone());
+        let def = match self.schemas {
+            Some(provider) => listed_for(provider, def),
+            None => def,
+        };
         Ok(Some(Entry {
             runtime: ToolRuntime::new(&def),
-            validator: LazyValidator::new(def.input_schema().clone()),
+            validator,
             def,
             _admitted: (),
         }))
     }
+}
+
+/// `def` with its input schema as `provider` takes it (what could be rewritten rewritten,
+/// the rest left for `tools check --provider` to report); the same `def` when nothing
+/// changes.
+fn listed_for(provider: Provider, def: Arc<ToolDef>) -> Arc<ToolDef> {
+    let adapted = provider::adapt(provider, def.input_schema());
+    if adapted.findings.iter().all(|f| !f.rewritable) {
+        return def;
+    }
+    let mut listed = (*def).clone();
+    listed.input_schema = Arc::new(adapted.schema);
+    Arc::new(listed)
 }

@@ -512,3 +512,67 @@ async fn a_tool_the_filter_excludes_stays_unreachable_over_the_protocol() {
         .await;
     assert_eq!(call["result"]["content"][0]["text"], "runtime_reader");
 }
+
+#[tokio::test]
+async fn schemas_for_a_provider_rewrite_the_list_not_the_validation() {
+    use crate::schema::provider::Provider;
+    let def = text_tool_builder("notes_search")
+        .input_schema(json!({"type": "object", "properties": {
+            "query": {"type": "string"},
+            "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "maximum": 5}
+        }, "required": ["query"], "additionalProperties": false}))
+        .build()
+        .unwrap();
+    let registry = ToolRegistry::builder()
+        .include_linked(false)
+        .schemas_for(Provider::Gemini)
+        .tool(def)
+        .build()
+        .unwrap();
+    let mut client = RawClient::connect(Server::new(registry.clone()));
+    client.initialize().await;
+    let listed = client.request(1, "tools/list", json!({})).await;
+    let schema = &listed["result"]["tools"][0]["inputSchema"];
+    assert_eq!(
+        schema,
+        &json!({"type": "object", "properties": {
+            "query": {"type": "string"},
+            "limit": {"type": "integer", "nullable": true, "minimum": 0, "maximum": 5}
+        }, "required": ["query"]}),
+        "{listed}"
+    );
+    // The original schema still validates: `null` is accepted (the listed schema's
+    // `nullable` means nothing to a JSON Schema validator), an unknown key still refused.
+    let call = |id: i64, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "notes_search", "arguments": arguments}})
+    };
+    client
+        .send(call(2, json!({"query": "a", "limit": null})))
+        .await;
+    let accepted = client.reply(2).await;
+    assert_eq!(accepted["result"]["isError"], false, "{accepted}");
+    client
+        .send(call(3, json!({"query": "a", "extra": 1})))
+        .await;
+    let refused = client.reply(3).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    // A tool registered later is listed the same way.
+    registry
+        .register(
+            text_tool_builder("notes_tag")
+                .input_schema(json!({"type": "object", "properties": {
+                    "tag": {"type": ["string", "null"]}}}))
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    let tag = registry.get("notes_tag").unwrap();
+    assert_eq!(tag.input_schema()["properties"]["tag"]["nullable"], true);
+    assert!(
+        registry
+            .provider_report(Provider::Gemini)
+            .findings()
+            .is_empty()
+    );
+}
