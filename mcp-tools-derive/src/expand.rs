@@ -109,7 +109,13 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
         parse,
     } = arguments(tool);
     let ret_ty = return_type(&tool.item);
-    let extractors = tool_extractors(tool, &ret_ty);
+    // Every use of the return type as a tool result is spanned at the type, so a type that
+    // is not one (or whose output or error type lacks a trait) is one error there: rustc
+    // reports an error repeated at the same place once.
+    let as_result = quote_spanned! {ret_ty.span()=>
+        <#ret_ty as #rt::__private::IntoToolResult>
+    };
+    let extractors = tool_extractors(tool, &as_result);
     let requirements = requirements(tool);
     let call_args = call_args(tool, |p| {
         let ident = &p.ident;
@@ -132,7 +138,7 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
                 #rt::__private::ToolDef::builder(#name)
                     #metadata
                     .input_schema(#rt::__private::serde_json::Value::Object(__input_schema))
-                    .output_schema(<#ret_ty as #rt::__private::IntoToolResult>::output_schema())
+                    .output_schema(#as_result::output_schema())
                     #(#requirements)*
                     .source(::core::file!(), ::core::line!())
                     .boxed_handler(__mcp_tool_call)
@@ -143,7 +149,7 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
                 ::std::boxed::Box::pin(async move {
                     #(#extractors)*
                     #parse
-                    #rt::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
+                    #as_result::into_tool_result(#fn_ident(#(#call_args),*).await)
                 })
             }
 
@@ -316,8 +322,9 @@ fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
 
 /// A tool's extractors, built before its arguments are parsed:
 /// `let x = match <T as FromContext>::from_call(&__ctx, &__arguments) { … };`, where a
-/// failure renders through the return type's `IntoToolResult::error_result`.
-fn tool_extractors(item: &AnnotatedFn, ret_ty: &TokenStream) -> Vec<TokenStream> {
+/// failure renders through the return type's `IntoToolResult::error_result` (`as_result`:
+/// `<ReturnType as IntoToolResult>`).
+fn tool_extractors(item: &AnnotatedFn, as_result: &TokenStream) -> Vec<TokenStream> {
     let rt = crate::runtime::path();
     item.params
         .iter()
@@ -332,7 +339,7 @@ fn tool_extractors(item: &AnnotatedFn, ret_ty: &TokenStream) -> Vec<TokenStream>
                     match <#ty as #rt::__private::FromContext>::from_call(&__ctx, &__arguments) {
                         ::core::result::Result::Ok(__value) => __value,
                         ::core::result::Result::Err(__error) => {
-                            return <#ret_ty as #rt::__private::IntoToolResult>::error_result(__error);
+                            return #as_result::error_result(__error);
                         }
                     }
                 };

@@ -284,9 +284,12 @@ impl ToolRegistryBuilder {
     /// schema's meaning is rewritten (e.g. `"type": ["integer", "null"]` becomes
     /// `"type": "integer", "nullable": true` for Gemini); what it cannot is listed as
     /// written, and `tools check --provider` names it. Arguments are still validated
-    /// against the original schema, so the tools accept exactly what they did; the model
-    /// is only told less (a dropped keyword, which the server still enforces) or asked for
-    /// less (OpenAI: no unknown keys). Tools registered later are listed the same way.
+    /// against the original schema, so the tools accept what they did; the model is only
+    /// told less (a dropped keyword, which the server still enforces) or asked for less
+    /// (OpenAI: no unknown keys). One addition: for OpenAI's strict mode an optional
+    /// argument that refuses `null` (one with a default) is listed as required and
+    /// nullable, and a call's `null` for it is taken as the argument left out. Tools
+    /// registered later are listed the same way.
     ///
     /// ```
     /// use mcp_toolbelt::definition::ToolDef;
@@ -630,11 +633,12 @@ impl ToolRegistry {
             }
         };
         let def = &entry.def;
-        let arguments = if arguments.is_null() {
+        let mut arguments = if arguments.is_null() {
             Value::Object(JsonObject::new())
         } else {
             arguments
         };
+        entry.null_as_absent(&mut arguments);
         if let Err(error) = entry.validator.check(def.name(), &arguments) {
             return Ok(ToolResult::error(&error, def.category()));
         }

@@ -52,6 +52,9 @@ pub(super) struct Entry {
     pub(super) def: Arc<ToolDef>,
     pub(super) validator: LazyValidator,
     pub(super) runtime: ToolRuntime,
+    /// Arguments whose `null` means "left out" (the listed schema made them nullable for a
+    /// provider; the original refuses `null`).
+    pub(super) absent_when_null: Box<[String]>,
     /// Private: no code outside this module can make an `Entry` without [`Filter::admit`].
     _admitted: (),
 }
@@ -97,14 +100,15 @@ impl Filter {
             return Err(Refusal::MissingStates(missing));
         }
         let validator = LazyValidator::new(def.input_schema().clone());
-        let def = match self.schemas {
+        let (def, absent_when_null) = match self.schemas {
             Some(provider) => listed_for(provider, def),
-            None => def,
+            None => (def, Box::default()),
         };
         Ok(Some(Entry {
             runtime: ToolRuntime::new(&def),
             validator,
             def,
+            absent_when_null,
             _admitted: (),
         }))
     }
@@ -113,12 +117,26 @@ impl Filter {
 /// `def` with its input schema as `provider` takes it (what could be rewritten rewritten,
 /// the rest left for `tools check --provider` to report); the same `def` when nothing
 /// changes.
-fn listed_for(provider: Provider, def: Arc<ToolDef>) -> Arc<ToolDef> {
+fn listed_for(provider: Provider, def: Arc<ToolDef>) -> (Arc<ToolDef>, Box<[String]>) {
     let adapted = provider::adapt(provider, def.input_schema());
     if adapted.findings.iter().all(|f| !f.rewritable) {
-        return def;
+        return (def, Box::default());
     }
     let mut listed = (*def).clone();
     listed.input_schema = Arc::new(adapted.schema);
-    Arc::new(listed)
+    (Arc::new(listed), adapted.absent_when_null.into())
+}
+
+impl Entry {
+    /// `arguments` with a `null` for an argument the listed schema made nullable removed
+    /// (the argument left out, as the original schema wants it). Others are untouched.
+    pub(super) fn null_as_absent(&self, arguments: &mut serde_json::Value) {
+        if let Some(object) = arguments.as_object_mut() {
+            for name in &self.absent_when_null {
+                if object.get(name).is_some_and(serde_json::Value::is_null) {
+                    object.remove(name);
+                }
+            }
+        }
+    }
 }

@@ -9,8 +9,10 @@
 //! A rewritten schema is for listing only: the registry keeps validating arguments against
 //! the original (see `ToolRegistryBuilder::schemas_for`). The rewrites never let the model
 //! send a value the original refuses, except where a keyword is dropped (the server still
-//! checks it and answers with a validation error naming it); they may stop the model from
-//! sending a value the original accepts (an unknown key, for OpenAI).
+//! checks it and answers with a validation error naming it) and a `null` for an optional
+//! argument that had none ([`Adapted::absent_when_null`]: the registry takes it as the
+//! argument left out); they may stop the model from sending a value the original accepts
+//! (an unknown key, for OpenAI).
 //!
 //! ```
 //! use mcp_toolbelt::schema::provider::{adapt, Provider};
@@ -108,8 +110,9 @@ pub enum Rule {
     /// An object without `additionalProperties: false` (OpenAI strict: added), or with a
     /// schema for it, a map (never rewritten).
     AdditionalProperties,
-    /// A property missing from `required` (OpenAI strict: made required when it already
-    /// admits `null`, which then stands for "absent"; otherwise never rewritten).
+    /// A property missing from `required` (OpenAI strict: made required, and nullable if it
+    /// was not; `null` then stands for "absent". Inside an argument only when it already
+    /// admits `null`).
     OptionalProperty,
     /// A keyword the provider does not take: dropped when the server's validator still
     /// enforces it or it only annotates, otherwise never rewritten.
@@ -177,6 +180,11 @@ pub struct Adapted {
     pub schema: JsonObject,
     /// Every finding, rewritten or not, in document order.
     pub findings: Vec<ProviderFinding>,
+    /// Arguments (root properties) the rewrite made nullable although the original schema
+    /// refuses `null` for them (OpenAI strict: an optional argument with a default). A
+    /// server listing this schema must take a `null` there as the argument left out;
+    /// `ToolRegistryBuilder::schemas_for` does.
+    pub absent_when_null: Vec<String>,
 }
 
 impl Adapted {
@@ -377,6 +385,7 @@ pub fn adapt(provider: Provider, schema: &JsonObject) -> Adapted {
     let mut walk = Walk {
         provider,
         findings: Vec::new(),
+        absent_when_null: Vec::new(),
     };
     let mut root = Value::Object(schema.clone());
     if provider != Provider::Anthropic {
@@ -388,12 +397,29 @@ pub fn adapt(provider: Provider, schema: &JsonObject) -> Adapted {
     Adapted {
         schema,
         findings: walk.findings,
+        absent_when_null: walk.absent_when_null,
     }
 }
 
 struct Walk {
     provider: Provider,
     findings: Vec<ProviderFinding>,
+    /// Root properties made nullable that were not ([`Adapted::absent_when_null`]).
+    absent_when_null: Vec<String>,
+}
+
+/// `spec` admitting `null` too: `{"anyOf": [spec, {"type": "null"}]}`, its description
+/// kept outside.
+fn nullable(mut spec: Value) -> Value {
+    let mut wrapper = JsonObject::new();
+    if let Some(description) = spec.as_object_mut().and_then(|s| s.remove("description")) {
+        wrapper.insert("description".into(), description);
+    }
+    wrapper.insert(
+        "anyOf".into(),
+        Value::Array(vec![spec, serde_json::json!({"type": "null"})]),
+    );
+    Value::Object(wrapper)
 }
 
 /// `pointer` extended by one reference token (RFC 6901 escaping).
@@ -458,13 +484,14 @@ impl Walk {
         }
         self.const_union(map, &pointer);
         self.keywords(map, &pointer);
-        if self.provider == Provider::OpenAi {
-            self.strict_object(map, &pointer);
-        }
         if self.provider == Provider::Gemini {
             self.gemini_property_names(map, &pointer);
         }
         self.children(map, &pointer, depth);
+        // After the children, so their findings point into the schema as written.
+        if self.provider == Provider::OpenAi {
+            self.strict_object(map, &pointer);
+        }
     }
 
     /// Gemini: `"type": ["T", "null"]` and `anyOf: [S, {"type": "null"}]` become `T`/`S`
@@ -683,13 +710,31 @@ impl Walk {
                     true,
                     "made required; it admits null, which the model sends for \"absent\"".into(),
                 );
+            } else if pointer.is_empty() {
+                added.push(Value::String(name.clone()));
+                self.absent_when_null.push(name.clone());
+                self.push(
+                    &at,
+                    Rule::OptionalProperty,
+                    true,
+                    "made required and nullable; a registry built with `schemas_for` takes a null here as the argument left out (its default)".into(),
+                );
             } else {
                 self.push(
                     &at,
                     Rule::OptionalProperty,
                     false,
-                    "optional and not nullable; strict mode wants every property required: make it `Option<T>` (null then means absent)".into(),
+                    "optional and not nullable inside an argument; strict mode wants every property required: make it `Option<T>` (null then means absent)".into(),
                 );
+            }
+        }
+        if pointer.is_empty()
+            && let Some(Value::Object(properties)) = map.get_mut("properties")
+        {
+            for name in &self.absent_when_null {
+                if let Some(spec) = properties.get_mut(name) {
+                    *spec = nullable(std::mem::take(spec));
+                }
             }
         }
         if !added.is_empty() {

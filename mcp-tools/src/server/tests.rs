@@ -576,3 +576,51 @@ async fn schemas_for_a_provider_rewrite_the_list_not_the_validation() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn openai_strict_listing_takes_a_null_as_an_argument_left_out() {
+    use crate::schema::provider::Provider;
+    let def = ToolDef::builder("notes_list")
+        .description("List the notes.")
+        .input_schema(json!({"type": "object", "properties": {
+            "limit": {"type": "integer", "default": 10}
+        }}))
+        .handler(|args, _ctx| async move { Ok(ToolResult::text(Value::Object(args).to_string())) })
+        .build()
+        .unwrap();
+    let registry = ToolRegistry::builder()
+        .include_linked(false)
+        .schemas_for(Provider::OpenAi)
+        .tool(def)
+        .build()
+        .unwrap();
+    let listed = registry.get("notes_list").unwrap();
+    assert_eq!(
+        **listed.input_schema(),
+        *json!({"type": "object", "properties": {
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+        }, "required": ["limit"], "additionalProperties": false})
+        .as_object()
+        .unwrap()
+    );
+    let mut client = RawClient::connect(Server::new(registry));
+    client.initialize().await;
+    let call = |id: i64, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "notes_list", "arguments": arguments}})
+    };
+    // The null reaches the fn as the argument left out.
+    client.send(call(1, json!({"limit": null}))).await;
+    let reply = client.reply(1).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "{}", "{reply}");
+    client.send(call(2, json!({"limit": 3}))).await;
+    let reply = client.reply(2).await;
+    assert_eq!(
+        reply["result"]["content"][0]["text"], r#"{"limit":3}"#,
+        "{reply}"
+    );
+    // Any other wrong value is still refused by the original schema.
+    client.send(call(3, json!({"limit": "three"}))).await;
+    let reply = client.reply(3).await;
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+}

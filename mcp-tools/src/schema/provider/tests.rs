@@ -195,23 +195,49 @@ fn openai_strict_closes_objects_and_requires_nullable_properties() {
 }
 
 #[test]
-fn openai_strict_reports_optional_properties_that_cannot_be_null_and_maps() {
+fn openai_strict_makes_arguments_with_defaults_nullable_and_reports_the_rest() {
     let schema = object(json!({"type": "object", "properties": {
-        "count": {"type": "integer", "default": 5},
+        "count": {"type": "integer", "default": 5, "description": "How many"},
         "tags": {"type": "object", "additionalProperties": {"type": "string"}},
-        "name": {"type": "string", "minLength": 1}
-    }, "required": ["name", "tags"]}));
+        "name": {"type": "string", "minLength": 1},
+        "filter": {"type": "object", "properties": {"depth": {"type": "integer", "default": 1}},
+                   "required": []}
+    }, "required": ["name", "tags", "filter"]}));
     let adapted = adapt(Provider::OpenAi, &schema);
     assert!(!adapted.is_acceptable());
     let found = rules(Provider::OpenAi, &schema);
-    assert!(found.contains(&("/properties/count".into(), Rule::OptionalProperty, false)));
+    // An argument with a default: listed required and nullable; the registry takes its
+    // null as "left out".
+    assert!(found.contains(&("/properties/count".into(), Rule::OptionalProperty, true)));
+    assert_eq!(adapted.absent_when_null, ["count"]);
+    assert_eq!(
+        adapted.schema["properties"]["count"],
+        json!({"description": "How many", "anyOf": [{"type": "integer"}, {"type": "null"}]})
+    );
+    assert_eq!(
+        adapted.schema["required"],
+        json!(["name", "tags", "filter", "count"])
+    );
+    // Inside an argument it stays the author's to fix (the server would have to rewrite
+    // nested values).
+    assert!(found.contains(&(
+        "/properties/filter/properties/depth".into(),
+        Rule::OptionalProperty,
+        false
+    )));
     assert!(found.contains(&("/properties/count".into(), Rule::Keyword, true)));
     assert!(found.contains(&("/properties/tags".into(), Rule::AdditionalProperties, false)));
     assert!(found.contains(&("/properties/name".into(), Rule::Keyword, true)));
     assert!(found.contains(&("".into(), Rule::AdditionalProperties, true)));
-    // `count` stays optional: making it required would make the model send a null the
-    // server refuses.
-    assert_eq!(adapted.schema["required"], json!(["name", "tags"]));
+    // With the null taken as absent, the tool accepts the same calls.
+    let original = schema.clone();
+    let listed = adapted.schema;
+    let call = json!({"name": "a", "tags": {}, "filter": {"depth": 2}, "count": null});
+    assert!(accepts(&listed, &call));
+    let mut as_served = call.clone();
+    as_served.as_object_mut().unwrap().remove("count");
+    assert!(accepts(&original, &as_served));
+    assert!(!accepts(&original, &call));
 }
 
 #[test]
