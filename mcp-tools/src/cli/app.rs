@@ -706,6 +706,33 @@ mod tests {
     }
 
     #[test]
+    fn check_with_a_provider_fails_on_what_cannot_be_rewritten() {
+        let either = ToolDef::builder("pick_either")
+            .description("A tool taking a string or an integer.")
+            .input_schema(serde_json::json!({"type": "object", "properties": {
+                "value": {"type": ["string", "integer"], "description": "Either"}}}))
+            .handler(|_args, _ctx| async { Ok(ToolResult::text("done")) })
+            .build()
+            .unwrap();
+        let app = |provider: &str| {
+            let builder = ToolRegistry::builder()
+                .include_linked(false)
+                .tool(either.clone());
+            block_on(App::new("t", "1", builder).run_from([
+                "t",
+                "tools",
+                "check",
+                "--provider",
+                provider,
+            ]))
+        };
+        // Gemini takes one type per value; OpenAI and Anthropic take the union.
+        assert_eq!(app("gemini"), ExitCode::from(FAILURE));
+        assert_eq!(app("openai"), ExitCode::SUCCESS);
+        assert_eq!(app("anthropic"), ExitCode::SUCCESS);
+    }
+
+    #[test]
     fn check_fails_on_an_empty_registry() {
         // The usual cause: the tools are in a library the binary does not link.
         let empty = App::new("t", "1", ToolRegistry::builder().include_linked(false));
