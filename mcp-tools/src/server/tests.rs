@@ -523,12 +523,7 @@ async fn schemas_for_a_provider_rewrite_the_list_not_the_validation() {
         }, "required": ["query"], "additionalProperties": false}))
         .build()
         .unwrap();
-    let registry = ToolRegistry::builder()
-        .include_linked(false)
-        .schemas_for(Provider::Gemini)
-        .tool(def)
-        .build()
-        .unwrap();
+    let registry = listing_for(Provider::Gemini, def);
     let mut client = RawClient::connect(Server::new(registry.clone()));
     client.initialize().await;
     let listed = client.request(1, "tools/list", json!({})).await;
@@ -588,12 +583,7 @@ async fn openai_strict_listing_takes_a_null_as_an_argument_left_out() {
         .handler(|args, _ctx| async move { Ok(ToolResult::text(Value::Object(args).to_string())) })
         .build()
         .unwrap();
-    let registry = ToolRegistry::builder()
-        .include_linked(false)
-        .schemas_for(Provider::OpenAi)
-        .tool(def)
-        .build()
-        .unwrap();
+    let registry = listing_for(Provider::OpenAi, def);
     let listed = registry.get("notes_list").unwrap();
     assert_eq!(
         **listed.input_schema(),
@@ -623,4 +613,14 @@ async fn openai_strict_listing_takes_a_null_as_an_argument_left_out() {
     client.send(call(3, json!({"limit": "three"}))).await;
     let reply = client.reply(3).await;
     assert_eq!(reply["result"]["isError"], true, "{reply}");
+}
+
+/// A registry of `def` listing schemas for `provider`.
+fn listing_for(provider: crate::schema::provider::Provider, def: ToolDef) -> ToolRegistry {
+    ToolRegistry::builder()
+        .include_linked(false)
+        .schemas_for(provider)
+        .tool(def)
+        .build()
+        .unwrap()
 }
