@@ -109,7 +109,8 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
         parse,
     } = arguments(tool);
     let ret_ty = return_type(&tool.item);
-    let extractors = tool_extractors(tool, &ret_ty);
+    let returns = returns(&tool.item);
+    let extractors = tool_extractors(tool);
     let requirements = requirements(tool);
     let call_args = call_args(tool, |p| {
         let ident = &p.ident;
@@ -127,12 +128,15 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
         #name_const
 
         const _: () = {
+            /// How the return type becomes a result, checked here once.
+            const __RETURNS: #rt::__private::Returns<#ret_ty> = #returns;
+
             fn __mcp_tool_def() -> ::core::result::Result<#rt::__private::ToolDef, #rt::__private::DefError> {
                 let __input_schema = #rt::__private::input_schema::<#args_ty>(#name, &[#(#constraints),*])?;
                 #rt::__private::ToolDef::builder(#name)
                     #metadata
                     .input_schema(#rt::__private::serde_json::Value::Object(__input_schema))
-                    .output_schema(<#ret_ty as #rt::__private::IntoToolResult>::output_schema())
+                    .output_schema((__RETURNS.output_schema)())
                     #(#requirements)*
                     .source(::core::file!(), ::core::line!())
                     .boxed_handler(__mcp_tool_call)
@@ -143,7 +147,7 @@ fn tool(tool: &AnnotatedFn) -> TokenStream {
                 ::std::boxed::Box::pin(async move {
                     #(#extractors)*
                     #parse
-                    #rt::__private::IntoToolResult::into_tool_result(#fn_ident(#(#call_args),*).await)
+                    (__RETURNS.into_tool_result)(#fn_ident(#(#call_args),*).await)
                 })
             }
 
@@ -285,6 +289,57 @@ fn string_fn_parts(item: &AnnotatedFn) -> StringFnParts {
     }
 }
 
+/// Where the generated code takes the return type's result fns (`__private::Returns`):
+/// `returns_result_json::<X, E>()` for `Result<Json<X>, E>`, `returns_result::<T, E>()`,
+/// `returns_json::<X>()`, else `returns::<R>()`. Each bounds on the parts by themselves, so
+/// an output type without `JsonSchema` (in the runtime's words) or an error type without
+/// `Into<ToolError>` is one error at that part.
+fn returns(item: &syn::ItemFn) -> TokenStream {
+    let rt = crate::runtime::path();
+    let syn::ReturnType::Type(_, ty) = &item.sig.output else {
+        return quote! { #rt::__private::returns::<()>() };
+    };
+    let (ok, err) = match generic_args(ty, "Result").as_deref() {
+        Some([ok, err]) => (*ok, Some(*err)),
+        _ => (&**ty, None),
+    };
+    let json = match generic_args(ok, "Json").as_deref() {
+        Some([inner]) => Some(*inner),
+        _ => None,
+    };
+    match (json, err) {
+        (Some(x), Some(e)) => quote_spanned! {ty.span()=>
+            #rt::__private::returns_result_json::<#x, #e>()
+        },
+        (None, Some(e)) => quote_spanned! {ty.span()=>
+            #rt::__private::returns_result::<#ok, #e>()
+        },
+        (Some(x), None) => quote_spanned! {ty.span()=> #rt::__private::returns_json::<#x>() },
+        (None, None) => quote_spanned! {ty.span()=> #rt::__private::returns::<#ty>() },
+    }
+}
+
+/// The type arguments of `ty` when it is a path ending in `name<…>` (types only).
+fn generic_args<'a>(ty: &'a syn::Type, name: &str) -> Option<Vec<&'a syn::Type>> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if path.qself.is_some() || last.ident != name {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args
+        .iter()
+        .map(|arg| match arg {
+            syn::GenericArgument::Type(ty) => Some(ty),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The fn's return type (`()` when none is written).
 fn return_type(item: &syn::ItemFn) -> TokenStream {
     match &item.sig.output {
@@ -316,8 +371,8 @@ fn extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
 
 /// A tool's extractors, built before its arguments are parsed:
 /// `let x = match <T as FromContext>::from_call(&__ctx, &__arguments) { … };`, where a
-/// failure renders through the return type's `IntoToolResult::error_result`.
-fn tool_extractors(item: &AnnotatedFn, ret_ty: &TokenStream) -> Vec<TokenStream> {
+/// failure renders through the return type's `IntoToolResult::error_result` (`__RETURNS`).
+fn tool_extractors(item: &AnnotatedFn) -> Vec<TokenStream> {
     let rt = crate::runtime::path();
     item.params
         .iter()
@@ -332,7 +387,7 @@ fn tool_extractors(item: &AnnotatedFn, ret_ty: &TokenStream) -> Vec<TokenStream>
                     match <#ty as #rt::__private::FromContext>::from_call(&__ctx, &__arguments) {
                         ::core::result::Result::Ok(__value) => __value,
                         ::core::result::Result::Err(__error) => {
-                            return <#ret_ty as #rt::__private::IntoToolResult>::error_result(__error);
+                            return (__RETURNS.error_result)(__error);
                         }
                     }
                 };

@@ -149,6 +149,12 @@ impl ClientFeature {
     }
 }
 
+/// The future every [`ClientPeer`] method returns: boxed, `Send`, owning what it needs
+/// (`'static`), so a tool can await it after the borrow of the context ends. The same type
+/// as `futures::future::BoxFuture<'static, T>`; an implementation returns
+/// `Box::pin(async move { … })`.
+pub type PeerFuture<T> = BoxFuture<'static, T>;
+
 /// The client side of the current request, as seen from a tool: where progress and log
 /// notifications go and where sampling/elicitation requests are sent.
 ///
@@ -161,14 +167,14 @@ pub trait ClientPeer: Send + Sync {
         progress: f64,
         total: Option<f64>,
         message: Option<String>,
-    ) -> BoxFuture<'static, ()>;
+    ) -> PeerFuture<()>;
 
     /// Send a log message notification (filtered by the client's `logging/setLevel`).
-    fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> BoxFuture<'static, ()>;
+    fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> PeerFuture<()>;
 
     /// Ask the client to sample an LLM (`sampling/createMessage`); `params` and the result
     /// are the protocol's JSON objects.
-    fn create_message(&self, params: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn create_message(&self, params: Value) -> PeerFuture<Result<Value, ToolError>> {
         let _ = params;
         Box::pin(async {
             Err(ToolError::permission_denied(
@@ -178,7 +184,7 @@ pub trait ClientPeer: Send + Sync {
     }
 
     /// Ask the client to elicit input from its user (`elicitation/create`).
-    fn elicit(&self, params: Value) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn elicit(&self, params: Value) -> PeerFuture<Result<Value, ToolError>> {
         let _ = params;
         Box::pin(async {
             Err(ToolError::permission_denied(
@@ -197,7 +203,7 @@ pub trait ClientPeer: Send + Sync {
         key: Option<&str>,
         feature: ClientFeature,
         params: Value,
-    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+    ) -> PeerFuture<Result<Value, ToolError>> {
         let _ = key;
         match feature {
             ClientFeature::Sampling => self.create_message(params),

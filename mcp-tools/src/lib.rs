@@ -265,6 +265,56 @@ pub mod __private {
     /// Compiles only when `T` is an extractor.
     pub const fn extractor<T: Extractor>() {}
 
+    /// What the type inside a tool's `Json<…>` result needs; the generated code bounds on
+    /// it so a missing derive is one error at that type.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a tool's structured output: it needs `Serialize` and `JsonSchema`",
+        label = "the type inside `Json<…>`",
+        note = "derive them on the type: `#[derive(serde::Serialize, schemars::JsonSchema)]` (schemars 1.x)"
+    )]
+    pub trait StructuredOutput: serde::Serialize + schemars::JsonSchema + 'static {}
+
+    impl<T: serde::Serialize + schemars::JsonSchema + 'static> StructuredOutput for T {}
+
+    /// How a tool fn's return type `R` becomes a result, as plain fns: the generated code
+    /// takes them from one of [`returns`], [`returns_json`], [`returns_result`] or
+    /// [`returns_result_json`] in one place, so a return type missing a trait is one error
+    /// naming the part that lacks it.
+    pub struct Returns<R> {
+        /// `R`'s `outputSchema`.
+        pub output_schema: fn() -> Option<JsonObject>,
+        /// The fn's value as a result.
+        pub into_tool_result: fn(R) -> Result<crate::ToolResult, ToolError>,
+        /// A failed extractor's error as `R` renders it.
+        pub error_result: fn(ToolError) -> Result<crate::ToolResult, ToolError>,
+    }
+
+    /// [`Returns`] of any tool result type.
+    pub const fn returns<R: IntoToolResult>() -> Returns<R> {
+        Returns {
+            output_schema: R::output_schema,
+            into_tool_result: R::into_tool_result,
+            error_result: R::error_result,
+        }
+    }
+
+    /// [`Returns`] of `Json<X>`.
+    pub const fn returns_json<X: StructuredOutput>() -> Returns<crate::Json<X>> {
+        returns::<crate::Json<X>>()
+    }
+
+    /// [`Returns`] of `Result<T, E>` (`E` bounded by itself, so a missing conversion is
+    /// reported at the error type).
+    pub const fn returns_result<T: IntoToolResult, E: Into<ToolError>>() -> Returns<Result<T, E>> {
+        returns::<Result<T, E>>()
+    }
+
+    /// [`Returns`] of `Result<Json<X>, E>`.
+    pub const fn returns_result_json<X: StructuredOutput, E: Into<ToolError>>()
+    -> Returns<Result<crate::Json<X>, E>> {
+        returns::<Result<crate::Json<X>, E>>()
+    }
+
     /// One `#[arg]` constraint as written: argument, key, and the schema keywords it becomes.
     pub type Constraint = (&'static str, &'static str, &'static [&'static str]);
 

@@ -18,6 +18,7 @@ use crate::permissions::PermissionSet;
 use crate::registration;
 use crate::registry::offerings::{Collect, Offerings, OfferingsBuilder};
 use crate::schema::JsonObject;
+use crate::schema::provider::Provider;
 
 mod admission;
 pub(crate) mod library;
@@ -36,7 +37,9 @@ use view_cache::ViewCache;
 
 pub use library::Library;
 
-pub use report::{Finding, PermissionMatrix, Severity, ValidationReport, cli_inexpressible};
+pub use report::{
+    Finding, PermissionMatrix, ProviderReport, Severity, ValidationReport, cli_inexpressible,
+};
 
 /// The tools, resources and prompts a server serves, with their state and middleware —
 /// or one caller's view of them ([`ToolRegistry::view`]): the same type, so listing and
@@ -273,6 +276,43 @@ impl ToolRegistryBuilder {
     /// Serve only tools carrying at least one of these tags.
     pub fn tags<I: IntoIterator<Item = S>, S: Into<String>>(mut self, tags: I) -> Self {
         self.filter.tags = Some(tags.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// List every tool's input schema as `provider` takes it: what
+    /// [`schema::provider::adapt`](crate::schema::provider::adapt) can rewrite keeping the
+    /// schema's meaning is rewritten (e.g. `"type": ["integer", "null"]` becomes
+    /// `"type": "integer", "nullable": true` for Gemini); what it cannot is listed as
+    /// written, and `tools check --provider` names it. Arguments are still validated
+    /// against the original schema, so the tools accept what they did; the model is only
+    /// told less (a dropped keyword, which the server still enforces) or asked for less
+    /// (OpenAI: no unknown keys). One addition: for OpenAI's strict mode an optional
+    /// argument that refuses `null` (one with a default) is listed as required and
+    /// nullable, and a call's `null` for it is taken as the argument left out. Tools
+    /// registered later are listed the same way.
+    ///
+    /// ```
+    /// use mcp_toolbelt::definition::ToolDef;
+    /// use mcp_toolbelt::schema::provider::Provider;
+    /// use mcp_toolbelt::{ToolRegistry, ToolResult};
+    /// let def = ToolDef::builder("notes_search")
+    ///     .description("Search the notes.")
+    ///     .input_schema(serde_json::json!({"type": "object",
+    ///         "properties": {"limit": {"type": ["integer", "null"]}}}))
+    ///     .handler(|_args, _ctx| async { Ok(ToolResult::text("none")) })
+    ///     .build()
+    ///     .unwrap();
+    /// let registry = ToolRegistry::builder()
+    ///     .include_linked(false)
+    ///     .schemas_for(Provider::Gemini)
+    ///     .tool(def)
+    ///     .build()
+    ///     .unwrap();
+    /// let listed = registry.get("notes_search").unwrap();
+    /// assert_eq!(listed.input_schema()["properties"]["limit"]["nullable"], true);
+    /// ```
+    pub fn schemas_for(mut self, provider: Provider) -> Self {
+        self.filter.schemas = Some(provider);
         self
     }
 
@@ -593,11 +633,12 @@ impl ToolRegistry {
             }
         };
         let def = &entry.def;
-        let arguments = if arguments.is_null() {
+        let mut arguments = if arguments.is_null() {
             Value::Object(JsonObject::new())
         } else {
             arguments
         };
+        entry.null_as_absent(&mut arguments);
         if let Err(error) = entry.validator.check(def.name(), &arguments) {
             return Ok(ToolResult::error(&error, def.category()));
         }
@@ -738,6 +779,13 @@ impl ToolRegistry {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.shared.catalog.load().slots.is_empty() && self.shared.offerings.is_empty()
+    }
+
+    /// What `provider` refuses in the tools this registry lists, and what of it
+    /// [`schemas_for`](ToolRegistryBuilder::schemas_for) rewrites (a registry built with
+    /// it lists the rewritten schemas, so only what cannot be rewritten is left).
+    pub fn provider_report(&self, provider: Provider) -> ProviderReport {
+        ProviderReport::of(provider, &self.list_tools())
     }
 
     /// Findings about the tools: non-portable names, `$ref`s left in schemas, schemas a

@@ -1,6 +1,8 @@
 //! JSON schemas that clients can read: generated with schemars (JSON Schema 2020-12),
 //! subschemas inlined (many clients reject `$ref`), no `$schema` or root `title` noise.
 
+pub mod provider;
+
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};

@@ -108,6 +108,62 @@ fn check_reports_warnings_and_passes() {
 }
 
 #[test]
+fn check_with_a_provider_lists_each_finding() {
+    // Gemini: every finding is rewritable (nullable unions, dropped keywords and formats).
+    let gemini = run_expect(&["tools", "check", "--provider", "gemini"], 0).stdout;
+    assert!(
+        gemini.contains(
+            "gemini: notes_list: /properties/limit: nullable-union (rewritable): a type array becomes one type with `nullable: true`\n"
+        ),
+        "{gemini}"
+    );
+    assert!(
+        gemini.contains(
+            "gemini: ticket_lookup: /properties/priority/items: const-union (rewritable)"
+        ),
+        "{gemini}"
+    );
+    assert!(
+        gemini.ends_with("; 0 tool(s) to change in the code\n"),
+        "{gemini}"
+    );
+    // OpenAI strict: an argument with a default is listed required and nullable.
+    let openai = run_expect(&["tools", "check", "--provider", "openai"], 0).stdout;
+    assert!(
+        openai.contains(
+            "openai: text_echo: /properties/upper: optional-property (rewritable): made required and nullable;"
+        ),
+        "{openai}"
+    );
+    assert!(
+        openai.contains(
+            "openai: notes_list: /properties/limit: optional-property (rewritable): made required;"
+        ),
+        "{openai}"
+    );
+    // Anthropic: nothing but the names, which are portable here; both providers at once.
+    let both = run_expect(
+        &[
+            "tools",
+            "check",
+            "--provider",
+            "anthropic",
+            "--provider",
+            "gemini",
+        ],
+        0,
+    )
+    .stdout;
+    assert!(
+        both.contains("anthropic: 0 tool(s) with rewritable findings"),
+        "{both}"
+    );
+    assert!(both.contains("gemini: notes_list:"), "{both}");
+    let unknown = run_expect(&["tools", "check", "--provider", "bard"], 2);
+    assert!(unknown.stderr.contains("bard"), "{}", unknown.stderr);
+}
+
+#[test]
 fn check_fails_when_the_registry_cannot_be_built() {
     let out = run_expect(&["tools", "check", "--greeting", ""], 1);
     assert_eq!(out.stderr, "error: --greeting must not be empty\n");

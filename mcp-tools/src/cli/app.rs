@@ -11,6 +11,7 @@ use clap::{Arg, ArgMatches, Command, FromArgMatches};
 use crate::definition::tool::ToolDef;
 use crate::permissions::PermissionSet;
 use crate::registry::{ToolRegistry, ToolRegistryBuilder};
+use crate::schema::provider::Provider;
 
 use super::command::{self, LOG_LEVEL_ARG, PERMISSIONS_ARG, Root};
 use super::extension::{self, Extension};
@@ -730,8 +731,16 @@ impl Run {
                     Ok((registry, _, _)) => registry,
                     Err(status) => return status,
                 };
-                let (report, failed) =
+                let (mut report, mut failed) =
                     inspect::check(registry.validation_report(), &plan, registry.is_empty());
+                for provider in args.get_many::<String>("provider").into_iter().flatten() {
+                    let Ok(provider) = provider.parse::<Provider>() else {
+                        return ExitCode::from(USAGE);
+                    };
+                    let checked = registry.provider_report(provider);
+                    failed |= !checked.is_acceptable();
+                    report.push_str(&checked.to_string());
+                }
                 print_out(&report);
                 if failed {
                     return ExitCode::from(FAILURE);
@@ -784,6 +793,33 @@ mod tests {
             block_on(app.run_from(["t", "tools", "check"])),
             ExitCode::SUCCESS
         );
+    }
+
+    #[test]
+    fn check_with_a_provider_fails_on_what_cannot_be_rewritten() {
+        let either = ToolDef::builder("pick_either")
+            .description("A tool taking a string or an integer.")
+            .input_schema(serde_json::json!({"type": "object", "properties": {
+                "value": {"type": ["string", "integer"], "description": "Either"}}}))
+            .handler(|_args, _ctx| async { Ok(ToolResult::text("done")) })
+            .build()
+            .unwrap();
+        let app = |provider: &str| {
+            let builder = ToolRegistry::builder()
+                .include_linked(false)
+                .tool(either.clone());
+            block_on(App::new("t", "1", builder).run_from([
+                "t",
+                "tools",
+                "check",
+                "--provider",
+                provider,
+            ]))
+        };
+        // Gemini takes one type per value; OpenAI and Anthropic take the union.
+        assert_eq!(app("gemini"), ExitCode::from(FAILURE));
+        assert_eq!(app("openai"), ExitCode::SUCCESS);
+        assert_eq!(app("anthropic"), ExitCode::SUCCESS);
     }
 
     #[test]

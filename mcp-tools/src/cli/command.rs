@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use clap::{Arg, ArgAction, Command};
 
 use crate::definition::tool::ToolDef;
+use crate::schema::provider::Provider;
 
 use super::flags::{ToolFlags, json_arg};
 use super::logging::{LEVELS, LOG_LEVEL};
@@ -171,9 +172,22 @@ impl Root<'_> {
                     .arg(self.tool_name_arg())
                     .arg(json_flag("Print the MCP tool description as JSON")),
             )
-            .subcommand(Command::new("check").about(
-                "Validate the tools (names, schemas, descriptions, command line); exit 1 on errors",
-            ))
+            .subcommand(
+                Command::new("check")
+                    .about(
+                        "Validate the tools (names, schemas, descriptions, command line); exit 1 on errors",
+                    )
+                    .arg(
+                        Arg::new("provider")
+                            .long("provider")
+                            .value_name("P")
+                            .action(ArgAction::Append)
+                            .value_parser(clap::builder::PossibleValuesParser::new(
+                                Provider::ALL.map(Provider::name),
+                            ))
+                            .help("Also check the tools against a model provider's schema rules; exit 1 when one cannot be rewritten to fit (repeatable)"),
+                    ),
+            )
             .subcommand(
                 Command::new("matrix")
                     .about("Print the tool × permission matrix as a Markdown table"),

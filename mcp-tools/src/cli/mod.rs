@@ -50,11 +50,20 @@ pub use app::{App, SetupError};
 #[doc(hidden)]
 pub use flags::command_line_arguments;
 
-/// The `clap` version this module builds its commands with, for [`App::setup`]'s flag
-/// types (`#[derive(clap::Args)]` needs `clap` in your own `Cargo.toml` too).
+/// The `clap` version this module builds its commands with (features `derive` and `env`),
+/// for [`App::setup`]'s flag types: with `use mcp_toolbelt::cli::clap;` in scope,
+/// `#[derive(clap::Args)]` works without `clap` in your own `Cargo.toml`.
 ///
 /// ```
-/// let arg = mcp_toolbelt::cli::clap::Arg::new("url").long("url");
+/// use mcp_toolbelt::cli::clap;
+///
+/// #[derive(clap::Args)]
+/// struct Flags {
+///     /// The service's URL.
+///     #[arg(long, env = "DEMO_URL")]
+///     url: Option<String>,
+/// }
+/// let arg = clap::Arg::new("url").long("url");
 /// assert_eq!(arg.get_long(), Some("url"));
 /// ```
 pub use clap;

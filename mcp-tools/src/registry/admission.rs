@@ -13,6 +13,7 @@ use crate::call::validate::LazyValidator;
 use crate::context::StateMap;
 use crate::definition::tool::ToolDef;
 use crate::permissions::PermissionSet;
+use crate::schema::provider::{self, Provider};
 
 /// Which tools a registry serves at all (its builder's selection). Fixed once the registry
 /// is built.
@@ -21,6 +22,10 @@ pub(super) struct Filter {
     pub(super) allowed: Option<PermissionSet>,
     pub(super) categories: Option<BTreeSet<String>>,
     pub(super) tags: Option<BTreeSet<String>>,
+    /// The provider whose rules the listed input schemas follow
+    /// ([`ToolRegistryBuilder::schemas_for`](super::ToolRegistryBuilder::schemas_for));
+    /// the validator keeps the original schema.
+    pub(super) schemas: Option<Provider>,
 }
 
 /// Why an admitted tool still cannot be served.
@@ -47,6 +52,9 @@ pub(super) struct Entry {
     pub(super) def: Arc<ToolDef>,
     pub(super) validator: LazyValidator,
     pub(super) runtime: ToolRuntime,
+    /// Arguments whose `null` means "left out" (the listed schema made them nullable for a
+    /// provider; the original refuses `null`).
+    pub(super) absent_when_null: Box<[String]>,
     /// Private: no code outside this module can make an `Entry` without [`Filter::admit`].
     _admitted: (),
 }
@@ -91,11 +99,44 @@ impl Filter {
         if !missing.is_empty() {
             return Err(Refusal::MissingStates(missing));
         }
+        let validator = LazyValidator::new(def.input_schema().clone());
+        let (def, absent_when_null) = match self.schemas {
+            Some(provider) => listed_for(provider, def),
+            None => (def, Box::default()),
+        };
         Ok(Some(Entry {
             runtime: ToolRuntime::new(&def),
-            validator: LazyValidator::new(def.input_schema().clone()),
+            validator,
             def,
+            absent_when_null,
             _admitted: (),
         }))
+    }
+}
+
+/// `def` with its input schema as `provider` takes it (what could be rewritten rewritten,
+/// the rest left for `tools check --provider` to report); the same `def` when nothing
+/// changes.
+fn listed_for(provider: Provider, def: Arc<ToolDef>) -> (Arc<ToolDef>, Box<[String]>) {
+    let adapted = provider::adapt(provider, def.input_schema());
+    if adapted.findings.iter().all(|f| !f.rewritable) {
+        return (def, Box::default());
+    }
+    let mut listed = (*def).clone();
+    listed.input_schema = Arc::new(adapted.schema);
+    (Arc::new(listed), adapted.absent_when_null.into())
+}
+
+impl Entry {
+    /// `arguments` with a `null` for an argument the listed schema made nullable removed
+    /// (the argument left out, as the original schema wants it). Others are untouched.
+    pub(super) fn null_as_absent(&self, arguments: &mut serde_json::Value) {
+        if let Some(object) = arguments.as_object_mut() {
+            for name in &self.absent_when_null {
+                if object.get(name).is_some_and(serde_json::Value::is_null) {
+                    object.remove(name);
+                }
+            }
+        }
     }
 }

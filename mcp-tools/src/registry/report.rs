@@ -11,6 +11,7 @@ use crate::definition::tool::ToolDef;
 use crate::names;
 use crate::registry::ToolRegistry;
 use crate::schema;
+use crate::schema::provider::{self, Provider, ProviderFinding};
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -207,6 +208,104 @@ impl fmt::Display for ValidationReport {
             }
         }
         Ok(())
+    }
+}
+
+/// What a model provider refuses in the tools a registry lists (`tools check --provider`):
+/// each tool's [`ProviderFinding`]s, the rewritable ones included.
+///
+/// ```
+/// use mcp_toolbelt::definition::ToolDef;
+/// use mcp_toolbelt::schema::provider::Provider;
+/// use mcp_toolbelt::{ToolRegistry, ToolResult};
+/// let def = ToolDef::builder("notes_search")
+///     .description("Search the notes.")
+///     .input_schema(serde_json::json!({"type": "object",
+///         "properties": {"limit": {"type": ["integer", "null"]}}}))
+///     .handler(|_args, _ctx| async { Ok(ToolResult::text("none")) })
+///     .build()
+///     .unwrap();
+/// let registry = ToolRegistry::builder().include_linked(false).tool(def).build().unwrap();
+/// let report = registry.provider_report(Provider::Gemini);
+/// assert!(report.is_acceptable());
+/// assert_eq!(report.rewritten(), 1);
+/// assert!(registry.provider_report(Provider::Anthropic).findings().is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderReport {
+    provider: Provider,
+    findings: Vec<(String, ProviderFinding)>,
+}
+
+impl ProviderReport {
+    /// The findings of `provider`'s rules on `defs`, in their order.
+    pub(crate) fn of(provider: Provider, defs: &[Arc<ToolDef>]) -> ProviderReport {
+        let findings = defs
+            .iter()
+            .flat_map(|def| {
+                let name = def.name().to_string();
+                provider::name_findings(provider, def.name())
+                    .into_iter()
+                    .chain(provider::adapt(provider, def.input_schema()).findings)
+                    .map(move |finding| (name.clone(), finding))
+            })
+            .collect();
+        ProviderReport { provider, findings }
+    }
+
+    /// The provider checked.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// Every finding with its tool's name.
+    pub fn findings(&self) -> &[(String, ProviderFinding)] {
+        &self.findings
+    }
+
+    /// True when the provider takes every tool once rewritten (no finding needs the author).
+    pub fn is_acceptable(&self) -> bool {
+        self.findings.iter().all(|(_, f)| f.rewritable)
+    }
+
+    /// How many tools a rewrite changes.
+    pub fn rewritten(&self) -> usize {
+        self.tools(true)
+    }
+
+    /// How many tools the author must change.
+    pub fn unacceptable(&self) -> usize {
+        self.tools(false)
+    }
+
+    fn tools(&self, rewritable: bool) -> usize {
+        self.findings
+            .iter()
+            .filter(|(_, f)| f.rewritable == rewritable)
+            .map(|(tool, _)| tool.as_str())
+            .collect::<BTreeSet<_>>()
+            .len()
+    }
+}
+
+/// One line a finding (`provider: tool: pointer: rule (…): detail`), then a summary line.
+impl fmt::Display for ProviderReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let provider = self.provider;
+        for (tool, finding) in &self.findings {
+            writeln!(f, "{provider}: {tool}: {finding}")?;
+        }
+        let variant = match provider {
+            Provider::OpenAi => "OpenAi",
+            Provider::Anthropic => "Anthropic",
+            Provider::Gemini => "Gemini",
+        };
+        writeln!(
+            f,
+            "{provider}: {} tool(s) with rewritable findings (listed rewritten by a registry built with .schemas_for(Provider::{variant})); {} tool(s) to change in the code",
+            self.rewritten(),
+            self.unacceptable()
+        )
     }
 }
 

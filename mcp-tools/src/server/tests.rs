@@ -512,3 +512,115 @@ async fn a_tool_the_filter_excludes_stays_unreachable_over_the_protocol() {
         .await;
     assert_eq!(call["result"]["content"][0]["text"], "runtime_reader");
 }
+
+#[tokio::test]
+async fn schemas_for_a_provider_rewrite_the_list_not_the_validation() {
+    use crate::schema::provider::Provider;
+    let def = text_tool_builder("notes_search")
+        .input_schema(json!({"type": "object", "properties": {
+            "query": {"type": "string"},
+            "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "maximum": 5}
+        }, "required": ["query"], "additionalProperties": false}))
+        .build()
+        .unwrap();
+    let registry = listing_for(Provider::Gemini, def);
+    let mut client = RawClient::connect(Server::new(registry.clone()));
+    client.initialize().await;
+    let listed = client.request(1, "tools/list", json!({})).await;
+    let schema = &listed["result"]["tools"][0]["inputSchema"];
+    assert_eq!(
+        schema,
+        &json!({"type": "object", "properties": {
+            "query": {"type": "string"},
+            "limit": {"type": "integer", "nullable": true, "minimum": 0, "maximum": 5}
+        }, "required": ["query"]}),
+        "{listed}"
+    );
+    // The original schema still validates: `null` is accepted (the listed schema's
+    // `nullable` means nothing to a JSON Schema validator), an unknown key still refused.
+    let call = |id: i64, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "notes_search", "arguments": arguments}})
+    };
+    client
+        .send(call(2, json!({"query": "a", "limit": null})))
+        .await;
+    let accepted = client.reply(2).await;
+    assert_eq!(accepted["result"]["isError"], false, "{accepted}");
+    client
+        .send(call(3, json!({"query": "a", "extra": 1})))
+        .await;
+    let refused = client.reply(3).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    // A tool registered later is listed the same way.
+    registry
+        .register(
+            text_tool_builder("notes_tag")
+                .input_schema(json!({"type": "object", "properties": {
+                    "tag": {"type": ["string", "null"]}}}))
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    let tag = registry.get("notes_tag").unwrap();
+    assert_eq!(tag.input_schema()["properties"]["tag"]["nullable"], true);
+    assert!(
+        registry
+            .provider_report(Provider::Gemini)
+            .findings()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn openai_strict_listing_takes_a_null_as_an_argument_left_out() {
+    use crate::schema::provider::Provider;
+    let def = ToolDef::builder("notes_list")
+        .description("List the notes.")
+        .input_schema(json!({"type": "object", "properties": {
+            "limit": {"type": "integer", "default": 10}
+        }}))
+        .handler(|args, _ctx| async move { Ok(ToolResult::text(Value::Object(args).to_string())) })
+        .build()
+        .unwrap();
+    let registry = listing_for(Provider::OpenAi, def);
+    let listed = registry.get("notes_list").unwrap();
+    assert_eq!(
+        **listed.input_schema(),
+        *json!({"type": "object", "properties": {
+            "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+        }, "required": ["limit"], "additionalProperties": false})
+        .as_object()
+        .unwrap()
+    );
+    let mut client = RawClient::connect(Server::new(registry));
+    client.initialize().await;
+    let call = |id: i64, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "notes_list", "arguments": arguments}})
+    };
+    // The null reaches the fn as the argument left out.
+    client.send(call(1, json!({"limit": null}))).await;
+    let reply = client.reply(1).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "{}", "{reply}");
+    client.send(call(2, json!({"limit": 3}))).await;
+    let reply = client.reply(2).await;
+    assert_eq!(
+        reply["result"]["content"][0]["text"], r#"{"limit":3}"#,
+        "{reply}"
+    );
+    // Any other wrong value is still refused by the original schema.
+    client.send(call(3, json!({"limit": "three"}))).await;
+    let reply = client.reply(3).await;
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+}
+
+/// A registry of `def` listing schemas for `provider`.
+fn listing_for(provider: crate::schema::provider::Provider, def: ToolDef) -> ToolRegistry {
+    ToolRegistry::builder()
+        .include_linked(false)
+        .schemas_for(provider)
+        .tool(def)
+        .build()
+        .unwrap()
+}
