@@ -16,27 +16,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 setup_begin setup-bubblewrap "$@"
 
-# The binary: MCP_TOOLBELT_BWRAP, else bwrap on PATH or in /usr/bin.
-find_bwrap() {
-    if [ -n "${MCP_TOOLBELT_BWRAP:-}" ]; then
-        [ -x "$MCP_TOOLBELT_BWRAP" ] || die "MCP_TOOLBELT_BWRAP=$MCP_TOOLBELT_BWRAP is not an executable"
-        echo "$MCP_TOOLBELT_BWRAP"
-        return
-    fi
-    command -v bwrap 2>/dev/null && return
-    for candidate in /usr/bin/bwrap /usr/local/bin/bwrap; do
-        [ -x "$candidate" ] && echo "$candidate" && return
-    done
-    return 0
-}
-
-bin="$(find_bwrap)"
-if [ -z "$bin" ]; then
-    log "installing Debian's bubblewrap package"
-    apt_install bwrap bubblewrap
-    bin="$(find_bwrap)"
-    [ -n "$bin" ] || die "the bubblewrap package installed no bwrap binary"
-fi
+bin="$(find_or_install bwrap bubblewrap MCP_TOOLBELT_BWRAP /usr/bin /usr/local/bin)"
 # Commands run in a user namespace created by an unprivileged uid (a root server switches to
 # one, 65534 by default, before starting bwrap): check that this kernel allows it.
 as_user=()

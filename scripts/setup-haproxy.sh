@@ -16,30 +16,10 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 setup_begin setup-haproxy "$@"
 
-# The binary: MCP_TOOLBELT_HAPROXY, else haproxy on PATH or in /usr/sbin (not on a user's PATH).
-find_haproxy() {
-    if [ -n "${MCP_TOOLBELT_HAPROXY:-}" ]; then
-        [ -x "$MCP_TOOLBELT_HAPROXY" ] || die "MCP_TOOLBELT_HAPROXY=$MCP_TOOLBELT_HAPROXY is not an executable"
-        echo "$MCP_TOOLBELT_HAPROXY"
-        return
-    fi
-    command -v haproxy 2>/dev/null && return
-    for candidate in /usr/sbin/haproxy /usr/local/sbin/haproxy; do
-        [ -x "$candidate" ] && echo "$candidate" && return
-    done
-    return 0
-}
-
 # The major version printed by `haproxy -v` ("HAProxy version 2.6.12-1+deb12u1 …").
 major_of() { "$1" -v 2>/dev/null | sed -n 's/^HA-\{0,1\}Proxy version \([0-9]*\)\..*/\1/p' | head -n 1; }
 
-bin="$(find_haproxy)"
-if [ -z "$bin" ]; then
-    log "installing Debian's haproxy package"
-    apt_install haproxy haproxy
-    bin="$(find_haproxy)"
-    [ -n "$bin" ] || die "the haproxy package installed no haproxy binary"
-fi
+bin="$(find_or_install haproxy haproxy MCP_TOOLBELT_HAPROXY /usr/sbin /usr/local/sbin)"
 major="$(major_of "$bin")"
 [ -n "$major" ] && [ "$major" -ge 2 ] || die "$bin is not HAProxy 2.x or later ($("$bin" -v 2>&1 | head -n 1))"
 log "using $("$bin" -v | head -n 1) at $bin"

@@ -15,26 +15,6 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 setup_begin setup-nginx "$@"
 
-# The binary: MCP_TOOLBELT_NGINX, else nginx on PATH or in /usr/sbin (not on a user's PATH).
-find_nginx() {
-    if [ -n "${MCP_TOOLBELT_NGINX:-}" ]; then
-        [ -x "$MCP_TOOLBELT_NGINX" ] || die "MCP_TOOLBELT_NGINX=$MCP_TOOLBELT_NGINX is not an executable"
-        echo "$MCP_TOOLBELT_NGINX"
-        return
-    fi
-    command -v nginx 2>/dev/null && return
-    for candidate in /usr/sbin/nginx /usr/local/sbin/nginx; do
-        [ -x "$candidate" ] && echo "$candidate" && return
-    done
-    return 0
-}
-
-bin="$(find_nginx)"
-if [ -z "$bin" ]; then
-    log "installing Debian's nginx package"
-    apt_install nginx nginx
-    bin="$(find_nginx)"
-    [ -n "$bin" ] || die "the nginx package installed no nginx binary"
-fi
+bin="$(find_or_install nginx nginx MCP_TOOLBELT_NGINX /usr/sbin /usr/local/sbin)"
 log "using $("$bin" -v 2>&1 | head -n 1) at $bin"
 echo "$bin"

@@ -15,24 +15,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
 setup_begin setup-redis "$@"
 
-find_redis() {
-    if [ -n "${MCP_TOOLBELT_REDIS:-}" ]; then
-        [ -x "$MCP_TOOLBELT_REDIS" ] || die "MCP_TOOLBELT_REDIS=$MCP_TOOLBELT_REDIS is not an executable"
-        echo "$MCP_TOOLBELT_REDIS"
-        return
-    fi
-    command -v redis-server 2>/dev/null && return
-    [ -x /usr/bin/redis-server ] && echo /usr/bin/redis-server
-    return 0
-}
-
-bin="$(find_redis)"
-if [ -z "$bin" ]; then
-    log "installing Debian's redis-server package"
-    apt_install redis-server redis-server
-    bin="$(find_redis)"
-    [ -n "$bin" ] || die "the redis-server package installed no redis-server binary"
-fi
+bin="$(find_or_install redis-server redis-server MCP_TOOLBELT_REDIS /usr/bin)"
 # "Redis server v=7.0.15 sha=…": 6.2 or later has SET … PXAT, which the task store uses.
 version="$("$bin" --version | sed -n 's/.* v=\([0-9]*\.[0-9]*\).*/\1/p')"
 case "$version" in

@@ -2,7 +2,9 @@
 # - `setup_begin NAME "$@"` reads the script's arguments (`--quiet`: print only the result;
 #   `--help`: print the script's header comment) and names it in `log` and `die`;
 # - `log MESSAGE` (unless --quiet) and `die MESSAGE` (exit 1) write to stderr;
-# - `apt_install TOOL PACKAGE` installs Debian's PACKAGE.
+# - `apt_install TOOL PACKAGE` installs Debian's PACKAGE;
+# - `find_or_install TOOL PACKAGE VAR DIR…` prints TOOL's binary, installing PACKAGE first
+#   when there is none.
 setup_begin() {
     SETUP_NAME="$1"
     shift
@@ -54,4 +56,41 @@ apt_install() {
     fi
     [ "$own_policy" = 1 ] && "${as_root[@]}" rm -f "$policy"
     [ "$ok" = 1 ] || die "apt-get could not install $package (no network to the Debian mirrors?)"
+}
+
+# `find_tool TOOL VAR DIR…` prints TOOL's binary: $VAR when set (dies unless it is an
+# executable), else TOOL on PATH, else DIR/TOOL for the first DIR that has it (for binaries
+# in an sbin, not on a user's PATH); nothing when there is none.
+find_tool() {
+    local tool="$1" var="$2"
+    shift 2
+    local given="${!var:-}"
+    if [ -n "$given" ]; then
+        [ -x "$given" ] || die "$var=$given is not an executable"
+        echo "$given"
+        return
+    fi
+    command -v "$tool" 2>/dev/null && return
+    local dir
+    for dir in "$@"; do
+        [ -x "$dir/$tool" ] && echo "$dir/$tool" && return
+    done
+    return 0
+}
+
+# `find_or_install TOOL PACKAGE VAR DIR…` prints TOOL's binary as `find_tool` finds it; when
+# there is none, installs Debian's PACKAGE and looks again (dies if it is still missing).
+find_or_install() {
+    local tool="$1" package="$2" var="$3"
+    shift 3
+    local bin
+    # (Called as `$(find_or_install …)`, where `set -e` does not reach: exit by hand.)
+    bin="$(find_tool "$tool" "$var" "$@")" || exit 1
+    if [ -z "$bin" ]; then
+        log "installing Debian's $package package"
+        apt_install "$tool" "$package" || exit 1
+        bin="$(find_tool "$tool" "$var" "$@")" || exit 1
+        [ -n "$bin" ] || die "the $package package installed no $tool binary"
+    fi
+    echo "$bin"
 }

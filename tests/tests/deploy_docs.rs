@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use balancer_common::{free_port, header, post_call};
+use balancer_common::{free_port, header, post_call, start_draining};
 use mcp_toolbelt_tests::{
     ServerProcess, http_request, python, quickstart, scratch_file, workspace_root,
 };
@@ -514,25 +514,7 @@ fn nginx_as_shipped_spreads_calls_and_loses_none_to_a_draining_or_killed_replica
 
     // replica-a drains (SIGTERM with a call of its own that never ends): its `503`s are
     // sent on to the others (`http_503`).
-    let draining = replicas[0].authority().to_string();
-    let endless = std::thread::spawn(move || post_call(&draining, TOKEN, 1, "wait", "{}"));
-    let started = Instant::now();
-    while !post_call(replicas[0].authority(), TOKEN, 2, "wait_runs", "{}").contains("\"started\":1")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "wait never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    replicas[0].terminate();
-    let signalled = Instant::now();
-    while http_request(replicas[0].authority(), "GET", "/readyz", &[], "").0 != 503 {
-        assert!(
-            signalled.elapsed() < Duration::from_secs(3),
-            "never draining"
-        );
-    }
+    let (endless, signalled) = start_draining(&replicas[0], TOKEN);
     let during = echo_calls(&nginx.authority, 12, "replica-a draining");
     assert!(!during.contains("replica-a"), "{during:?}");
     assert!(

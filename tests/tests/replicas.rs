@@ -28,9 +28,9 @@ mod oidc_common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use balancer_common::{Balancer, free_port, header, post_call};
+use balancer_common::{Balancer, free_port, header, post_call, start_draining};
 use mcp_toolbelt_tests::checks::QUICKSTART_TOOLS;
 use mcp_toolbelt_tests::{
     ServerProcess, Target, http_request, quickstart, run_client_script, scratch_file,
@@ -306,29 +306,7 @@ fn a_replica_draining_on_sigterm_costs_no_call() {
     let slow_tools = Path::new(env!("CARGO_BIN_EXE_slow-tools"));
     let mut replicas = three_of(slow_tools, &["--stateless", "--shutdown-grace", "8s"]);
     let balancer = Balancer::start(&replicas.iter().collect::<Vec<_>>());
-    let draining = replicas[0].authority().to_string();
-    let endless = std::thread::spawn(move || post_call(&draining, TOKEN, 1, "wait", "{}"));
-    let started = Instant::now();
-    while !post_call(replicas[0].authority(), TOKEN, 2, "wait_runs", "{}").contains("\"started\":1")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "wait never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    replicas[0].terminate();
-    let signalled = Instant::now();
-    loop {
-        let (status, _) = http_request(replicas[0].authority(), "GET", "/readyz", &[], "");
-        if status == 503 {
-            break;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(3),
-            "never draining"
-        );
-    }
+    let (endless, signalled) = start_draining(&replicas[0], TOKEN);
     // Until HAProxy's health checks take replica-a out (two failures a second apart),
     // round-robin still sends it requests: each gets `503` and HAProxy sends it on
     // (`retry-on … 503`). Not one call fails.

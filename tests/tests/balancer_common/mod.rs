@@ -196,3 +196,35 @@ pub fn post_call(authority: &str, token: &str, id: u64, tool: &str, arguments: &
     );
     response
 }
+
+/// A `slow-tools` replica put into a long drain, as in a rolling restart: a `wait` call of
+/// its own that never ends is started on it, then it gets SIGTERM, so it drains for its
+/// whole `--shutdown-grace`. Returns once its `/readyz` answers `503`, with the `wait`
+/// call's thread (its response: the error the grace's end gives it) and when the signal
+/// went.
+pub fn start_draining(
+    replica: &ServerProcess,
+    token: &str,
+) -> (std::thread::JoinHandle<String>, Instant) {
+    let authority = replica.authority().to_string();
+    let owned = (authority.clone(), token.to_string());
+    let endless = std::thread::spawn(move || post_call(&owned.0, &owned.1, 1, "wait", "{}"));
+    let started = Instant::now();
+    while !post_call(&authority, token, 2, "wait_runs", "{}").contains("\"started\":1") {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "wait never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    replica.terminate();
+    let signalled = Instant::now();
+    while http_request(&authority, "GET", "/readyz", &[], "").0 != 503 {
+        assert!(
+            signalled.elapsed() < Duration::from_secs(3),
+            "never draining"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (endless, signalled)
+}
