@@ -287,13 +287,11 @@ pub(crate) async fn run(
     if let Some(ttl) = matches.get_one::<Duration>("state_ttl") {
         server = server.request_state_ttl(*ttl);
     }
-    let task_ttl = matches.get_one::<Duration>("task_ttl").copied();
-    let task_lease = matches.get_one::<Duration>("task_lease").copied();
-    if task_ttl.is_some() || task_lease.is_some() {
-        server = server.task_times(
-            task_ttl.unwrap_or(Duration::from_secs(3600)),
-            task_lease.unwrap_or(Duration::from_secs(30)),
-        );
+    if let Some(ttl) = matches.get_one::<Duration>("task_ttl") {
+        server = server.task_ttl(*ttl);
+    }
+    if let Some(lease) = matches.get_one::<Duration>("task_lease") {
+        server = server.task_lease(*lease);
     }
     #[cfg(feature = "redis")]
     if let Some(url) = matches.get_one::<String>("share_notifications") {

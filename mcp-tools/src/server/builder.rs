@@ -380,13 +380,32 @@ impl Server {
         self
     }
 
-    /// How long a finished task stays readable (`ttlMs`, default 1 hour), and how long a
-    /// replica's lease on a task it runs holds without refresh (default 30 s; refreshed
-    /// every third of it): a task whose replica died is failed by the next `tasks/get`
-    /// once its lease has run out.
-    pub fn task_times(mut self, ttl: Duration, lease: Duration) -> Server {
+    /// How long a finished task stays readable (`ttlMs`; default
+    /// [`DEFAULT_TASK_TTL`](super::tasks::DEFAULT_TASK_TTL), 1 hour).
+    ///
+    /// ```
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_toolbelt::server::Server::new(registry)
+    ///     .task_ttl(std::time::Duration::from_secs(600));
+    /// ```
+    pub fn task_ttl(mut self, ttl: Duration) -> Server {
         self.built = OnceLock::new();
         self.tasks.ttl = ttl;
+        self
+    }
+
+    /// How long a replica's lease on a task it runs holds without refresh (default
+    /// [`DEFAULT_TASK_LEASE`](super::tasks::DEFAULT_TASK_LEASE), 30 s; at least 30 ms;
+    /// refreshed every third of it): a task whose replica died is failed by the next
+    /// `tasks/get` once its lease has run out.
+    ///
+    /// ```
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let _server = mcp_toolbelt::server::Server::new(registry)
+    ///     .task_lease(std::time::Duration::from_secs(10));
+    /// ```
+    pub fn task_lease(mut self, lease: Duration) -> Server {
+        self.built = OnceLock::new();
         self.tasks.lease = lease.max(Duration::from_millis(30));
         self
     }
@@ -717,8 +736,8 @@ impl Default for TaskOptions {
         TaskOptions {
             store: None,
             limits: TaskLimits::default(),
-            ttl: Duration::from_secs(3600),
-            lease: Duration::from_secs(30),
+            ttl: super::tasks::DEFAULT_TASK_TTL,
+            lease: super::tasks::DEFAULT_TASK_LEASE,
         }
     }
 }

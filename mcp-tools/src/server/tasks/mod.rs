@@ -103,6 +103,25 @@ impl TaskRecord {
     }
 }
 
+/// How long a finished task stays readable by default ([`Server::task_ttl`]).
+///
+/// [`Server::task_ttl`]: crate::server::Server::task_ttl
+///
+/// ```
+/// assert_eq!(mcp_toolbelt::server::tasks::DEFAULT_TASK_TTL.as_secs(), 3600);
+/// ```
+pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
+
+/// How long a replica's lease on a task it runs holds without refresh by default
+/// ([`Server::task_lease`]).
+///
+/// [`Server::task_lease`]: crate::server::Server::task_lease
+///
+/// ```
+/// assert_eq!(mcp_toolbelt::server::tasks::DEFAULT_TASK_LEASE.as_secs(), 30);
+/// ```
+pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(30);
+
 /// Bounds on how many tasks live at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskLimits {
