@@ -10,9 +10,7 @@
 //! lists anyway.
 
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
-use futures::StreamExt;
 use redis::{AsyncCommands, Client};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -174,49 +172,33 @@ async fn receive(
     list_changed: Weak<ListChanged>,
     subscriptions: Weak<Subscriptions>,
 ) {
-    loop {
-        match shared.client.get_async_pubsub().await {
-            Ok(mut pubsub) => match pubsub.subscribe(&shared.channel).await {
-                Ok(()) => {
-                    let mut messages = pubsub.on_message();
-                    while let Some(message) = messages.next().await {
-                        let Ok(payload) = message.get_payload::<String>() else {
-                            continue;
-                        };
-                        let message: Message = match serde_json::from_str(&payload) {
-                            Ok(message) => message,
-                            Err(error) => {
-                                tracing::debug!(%error, "an unreadable shared notification");
-                                continue;
-                            }
-                        };
-                        if message.from == me {
-                            continue;
-                        }
-                        let (Some(list_changed), Some(subscriptions)) =
-                            (list_changed.upgrade(), subscriptions.upgrade())
-                        else {
-                            return;
-                        };
-                        match message.event {
-                            Event::ToolsChanged => {
-                                list_changed.start_pump();
-                                list_changed.changed_elsewhere();
-                            }
-                            Event::ResourceUpdated { uri } => {
-                                subscriptions.start_pump();
-                                subscriptions.updated(&uri);
-                            }
-                        }
-                    }
-                }
-                Err(error) => tracing::warn!(%error, "cannot subscribe to shared notifications"),
-            },
-            Err(error) => tracing::warn!(%error, "cannot reach Redis for shared notifications"),
-        }
-        if list_changed.strong_count() == 0 {
+    let wanted = || list_changed.strong_count() > 0;
+    let deliver = |message: Message| {
+        if message.from == me {
             return;
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+        let (Some(list_changed), Some(subscriptions)) =
+            (list_changed.upgrade(), subscriptions.upgrade())
+        else {
+            return;
+        };
+        match message.event {
+            Event::ToolsChanged => {
+                list_changed.start_pump();
+                list_changed.changed_elsewhere();
+            }
+            Event::ResourceUpdated { uri } => {
+                subscriptions.start_pump();
+                subscriptions.updated(&uri);
+            }
+        }
+    };
+    super::pubsub::follow(
+        &shared.client,
+        &shared.channel,
+        "shared notifications",
+        wanted,
+        deliver,
+    )
+    .await;
 }

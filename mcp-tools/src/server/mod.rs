@@ -80,6 +80,8 @@ mod paging;
 mod peer;
 mod private_file;
 pub(crate) mod protocol;
+#[cfg(feature = "redis")]
+mod pubsub;
 mod request_state;
 mod state;
 mod stream;

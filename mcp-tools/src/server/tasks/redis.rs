@@ -13,7 +13,6 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -177,35 +176,14 @@ impl RedisTaskStore {
         let client = self.client.clone();
         let channel = self.channel();
         let sender = self.signals.clone();
+        // Signals missed while Redis is away are made up for by the runners' reads at each
+        // lease refresh.
         tokio::spawn(async move {
-            loop {
-                match client.get_async_pubsub().await {
-                    Ok(mut pubsub) => {
-                        if let Err(error) = pubsub.subscribe(&channel).await {
-                            tracing::warn!(%error, "cannot subscribe to the task signals");
-                        } else {
-                            let mut messages = pubsub.on_message();
-                            while let Some(message) = messages.next().await {
-                                let Ok(payload) = message.get_payload::<String>() else {
-                                    continue;
-                                };
-                                match serde_json::from_str::<TaskSignal>(&payload) {
-                                    Ok(signal) => {
-                                        let _ = sender.send(signal);
-                                    }
-                                    Err(error) => {
-                                        tracing::debug!(%error, "an unreadable task signal")
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    Err(error) => tracing::warn!(%error, "cannot reach Redis for task signals"),
-                }
-                // Redis went away: try again in a second (missed signals are made up for
-                // by the runners' reads at each lease refresh).
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+            let deliver = |signal: TaskSignal| {
+                let _ = sender.send(signal);
+            };
+            crate::server::pubsub::follow(&client, &channel, "task signals", || true, deliver)
+                .await;
         });
     }
 }
