@@ -393,21 +393,33 @@ fn saved_checks_fails_on_a_check_without_status() {
     );
 }
 
-#[test]
-fn requirement_set_2025_11_25_passes_over_http() {
+/// Run the requirement set of `revision` against a fresh HTTP server and check it: every
+/// scenario of `scenarios` ran, the failing ones are exactly `not_yet`, every scored
+/// scenario passed (exit code 0), and no check of the others failed or warned.
+fn requirement_set_passes(revision: &str, scenarios: &[&str], not_yet: &[&str]) -> SuiteRun {
     let server = start_http();
     let run = run_suite(
         &server.endpoint,
-        "http-2025-11-25",
-        "2025-11-25",
-        &SCENARIOS_2025_11_25,
+        &format!("http-{revision}"),
+        revision,
+        scenarios,
     );
     let ran: Vec<String> = run.passed.keys().cloned().collect();
-    assert_eq!(ran, names(&SCENARIOS_2025_11_25), "{}", run.output);
-    assert_eq!(run.failing(), Vec::<&str>::new(), "{}", run.output);
+    assert_eq!(ran, names(scenarios), "{}", run.output);
+    assert_eq!(run.failing(), not_yet, "{}", run.output);
     assert_eq!(run.code, Some(0), "{}", run.output);
-    let bad = run.with_status(&["FAILURE", "WARNING"]);
+    let bad: Vec<_> = run
+        .with_status(&["FAILURE", "WARNING"])
+        .into_iter()
+        .filter(|(scenario, _, _)| !not_yet.contains(scenario))
+        .collect();
     assert!(bad.is_empty(), "failed or warning checks: {bad:?}");
+    run
+}
+
+#[test]
+fn requirement_set_2025_11_25_passes_over_http() {
+    let run = requirement_set_passes("2025-11-25", &SCENARIOS_2025_11_25, &[]);
     let succeeded = run.with_status(&["SUCCESS"]).len();
     assert!(
         succeeded >= 80,
@@ -418,29 +430,12 @@ fn requirement_set_2025_11_25_passes_over_http() {
 
 #[test]
 fn requirement_set_2026_07_28_passes_over_http() {
-    let server = start_http();
-    let run = run_suite(
-        &server.endpoint,
-        "http-2026-07-28",
-        "2026-07-28",
-        &SCENARIOS_2026_07_28,
-    );
-    let ran: Vec<String> = run.passed.keys().cloned().collect();
-    assert_eq!(ran, names(&SCENARIOS_2026_07_28), "{}", run.output);
-    assert_eq!(run.failing(), NOT_YET_2026_07_28, "{}", run.output);
-    // Exit code 0: every scored (required) scenario passed.
-    assert_eq!(run.code, Some(0), "{}", run.output);
+    let run = requirement_set_passes("2026-07-28", &SCENARIOS_2026_07_28, &NOT_YET_2026_07_28);
     assert!(
         run.output.contains("13 scenario(s) run"),
         "13 unscored scenarios: {}",
         run.output
     );
-    let bad: Vec<_> = run
-        .with_status(&["FAILURE", "WARNING"])
-        .into_iter()
-        .filter(|(scenario, _, _)| !NOT_YET_2026_07_28.contains(scenario))
-        .collect();
-    assert!(bad.is_empty(), "failed or warning checks: {bad:?}");
 }
 
 /// `supergateway` bridging streamable HTTP on a free port to the server over stdio.
