@@ -214,10 +214,8 @@ impl McpHandler {
         let Some(binding) = binding else {
             return Ok(RoundEnd::Finished(run(self.tool_context(context)).await));
         };
-        let sealing = &self.shared.sealing;
-        let known = request_state::Known::of_retry(sealing, state, responses, &binding)?;
-        let (round, ends) = Round::new(known);
-        let ran = run(self.context_in_round(context, Some(round.clone())));
+        let (round, ends, ctx) = self.open_round(context, &binding, state, responses)?;
+        let ran = run(ctx);
         tokio::select! {
             biased;
             Ok(()) = ends => {}
@@ -227,6 +225,23 @@ impl McpHandler {
             Ok(input_required) => RoundEnd::Asked(input_required),
             Err(error) => RoundEnd::Failed(error),
         })
+    }
+
+    /// A round of a resumable request bound to `binding`: the round (the answers the
+    /// verified `requestState` and `inputResponses` carry), the receiver told when the fn
+    /// asks for more than they answer, and the context the fn runs with.
+    pub(super) fn open_round(
+        &self,
+        context: &RequestContext<RoleServer>,
+        binding: &[u8],
+        state: Option<&str>,
+        responses: Option<&InputResponses>,
+    ) -> Result<(Arc<Round>, tokio::sync::oneshot::Receiver<()>, ToolContext), McpError> {
+        let known =
+            request_state::Known::of_retry(&self.shared.sealing, state, responses, binding)?;
+        let (round, ends) = Round::new(known);
+        let ctx = self.context_in_round(context, Some(round.clone()));
+        Ok((round, ends, ctx))
     }
 
     /// How a round that did not finish ends (the tool asked, or the request was refused):

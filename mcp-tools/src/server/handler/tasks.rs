@@ -23,7 +23,7 @@ use crate::definition::TaskSupport;
 use crate::output::result::ToolResult;
 use crate::server::convert;
 use crate::server::protocol::is_modern;
-use crate::server::request_state::{self, Round, checked_answer};
+use crate::server::request_state::{self, checked_answer};
 use crate::server::tasks::run::{self, Outcome, TaskInput};
 use crate::server::tasks::wire::{self, unknown_task};
 use crate::server::tasks::{TaskRecord, TaskSignal, TaskState, millis, now_ms};
@@ -100,18 +100,14 @@ impl McpHandler {
         let caller = self.caller(&context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let binding = request_state::binding("tools/call", &request.name, &arguments, &caller);
-        let sealing = &self.shared.sealing;
-        let known = request_state::Known::of_retry(
-            sealing,
+        let (round, mut ends, ctx) = self.open_round(
+            &context,
+            &binding,
             request.request_state.as_deref(),
             request.input_responses.as_ref(),
-            &binding,
         )?;
-        let (round, mut ends) = Round::new(known);
         let cancellation = CancellationToken::new();
-        let ctx = self
-            .context_in_round(&context, Some(round.clone()))
-            .with_cancellation(cancellation.clone());
+        let ctx = ctx.with_cancellation(cancellation.clone());
         let name = request.name.to_string();
         let mut run: Pin<Box<dyn Future<Output = Outcome> + Send>> =
             Box::pin(async move { registry.call_tool(&name, arguments, ctx).await });
