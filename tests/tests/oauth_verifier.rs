@@ -357,6 +357,38 @@ async fn a_hanging_issuer_holds_no_request_whose_key_is_cached() {
     assert_eq!(provider.jwks_fetches().await - before, 1);
 }
 
+/// Issue 32: while the issuer's keys cannot be fetched, a token whose `kid` is not cached
+/// gets the same answer every time, the issuer's problem (`OAuthError::Fetch`: 503), and
+/// never "unknown key" (401) for a key that may be the issuer's newest. Tokens whose key is
+/// cached still pass.
+#[tokio::test]
+async fn an_unknown_kid_while_the_issuer_is_unreachable_is_the_servers_problem_every_time() {
+    let provider = Provider::start(RESOURCE).await;
+    let verifier = JwtVerifier::discover(
+        OAuthConfig::new(&provider.issuer, RESOURCE)
+            .http_timeout(Duration::from_millis(300))
+            .unknown_kid_refetch(Duration::from_secs(3)),
+    )
+    .await
+    .expect("discovery");
+    provider.admin("hang-jwks").await;
+    // Past the refetch floor: the first unknown kid fetches (and the fetch fails); the
+    // next ones, within the floor, must not turn into "unknown key".
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    let mut tokens = Vec::new();
+    for _ in 0..4 {
+        tokens.push(provider.forge("unknown-kid").await);
+    }
+    for (attempt, token) in tokens.iter().enumerate() {
+        match verifier.verify(token).await {
+            Err(OAuthError::Fetch { .. }) => {}
+            other => panic!("attempt {attempt}: expected the issuer's problem, got {other:?}"),
+        }
+    }
+    let good = provider.token("reader", "notes:read").await;
+    assert!(verifier.verify(&good).await.is_ok());
+}
+
 #[tokio::test]
 async fn discovery_refuses_a_metadata_document_for_another_issuer_and_a_dead_issuer() {
     let provider = Provider::start(RESOURCE).await;

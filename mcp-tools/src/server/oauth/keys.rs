@@ -53,9 +53,27 @@ struct Inner {
     http: reqwest::Client,
     jwks_uri: String,
     current: ArcSwap<KeySet>,
-    /// Held by the one fetch under way; holds when the last fetch started.
-    refresh: Arc<tokio::sync::Mutex<Instant>>,
+    /// Held by the one fetch under way; holds how the last fetch went.
+    refresh: Arc<tokio::sync::Mutex<LastFetch>>,
     min_refetch: Duration,
+}
+
+/// When the last fetch of the key set started, and why it failed if it did.
+struct LastFetch {
+    started: Instant,
+    failed: Option<String>,
+}
+
+impl LastFetch {
+    /// Start a fetch now.
+    fn start(&mut self) {
+        self.started = Instant::now();
+    }
+
+    /// Note how the fetch started last ended.
+    fn ended<T>(&mut self, outcome: &Result<T, OAuthError>) {
+        self.failed = outcome.as_ref().err().map(ToString::to_string);
+    }
 }
 
 /// A shareable handle on one key.
@@ -192,7 +210,10 @@ impl KeyCache {
                 http,
                 jwks_uri,
                 current: ArcSwap::from_pointee(set),
-                refresh: Arc::new(tokio::sync::Mutex::new(Instant::now())),
+                refresh: Arc::new(tokio::sync::Mutex::new(LastFetch {
+                    started: Instant::now(),
+                    failed: None,
+                })),
                 min_refetch,
             }),
         })
@@ -200,6 +221,13 @@ impl KeyCache {
 
     /// The key named `kid` (or the only key, when the token names none), refetching the set
     /// once if it is not there and the last fetch is older than the refetch floor.
+    ///
+    /// # Errors
+    ///
+    /// [`OAuthError::Fetch`] when the key is not cached and the issuer's key set cannot be
+    /// fetched: by this call, or by the last fetch if it is more recent than the floor (so
+    /// every such request gets the same answer while the issuer is unreachable, `503`, not
+    /// a `401` for a key that may well be valid).
     pub(super) async fn find(&self, kid: Option<&str>) -> Result<Option<KeyHandle>, OAuthError> {
         if let Some(found) = self.lookup(kid) {
             return Ok(Some(found));
@@ -211,13 +239,19 @@ impl KeyCache {
         if inner.current.load().fetched != seen {
             return Ok(self.lookup(kid));
         }
-        if last.elapsed() < inner.min_refetch {
-            return Ok(None);
+        if last.started.elapsed() < inner.min_refetch {
+            return match &last.failed {
+                Some(problem) => Err(OAuthError::Fetch {
+                    url: inner.jwks_uri.clone(),
+                    problem: problem.clone(),
+                }),
+                None => Ok(None),
+            };
         }
-        *last = Instant::now();
-        inner
-            .current
-            .store(Arc::new(fetch(&inner.http, &inner.jwks_uri).await?));
+        last.start();
+        let fetched = fetch(&inner.http, &inner.jwks_uri).await;
+        last.ended(&fetched);
+        inner.current.store(Arc::new(fetched?));
         Ok(self.lookup(kid))
     }
 
@@ -233,13 +267,17 @@ impl KeyCache {
         let Ok(mut last) = inner.refresh.clone().try_lock_owned() else {
             return;
         };
-        if inner.current.load().fetched.elapsed() < max_age || last.elapsed() < inner.min_refetch {
+        if inner.current.load().fetched.elapsed() < max_age
+            || last.started.elapsed() < inner.min_refetch
+        {
             return;
         }
-        *last = Instant::now();
+        last.start();
         let inner = inner.clone();
         tokio::spawn(async move {
-            match fetch(&inner.http, &inner.jwks_uri).await {
+            let fetched = fetch(&inner.http, &inner.jwks_uri).await;
+            last.ended(&fetched);
+            match fetched {
                 Ok(set) => inner.current.store(Arc::new(set)),
                 Err(err) => {
                     tracing::warn!(%err, "could not refresh the issuer's keys; using the cached set");
