@@ -233,6 +233,47 @@ async fn the_python_sdk_follows_the_401_to_the_issuer_and_each_client_sees_its_o
     );
 }
 
+/// Issue 32: least privilege. By default the 401 tells a client to ask for every scope,
+/// `admin` included (and a client following the MCP spec asks for what it is told); with
+/// `--challenge-scope` it names only those, and `--advertise-scope` sets what the public
+/// metadata lists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_401_asks_for_the_configured_scopes_only() {
+    let (_provider, server, _) = start(
+        "least",
+        &[
+            "--challenge-scope",
+            "notes:read",
+            "--advertise-scope",
+            "notes:read",
+            "--advertise-scope",
+            "notes:write",
+        ],
+    )
+    .await;
+    let (status, challenge, response) =
+        tokio::task::block_in_place(|| post(&server, None, INITIALIZE));
+    assert_eq!(status, 401, "{response}");
+    assert!(challenge.contains("scope=\"notes:read\""), "{challenge}");
+    assert!(!challenge.contains("admin"), "{challenge}");
+    let (status, response) = tokio::task::block_in_place(|| {
+        http_request(
+            server.authority(),
+            "GET",
+            "/.well-known/oauth-protected-resource/mcp",
+            &[],
+            "",
+        )
+    });
+    assert_eq!(status, 200, "{response}");
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
+    let metadata: Value = serde_json::from_str(body).expect("JSON metadata");
+    assert_eq!(
+        metadata["scopes_supported"],
+        serde_json::json!(["notes:read", "notes:write"])
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_tokens_get_401_with_the_challenge_and_keys_rotate_without_a_restart() {
     let tokens = scratch_file("oauth-http.tokens", "static-ci-token ADMIN\n");

@@ -122,6 +122,27 @@ fn oauth_flags() -> Vec<Arg> {
                 ),
         ),
         needs_issuer(
+            Arg::new("advertise_scope")
+                .long("advertise-scope")
+                .value_name("SCOPE")
+                .action(ArgAction::Append)
+                .help(
+                    "A scope to list in the public metadata's scopes_supported (repeatable; \
+                     default: the scope map's scopes, or with no map every permission the \
+                     tools need)",
+                ),
+        ),
+        needs_issuer(
+            Arg::new("challenge_scope")
+                .long("challenge-scope")
+                .value_name("SCOPE")
+                .action(ArgAction::Append)
+                .help(
+                    "A scope a 401 tells clients to ask for (repeatable; default: every \
+                     advertised scope): name the least a client needs",
+                ),
+        ),
+        needs_issuer(
             Arg::new("jwks_max_age")
                 .long("jwks-max-age")
                 .value_name("TIME")
@@ -204,6 +225,12 @@ async fn oauth_resource_server(
     let mut config = OAuthConfig::new(issuer, resource);
     if let Some(path) = matches.get_one::<PathBuf>("scope_map") {
         config = config.scope_map(ScopeMap::from_file(path).map_err(|e| e.to_string())?);
+    }
+    if let Some(scopes) = matches.get_many::<String>("advertise_scope") {
+        config = config.scopes_supported(scopes);
+    }
+    if let Some(scopes) = matches.get_many::<String>("challenge_scope") {
+        config = config.challenge_scopes(scopes);
     }
     if let Some(age) = matches.get_one::<Duration>("jwks_max_age") {
         config = config.keys_max_age(*age);

@@ -28,6 +28,8 @@ pub struct ProtectedResource {
     resource: String,
     authorization_servers: Vec<String>,
     scopes_supported: Vec<String>,
+    /// The `scope` hint of a `401`; empty: [`scopes_supported`](Self::scopes_supported).
+    challenge_scopes: Vec<String>,
 }
 
 impl ProtectedResource {
@@ -50,6 +52,7 @@ impl ProtectedResource {
             resource: config.resource().to_string(),
             authorization_servers: vec![config.issuer().to_string()],
             scopes_supported: scopes,
+            challenge_scopes: config.asked_scopes().to_vec(),
         }
     }
 
@@ -89,8 +92,7 @@ impl ProtectedResource {
             .map_or("", |slash| &trimmed[after_scheme + slash..])
     }
 
-    /// The scopes this resource advertises (`scopes_supported`, and the `scope` hint of a
-    /// `401`).
+    /// The scopes this resource advertises (`scopes_supported`).
     ///
     /// ```
     /// # use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource};
@@ -98,6 +100,27 @@ impl ProtectedResource {
     /// ```
     pub fn scopes_supported(&self) -> &[String] {
         &self.scopes_supported
+    }
+
+    /// The scopes a refused request is told to ask for (the `scope` of a `401`'s
+    /// `WWW-Authenticate`): those set with
+    /// [`OAuthConfig::challenge_scopes`](super::OAuthConfig::challenge_scopes), else every
+    /// advertised scope.
+    ///
+    /// ```
+    /// # use mcp_toolbelt::server::oauth::{OAuthConfig, ProtectedResource};
+    /// let config = OAuthConfig::new("https://idp", "https://rs")
+    ///     .scopes_supported(["notes:read", "notes:write", "admin"]);
+    /// assert_eq!(ProtectedResource::of(&config).challenge_scopes(), ["notes:read", "notes:write", "admin"]);
+    /// let least = ProtectedResource::of(&config.challenge_scopes(["notes:read"]));
+    /// assert_eq!(least.challenge_scopes(), ["notes:read"]);
+    /// assert_eq!(least.scopes_supported().len(), 3);
+    /// ```
+    pub fn challenge_scopes(&self) -> &[String] {
+        match self.challenge_scopes.as_slice() {
+            [] => &self.scopes_supported,
+            asked => asked,
+        }
     }
 
     /// The metadata document (`application/json`).

@@ -285,9 +285,9 @@ impl ResourceServer {
     fn challenge(&self, params: &[(&str, &str)]) -> HeaderValue {
         let resource = self.resource.load();
         let mut all = vec![("resource_metadata", resource.metadata_url())];
-        let advertised = resource.scopes_supported().join(" ");
-        if !advertised.is_empty() && !params.iter().any(|(name, _)| *name == "scope") {
-            all.push(("scope", advertised));
+        let asked = resource.challenge_scopes().join(" ");
+        if !asked.is_empty() && !params.iter().any(|(name, _)| *name == "scope") {
+            all.push(("scope", asked));
         }
         all.extend(
             params

@@ -52,6 +52,7 @@ pub struct OAuthConfig {
     keep_claims: Vec<String>,
     scope_map: ScopeMap,
     scopes_supported: Vec<String>,
+    challenge_scopes: Vec<String>,
     introspection: Option<IntrospectionClient>,
 }
 
@@ -77,6 +78,7 @@ impl OAuthConfig {
             keep_claims: Vec::new(),
             scope_map: ScopeMap::identity(),
             scopes_supported: Vec::new(),
+            challenge_scopes: Vec::new(),
             introspection: None,
         }
     }
@@ -269,6 +271,31 @@ impl OAuthConfig {
     /// The scopes set with [`scopes_supported`](Self::scopes_supported).
     pub(crate) fn advertised_scopes(&self) -> &[String] {
         &self.scopes_supported
+    }
+
+    /// The scopes a refused request is told to ask for (the `scope` of the `401`'s
+    /// `WWW-Authenticate`, which a client following the MCP authorization spec requests
+    /// first). By default every advertised scope, [`scopes_supported`](Self::scopes_supported),
+    /// admin scopes included; name the least a client needs here (least privilege), and let
+    /// step-up (`403 insufficient_scope`) ask for more when a call needs it.
+    ///
+    /// ```
+    /// let c = mcp_toolbelt::server::oauth::OAuthConfig::new("https://idp", "https://rs")
+    ///     .challenge_scopes(["notes:read"]);
+    /// # let _ = c;
+    /// ```
+    pub fn challenge_scopes<I, S>(mut self, scopes: I) -> OAuthConfig
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.challenge_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The scopes set with [`challenge_scopes`](Self::challenge_scopes).
+    pub(crate) fn asked_scopes(&self) -> &[String] {
+        &self.challenge_scopes
     }
 
     /// The scope map in use.
