@@ -70,9 +70,14 @@ impl Drain {
     }
 
     /// After the accept loop ended: wait until `finished` (nothing left in flight) or the
-    /// grace is over, then cancel what is left and give `tasks` a moment to unwind.
+    /// grace is over, then [`end`](Self::end).
     pub(crate) async fn finish(&self, finished: impl Future<Output = ()>, tasks: &TaskTracker) {
         self.settle(finished).await;
+        self.end(tasks).await;
+    }
+
+    /// Cancel what is left and give `tasks` a moment to unwind.
+    pub(crate) async fn end(&self, tasks: &TaskTracker) {
         self.hard.cancel();
         tasks.close();
         if tokio::time::timeout(UNWIND, tasks.wait()).await.is_err() {

@@ -320,8 +320,6 @@ fn json_body(body: Vec<u8>) -> Response<BoxBody<Bytes, Infallible>> {
     response
 }
 
-/// The answer to a request the server could not finish: `500` with a JSON-RPC error
-/// saying `why` (as rmcp answers a stateless request that got no reply).
 /// The answer to call `id` that the server's shutdown cut short (the grace ran out).
 fn stopped(id: RequestId) -> ServerJsonRpcMessage {
     JsonRpcMessage::error(
@@ -333,6 +331,8 @@ fn stopped(id: RequestId) -> ServerJsonRpcMessage {
     )
 }
 
+/// The answer to a request the server could not finish: `500` with a JSON-RPC error
+/// saying `why` (as rmcp answers a stateless request that got no reply).
 fn internal_error(why: &str) -> Response<BoxBody<Bytes, Infallible>> {
     let body = error_reply(
         serde_json::Value::Null,

@@ -138,7 +138,7 @@ pub(crate) async fn serve(
         () = drained => {}
     }
     drop(site);
-    drain.finish(std::future::ready(()), &tasks).await;
+    drain.end(&tasks).await;
     Ok(())
 }
 
