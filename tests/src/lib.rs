@@ -374,13 +374,21 @@ pub fn run_scenarios_trusting(
     })
 }
 
+/// The per-process scratch directory under the system temp dir, or its subdirectory `name`
+/// (created if need be; `""`: the directory itself).
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("mcp-toolbelt-tests-{}", std::process::id()))
+        .join(name);
+    std::fs::create_dir_all(&dir).expect("the temp dir is writable");
+    dir
+}
+
 /// A file with `contents` in a per-process scratch directory under the system temp dir,
 /// readable by its owner only (mode 0600: a tokens file must be, or it is refused).
 pub fn scratch_file(name: &str, contents: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    let dir = std::env::temp_dir().join(format!("mcp-toolbelt-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("the temp dir is writable");
-    let path = dir.join(name);
+    let path = scratch_dir("").join(name);
     std::fs::write(&path, contents).expect("the temp dir is writable");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
         .expect("the scratch file's mode can be set");

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use balancer_common::{free_port, header, post_call, start_draining};
+use balancer_common::{free_port, header, post_call, post_mcp, start_draining};
 use mcp_toolbelt_tests::{
-    ServerProcess, http_request, python, quickstart, scratch_file, workspace_root,
+    ServerProcess, python, quickstart, scratch_dir, scratch_file, workspace_root,
 };
 use serde_json::Value;
 
@@ -33,15 +33,6 @@ fn deploy_md() -> String {
 
 fn manifest_path() -> PathBuf {
     workspace_root().join("deploy/k8s/quickstart.yaml")
-}
-
-/// A directory of this test process's own under the system temp dir.
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("mcp-toolbelt-tests-{}", std::process::id()))
-        .join(name);
-    std::fs::create_dir_all(&dir).expect("the temp dir is writable");
-    dir
 }
 
 /// The state-key recipe `docs/deploy.md` gives, as written.
@@ -155,20 +146,12 @@ fn the_replica_command_line_serves_its_public_name() {
 
 /// `tools/list` as the test's token, with `Host: host`; the whole response.
 fn list_tools(authority: &str, host: &str) -> String {
-    http_request(
+    post_mcp(
         authority,
-        "POST",
-        "/mcp",
-        &[
-            ("Host", host),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("Authorization", &format!("Bearer {TOKEN}")),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ],
+        Some(host),
+        TOKEN,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
     )
-    .1
 }
 
 /// `kubernetes-validate --strict` against the 1.30 API on `manifest`: (passed, output).

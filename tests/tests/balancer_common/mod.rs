@@ -182,19 +182,24 @@ pub fn post_call(authority: &str, token: &str, id: u64, tool: &str, arguments: &
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
     );
-    let (_, response) = http_request(
-        authority,
-        "POST",
-        "/mcp",
-        &[
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("Authorization", &format!("Bearer {token}")),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ],
-        &body,
-    );
-    response
+    post_mcp(authority, None, token, &body)
+}
+
+/// POST the JSON-RPC `body` to `/mcp` at `authority` as `token` (protocol 2025-11-25), with
+/// `Host: host` when given (else the authority), on a connection of its own; the whole
+/// response.
+pub fn post_mcp(authority: &str, host: Option<&str>, token: &str, body: &str) -> String {
+    let authorization = format!("Bearer {token}");
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", authorization.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    if let Some(host) = host {
+        headers.push(("Host", host));
+    }
+    http_request(authority, "POST", "/mcp", &headers, body).1
 }
 
 /// A `slow-tools` replica put into a long drain, as in a rolling restart: a `wait` call of
