@@ -405,6 +405,44 @@ fn an_uncaught_exception_stops_where_it_was_raised() {
 }
 
 #[test]
+fn a_program_reading_stdin_gets_the_given_text_then_end_of_file() {
+    let mut server = Stdio1::start(&[]);
+    // With text: the program reads it, stops at the breakpoint with the sum of the lines,
+    // and prints it.
+    let started = server.call(
+        "debug_start",
+        json!({"program": "stdin_sum.py", "stdin": "1\n2\n39\n", "breakpoints": ["stdin_sum.py:7"]}),
+    );
+    let at = data(&started, "start with stdin");
+    assert_eq!(at["reason"], "breakpoint", "{at}");
+    let id = at["session_id"].as_str().unwrap().to_string();
+    let (_, program_pid) = pids(&mut server, &id);
+    let total = server.call(
+        "debug_evaluate",
+        json!({"session_id": id, "expression": "total"}),
+    );
+    assert_eq!(data(&total, "evaluate")["result"], "42");
+    let ended = server.call("debug_continue", json!({"session_id": id}));
+    let at = data(&ended, "continue");
+    assert_eq!(at["state"], "ended", "{at}");
+    assert_eq!(at["exit_code"], 0, "{at}");
+    assert!(at["output_tail"].to_string().contains("sum 42"), "{at}");
+    data(
+        &server.call("debug_stop", json!({"session_id": id})),
+        "stop",
+    );
+    assert!(wait_dead(program_pid, Duration::from_secs(10)));
+
+    // Without text: end-of-file at once, so the program ends instead of waiting for input
+    // that never comes (a call never hangs on it).
+    let started = server.call("debug_start", json!({"program": "stdin_sum.py"}));
+    let at = data(&started, "start without stdin");
+    assert_eq!(at["state"], "ended", "{at}");
+    assert_eq!(at["exit_code"], 0, "{at}");
+    assert!(at["output_tail"].to_string().contains("sum 0"), "{at}");
+}
+
+#[test]
 fn a_program_that_never_stops_is_waited_for_paused_and_killed() {
     let mut server = Stdio1::start(&[]);
     let began = Instant::now();

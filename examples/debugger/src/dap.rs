@@ -118,6 +118,56 @@ pub struct Program {
     pub partial_line: String,
 }
 
+/// What a `runInTerminal` reverse request asks the client to start: debugpy's launcher,
+/// which then starts the program and connects back to the adapter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminalLaunch {
+    /// The command line (program first).
+    pub args: Vec<String>,
+    /// The working directory, if the adapter names one.
+    pub cwd: Option<String>,
+    /// Environment changes: a value to set, or `None` to remove the variable.
+    pub env: Vec<(String, Option<String>)>,
+}
+
+/// The most command-line words and environment entries a `runInTerminal` may carry.
+const MAX_TERMINAL_WORDS: usize = 1024;
+
+impl TerminalLaunch {
+    /// Read a `runInTerminal` request's arguments.
+    ///
+    /// # Errors
+    /// The reason, when `args` is missing, empty or not all strings, or a bound is passed.
+    pub fn from_arguments(arguments: &Value) -> Result<TerminalLaunch, String> {
+        let args = arguments["args"]
+            .as_array()
+            .filter(|a| !a.is_empty() && a.len() <= MAX_TERMINAL_WORDS)
+            .ok_or("runInTerminal needs 1 to 1024 args")?
+            .iter()
+            .map(|a| a.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or("runInTerminal args must be strings")?;
+        let mut env = Vec::new();
+        if let Some(map) = arguments["env"].as_object() {
+            if map.len() > MAX_TERMINAL_WORDS {
+                return Err("runInTerminal env has over 1024 entries".into());
+            }
+            for (name, value) in map {
+                env.push((name.clone(), value.as_str().map(str::to_string)));
+            }
+        }
+        Ok(TerminalLaunch {
+            args,
+            cwd: arguments["cwd"].as_str().map(str::to_string),
+            env,
+        })
+    }
+}
+
+/// Starts what a `runInTerminal` reverse request asks for and answers the started
+/// process's id (see [`Dap::with_terminal`]).
+pub type Terminal = Arc<dyn Fn(TerminalLaunch) -> Result<u32, String> + Send + Sync>;
+
 type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, String>>>>>;
 type Writer = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
 
@@ -205,7 +255,24 @@ async fn read_frame<R: AsyncRead + Unpin>(
 
 impl Dap {
     /// Talk DAP over `read`/`write`; each request waits at most `timeout` by default.
+    /// Reverse requests are refused.
     pub fn new<R, W>(read: R, write: W, timeout: Duration) -> Dap
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        Dap::with_terminal(read, write, timeout, None)
+    }
+
+    /// Like [`Dap::new`], with `terminal` answering the adapter's `runInTerminal` reverse
+    /// requests (the client then starts the launcher itself, with the standard input it
+    /// chooses; announce it with `supportsRunInTerminalRequest` in `initialize`).
+    pub fn with_terminal<R, W>(
+        read: R,
+        write: W,
+        timeout: Duration,
+        terminal: Option<Terminal>,
+    ) -> Dap
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -230,6 +297,7 @@ impl Dap {
             tx,
             writer.clone(),
             seq.clone(),
+            terminal,
         ));
         Dap {
             writer,
@@ -397,6 +465,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
     changed: watch::Sender<u64>,
     writer: Writer,
     seq: Arc<AtomicI64>,
+    terminal: Option<Terminal>,
 ) {
     let bump = |changed: &watch::Sender<u64>| changed.send_modify(|n| *n += 1);
     let end = loop {
@@ -432,12 +501,24 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 bump(&changed);
             }
             Some("request") => {
-                // Reverse requests (runInTerminal, startDebugging): not supported.
-                let reply = json!({
+                // runInTerminal when a terminal is given; others (startDebugging) refused.
+                let answer = match (&terminal, message["command"].as_str()) {
+                    (Some(terminal), Some("runInTerminal")) => {
+                        TerminalLaunch::from_arguments(&message["arguments"])
+                            .and_then(|launch| terminal(launch))
+                            .map(|pid| json!({"processId": pid}))
+                    }
+                    _ => Err("not supported by this client".to_string()),
+                };
+                let mut reply = json!({
                     "seq": seq.fetch_add(1, Ordering::Relaxed), "type": "response",
-                    "request_seq": message["seq"], "success": false,
-                    "command": message["command"], "message": "not supported by this client"
+                    "request_seq": message["seq"], "success": answer.is_ok(),
+                    "command": message["command"],
                 });
+                match answer {
+                    Ok(body) => reply["body"] = body,
+                    Err(reason) => reply["message"] = Value::String(reason),
+                }
                 let mut writer = writer.lock().await;
                 let _ = tokio::time::timeout(
                     Duration::from_secs(2),
@@ -547,6 +628,31 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
         let (_, program) = dap.wait_until(Duration::from_secs(5), |_| false).await;
         assert!(matches!(program.state, RunState::AdapterDied(_)));
+    }
+
+    #[test]
+    fn run_in_terminal_arguments_are_read_and_bounded() {
+        let launch = TerminalLaunch::from_arguments(&json!({
+            "args": ["python", "launcher"], "cwd": "/tmp", "env": {"A": "1", "B": null}
+        }))
+        .unwrap();
+        assert_eq!(launch.args, ["python", "launcher"]);
+        assert_eq!(launch.cwd.as_deref(), Some("/tmp"));
+        assert_eq!(
+            launch.env,
+            [
+                ("A".to_string(), Some("1".to_string())),
+                ("B".to_string(), None)
+            ]
+        );
+        for bad in [
+            json!({}),
+            json!({"args": []}),
+            json!({"args": ["python", 3]}),
+            json!({"args": vec!["x"; MAX_TERMINAL_WORDS + 1]}),
+        ] {
+            assert!(TerminalLaunch::from_arguments(&bad).is_err(), "{bad}");
+        }
     }
 
     #[tokio::test]

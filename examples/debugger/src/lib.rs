@@ -17,7 +17,7 @@
 //! use debugger_mcp::{DebugSession, DebuggerConfig};
 //! let config = Arc::new(DebuggerConfig::new("/srv/programs", "/opt/venv/bin/python"));
 //! let (mut session, at) =
-//!     DebugSession::start(config, "loop.py", &[], true, &[], Duration::from_secs(5)).await?;
+//!     DebugSession::start(config, "loop.py", &[], None, true, &[], Duration::from_secs(5)).await?;
 //! assert_eq!(at.state, "stopped");
 //! let frames = session.stack(10).await?;
 //! println!("{} at {}", frames.describe("frames"), at.summary());

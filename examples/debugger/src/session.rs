@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::{DebuggerConfig, resolve_in, shown};
-use crate::dap::{Dap, DapError, RunState};
+use crate::dap::{Dap, DapError, RunState, Terminal, TerminalLaunch};
 
 /// Lines shown either side of the current line in a code snapshot.
 pub const SNAPSHOT_CONTEXT: usize = 2;
@@ -250,6 +250,8 @@ pub struct DebugSession {
     dap: Dap,
     child: tokio::process::Child,
     adapter_pid: Option<i32>,
+    /// debugpy's launcher, started for the adapter (`runInTerminal`): the program's parent.
+    launcher: Arc<std::sync::Mutex<Option<tokio::process::Child>>>,
     root: PathBuf,
     program: PathBuf,
     config: Arc<DebuggerConfig>,
@@ -318,13 +320,19 @@ pub fn parse_location(location: &str) -> Result<(&str, i64), Failure> {
 }
 
 impl DebugSession {
-    /// Start debugpy's adapter, launch `program` (a path inside the root) with `args`, set
+    /// Start debugpy's adapter, launch `program` (a path inside the root) with `args` and
+    /// `stdin` as its standard input (end-of-file after it; at once without it), set
     /// `breakpoints` (`file:line`), and wait at most `wait` for the first stop (entry, a
     /// breakpoint, an exception) or the end. The session and where the program is.
+    ///
+    /// The adapter asks this server to start its launcher (`runInTerminal`), so the
+    /// launcher is this server's own child, in a process group of its own, given `stdin`
+    /// through a pipe; the program is the launcher's child and inherits it.
     pub async fn start(
         config: Arc<DebuggerConfig>,
         program: &str,
         args: &[String],
+        stdin: Option<String>,
         stop_on_entry: bool,
         breakpoints: &[String],
         wait: Duration,
@@ -364,17 +372,20 @@ impl DebugSession {
             )
             .next_step("the operator must point --python at an interpreter with debugpy installed")
         })?;
-        let stdin = child.stdin.take().expect("piped");
+        let stdin_pipe = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let stderr_tail = Arc::new(std::sync::Mutex::new(VecDeque::new()));
         let stderr_task = tokio::spawn(keep_stderr(stderr, stderr_tail.clone()));
         let adapter_pid = child.id().and_then(|p| i32::try_from(p).ok());
-        let dap = Dap::new(stdout, stdin, config.request_timeout);
+        let launcher = Arc::new(std::sync::Mutex::new(None));
+        let terminal = launcher_starter(stdin, launcher.clone());
+        let dap = Dap::with_terminal(stdout, stdin_pipe, config.request_timeout, Some(terminal));
         let mut session = DebugSession {
             dap,
             child,
             adapter_pid,
+            launcher,
             root: root.clone(),
             program: program_path.clone(),
             config: config.clone(),
@@ -390,7 +401,7 @@ impl DebugSession {
                 "initialize",
                 json!({"adapterID": "debugpy", "clientID": "debugger-mcp", "clientName": "debugger-mcp",
                        "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path",
-                       "supportsRunInTerminalRequest": false}),
+                       "supportsRunInTerminalRequest": true}),
                 start,
             )
             .await;
@@ -402,7 +413,7 @@ impl DebugSession {
             .send(
                 "launch",
                 json!({"program": program_path, "args": args, "cwd": root, "stopOnEntry": stop_on_entry,
-                       "console": "internalConsole", "python": [config.python], "justMyCode": true,
+                       "console": "integratedTerminal", "python": [config.python], "justMyCode": true,
                        "redirectOutput": true}),
             )
             .await;
@@ -1024,6 +1035,17 @@ impl DebugSession {
         if let Some(pid) = self.adapter_pid {
             kill_group(pid);
         }
+        let launcher = self
+            .launcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(mut launcher) = launcher {
+            if let Some(pid) = launcher.id().and_then(|p| i32::try_from(p).ok()) {
+                kill_group(pid);
+            }
+            let _ = launcher.start_kill();
+        }
         let _ = self.child.start_kill();
     }
 }
@@ -1035,6 +1057,54 @@ impl Drop for DebugSession {
         }
         self.kill_now();
     }
+}
+
+/// Answers the adapter's `runInTerminal`: starts debugpy's launcher as this server's child,
+/// in its own process group, with `stdin` written to its standard input and then closed
+/// (at once without it), its output discarded (the launcher captures the program's output
+/// and sends it as DAP `output` events). The child is kept in `slot`; a second request is
+/// refused.
+fn launcher_starter(
+    stdin: Option<String>,
+    slot: Arc<std::sync::Mutex<Option<tokio::process::Child>>>,
+) -> Terminal {
+    Arc::new(move |launch: TerminalLaunch| {
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_some() {
+            return Err("the launcher is already started".to_string());
+        }
+        let (program, args) = launch.args.split_first().ok_or("no command line")?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = &launch.cwd {
+            command.current_dir(cwd);
+        }
+        for (name, value) in &launch.env {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start the launcher: {e}"))?;
+        let pid = child.id().ok_or("the launcher exited at once")?;
+        let mut pipe = child.stdin.take().expect("piped");
+        let text = stdin.clone().unwrap_or_default();
+        // Dropping the pipe after the text is the program's end-of-file.
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let _ = pipe.write_all(text.as_bytes()).await;
+        });
+        *slot = Some(child);
+        Ok(pid)
+    })
 }
 
 /// SIGKILL to process group `pgid` and to the process itself (it may have left the group).

@@ -111,6 +111,10 @@ pub async fn debug_start(
     /// Command-line arguments for the program
     #[arg(max_items = 64)]
     args: Vec<String>,
+    /// Text for the program's standard input; it reads end-of-file after it (at once
+    /// without it)
+    #[arg(max_length = 1048576)]
+    stdin: Option<String>,
     /// Stop at the program's first line
     stop_on_entry: bool,
     /// Breakpoints to set before it runs, as FILE:LINE
@@ -135,6 +139,7 @@ pub async fn debug_start(
         debugger.config.clone(),
         &program,
         &args,
+        stdin,
         stop_on_entry,
         &breakpoints,
         debugger.wait(wait_ms),
