@@ -145,7 +145,7 @@ fn python_sdk_lists_all_27_tools_and_calls_them_against_tracd() {
     let got = ok(&calls["get"], "ticket_get");
     assert_eq!(got["fields"]["summary"], format!("From Python {tag}"));
     let found = ok(&calls["search"], "ticket_search");
-    assert_eq!(found["tickets"][0]["id"], id);
+    assert_eq!(found["data"]["tickets"][0]["id"], id);
     assert_eq!(
         ok(&calls["update"], "ticket_update")["fields"]["priority"],
         "minor"
@@ -267,7 +267,10 @@ fn python_sdk_with_the_read_only_file_sees_14_tools_and_no_write_tool() {
             "a hidden tool answers exactly like an unknown one"
         );
     }
-    assert_eq!(ok(&hidden["ticket_search"], "ticket_search")["count"], 0);
+    assert_eq!(
+        ok(&hidden["ticket_search"], "ticket_search")["data"]["count"],
+        0
+    );
     // WIKI_VIEW is allowed: the wiki resource stays; wiki_create does not
     check_wiki_resource(&report);
     assert_eq!(

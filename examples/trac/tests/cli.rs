@@ -64,7 +64,10 @@ fn ticket_commands_talk_to_trac() {
         "search",
         "--query",
         &format!("status=new&keywords~={kw}"),
+        "--json",
     ]));
+    // An envelope: --json prints the whole result, the data under structuredContent.data.
+    let found = &found["structuredContent"]["data"];
     assert_eq!(found["tickets"][0]["id"].to_string(), id);
     assert_eq!(found["tickets"][0]["type"], "task");
     // TRAC_URL works as well as --url

@@ -2,6 +2,7 @@
 //! (all need TICKET_VIEW).
 
 use chrono::{DateTime, Utc};
+use mcp_toolbelt::envelope::Envelope;
 use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -106,7 +107,7 @@ pub async fn ticket_search(
     /// Most tickets to return
     #[arg(default = DEFAULT_MAX_RESULTS, minimum = 1, maximum = MAX_RESULTS_LIMIT)]
     max_results: u32,
-) -> Result<Json<TicketSearch>, ToolError> {
+) -> Result<Envelope<TicketSearch>, ToolError> {
     let query = check_query(&query)?;
     let limit = max_results as usize;
     // one more than asked, to know whether the result was cut
@@ -130,12 +131,39 @@ pub async fn ticket_search(
             Err(e) => return Err(ticket_error(e)),
         }
     }
-    Ok(Json(TicketSearch {
-        query: format!("{query}&max={limit}"),
-        count: tickets.len(),
-        truncated,
-        tickets,
-    }))
+    let summary = format!(
+        "{} ticket{} for {query}{}",
+        tickets.len(),
+        if tickets.len() == 1 { "" } else { "s" },
+        if truncated { " (more match)" } else { "" }
+    );
+    let read = tickets.first().map(|t| {
+        format!(
+            "read a ticket's description and fields: ticket_get id={}",
+            t.id
+        )
+    });
+    let more = truncated.then(|| {
+        if limit < MAX_RESULTS_LIMIT as usize {
+            format!(
+                "more match: narrow the query, or raise max_results (at most {MAX_RESULTS_LIMIT})"
+            )
+        } else {
+            "more match: narrow the query (add clauses such as status=new or owner=NAME)"
+                .to_string()
+        }
+    });
+    Ok(Envelope::ok(
+        summary,
+        TicketSearch {
+            query: format!("{query}&max={limit}"),
+            count: tickets.len(),
+            truncated,
+            tickets,
+        },
+    )
+    .next_steps(read)
+    .next_steps(more))
 }
 
 /// Get one ticket with all its fields: summary, description (TracWiki markup), status,

@@ -1,16 +1,17 @@
 //! Reading the wiki: one page, full-text search, recent changes (WIKI_VIEW).
 
 use chrono::{DateTime, Duration, Utc};
+use mcp_toolbelt::envelope::Envelope;
+use mcp_toolbelt::paging::{Page, PageArgs};
 use mcp_toolbelt::{Json, State, ToolError, mcp_tool};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use super::DEFAULT_MAX_RESULTS;
 use super::wiki_text::OutputFormat;
-use super::{DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT};
 use crate::client::{TracClient, WikiPageInfo};
 use crate::errors::{check_name, wiki_error};
 use crate::wiki_format::{ConversionIssue, tracwiki_to_markdown};
-use mcp_toolbelt::paging::Limited;
 
 /// A wiki page with its metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -95,14 +96,8 @@ pub struct WikiHit {
 pub struct WikiSearch {
     /// The search terms.
     pub query: String,
-    /// Number of hits returned.
-    pub count: usize,
-    /// Number of pages Trac found.
-    pub total: usize,
-    /// True when Trac found more pages than were returned.
-    pub truncated: bool,
-    /// The hits, best first.
-    pub hits: Vec<WikiHit>,
+    /// This page of the hits, best first.
+    pub hits: Page<WikiHit>,
 }
 
 /// The page name in a wiki URL (`.../wiki/Guide/Install` → `Guide/Install`).
@@ -116,29 +111,33 @@ fn page_name(href: &str) -> Option<String> {
     )
 }
 
+/// `wiki_search`'s arguments: the terms and the page of hits.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WikiSearchArgs {
+    /// Search terms (at least 3 characters, as Trac requires)
+    #[schemars(length(min = 3))]
+    pub query: String,
+    /// Which hits (default: the first 10)
+    #[serde(flatten)]
+    pub page: PageArgs,
+}
+
 /// Full-text search over wiki pages (names and text). Terms are ANDed; quote a
-/// "phrase"; prefix a term with - to exclude it. Returns page names with an excerpt;
-/// read a page with wiki_get.
+/// "phrase"; prefix a term with - to exclude it. Returns page names with an excerpt, a
+/// page of hits at a time (limit, offset); read a page with wiki_get.
 #[mcp_tool(name = "wiki_search", permissions = ["WIKI_VIEW"], read_only, idempotent)]
 pub async fn wiki_search(
     trac: State<TracClient>,
-    /// Search terms (at least 3 characters, as Trac requires)
-    #[arg(min_length = 3)]
-    query: String,
-    /// Most pages to return
-    #[arg(default = DEFAULT_MAX_RESULTS, minimum = 1, maximum = MAX_RESULTS_LIMIT)]
-    max_results: u32,
-) -> Result<Json<WikiSearch>, ToolError> {
-    if query.trim().chars().count() < 3 {
+    #[args] args: WikiSearchArgs,
+) -> Result<Envelope<WikiSearch>, ToolError> {
+    let query = args.query.trim();
+    if query.chars().count() < 3 {
         return Err(
             ToolError::validation("the search terms must have at least 3 characters")
                 .with_action("Search for a longer word or phrase."),
         );
     }
-    let results = trac
-        .search(query.trim(), &["wiki"])
-        .await
-        .map_err(wiki_error)?;
+    let results = trac.search(query, &["wiki"]).await.map_err(wiki_error)?;
     let hits = results.into_iter().filter_map(|r| {
         Some(WikiHit {
             name: page_name(&r.href)?,
@@ -149,14 +148,21 @@ pub async fn wiki_search(
             excerpt: r.excerpt,
         })
     });
-    let hits = Limited::new(hits, max_results as usize);
-    Ok(Json(WikiSearch {
-        query,
-        count: hits.showing,
-        total: hits.total,
-        truncated: hits.truncated,
-        hits: hits.items,
-    }))
+    let hits = args.page.select(hits, DEFAULT_MAX_RESULTS);
+    let more = hits.next_step("wiki_search");
+    let read = hits
+        .items
+        .first()
+        .map(|hit| format!("read a page: wiki_get name={}", hit.name));
+    Ok(Envelope::ok(
+        format!("{} for \"{query}\"", hits.describe("wiki pages")),
+        WikiSearch {
+            query: query.to_string(),
+            hits,
+        },
+    )
+    .next_steps(read)
+    .next_steps(more))
 }
 
 /// The answer of `wiki_recent_changes`.
@@ -164,39 +170,53 @@ pub async fn wiki_search(
 pub struct WikiRecentChanges {
     /// Changes after this time are listed.
     pub since: DateTime<Utc>,
-    /// Number of pages returned.
-    pub count: usize,
-    /// Number of pages changed in the period.
-    pub total: usize,
-    /// True when more pages changed than were returned.
-    pub truncated: bool,
-    /// Changed pages, most recently changed first, each with its latest version.
-    pub pages: Vec<WikiPageInfo>,
+    /// This page of the changed pages, most recently changed first, each with its latest
+    /// version.
+    pub pages: Page<WikiPageInfo>,
+}
+
+/// `wiki_recent_changes`' arguments: the period and the page of changed pages.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WikiRecentChangesArgs {
+    /// How many days back to look
+    #[serde(default = "a_week")]
+    #[schemars(range(min = 1, max = 3650))]
+    pub days: u32,
+    /// Which pages (default: the first 10)
+    #[serde(flatten)]
+    pub page: PageArgs,
+}
+
+fn a_week() -> u32 {
+    7
 }
 
 /// Wiki pages changed in the last `days` days, most recent first, each with its latest
-/// version, author, time and change comment.
+/// version, author, time and change comment; a page of them at a time (limit, offset).
 #[mcp_tool(name = "wiki_recent_changes", permissions = ["WIKI_VIEW"], read_only, idempotent)]
 pub async fn wiki_recent_changes(
     trac: State<TracClient>,
-    /// How many days back to look
-    #[arg(default = 7, minimum = 1, maximum = 3650)]
-    days: u32,
-    /// Most pages to return
-    #[arg(default = DEFAULT_MAX_RESULTS, minimum = 1, maximum = MAX_RESULTS_LIMIT)]
-    max_results: u32,
-) -> Result<Json<WikiRecentChanges>, ToolError> {
-    let since = Utc::now() - Duration::days(i64::from(days));
+    #[args] args: WikiRecentChangesArgs,
+) -> Result<Envelope<WikiRecentChanges>, ToolError> {
+    let since = Utc::now() - Duration::days(i64::from(args.days));
     let mut pages = trac.wiki_recent_changes(since).await.map_err(wiki_error)?;
     pages.sort_by_key(|p| std::cmp::Reverse(p.last_modified));
-    let pages = Limited::new(pages, max_results as usize);
-    Ok(Json(WikiRecentChanges {
-        since,
-        count: pages.showing,
-        total: pages.total,
-        truncated: pages.truncated,
-        pages: pages.items,
-    }))
+    let pages = args.page.select(pages, DEFAULT_MAX_RESULTS);
+    let more = pages.next_step("wiki_recent_changes");
+    let read = pages
+        .items
+        .first()
+        .map(|page| format!("read the newest: wiki_get name={}", page.name));
+    Ok(Envelope::ok(
+        format!(
+            "{} changed in the last {} days",
+            pages.describe("wiki pages"),
+            args.days
+        ),
+        WikiRecentChanges { since, pages },
+    )
+    .next_steps(read)
+    .next_steps(more))
 }
 
 #[cfg(test)]

@@ -102,12 +102,13 @@ async fn workflow_actions_resolve_a_ticket() {
             json!({"query": format!("id={id}&status!=closed")}),
         )
         .await;
-    assert_eq!(open["count"], 0, "{open}");
+    assert_eq!(open["data"]["count"], 0, "{open}");
+    assert_eq!(open["next_steps"], json!([]), "{open}");
     let any = tools
         .ok("ticket_search", json!({"query": format!("id={id}")}))
         .await;
-    assert_eq!(any["tickets"][0]["status"], "closed");
-    assert_eq!(any["tickets"][0]["resolution"], "fixed");
+    assert_eq!(any["data"]["tickets"][0]["status"], "closed");
+    assert_eq!(any["data"]["tickets"][0]["resolution"], "fixed");
 }
 
 #[tokio::test]
@@ -150,28 +151,52 @@ async fn search_filters_limits_and_reports_truncation() {
     }
     let query = format!("keywords~={kw}&order=id");
     let all = tools.ok("ticket_search", json!({"query": query})).await;
-    let found: Vec<i64> = all["tickets"]
+    let found: Vec<i64> = all["data"]["tickets"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["id"].as_i64().unwrap())
         .collect();
     assert_eq!(found, ids);
-    assert_eq!(all["truncated"], false);
+    assert_eq!(all["data"]["truncated"], false);
+    assert_eq!(all["ok"], true);
+    assert!(
+        all["next_steps"]
+            .to_string()
+            .contains(&format!("ticket_get id={}", ids[0])),
+        "{all}"
+    );
     let two = tools
         .ok("ticket_search", json!({"query": query, "max_results": 2}))
         .await;
     assert_eq!(
-        (two["count"].as_u64(), two["truncated"].as_bool()),
+        (
+            two["data"]["count"].as_u64(),
+            two["data"]["truncated"].as_bool()
+        ),
         (Some(2), Some(true))
     );
-    assert_eq!(two["tickets"][1]["summary"], "search 1");
+    assert_eq!(two["data"]["tickets"][1]["summary"], "search 1");
+    assert!(
+        two["next_steps"].to_string().contains("raise max_results"),
+        "{two}"
+    );
     // the tool pages by itself, and the bounds hold
     let paged = tools
         .fail("ticket_search", json!({"query": "status=new&max=3"}))
         .await;
     assert_eq!(paged.kind, ErrorKind::Validation);
-    assert!(paged.action().contains("max_results"), "{}", paged.text);
+    // The envelope's error form: code, message, the way out as a next step.
+    assert!(
+        paged
+            .text
+            .starts_with("Error (validation_error): the query sets \"max\"")
+            && paged.text.contains(
+                "Next steps:\n- Remove max=/page= from the query and set max_results instead."
+            ),
+        "{}",
+        paged.text
+    );
     let too_many = tools
         .fail("ticket_search", json!({"max_results": 101}))
         .await;

@@ -57,14 +57,14 @@ async fn batch_create_with_one_bad_item_creates_the_others() {
             json!({"query": format!("keywords~={kw}&order=id")}),
         )
         .await;
-    let ids: Vec<i64> = found["tickets"]
+    let ids: Vec<i64> = found["data"]["tickets"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["id"].as_i64().unwrap())
         .collect();
     assert_eq!(ids, [a, c]);
-    assert_eq!(found["tickets"][1]["priority"], "minor");
+    assert_eq!(found["data"]["tickets"][1]["priority"], "minor");
 }
 
 #[tokio::test]

@@ -155,16 +155,13 @@ async fn search_and_recent_changes_find_a_new_page() {
         )
         .await;
     let found = tools.ok("wiki_search", json!({"query": word})).await;
-    let hits = found["hits"].as_array().unwrap();
+    let hits = found["data"]["hits"]["items"].as_array().unwrap();
     assert_eq!(hits.len(), 1, "{found}");
     assert_eq!(hits[0]["name"], name.as_str());
     let recent = tools
-        .ok(
-            "wiki_recent_changes",
-            json!({"days": 1, "max_results": 100}),
-        )
+        .ok("wiki_recent_changes", json!({"days": 1, "limit": 100}))
         .await;
-    let pages = recent["pages"].as_array().unwrap();
+    let pages = recent["data"]["pages"]["items"].as_array().unwrap();
     assert!(pages.iter().any(|p| p["name"] == name.as_str()), "{recent}");
     // most recent first
     let times: Vec<&str> = pages
@@ -174,15 +171,27 @@ async fn search_and_recent_changes_find_a_new_page() {
     let mut sorted = times.clone();
     sorted.sort_by(|a, b| b.cmp(a));
     assert_eq!(times, sorted);
-    let one = tools
-        .ok("wiki_recent_changes", json!({"max_results": 1}))
-        .await;
-    assert_eq!(one["count"], 1);
+    let one = tools.ok("wiki_recent_changes", json!({"limit": 1})).await;
+    let one_page = &one["data"]["pages"];
+    assert_eq!(one_page["showing"], 1);
     // The new page and the default ones changed today: one shown, the rest counted.
-    assert!(one["total"].as_u64().unwrap() >= 2, "{one}");
-    assert_eq!(one["truncated"], true, "{one}");
-    assert_eq!(found["total"], 1, "{found}");
-    assert_eq!(found["truncated"], false, "{found}");
+    assert!(one_page["total"].as_u64().unwrap() >= 2, "{one}");
+    assert_eq!(one_page["truncated"], true, "{one}");
+    assert_eq!(one_page["next_offset"], 1, "{one}");
+    assert!(
+        one["next_steps"]
+            .to_string()
+            .contains("call wiki_recent_changes with offset=1"),
+        "{one}"
+    );
+    assert_eq!(found["data"]["hits"]["total"], 1, "{found}");
+    assert_eq!(found["data"]["hits"]["truncated"], false, "{found}");
+    assert!(
+        found["next_steps"]
+            .to_string()
+            .contains(&format!("wiki_get name={name}")),
+        "{found}"
+    );
     let short = tools.fail("wiki_search", json!({"query": "ab"})).await;
     assert_eq!(short.kind, ErrorKind::Validation);
 }
