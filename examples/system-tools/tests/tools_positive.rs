@@ -239,6 +239,68 @@ async fn list_directory_flat_recursive_and_bounded() {
 }
 
 #[tokio::test]
+async fn names_that_are_not_utf8_round_trip_through_list_read_write_and_search() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let fx = Fixture::new();
+    let sb = fx.sandbox();
+    // "café" in Latin-1, in a directory whose name is a cut UTF-8 sequence; and a UTF-8
+    // name that holds the text \x41.
+    let dir = fx.root.join(OsStr::from_bytes(b"d\xe2\x82"));
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join(OsStr::from_bytes(b"caf\xe9.txt")), "latin-1\n").unwrap();
+    std::fs::write(fx.root.join("a\\x41"), "literal\n").unwrap();
+
+    let listed = list_directory(&sb, ".", true, None).await.unwrap();
+    let paths: Vec<&str> = listed.entries.iter().map(|e| e.path.as_str()).collect();
+    assert!(paths.contains(&"d\\xe2\\x82/caf\\xe9.txt"), "{paths:?}");
+    assert!(paths.contains(&"a\\\\x41"), "{paths:?}");
+    assert!(!paths.iter().any(|p| p.contains('\u{fffd}')), "{paths:?}");
+
+    // Each listed path reads back the file it names, and the reply names it the same way.
+    let read = read_file(&sb, "d\\xe2\\x82/caf\\xe9.txt", ContentEncoding::Utf8)
+        .await
+        .unwrap();
+    assert_eq!(read.content, "latin-1\n");
+    assert_eq!(read.path, "d\\xe2\\x82/caf\\xe9.txt");
+    let literal = read_file(&sb, "a\\\\x41", ContentEncoding::Utf8)
+        .await
+        .unwrap();
+    assert_eq!(literal.content, "literal\n");
+
+    // A new name that is not UTF-8 is created with exactly those bytes (checked on the host).
+    write_file(
+        &sb,
+        "d\\xe2\\x82/\\xff.bin",
+        "new",
+        ContentEncoding::Utf8,
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read(dir.join(OsStr::from_bytes(b"\xff.bin"))).unwrap(),
+        b"new"
+    );
+    let found = search_files(&sb, ".", "*.bin", None).await.unwrap();
+    let found: Vec<&str> = found.matches.iter().map(|m| m.path.as_str()).collect();
+    assert_eq!(found, ["d\\xe2\\x82/\\xff.bin"]);
+
+    // An escape that could spell a separator, a dot or NUL is refused, not unescaped.
+    for bad in ["d\\x2f..", "\\x2e\\x2e/notes.txt", "a\\x00", "d\\xe2\\q"] {
+        let e = read_file(&sb, bad, ContentEncoding::Utf8)
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Validation, "{bad}");
+        assert!(
+            e.action().contains("Copy the path"),
+            "{bad}: {}",
+            e.action()
+        );
+    }
+}
+
+#[tokio::test]
 async fn search_files_by_name_and_by_path() {
     let fx = Fixture::new();
     let sb = fx.sandbox();

@@ -12,6 +12,7 @@ mod error;
 pub(crate) mod isolation;
 pub(crate) mod kernel;
 pub mod launch;
+mod path_text;
 mod paths;
 pub(crate) mod process;
 pub(crate) mod secure_fs;
@@ -30,6 +31,7 @@ pub use isolation::{CommandLimits, NOBODY, NamespaceMode};
 pub use kernel::{
     DEFAULT_COMMAND_READ_PATHS, KernelSandboxMode, KernelSandboxReport, REQUIRED_ABI, kernel_abi,
 };
+pub use path_text::{path_from_text, path_text};
 pub use paths::{MAX_COMPONENT_BYTES, ResolvedPath};
 pub use tree::ProcessContainment;
 
@@ -367,13 +369,14 @@ impl Sandbox {
 
     /// How a location appears in replies, which never name a host path outside the sandbox:
     /// relative to the base directory (`.` for the base itself), else below an allowed path as
-    /// written in the configuration, else `a location outside the sandbox`.
+    /// written in the configuration, else `a location outside the sandbox`. A name that is
+    /// not UTF-8 is escaped ([`path_text`]), so the reply can be sent back as a path.
     pub fn show(&self, location: &Path) -> String {
         if let Ok(rel) = location.strip_prefix(self.base_dir()) {
             return if rel.as_os_str().is_empty() {
                 ".".to_string()
             } else {
-                rel.display().to_string()
+                path_text(rel.as_os_str())
             };
         }
         let root = self
@@ -388,7 +391,7 @@ impl Sandbox {
                 if rel.as_os_str().is_empty() {
                     shown.clone()
                 } else {
-                    Path::new(shown).join(rel).display().to_string()
+                    path_text(Path::new(shown).join(rel).as_os_str())
                 }
             }
             None => "a location outside the sandbox".to_string(),

@@ -1,7 +1,7 @@
 //! Path checks: validate the raw input, resolve it to a canonical location (symlinks and `..`
 //! resolved by the OS), then decide allowed / denied on that location.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -58,8 +58,13 @@ pub(crate) fn describe(input: &str, shown: Option<&str>) -> String {
     }
 }
 
-/// Rejects inputs that are empty, contain NUL, are too long, or use `~`.
-pub(crate) fn validate_input(input: &str, max_path_bytes: usize) -> Result<(), SandboxError> {
+/// Rejects inputs that are empty, contain NUL, are too long, or use `~`; `raw` is the path
+/// `input` names (the same, or unescaped: [`path_from_text`](super::path_from_text)).
+pub(crate) fn validate_input(
+    input: &str,
+    raw: &OsStr,
+    max_path_bytes: usize,
+) -> Result<(), SandboxError> {
     let what = || describe(input, None);
     if input.is_empty() {
         return Err(SandboxError::invalid(
@@ -75,7 +80,7 @@ pub(crate) fn validate_input(input: &str, max_path_bytes: usize) -> Result<(), S
             "Remove the NUL byte from the path.",
         ));
     }
-    if input.len() > max_path_bytes {
+    if raw.len() > max_path_bytes {
         return Err(SandboxError::invalid(
             format!(
                 "path of {} bytes starting {:?}",
@@ -86,7 +91,7 @@ pub(crate) fn validate_input(input: &str, max_path_bytes: usize) -> Result<(), S
             "Use a shorter path (relative paths are resolved against the sandbox base directory).",
         ));
     }
-    if let Some(long) = Path::new(input)
+    if let Some(long) = Path::new(raw)
         .components()
         .find(|c| c.as_os_str().len() > MAX_COMPONENT_BYTES)
     {
@@ -214,19 +219,37 @@ impl Sandbox {
     ///
     /// The path need not exist; when it does not, its deepest existing ancestor is resolved and
     /// the rest must be plain names. Nothing is created or opened.
+    ///
+    /// `input` is a path as the tools' text gives it: a path that holds `\x` is unescaped
+    /// first ([`path_from_text`](super::path_from_text)), so a name that is not UTF-8 can be
+    /// named.
     pub fn check_path(&self, input: &str) -> Result<ResolvedPath, SandboxError> {
-        self.check_path_in(input, self.base_dir())
+        let raw = super::path_from_text(input)?;
+        self.check_raw_in(input, &raw, self.base_dir())
     }
 
     /// Like [`Sandbox::check_path`], but relative inputs are resolved against `base` (which should
     /// itself be a checked, canonical directory, e.g. a command's working directory).
+    ///
+    /// `input` is taken as it is, never unescaped: a command's arguments reach the program as
+    /// written, so the path checked must be the one the program will open.
     pub fn check_path_in(&self, input: &str, base: &Path) -> Result<ResolvedPath, SandboxError> {
+        self.check_raw_in(input, OsStr::new(input), base)
+    }
+
+    /// [`Sandbox::check_path_in`] of the path `raw`, which the caller wrote as `input`.
+    fn check_raw_in(
+        &self,
+        input: &str,
+        raw: &OsStr,
+        base: &Path,
+    ) -> Result<ResolvedPath, SandboxError> {
         let max = self.limits().max_path_bytes;
-        validate_input(input, max)?;
-        let abs = if Path::new(input).is_absolute() {
-            PathBuf::from(input)
+        validate_input(input, raw, max)?;
+        let abs = if Path::new(raw).is_absolute() {
+            PathBuf::from(raw)
         } else {
-            base.join(input)
+            base.join(raw)
         };
         if abs.as_os_str().len() > max {
             return Err(SandboxError::invalid(

@@ -4,14 +4,16 @@ use serde::Serialize;
 
 use super::walk::{WalkOptions, WalkStats, walk, walk_root};
 use super::{EntryKind, blocking, open_error};
-use crate::sandbox::{Sandbox, SandboxError};
+use crate::sandbox::{Sandbox, SandboxError, path_text};
 
 /// One entry of a [`DirectoryListing`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DirEntryInfo {
-    /// File name.
+    /// File name (a name that is not UTF-8 is escaped, `\\xHH` per byte: see
+    /// [`path_text`]).
     pub name: String,
-    /// Path relative to the listed directory (`sub/file.txt`).
+    /// Path relative to the listed directory (`sub/file.txt`), escaped like `name`; give it
+    /// back to any tool as a path.
     pub path: String,
     /// Entry type; symlinks are reported as such and never followed.
     #[serde(rename = "type")]
@@ -68,12 +70,8 @@ fn list_blocking(
     let mut entries = Vec::new();
     let stats = walk(sandbox, &root.path, &options, &mut |e| {
         entries.push(DirEntryInfo {
-            name: e
-                .rel
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            path: e.rel.to_string_lossy().into_owned(),
+            name: e.rel.file_name().map(path_text).unwrap_or_default(),
+            path: path_text(e.rel.as_os_str()),
             kind: e.kind,
             size: e.size,
         });

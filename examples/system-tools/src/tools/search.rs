@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::listing::{effective_limit, walk_notice};
 use super::walk::{WalkOptions, walk, walk_root};
 use super::{EntryKind, blocking, open_error};
-use crate::sandbox::{Sandbox, SandboxError};
+use crate::sandbox::{Sandbox, SandboxError, path_text};
 
 /// Longest glob pattern accepted.
 const MAX_PATTERN_BYTES: usize = 1024;
@@ -129,7 +129,7 @@ fn search_blocking(
                 return false;
             }
             matches.push(SearchMatch {
-                path: e.rel.to_string_lossy().into_owned(),
+                path: path_text(e.rel.as_os_str()),
                 kind: e.kind,
                 size: e.size,
             });
