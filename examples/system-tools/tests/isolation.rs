@@ -494,6 +494,90 @@ async fn a_fork_bomb_or_memory_hog_stops_at_its_limits_and_harms_no_other_call()
     assert!(left.is_empty(), "left running: {left:?}");
 }
 
+/// Memory is limited per call, not only per process: four processes each under the
+/// address-space limit together pass the call's `command_memory_max_bytes`, and the kernel's
+/// memory controller ends them, with the limit named, while another call runs.
+#[tokio::test]
+async fn a_call_whose_processes_together_pass_its_memory_limit_is_stopped_there() {
+    let fx = Fixture::new();
+    let mut c = config(&fx);
+    c.command_memory_max_bytes = 128 * 1024 * 1024;
+    let sb = Sandbox::from_config(c).unwrap();
+    let report = sb.report();
+    if !sb.limits_call_memory() {
+        // Only where the kernel offers no memory controller to this process.
+        assert!(
+            report.command_memory_limit.starts_with("none ("),
+            "{report:?}"
+        );
+        eprintln!(
+            "skipped: no memory controller here ({})",
+            report.command_memory_limit
+        );
+        return;
+    }
+    assert!(
+        report.command_memory_limit.contains("memory"),
+        "{}",
+        report.command_memory_limit
+    );
+    let hogs = {
+        let sb = sb.clone();
+        tokio::spawn(async move {
+            let script = "for i in 1 2 3 4; do sort /dev/zero & done; wait";
+            let args = vec!["-c".to_string(), script.to_string()];
+            execute_command(&sb, "sh", &args, None, Some(15.0)).await
+        })
+    };
+    // Host side, while the hogs run: the call's group, with the call's limit, in the memory
+    // hierarchy this process is in (other tests' calls use other limits).
+    let groups = || -> Vec<PathBuf> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let Some(path) = own.lines().find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            (parts.nth(1) == Some("memory")).then(|| parts.next().unwrap().to_string())
+        }) else {
+            return Vec::new();
+        };
+        let dir = Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'));
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                std::fs::read_to_string(p.join("memory.limit_in_bytes"))
+                    .is_ok_and(|l| l.trim() == "134217728")
+            })
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        seen = groups();
+        if !seen.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        !seen.is_empty(),
+        "no memory group with the call's limit was seen"
+    );
+    let out = run(&sb, "echo", &["unharmed"]).await;
+    assert!(out.success && out.stdout.contains("unharmed"), "{out:?}");
+    let out = hogs.await.unwrap().unwrap();
+    let notice = out.notice.as_deref().unwrap_or("");
+    assert!(
+        notice.contains("memory limit of 134217728 bytes")
+            && notice.contains("command_memory_max_bytes"),
+        "{out:?}"
+    );
+    // ... and it is gone with the call.
+    for dir in &seen {
+        assert!(!dir.exists(), "{} was left behind", dir.display());
+    }
+}
+
 /// Processes of `uid` whose working directory is inside `root` (so other users of uid 65534
 /// on the machine are not counted).
 fn processes_of(uid: u32, root: &Path) -> Vec<i32> {

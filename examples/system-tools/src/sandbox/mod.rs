@@ -12,6 +12,7 @@ mod error;
 pub(crate) mod isolation;
 pub(crate) mod kernel;
 pub mod launch;
+mod memory;
 mod path_text;
 mod paths;
 pub(crate) mod process;
@@ -38,6 +39,7 @@ pub use tree::ProcessContainment;
 use commands::CommandPolicy;
 use isolation::{Isolation, IsolationInput};
 use kernel::{LandlockPolicy, PolicyInput};
+use memory::MemoryLimiter;
 use tree::Containment;
 
 /// Highest accepted `max_walk_depth` (each level holds one open directory descriptor).
@@ -95,6 +97,9 @@ struct Inner {
     base_shown: String,
     kernel: LandlockPolicy,
     containment: Containment,
+    /// How each call's memory is limited (with `command_memory_max_bytes`).
+    memory: MemoryLimiter,
+    command_memory_max_bytes: u64,
     /// The namespaces commands run in, or why they cannot (`command_namespaces = "required"`).
     isolation: Result<Option<Isolation>, String>,
 }
@@ -313,6 +318,7 @@ impl Sandbox {
                 reason: format!("process_containment = \"cgroup\" cannot be honoured: {reason}"),
             }
         })?;
+        let memory = MemoryLimiter::detect(&containment);
 
         let limits = Limits {
             command_timeout,
@@ -340,6 +346,8 @@ impl Sandbox {
                 base_shown,
                 kernel,
                 containment,
+                memory,
+                command_memory_max_bytes: config.command_memory_max_bytes,
                 isolation,
             }),
         };
@@ -361,6 +369,7 @@ impl Sandbox {
                 status = %report.status,
                 rules = %sandbox.inner.kernel.log_summary(),
                 containment = ?sandbox.inner.containment.kind(),
+                memory = %sandbox.inner.memory.describe(),
                 "command sandbox (Landlock)"
             ),
         }
@@ -488,6 +497,17 @@ impl Sandbox {
         &self.inner.containment
     }
 
+    /// How each call's memory is limited, and the limit (`command_memory_max_bytes`).
+    pub(crate) fn memory_limit(&self) -> (&MemoryLimiter, u64) {
+        (&self.inner.memory, self.inner.command_memory_max_bytes)
+    }
+
+    /// Whether the kernel limits each command call's memory as a whole (else each process
+    /// only has its address-space limit).
+    pub fn limits_call_memory(&self) -> bool {
+        self.inner.memory.is_available()
+    }
+
     /// What the kernel enforces on commands (Landlock ABI, status, one sentence per rule group).
     pub fn kernel_report(&self) -> KernelSandboxReport {
         self.inner.kernel.report()
@@ -515,6 +535,7 @@ impl Sandbox {
             kernel_sandbox: self.kernel_report(),
             kernel_sandbox_rules: self.inner.kernel.log_summary(),
             process_containment: self.process_containment(),
+            command_memory_limit: self.inner.memory.describe(),
             limits: self.limits().clone(),
         }
     }
@@ -553,6 +574,9 @@ pub struct SandboxReport {
     pub kernel_sandbox_rules: String,
     /// How a command's process tree dies with its call.
     pub process_containment: ProcessContainment,
+    /// How a call's memory is limited as a whole (`command_memory_max_bytes`): the kernel's
+    /// memory controller, or `none (why)` when each process has only its address-space limit.
+    pub command_memory_limit: String,
     /// Limits in force.
     pub limits: Limits,
 }

@@ -119,11 +119,12 @@ pub(crate) async fn run(
         .process_group(0)
         .kill_on_drop(true);
     let cgroup = tree.cgroup_procs().map(std::ffi::CStr::to_owned);
+    let memory_group = tree.memory_procs().map(std::ffi::CStr::to_owned);
     // SAFETY: the closure only makes system calls on values prepared before the fork
     // (a C string, integers); it allocates nothing and takes no lock.
     unsafe {
         cmd.pre_exec(move || {
-            if let Some(procs) = &cgroup {
+            for procs in [&cgroup, &memory_group].into_iter().flatten() {
                 join_cgroup(procs)?;
             }
             if !in_namespaces {

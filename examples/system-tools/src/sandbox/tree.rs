@@ -19,10 +19,12 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+use super::memory::{CallMemory, MemoryLimiter};
 
 /// How long ending a call waits for its processes to be gone.
 const KILL_WAIT: Duration = Duration::from_secs(2);
@@ -92,6 +94,7 @@ impl Containment {
                 Ok(CallTree {
                     inner: TreeInner::Cgroup { dir, procs },
                     pid: None,
+                    memory: None,
                 })
             }
             Containment::Subreaper => {
@@ -99,6 +102,7 @@ impl Containment {
                 Ok(CallTree {
                     inner: TreeInner::Tracked,
                     pid: None,
+                    memory: None,
                 })
             }
         }
@@ -111,6 +115,8 @@ pub(crate) struct CallTree {
     inner: TreeInner,
     /// The command's pid once spawned (registered in [`live_roots`] until the tree is dropped).
     pid: Option<i32>,
+    /// The call's memory group, when calls have one ([`CallTree::limit_memory`]).
+    memory: Option<Arc<CallMemory>>,
 }
 
 #[derive(Debug)]
@@ -126,6 +132,27 @@ impl CallTree {
             TreeInner::Cgroup { procs, .. } => Some(procs),
             TreeInner::Tracked => None,
         }
+    }
+
+    /// Gives the call a memory limit of `max_bytes` for all its processes together, where
+    /// `limiter` has a controller; the handle tells, once the call ended, whether the limit
+    /// ended the command.
+    pub(crate) fn limit_memory(
+        &mut self,
+        limiter: &MemoryLimiter,
+        max_bytes: u64,
+    ) -> std::io::Result<Option<Arc<CallMemory>>> {
+        let call_cgroup = match &self.inner {
+            TreeInner::Cgroup { dir, .. } => Some(dir.as_path()),
+            TreeInner::Tracked => None,
+        };
+        self.memory = limiter.begin(call_cgroup, max_bytes)?.map(Arc::new);
+        Ok(self.memory.clone())
+    }
+
+    /// The memory group's `cgroup.procs` the child must join too (cgroup v1), if any.
+    pub(crate) fn memory_procs(&self) -> Option<&std::ffi::CStr> {
+        self.memory.as_deref().and_then(CallMemory::procs)
     }
 
     /// Spawns the command with `spawn` and records its pid as a live command, under the lock
@@ -162,31 +189,42 @@ impl CallTree {
 impl Drop for CallTree {
     fn drop(&mut self) {
         self.kill();
-        match &self.inner {
-            TreeInner::Cgroup { dir, .. } => {
-                let deadline = Instant::now() + KILL_WAIT;
-                loop {
-                    match std::fs::remove_dir(dir) {
-                        Ok(()) => break,
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-                        Err(e) if Instant::now() >= deadline => {
-                            tracing::warn!(error = %e, "cannot remove the command's cgroup");
-                            break;
-                        }
-                        Err(_) => {
-                            self.kill();
-                            std::thread::sleep(Duration::from_millis(5));
-                        }
-                    }
-                }
-            }
-            TreeInner::Tracked => {}
+        if let Some(memory) = &self.memory {
+            memory.record();
+        }
+        if let TreeInner::Cgroup { dir, .. } = &self.inner {
+            self.remove_group(dir, "cgroup");
+        }
+        if let Some(dir) = self.memory.as_deref().and_then(CallMemory::own_dir) {
+            self.remove_group(dir, "memory group");
         }
         if let Some(p) = self.pid {
             live_roots()
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&p);
+        }
+    }
+}
+
+impl CallTree {
+    /// Removes the call's (empty) group `dir`, killing again while processes are still
+    /// leaving it, for at most [`KILL_WAIT`].
+    fn remove_group(&self, dir: &Path, what: &str) {
+        let deadline = Instant::now() + KILL_WAIT;
+        loop {
+            match std::fs::remove_dir(dir) {
+                Ok(()) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) if Instant::now() >= deadline => {
+                    tracing::warn!(error = %e, "cannot remove the command's {what}");
+                    break;
+                }
+                Err(_) => {
+                    self.kill();
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
         }
     }
 }

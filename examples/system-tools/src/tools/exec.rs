@@ -118,10 +118,14 @@ pub async fn execute_command(
         super::blocking(move || sandbox.landlock().prepare()).await?
     };
     tracing::debug!(path_rules = ruleset.path_rules, "Landlock ruleset ready");
-    let tree = sandbox
+    let mut tree = sandbox
         .containment()
         .begin()
         .map_err(|e| SandboxError::io(format!("preparing the process tree of {}", what()), e))?;
+    let (limiter, memory_max) = sandbox.memory_limit();
+    let memory = tree
+        .limit_memory(limiter, memory_max)
+        .map_err(|e| SandboxError::io(format!("limiting the memory of {}", what()), e))?;
     let outcome = match run(
         &checked.program,
         args,
@@ -169,6 +173,12 @@ pub async fn execute_command(
                 limits.cpu_secs
             ));
         }
+    }
+    if let Some(kills) = memory.map(|m| m.oom_kills()).filter(|&k| k > 0) {
+        notes.push(format!(
+            "the command was stopped at its memory limit of {memory_max} bytes for the whole \
+             call (command_memory_max_bytes): the kernel ended {kills} of its processes"
+        ));
     }
     let stdout = encode(&outcome.stdout.bytes, cap);
     let stderr = encode(&outcome.stderr.bytes, cap);
