@@ -578,6 +578,52 @@ async fn a_call_whose_processes_together_pass_its_memory_limit_is_stopped_there(
     }
 }
 
+/// `check-config`'s reach report says what a command can reach, and it agrees with what a
+/// command finds: the hidden path is empty inside, a program's libraries are listed.
+#[tokio::test]
+async fn the_reach_report_lists_what_each_program_runs_and_what_is_hidden() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let reach = sb
+        .report()
+        .command_reach
+        .expect("commands run in namespaces");
+    let root = std::fs::canonicalize(&fx.root).unwrap();
+    assert_eq!(reach.read_write, [root.display().to_string()], "{reach:#?}");
+    assert!(
+        reach
+            .hidden
+            .contains(&root.join("secret").display().to_string()),
+        "{reach:#?}"
+    );
+    let sort = std::fs::canonicalize("/usr/bin/sort").unwrap();
+    let entry = reach
+        .programs
+        .iter()
+        .find(|p| p.program == sort.display().to_string())
+        .expect("sort is listed");
+    assert!(
+        entry.runs.iter().any(|f| f.contains("libc.so"))
+            && entry.runs.iter().any(|f| f.contains("ld-linux")),
+        "{entry:#?}"
+    );
+    for f in &entry.runs {
+        assert!(
+            reach.executable.contains(f),
+            "{f} runs but is not listed as executable"
+        );
+    }
+    assert!(reach.network.starts_with("none"), "{}", reach.network);
+    assert!(
+        reach.runs_as.contains("no capabilities"),
+        "{}",
+        reach.runs_as
+    );
+    // What a command finds agrees: the hidden directory is there, empty.
+    let out = run(&sb, "ls", &["-A", "secret"]).await;
+    assert!(out.success && out.stdout.is_empty(), "{out:?}");
+}
+
 /// Processes of `uid` whose working directory is inside `root` (so other users of uid 65534
 /// on the machine are not counted).
 fn processes_of(uid: u32, root: &Path) -> Vec<i32> {

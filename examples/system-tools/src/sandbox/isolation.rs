@@ -62,6 +62,40 @@ pub struct CommandLimits {
     pub cpu_secs: u64,
 }
 
+/// What every command can reach inside its namespaces: `check-config` prints it. Paths are
+/// the host's, as the command sees them (bound at the same place).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct CommandReach {
+    /// The identity a command runs with.
+    pub runs_as: String,
+    /// Each allowed program and what it runs besides itself: its `#!` interpreters, the ELF
+    /// loader and the libraries the loader maps.
+    pub programs: Vec<ProgramReach>,
+    /// Every file (or directory) a command can execute: the allowed programs' closures and
+    /// `command_exec_paths`. Nothing else in the namespace is executable.
+    pub executable: Vec<String>,
+    /// Visible, read-only: the system files the configuration lists, the programs' own files
+    /// inside the sandbox, `command_exec_paths`.
+    pub read_only: Vec<String>,
+    /// Visible and writable: the allowed paths (Landlock narrows further).
+    pub read_write: Vec<String>,
+    /// Denied paths: not there at all (an empty directory or file stands in their place).
+    pub hidden: Vec<String>,
+    /// The network it has.
+    pub network: String,
+    /// The processes it can see.
+    pub processes: String,
+}
+
+/// One allowed program's entry in [`CommandReach`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ProgramReach {
+    /// The program.
+    pub program: String,
+    /// What it runs besides itself (interpreters, loader, libraries).
+    pub runs: Vec<String>,
+}
+
 /// Everything fixed at start-up that each call's command line is built from.
 #[derive(Debug)]
 pub(crate) struct Isolation {
@@ -78,6 +112,8 @@ pub(crate) struct Isolation {
     denied: Vec<PathBuf>,
     /// Files bound one by one so they stay executable.
     exec: Vec<PathBuf>,
+    /// Each allowed program and what it runs: its `#!` interpreters, loader and libraries.
+    closures: Vec<(PathBuf, Vec<PathBuf>)>,
     /// Whole directories bound executable (`command_exec_paths`).
     exec_dirs: Vec<PathBuf>,
     /// Allowed scripts refused at start-up: bound read-only over themselves, so no command
@@ -177,12 +213,15 @@ impl Isolation {
             }
         }
         let mut exec: Vec<PathBuf> = Vec::new();
+        let mut closures = Vec::new();
         for program in input.programs {
-            for f in program_closure(program) {
-                if !exec.contains(&f) {
-                    exec.push(f);
+            let closure = program_closure(program);
+            for f in &closure {
+                if !exec.contains(f) {
+                    exec.push(f.clone());
                 }
             }
+            closures.push((program.clone(), closure));
         }
         Ok(Isolation {
             bwrap,
@@ -194,6 +233,7 @@ impl Isolation {
             allowed: input.allowed.to_vec(),
             denied: input.denied.to_vec(),
             exec,
+            closures,
             exec_dirs: input.exec_dirs.to_vec(),
             protected: input
                 .protected
@@ -205,6 +245,56 @@ impl Isolation {
             allow_listen: input.tcp_bind,
             limits: input.limits,
         })
+    }
+
+    /// What a command can reach, the same for every call (see [`CommandReach`]).
+    pub(crate) fn reach(&self) -> CommandReach {
+        let shown = |paths: &mut dyn Iterator<Item = &PathBuf>| -> Vec<String> {
+            paths.map(|p| p.display().to_string()).collect()
+        };
+        let writable: Vec<&PathBuf> = self
+            .allowed
+            .iter()
+            .filter(|root| !self.denied.iter().any(|d| root.starts_with(d)))
+            .collect();
+        CommandReach {
+            runs_as: format!(
+                "uid {} gid {} in a user namespace of its own, no capabilities, no_new_privs",
+                self.uid, self.gid
+            ),
+            programs: self
+                .closures
+                .iter()
+                .map(|(program, closure)| ProgramReach {
+                    program: program.display().to_string(),
+                    runs: shown(&mut closure.iter().filter(|f| *f != program)),
+                })
+                .collect(),
+            executable: shown(&mut self.exec.iter().chain(&self.exec_dirs)),
+            read_only: shown(
+                &mut self
+                    .read
+                    .iter()
+                    .map(|(p, _)| p)
+                    .chain(&self.protected)
+                    .chain(&self.exec_dirs),
+            ),
+            read_write: shown(&mut writable.into_iter()),
+            hidden: shown(&mut self.denied.iter()),
+            network: if !self.host_network {
+                "none: a network namespace of its own with only loopback".into()
+            } else if self.allow_listen {
+                "the host's, limited by Landlock to the configured TCP ports (connect and bind); \
+                 sockets other than Unix and TCP refused by seccomp"
+                    .into()
+            } else {
+                "the host's, limited by Landlock to the configured TCP ports (connect only); \
+                 sockets other than Unix and TCP, and listen, refused by seccomp"
+                    .into()
+            },
+            processes: "a pid namespace of its own: it sees and signals only its own processes"
+                .into(),
+        }
     }
 
     /// The uid/gid to switch to before bubblewrap starts, when the server is root.

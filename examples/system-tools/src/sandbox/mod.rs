@@ -28,7 +28,7 @@ use serde::Serialize;
 pub use commands::{CheckedCommand, MAX_ARGS, MAX_ARGS_BYTES, resolve_program};
 pub use config::*;
 pub use error::{ErrorKind, SandboxError};
-pub use isolation::{CommandLimits, NOBODY, NamespaceMode};
+pub use isolation::{CommandLimits, CommandReach, NOBODY, NamespaceMode, ProgramReach};
 pub use kernel::{
     DEFAULT_COMMAND_READ_PATHS, KernelSandboxMode, KernelSandboxReport, REQUIRED_ABI, kernel_abi,
 };
@@ -536,6 +536,10 @@ impl Sandbox {
             kernel_sandbox_rules: self.inner.kernel.log_summary(),
             process_containment: self.process_containment(),
             command_memory_limit: self.inner.memory.describe(),
+            command_reach: match &self.inner.isolation {
+                Ok(Some(isolation)) => Some(isolation.reach()),
+                _ => None,
+            },
             limits: self.limits().clone(),
         }
     }
@@ -577,6 +581,9 @@ pub struct SandboxReport {
     /// How a call's memory is limited as a whole (`command_memory_max_bytes`): the kernel's
     /// memory controller, or `none (why)` when each process has only its address-space limit.
     pub command_memory_limit: String,
+    /// What every command can reach in its namespaces (absent when commands run without
+    /// namespaces, or cannot run).
+    pub command_reach: Option<CommandReach>,
     /// Limits in force.
     pub limits: Limits,
 }
