@@ -21,7 +21,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::tree::Containment;
+use super::tree::{Containment, new_call_group};
 
 /// How calls' memory is limited, chosen once at start-up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,13 +95,7 @@ impl MemoryLimiter {
                 Ok(Some(CallMemory::new(dir.to_path_buf(), None)))
             }
             MemoryLimiter::V1(parent) => {
-                static SEQ: AtomicU64 = AtomicU64::new(0);
-                let dir = parent.join(format!(
-                    "system-tools-mcp-{}-{}",
-                    std::process::id(),
-                    SEQ.fetch_add(1, Ordering::Relaxed)
-                ));
-                std::fs::create_dir(&dir)?;
+                let dir = new_call_group(parent)?;
                 let set = || -> std::io::Result<CString> {
                     std::fs::write(dir.join("memory.limit_in_bytes"), max_bytes.to_string())?;
                     // Swap counted in: memory + swap may not pass the same total.

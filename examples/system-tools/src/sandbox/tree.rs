@@ -82,13 +82,7 @@ impl Containment {
     pub(crate) fn begin(&self) -> std::io::Result<CallTree> {
         match self {
             Containment::Cgroup(parent) => {
-                static SEQ: AtomicU64 = AtomicU64::new(0);
-                let dir = parent.join(format!(
-                    "system-tools-mcp-{}-{}",
-                    std::process::id(),
-                    SEQ.fetch_add(1, Ordering::Relaxed)
-                ));
-                std::fs::create_dir(&dir)?;
+                let dir = new_call_group(parent)?;
                 let procs = CString::new(dir.join("cgroup.procs").as_os_str().as_bytes())
                     .map_err(std::io::Error::other)?;
                 Ok(CallTree {
@@ -227,6 +221,19 @@ impl CallTree {
             }
         }
     }
+}
+
+/// Creates the group of a new call below `parent` (a cgroup v2 directory, or a v1
+/// hierarchy's), named `system-tools-mcp-<server pid>-<call number>`.
+pub(crate) fn new_call_group(parent: &Path) -> std::io::Result<PathBuf> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let dir = parent.join(format!(
+        "system-tools-mcp-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir(&dir)?;
+    Ok(dir)
 }
 
 /// Moves the calling process into the cgroup whose `cgroup.procs` is `procs`. Makes no
