@@ -107,6 +107,7 @@ mod names;
 pub mod output;
 pub mod paging;
 pub mod permissions;
+pub mod rate;
 mod registration;
 pub mod registry;
 pub mod sampling;
@@ -226,6 +227,14 @@ pub mod __private {
     pub use crate::cli::command_line_arguments;
 
     use serde_json::Value;
+
+    /// A rate `#[mcp_tool(rate = "…")]` checked at compile time with the same grammar.
+    pub fn rate(count: u64, period_ms: u64, burst: u64) -> crate::rate::Rate {
+        match crate::rate::Rate::new(count, period_ms, burst) {
+            Ok(rate) => rate,
+            Err(problem) => panic!("{problem}"),
+        }
+    }
 
     /// Deserialize validated arguments into the tool's args type.
     pub fn parse_args<T: serde::de::DeserializeOwned>(
