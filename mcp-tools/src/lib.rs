@@ -194,6 +194,11 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../docs/resources-and-prompts.md")]
 pub struct ResourcesAndPromptsDoctests;
 
+/// The code blocks of `docs/rate-limits.md`, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/rate-limits.md")]
+pub struct RateLimitsDoctests;
+
 /// The code blocks of `docs/testing.md`, compiled and run as doctests.
 #[cfg(all(doctest, feature = "testing"))]
 #[doc = include_str!("../docs/testing.md")]

@@ -406,9 +406,13 @@ pub fn gcra(tat_us: u64, now_us: u64, rate: Rate) -> Result<u64, u64> {
     }
 }
 
+// What follows is the server's (`server/rate_limit/`): the caller's key, the buckets a call
+// draws on, and the buckets of one process.
+
 /// The key a caller's buckets are filed under: `s:` and its subject, else `c:` and its
 /// client id, else `-` (the anonymous caller); and the identity the file's `caller`
 /// rules name.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) fn caller_identity(caller: &Caller) -> (String, Option<&str>) {
     match (caller.subject(), caller.client_id()) {
         (Some(subject), _) => (format!("s:{subject}"), Some(subject)),
@@ -419,6 +423,7 @@ pub(crate) fn caller_identity(caller: &Caller) -> (String, Option<&str>) {
 
 /// One bucket a call draws on: its key, its rate and the limit it stands for.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) struct Draw {
     pub(crate) key: String,
     pub(crate) rate: Rate,
@@ -426,18 +431,21 @@ pub(crate) struct Draw {
 }
 
 /// The buckets of one process: a map from key to TAT, at most `max_keys` long.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) struct LocalBuckets {
     start: Instant,
     max_keys: usize,
     inner: Mutex<Inner>,
 }
 
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 struct Inner {
     tats: HashMap<String, u64>,
     /// No key expires before this time (µs): a sweep before it would free nothing.
     next_expiry: u64,
 }
 
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 impl LocalBuckets {
     pub(crate) fn new(max_keys: usize) -> LocalBuckets {
         LocalBuckets {
@@ -505,6 +513,7 @@ impl LocalBuckets {
 
     /// How long until a call drawing on `draw` alone would be admitted (`None`: now),
     /// without drawing on it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn wait(&self, draw: &Draw) -> Option<Duration> {
         let now = self.now_us();
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
@@ -520,6 +529,7 @@ impl LocalBuckets {
     }
 }
 
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 impl Inner {
     /// Drop every key whose bucket is full again, unless none can be yet.
     fn sweep(&mut self, now: u64) {

@@ -183,6 +183,7 @@ impl RateLimiter {
 
     /// When `caller` is past its overall limit: the refusal (counted), without drawing on
     /// the bucket. What the HTTP front door asks before reading a body.
+    #[cfg(feature = "http")]
     pub(crate) async fn caller_refusal(&self, caller: &Caller) -> Option<RateRefusal> {
         let limits = &self.inner.limits;
         if !limits.has_caller_limits() {

@@ -72,6 +72,7 @@ pub struct RedisRateStore {
     prefix: String,
     connection: OnceCell<ConnectionManager>,
     admit: Script,
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     wait: Script,
 }
 
@@ -158,6 +159,7 @@ impl RedisRateStore {
     }
 
     /// How long until `draw` would admit a call (`None`: now), without drawing on it.
+    #[cfg(feature = "http")]
     pub(super) async fn wait(&self, draw: &Draw) -> redis::RedisResult<Option<Duration>> {
         let mut connection = self.connection().await?;
         let interval = draw.rate.interval_us();
