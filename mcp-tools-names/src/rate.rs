@@ -165,10 +165,9 @@ impl fmt::Display for RateProblem {
             RateProblem::Burst(burst) => {
                 write!(f, "a rate's burst must be 1 to {MAX_COUNT}, is {burst}")
             }
-            RateProblem::Period(ms) => write!(
-                f,
-                "a rate's period must be 1 ms to 1 day (1d), is {ms} ms"
-            ),
+            RateProblem::Period(ms) => {
+                write!(f, "a rate's period must be 1 ms to 1 day (1d), is {ms} ms")
+            }
         }
     }
 }
@@ -225,14 +224,26 @@ mod tests {
     #[test]
     fn the_grammar_reads_every_form() {
         let rate = parse("10/s").unwrap();
-        assert_eq!((rate.count(), rate.period_ms(), rate.burst()), (10, 1_000, 10));
+        assert_eq!(
+            (rate.count(), rate.period_ms(), rate.burst()),
+            (10, 1_000, 10)
+        );
         let rate = parse(" 100 / min  burst  20 ").unwrap();
-        assert_eq!((rate.count(), rate.period_ms(), rate.burst()), (100, 60_000, 20));
+        assert_eq!(
+            (rate.count(), rate.period_ms(), rate.burst()),
+            (100, 60_000, 20)
+        );
         assert_eq!(parse("5/10s").unwrap().period_ms(), 10_000);
         assert_eq!(parse("1/250ms").unwrap().period_ms(), 250);
         assert_eq!(parse("2/h").unwrap().period_ms(), 3_600_000);
         assert_eq!(parse("1/d burst 3").unwrap().burst(), 3);
-        for shown in ["10/s", "100/min burst 20", "5/10s", "1/250ms", "7/2h burst 1"] {
+        for shown in [
+            "10/s",
+            "100/min burst 20",
+            "5/10s",
+            "1/250ms",
+            "7/2h burst 1",
+        ] {
             assert_eq!(parse(shown).unwrap().to_string(), shown);
         }
     }
@@ -240,10 +251,25 @@ mod tests {
     #[test]
     fn bad_rates_say_what_is_wrong() {
         for bad in [
-            "", "10", "/s", "10/", "10/sec", "10/S", "-1/s", "1.5/s", "10/s burst", "10/s burst x",
-            "10/s bust 2", "10/s burst 2 3", "10/0x1s",
+            "",
+            "10",
+            "/s",
+            "10/",
+            "10/sec",
+            "10/S",
+            "-1/s",
+            "1.5/s",
+            "10/s burst",
+            "10/s burst x",
+            "10/s bust 2",
+            "10/s burst 2 3",
+            "10/0x1s",
         ] {
-            assert_eq!(parse(bad), Err(RateProblem::Syntax(bad.to_string())), "{bad:?}");
+            assert_eq!(
+                parse(bad),
+                Err(RateProblem::Syntax(bad.to_string())),
+                "{bad:?}"
+            );
         }
         assert_eq!(parse("0/s"), Err(RateProblem::Count(0)));
         assert_eq!(parse("1/s burst 0"), Err(RateProblem::Burst(0)));
@@ -263,6 +289,9 @@ mod tests {
         assert_eq!(parse("3/s").unwrap().interval_us(), 333_334);
         assert_eq!(parse("1000000/ms").unwrap().interval_us(), 1);
         assert_eq!(Rate::new(5, 60_000, 5).unwrap().to_string(), "5/min");
-        assert_eq!(Rate::new(5, 1_500, 1).unwrap().to_string(), "5/1500ms burst 1");
+        assert_eq!(
+            Rate::new(5, 1_500, 1).unwrap().to_string(),
+            "5/1500ms burst 1"
+        );
     }
 }

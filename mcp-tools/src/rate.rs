@@ -279,7 +279,9 @@ fn parse_lines(text: &str, path: Option<&Path>) -> Result<RateLimits, RateLimits
                 }
                 let rule = rate(rest)?;
                 if limits.tools.insert(name.to_string(), rule).is_some() {
-                    return Err(bad(format!("tool {name:?} has a rule on an earlier line; keep one")));
+                    return Err(bad(format!(
+                        "tool {name:?} has a rule on an earlier line; keep one"
+                    )));
                 }
             }
             ["caller", "*", ref rest @ ..] => {
@@ -298,7 +300,11 @@ fn parse_lines(text: &str, path: Option<&Path>) -> Result<RateLimits, RateLimits
             }
             ["max-keys", keys] => match keys.parse::<usize>() {
                 Ok(keys) if keys > 0 => limits.max_keys = keys,
-                _ => return Err(bad(format!("max-keys takes a number of 1 or more, not {keys:?}"))),
+                _ => {
+                    return Err(bad(format!(
+                        "max-keys takes a number of 1 or more, not {keys:?}"
+                    )));
+                }
             },
             ["store-down", "admit"] => limits.store_down = StoreDown::Admit,
             ["store-down", "refuse"] => limits.store_down = StoreDown::Refuse,
@@ -312,13 +318,13 @@ fn parse_lines(text: &str, path: Option<&Path>) -> Result<RateLimits, RateLimits
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LimitKind {
     /// The caller's overall limit (every call it makes).
-    Caller(Rate),
+    Overall(Rate),
     /// The tool's limit per caller.
-    Tool(Rate),
+    PerTool(Rate),
     /// The limiter holds as many keys as it may, none expired.
-    Full,
+    KeyLimit,
     /// The shared store is down and the policy is to refuse.
-    StoreDown,
+    StoreUnreachable,
 }
 
 /// A call refused by a rate limit: which limit, and when a call may succeed again.
@@ -336,16 +342,16 @@ impl RateRefusal {
     ///
     /// ```
     /// use mcp_toolbelt::rate::{LimitKind, RateRefusal};
-    /// let refusal = RateRefusal { limit: LimitKind::Caller("5/s".parse().unwrap()),
+    /// let refusal = RateRefusal { limit: LimitKind::Overall("5/s".parse().unwrap()),
     ///     retry_after: std::time::Duration::from_millis(200) };
     /// assert_eq!(refusal.describe("search"), "caller 5/s");
     /// ```
     pub fn describe(&self, tool: &str) -> String {
         match &self.limit {
-            LimitKind::Caller(rate) => format!("caller {rate}"),
-            LimitKind::Tool(rate) => format!("tool {tool} {rate}"),
-            LimitKind::Full => "limiter full".into(),
-            LimitKind::StoreDown => "store down".into(),
+            LimitKind::Overall(rate) => format!("caller {rate}"),
+            LimitKind::PerTool(rate) => format!("tool {tool} {rate}"),
+            LimitKind::KeyLimit => "limiter full".into(),
+            LimitKind::StoreUnreachable => "store down".into(),
         }
     }
 
@@ -359,19 +365,19 @@ impl fmt::Display for RateRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let wait = self.retry_after_ms();
         match &self.limit {
-            LimitKind::Caller(rate) => write!(
+            LimitKind::Overall(rate) => write!(
                 f,
                 "rate limited: this caller may make {rate} calls in all; retry in {wait} ms"
             ),
-            LimitKind::Tool(rate) => write!(
+            LimitKind::PerTool(rate) => write!(
                 f,
                 "rate limited: this tool allows {rate} calls per caller; retry in {wait} ms"
             ),
-            LimitKind::Full => write!(
+            LimitKind::KeyLimit => write!(
                 f,
                 "rate limited: the server tracks as many callers as it may; retry in {wait} ms"
             ),
-            LimitKind::StoreDown => write!(
+            LimitKind::StoreUnreachable => write!(
                 f,
                 "rate limited: the rate-limit store is unreachable; retry in {wait} ms"
             ),
@@ -500,8 +506,10 @@ impl LocalBuckets {
             inner.sweep(now);
             if inner.tats.len() + new_keys > self.max_keys {
                 return Err(RateRefusal {
-                    limit: LimitKind::Full,
-                    retry_after: Duration::from_micros(inner.next_expiry.saturating_sub(now).max(1)),
+                    limit: LimitKind::KeyLimit,
+                    retry_after: Duration::from_micros(
+                        inner.next_expiry.saturating_sub(now).max(1),
+                    ),
                 });
             }
         }
@@ -518,9 +526,7 @@ impl LocalBuckets {
         let now = self.now_us();
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let tat = inner.tats.get(&draw.key).copied().unwrap_or(0);
-        gcra(tat, now, draw.rate)
-            .err()
-            .map(Duration::from_micros)
+        gcra(tat, now, draw.rate).err().map(Duration::from_micros)
     }
 
     #[cfg(test)]
@@ -553,7 +559,7 @@ mod tests {
         Draw {
             key: key.into(),
             rate: rate(text),
-            limit: LimitKind::Tool(rate(text)),
+            limit: LimitKind::PerTool(rate(text)),
         }
     }
 
@@ -590,7 +596,10 @@ mod tests {
             now += step;
         }
         let bound = r.burst() + (last - first) / r.interval_us();
-        assert!(admitted <= bound && admitted + 1 >= bound, "{admitted} vs {bound}");
+        assert!(
+            admitted <= bound && admitted + 1 >= bound,
+            "{admitted} vs {bound}"
+        );
     }
 
     #[test]
@@ -615,12 +624,12 @@ mod tests {
             assert!(buckets.admit_at(&[draw(key, "1/s")], 10).is_ok());
         }
         let full = buckets.admit_at(&[draw("d", "1/s")], 20).unwrap_err();
-        assert_eq!(full.limit, LimitKind::Full);
+        assert_eq!(full.limit, LimitKind::KeyLimit);
         assert_eq!(full.retry_after, Duration::from_micros(1_000_010 - 20));
         // A caller already held is still served (refused on its own bucket only).
         assert_ne!(
             buckets.admit_at(&[draw("a", "1/s")], 30).unwrap_err().limit,
-            LimitKind::Full
+            LimitKind::KeyLimit
         );
         // Once the buckets are full again their keys go, and new callers come in.
         assert!(buckets.admit_at(&[draw("d", "1/s")], 1_000_011).is_ok());
@@ -634,9 +643,15 @@ mod tests {
              caller ci-bot 6000/min # the robot\ncaller alice none\nmax-keys 50\nstore-down refuse\n",
         )
         .unwrap();
-        assert_eq!(limits.tool_rate("search", None), Some(rate("10/s burst 20")));
+        assert_eq!(
+            limits.tool_rate("search", None),
+            Some(rate("10/s burst 20"))
+        );
         assert_eq!(limits.tool_rate("export", Some(rate("1/s"))), None);
-        assert_eq!(limits.tool_rate("other", Some(rate("1/s"))), Some(rate("1/s")));
+        assert_eq!(
+            limits.tool_rate("other", Some(rate("1/s"))),
+            Some(rate("1/s"))
+        );
         assert_eq!(limits.caller_rate(Some("ci-bot")), Some(rate("6000/min")));
         assert_eq!(limits.caller_rate(Some("alice")), None);
         assert_eq!(limits.caller_rate(Some("bob")), Some(rate("600/min")));
@@ -648,8 +663,14 @@ mod tests {
             ("\ntool search fast\n", "line 2: \"fast\" is not a rate"),
             ("tool a b c 1/s\n", "not a rate"),
             ("tool bad/name 1/s\n", "name contains '/'"),
-            ("tool a 1/s\ntool a 2/s\n", "line 2: tool \"a\" has a rule on an earlier line"),
-            ("caller * 1/s\ncaller * 2/s\n", "`caller *` is set on an earlier line"),
+            (
+                "tool a 1/s\ntool a 2/s\n",
+                "line 2: tool \"a\" has a rule on an earlier line",
+            ),
+            (
+                "caller * 1/s\ncaller * 2/s\n",
+                "`caller *` is set on an earlier line",
+            ),
             ("caller x 1/s\ncaller x none\n", "caller \"x\" has a rule"),
             ("max-keys 0\n", "max-keys takes a number of 1 or more"),
             ("store-down maybe\n", "not a rule; write `tool NAME"),
@@ -664,21 +685,38 @@ mod tests {
     #[test]
     fn refusals_say_which_limit_and_when() {
         let refusal = RateRefusal {
-            limit: LimitKind::Tool(rate("10/s")),
+            limit: LimitKind::PerTool(rate("10/s")),
             retry_after: Duration::from_micros(1_001),
         };
         assert_eq!(refusal.retry_after_ms(), 2);
         assert_eq!(refusal.describe("search"), "tool search 10/s");
-        assert!(refusal.to_string().contains("10/s calls per caller; retry in 2 ms"));
+        assert!(
+            refusal
+                .to_string()
+                .contains("10/s calls per caller; retry in 2 ms")
+        );
     }
 
     #[test]
     fn callers_are_filed_by_subject_then_client() {
-        let alice = Caller::new(Some("alice".into()), Some("app".into()), vec![],
-            crate::PermissionSet::empty(), Default::default());
-        assert_eq!(caller_identity(&alice), ("s:alice".to_string(), Some("alice")));
-        let app = Caller::new(None, Some("app".into()), vec![], crate::PermissionSet::empty(),
-            Default::default());
+        let alice = Caller::new(
+            Some("alice".into()),
+            Some("app".into()),
+            vec![],
+            crate::PermissionSet::empty(),
+            Default::default(),
+        );
+        assert_eq!(
+            caller_identity(&alice),
+            ("s:alice".to_string(), Some("alice"))
+        );
+        let app = Caller::new(
+            None,
+            Some("app".into()),
+            vec![],
+            crate::PermissionSet::empty(),
+            Default::default(),
+        );
         assert_eq!(caller_identity(&app), ("c:app".to_string(), Some("app")));
         assert_eq!(caller_identity(&Caller::local()), ("-".to_string(), None));
     }

@@ -136,9 +136,9 @@ pub use http::{
 #[cfg(feature = "http")]
 pub use http_server::HttpServer;
 pub use private_file::ExposedFile;
+pub use rate_limit::RateLimiter;
 #[cfg(feature = "redis")]
 pub use rate_limit::RedisRateStore;
-pub use rate_limit::RateLimiter;
 pub use request_state::{
     DEFAULT_REQUEST_STATE_TTL, MAX_REQUEST_STATE_BYTES, StateKey, StateKeyError,
 };

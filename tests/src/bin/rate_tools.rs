@@ -58,11 +58,11 @@ struct RunCounts {
 
 /// Report how many times each tool ran in this process.
 #[mcp_tool(name = "runs", read_only)]
-async fn runs(runs: State<Runs>) -> Json<RunCounts> {
+async fn runs(counts: State<Runs>) -> Json<RunCounts> {
     Json(RunCounts {
-        limited: runs.limited.load(Ordering::SeqCst),
-        free: runs.free.load(Ordering::SeqCst),
-        secret: runs.secret.load(Ordering::SeqCst),
+        limited: counts.limited.load(Ordering::SeqCst),
+        free: counts.free.load(Ordering::SeqCst),
+        secret: counts.secret.load(Ordering::SeqCst),
     })
 }
 

@@ -314,7 +314,9 @@ impl McpHandler {
         let Some(def) = view.get(name) else {
             return Ok(());
         };
-        let caller = self.caller_of(http_caller(context)).unwrap_or(&crate::caller::LOCAL);
+        let caller = self
+            .caller_of(http_caller(context))
+            .unwrap_or(&crate::caller::LOCAL);
         self.shared
             .rate
             .admit(caller, &def)

@@ -45,10 +45,10 @@ use crate::server::protocol::code::{
     INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RATE_LIMITED, SERVER_BUSY, SESSION_NOT_FOUND,
 };
 use crate::server::protocol::error_reply;
-use crate::server::rate_limit::refusal_data;
 use crate::server::protocol::header::SESSION_ID;
 use crate::server::protocol::{ALREADY_INITIALIZED, takes_batches};
 use crate::server::protocol::{method_not_found, speaks_modern};
+use crate::server::rate_limit::refusal_data;
 use crate::server::state::Session;
 
 /// A request entered in its session: the session's id, the request's activity (the session

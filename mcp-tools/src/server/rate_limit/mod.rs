@@ -141,7 +141,7 @@ impl RateLimiter {
             draws.push(Draw {
                 key: format!("c:{key}"),
                 rate,
-                limit: LimitKind::Caller(rate),
+                limit: LimitKind::Overall(rate),
             });
         }
         if let Some(rate) = tool_rate {
@@ -149,7 +149,7 @@ impl RateLimiter {
             draws.push(Draw {
                 key: format!("t:{}:{key}", tool.name()),
                 rate,
-                limit: LimitKind::Tool(rate),
+                limit: LimitKind::PerTool(rate),
             });
         }
         draws
@@ -194,7 +194,7 @@ impl RateLimiter {
         let draw = Draw {
             key: format!("c:{key}"),
             rate,
-            limit: LimitKind::Caller(rate),
+            limit: LimitKind::Overall(rate),
         };
         #[cfg(feature = "redis")]
         let wait = match &self.inner.store {
@@ -208,7 +208,7 @@ impl RateLimiter {
         #[cfg(not(feature = "redis"))]
         let wait = self.inner.local.wait(&draw);
         let refusal = RateRefusal {
-            limit: LimitKind::Caller(rate),
+            limit: LimitKind::Overall(rate),
             retry_after: wait?,
         };
         self.inner.refusals.fetch_add(1, Ordering::Relaxed);
@@ -229,7 +229,7 @@ impl RateLimiter {
         match self.inner.limits.store_down() {
             StoreDown::Admit => Ok(()),
             StoreDown::Refuse => Err(RateRefusal {
-                limit: LimitKind::StoreDown,
+                limit: LimitKind::StoreUnreachable,
                 retry_after: Duration::from_secs(1),
             }),
         }
@@ -249,4 +249,52 @@ pub(crate) fn refusal_error(refusal: &RateRefusal, tool: &str) -> McpError {
 /// The `data` member of a refusal.
 pub(crate) fn refusal_data(refusal: &RateRefusal, tool: &str) -> serde_json::Value {
     json!({"retryAfterMs": refusal.retry_after_ms(), "limit": refusal.describe(tool)})
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::RateLimiter;
+    use crate::ToolRegistry;
+    use crate::rate::RateLimits;
+    use crate::server::Server;
+    use crate::server::tests::{RawClient, text_tool_builder};
+
+    #[tokio::test]
+    async fn a_refused_call_answers_32029_with_its_data_and_is_counted() {
+        let limited = text_tool_builder("limited")
+            .rate("1/min".parse().unwrap())
+            .build()
+            .unwrap();
+        let registry = ToolRegistry::builder()
+            .include_linked(false)
+            .tool(limited)
+            .tool(text_tool_builder("other").build().unwrap())
+            .build()
+            .unwrap();
+        // The file's `caller *` applies to the local caller too: 3 calls a minute in all.
+        let limiter = RateLimiter::new(RateLimits::parse("caller * 3/min\n").unwrap());
+        let mut client = RawClient::connect(Server::new(registry).rate_limiter(limiter.clone()));
+        client.initialize().await;
+        let call = |name: &str| json!({"name": name, "arguments": {}});
+        let first = client.request(1, "tools/call", call("limited")).await;
+        assert_eq!(first["result"]["content"][0]["text"], "limited", "{first}");
+        let second = client.request(2, "tools/call", call("limited")).await;
+        assert_eq!(second["error"]["code"], -32029, "{second}");
+        assert_eq!(second["error"]["data"]["limit"], "tool limited 1/min");
+        let retry = second["error"]["data"]["retryAfterMs"].as_u64().unwrap();
+        assert!((59_000..=60_000).contains(&retry), "{second}");
+        // An unknown tool is never "rate limited", and draws on nothing.
+        let unknown = client.request(3, "tools/call", call("nope")).await;
+        assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+        for id in 4..=5 {
+            let other = client.request(id, "tools/call", call("other")).await;
+            assert_eq!(other["result"]["content"][0]["text"], "other", "{other}");
+        }
+        // The fourth admitted call would be past the caller's 3 a minute.
+        let over = client.request(6, "tools/call", call("other")).await;
+        assert_eq!(over["error"]["data"]["limit"], "caller 3/min", "{over}");
+        assert_eq!(limiter.refusals(), 2);
+    }
 }

@@ -129,7 +129,10 @@ impl RedisRateStore {
 
     /// Draw on every bucket of `draws` (all or none): `Ok(Err(refusal))` when a limit
     /// refuses the call.
-    pub(super) async fn admit(&self, draws: &[Draw]) -> redis::RedisResult<Result<(), RateRefusal>> {
+    pub(super) async fn admit(
+        &self,
+        draws: &[Draw],
+    ) -> redis::RedisResult<Result<(), RateRefusal>> {
         let mut connection = self.connection().await?;
         let mut invocation = self.admit.prepare_invoke();
         for draw in draws {
