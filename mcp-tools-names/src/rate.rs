@@ -65,7 +65,7 @@ impl Rate {
         let shown = UNITS
             .iter()
             .rev()
-            .find(|(_, ms)| period_ms % ms == 0)
+            .find(|(_, ms)| period_ms.is_multiple_of(*ms))
             .map_or((period_ms, "ms"), |(unit, ms)| (period_ms / ms, *unit));
         Rate {
             count,

@@ -28,7 +28,7 @@ mod balancer_common;
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use balancer_common::{Balancer, Redis, free_port, header, message};

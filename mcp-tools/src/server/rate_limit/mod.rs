@@ -198,11 +198,8 @@ impl RateLimiter {
         };
         #[cfg(feature = "redis")]
         let wait = match &self.inner.store {
-            Some(store) => match store.wait(&draw).await {
-                Ok(wait) => wait,
-                // The call itself will meet the store's outage (and its policy).
-                Err(_) => None,
-            },
+            // Store down: no refusal here; the call itself meets the outage (and its policy).
+            Some(store) => store.wait(&draw).await.unwrap_or_default(),
             None => self.inner.local.wait(&draw),
         };
         #[cfg(not(feature = "redis"))]
@@ -222,7 +219,7 @@ impl RateLimiter {
     fn store_down(&self, err: &dyn std::fmt::Display) -> Result<(), RateRefusal> {
         let errors = self.inner.store_errors.fetch_add(1, Ordering::Relaxed);
         // The first error, then one in a thousand: an outage does not flood the log.
-        if errors % 1_000 == 0 {
+        if errors.is_multiple_of(1_000) {
             tracing::warn!(%err, errors = errors + 1, policy = ?self.inner.limits.store_down(),
                 "the rate-limit store (Redis) is unreachable");
         }
