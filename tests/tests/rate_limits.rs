@@ -13,7 +13,7 @@
 //!   admit a caller's calls spread over them at most as often as the one limit allows over
 //!   the time the calls took (burst + elapsed / interval), and a fresh caller gets its
 //!   burst; with Redis stopped, calls are admitted (the default `store-down admit`) and
-//!   the outage is logged.
+//!   the outage is logged, or refused with `store-down refuse`.
 //!
 //! The Redis part needs `scripts/setup-redis.sh` (the test fails, naming it, without it).
 
@@ -353,6 +353,7 @@ fn replicas_sharing_redis_admit_a_callers_calls_at_the_one_limit() {
     );
 
     // Redis gone: the default policy admits, and the outage is logged.
+    let gone = redis.url();
     drop(redis);
     let (_, reply, _) = call(&authorities[0], BOB, "free");
     assert!(admitted(&reply), "{reply}");
@@ -366,4 +367,11 @@ fn replicas_sharing_redis_admit_a_callers_calls_at_the_one_limit() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(logged(), "{}", replicas[0].stderr());
+    // `store-down refuse`: the same outage refuses, saying why.
+    let rules = scratch_file("refuse.rate-limits", "tool free 10/s\nstore-down refuse\n");
+    let refusing = replica(&gone, &rules, "rl-d");
+    let (_, reply, _) = call(refusing.authority(), BOB, "free");
+    assert!(refused(&reply), "{reply}");
+    assert_eq!(reply["error"]["data"]["limit"], "store down", "{reply}");
+    assert_eq!(runs(refusing.authority())["free"], 0);
 }
