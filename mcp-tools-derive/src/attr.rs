@@ -63,6 +63,9 @@ pub struct ItemAttr {
     pub open_world: Option<LitBool>,
     pub timeout_ms: Option<LitInt>,
     pub max_concurrency: Option<LitInt>,
+    /// `rate = "10/s burst 20"`: the rate, checked here with the runtime's grammar, and
+    /// the literal's span.
+    pub rate: Option<(mcp_toolbelt_names::rate::Rate, Span)>,
     /// `task = "optional" | "required"`: the variant of `TaskSupport`.
     pub task: Option<(syn::Ident, Span)>,
     pub cli_category: Option<LitStr>,
@@ -226,6 +229,21 @@ pub const ITEM_KEYS: &[ItemKey] = &[
                 );
             }
             attr.max_concurrency = Some(limit);
+            Ok(())
+        },
+    },
+    ItemKey {
+        name: "rate",
+        syntax: "rate = \"10/s burst 20\"",
+        kinds: &[Tool],
+        doc: "at most this many calls per caller (`COUNT/PERIOD`, units ms, s, min, h, d; optional `burst N`, default the count); past it a call is refused with the time to retry; a server's rate-limits file overrides it (`docs/rate-limits.md`)",
+        default: "unlimited",
+        parse: |meta, attr, cx| {
+            let rate: LitStr = meta.value()?.parse()?;
+            match mcp_toolbelt_names::rate::parse(&rate.value()) {
+                Ok(parsed) => attr.rate = Some((parsed, rate.span())),
+                Err(problem) => cx.error_at(rate.span(), format!("rate: {problem}")),
+            }
             Ok(())
         },
     },
@@ -465,6 +483,7 @@ impl ItemAttr {
             timeout_ms: None,
             task: None,
             max_concurrency: None,
+            rate: None,
             cli_category: None,
             cli_name: None,
             hidden_from_cli: None,

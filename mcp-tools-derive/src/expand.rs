@@ -672,6 +672,12 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
     if let Some(limit) = &attr.max_concurrency {
         calls.push(quote! { .max_concurrency(#limit) });
     }
+    if let Some((rate, span)) = &attr.rate {
+        let (count, period_ms, burst) = (rate.count(), rate.period_ms(), rate.burst());
+        calls.push(quote::quote_spanned! { *span=>
+            .rate(#rt::__private::rate(#count, #period_ms, #burst))
+        });
+    }
     if let Some((variant, span)) = &attr.task {
         calls.push(
             quote::quote_spanned! { *span=> .task_support(#rt::definition::TaskSupport::#variant) },

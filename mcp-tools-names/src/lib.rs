@@ -1,5 +1,6 @@
-//! The tool and prompt name rules of `mcp-toolbelt`, written once for its macros (compile-time
-//! errors) and its runtime (builders and reports). Not meant to be used directly.
+//! The tool and prompt name rules of `mcp-toolbelt`, and its rate grammar ([`rate`]),
+//! written once for its macros (compile-time errors) and its runtime (builders, reports,
+//! the rate-limits file). Not meant to be used directly.
 //!
 //! The MCP spec allows 1–128 characters of `[A-Za-z0-9_.-]`; the *portable* subset
 //! `^[A-Za-z0-9_-]{1,64}$` is what every known client accepts (Claude Desktop, Copilot CLI
@@ -17,6 +18,8 @@
 #![forbid(unsafe_code)]
 
 use std::fmt;
+
+pub mod rate;
 
 /// The longest name the spec allows.
 pub const MAX_LEN: usize = 128;

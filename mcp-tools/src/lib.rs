@@ -107,6 +107,7 @@ mod names;
 pub mod output;
 pub mod paging;
 pub mod permissions;
+pub mod rate;
 mod registration;
 pub mod registry;
 pub mod sampling;
@@ -193,6 +194,11 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../docs/resources-and-prompts.md")]
 pub struct ResourcesAndPromptsDoctests;
 
+/// The code blocks of `docs/rate-limits.md`, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/rate-limits.md")]
+pub struct RateLimitsDoctests;
+
 /// The code blocks of `docs/testing.md`, compiled and run as doctests.
 #[cfg(all(doctest, feature = "testing"))]
 #[doc = include_str!("../docs/testing.md")]
@@ -226,6 +232,14 @@ pub mod __private {
     pub use crate::cli::command_line_arguments;
 
     use serde_json::Value;
+
+    /// A rate `#[mcp_tool(rate = "…")]` checked at compile time with the same grammar.
+    pub fn rate(count: u64, period_ms: u64, burst: u64) -> crate::rate::Rate {
+        match crate::rate::Rate::new(count, period_ms, burst) {
+            Ok(rate) => rate,
+            Err(problem) => panic!("{problem}"),
+        }
+    }
 
     /// Deserialize validated arguments into the tool's args type.
     pub fn parse_args<T: serde::de::DeserializeOwned>(

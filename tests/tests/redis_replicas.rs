@@ -28,10 +28,10 @@ mod balancer_common;
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use balancer_common::{Balancer, free_port, header};
+use balancer_common::{Balancer, Redis, free_port, header, message};
 use mcp_toolbelt_tests::{ServerProcess, http_request, scratch_file};
 use serde_json::{Value, json};
 
@@ -42,75 +42,6 @@ const IDS: [&str; 3] = ["tasks-a", "tasks-b", "tasks-c"];
 
 fn slow_tools() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_slow-tools"))
-}
-
-/// The redis-server binary: `MCP_TOOLBELT_REDIS`, else Debian's, else `PATH`.
-fn redis_server() -> PathBuf {
-    if let Some(path) = std::env::var_os("MCP_TOOLBELT_REDIS") {
-        return PathBuf::from(path);
-    }
-    let debian = PathBuf::from("/usr/bin/redis-server");
-    if debian.exists() {
-        return debian;
-    }
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .map(|dir| dir.join("redis-server"))
-        .find(|candidate| candidate.exists())
-        .unwrap_or_else(|| {
-            panic!(
-                "redis-server is not installed; the task tests need it: run \
-                 scripts/setup-redis.sh (installs Debian's redis-server) or set \
-                 MCP_TOOLBELT_REDIS"
-            )
-        })
-}
-
-/// A Redis server on 127.0.0.1:`port` that keeps nothing on disk; killed when dropped.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start(port: u16) -> Redis {
-        let child = Command::new(redis_server())
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args([
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--protected-mode",
-                "yes",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "redis-server did not listen on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Redis { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A replica named `id` of `slow-tools` with `extra` flags.
@@ -135,19 +66,6 @@ fn replica_with(id: &str, extra: &[&str]) -> ServerProcess {
 /// A replica named `id` of `slow-tools` keeping its tasks in `redis`, with a 1 s lease.
 fn replica(id: &str, redis: &str) -> ServerProcess {
     replica_with(id, &["--task-store", redis, "--task-lease", "1s"])
-}
-
-/// The JSON-RPC message of a response: its JSON body, or the last `data:` of its SSE body.
-fn message(response: &str) -> Value {
-    let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-    if let Ok(value) = serde_json::from_str(body.trim()) {
-        return value;
-    }
-    body.lines()
-        .rev()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .find_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-        .unwrap_or_else(|| panic!("no JSON-RPC message in: {response}"))
 }
 
 /// The body of a 2026-07-28 request `method` with `params`, declaring the tasks

@@ -77,6 +77,19 @@ pub(crate) fn command() -> Command {
                 ),
         )
         .arg(
+            Arg::new("rate_limits")
+                .long("rate-limits")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "Rate limits of tools/call, one rule a line: `tool NAME RATE|none` (per \
+                     caller; overrides the tool's own rate), `caller SUBJECT|* RATE|none` (all \
+                     of a caller's calls), `max-keys N`, `store-down admit|refuse`; RATE is \
+                     like `10/s` or `100/min burst 20`. Shared by the replicas through Redis \
+                     when --task-store is given. Default: each tool's own rate",
+                ),
+        )
+        .arg(
             Arg::new("unauthenticated_network_access")
                 .long("unauthenticated-network-access")
                 .action(ArgAction::SetTrue)
@@ -164,9 +177,10 @@ pub(crate) fn command() -> Command {
             .env("MCP_TOOLBELT_TASK_STORE")
             .hide_env_values(true)
             .help(
-                "Keep tasks in the Redis server at URL (redis://HOST:PORT/DB) so that every \
-                 replica answers for every task; give every replica the same URL. Default: \
-                 in this process",
+                "Keep tasks, and the rate limits' buckets, in the Redis server at URL \
+                 (redis://HOST:PORT/DB) so that every replica answers for every task and a \
+                 caller's limit holds across replicas; give every replica the same URL. \
+                 Default: in this process",
             ),
     );
     #[cfg(feature = "redis")]
@@ -313,6 +327,31 @@ pub(crate) async fn run(
             }
         }
     }
+    let limits = match matches.get_one::<PathBuf>("rate_limits") {
+        Some(path) => match crate::rate::RateLimits::from_file(path) {
+            Ok(limits) => limits,
+            Err(err) => {
+                print_err(&format!("error: --rate-limits: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        },
+        None => crate::rate::RateLimits::new(),
+    };
+    // The buckets live where the tasks do: in Redis when the replicas share one.
+    #[cfg(feature = "redis")]
+    let limiter = match matches.get_one::<String>("task_store") {
+        Some(url) => match crate::server::RedisRateStore::open(url) {
+            Ok(store) => crate::server::RateLimiter::shared(limits, store),
+            Err(err) => {
+                print_err(&format!("error: --task-store: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        },
+        None => crate::server::RateLimiter::new(limits),
+    };
+    #[cfg(not(feature = "redis"))]
+    let limiter = crate::server::RateLimiter::new(limits);
+    server = server.rate_limiter(limiter);
     let tokens = match matches.get_one::<PathBuf>("tokens_file") {
         Some(path) => match TokenTable::from_file(path) {
             Ok(table) => Some(table),

@@ -182,6 +182,9 @@ pub struct ToolDef {
     pub(crate) annotations: ToolAnnotations,
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_concurrency: Option<usize>,
+    /// Calls admitted per caller (`#[mcp_tool(rate = "…")]`); the rate-limits file
+    /// overrides it.
+    pub(crate) rate: Option<crate::rate::Rate>,
     pub(crate) input_schema: Arc<JsonObject>,
     pub(crate) output_schema: Option<Arc<JsonObject>>,
     pub(crate) handler: Arc<dyn ToolHandler>,
@@ -218,6 +221,7 @@ impl ToolDef {
             annotations: ToolAnnotations::default(),
             timeout: None,
             max_concurrency: None,
+            rate: None,
             input_schema: None,
             output_schema: None,
             handler: None,
@@ -261,6 +265,23 @@ impl ToolDef {
     /// How many calls of this tool may run at once, if limited.
     pub fn max_concurrency(&self) -> Option<usize> {
         self.max_concurrency
+    }
+
+    /// How many calls of this tool one caller may make, if limited (`#[mcp_tool(rate =
+    /// "…")]` or [`ToolDefBuilder::rate`]). A server's [`RateLimits`](crate::rate::RateLimits)
+    /// may override it (`docs/rate-limits.md`).
+    ///
+    /// ```
+    /// let def = mcp_toolbelt::definition::ToolDef::builder("search")
+    ///     .description("Search.")
+    ///     .rate("10/s burst 20".parse().unwrap())
+    ///     .handler(|_args, _ctx| async { Ok(mcp_toolbelt::ToolResult::text("")) })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(def.rate().map(|r| r.to_string()).as_deref(), Some("10/s burst 20"));
+    /// ```
+    pub fn rate(&self) -> Option<crate::rate::Rate> {
+        self.rate
     }
 
     /// The JSON schema of the arguments (root `"type": "object"`).
@@ -341,6 +362,7 @@ pub struct ToolDefBuilder {
     annotations: ToolAnnotations,
     timeout: Option<Duration>,
     max_concurrency: Option<usize>,
+    rate: Option<crate::rate::Rate>,
     input_schema: Option<Value>,
     output_schema: Option<JsonObject>,
     handler: Option<Arc<dyn ToolHandler>>,
@@ -405,6 +427,21 @@ impl ToolDefBuilder {
     /// At most `limit` calls of this tool run at once (1 serializes it).
     pub fn max_concurrency(mut self, limit: usize) -> Self {
         self.max_concurrency = Some(limit);
+        self
+    }
+
+    /// At most `rate` calls of this tool per caller: past it a call is refused with the
+    /// time to retry (`#[mcp_tool(rate = "10/s")]` writes this; the grammar is in
+    /// [`Rate`](crate::rate::Rate)). Enforced by the server; a rate-limits file overrides it.
+    ///
+    /// ```
+    /// use mcp_toolbelt::rate::Rate;
+    /// let builder = mcp_toolbelt::definition::ToolDef::builder("search")
+    ///     .rate(Rate::new(100, 60_000, 20).unwrap());
+    /// # let _ = builder;
+    /// ```
+    pub fn rate(mut self, rate: crate::rate::Rate) -> Self {
+        self.rate = Some(rate);
         self
     }
 
@@ -514,6 +551,7 @@ impl ToolDefBuilder {
             annotations: self.annotations,
             timeout: self.timeout,
             max_concurrency: self.max_concurrency,
+            rate: self.rate,
             input_schema: Arc::new(input_schema),
             output_schema: self.output_schema.map(Arc::new),
             handler,

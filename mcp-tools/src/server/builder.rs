@@ -186,6 +186,8 @@ pub struct Server {
     unauthenticated_network_access: bool,
     /// Whether everyday requests take the fast paths ([`Server::fast_paths`]).
     fast_paths: bool,
+    /// The rate limits of `tools/call`.
+    rate: super::rate_limit::RateLimiter,
     /// Where tasks live and how long; `None` store: one in this process.
     tasks: TaskOptions,
     /// Where runtime changes are shared with the other replicas.
@@ -214,6 +216,7 @@ impl Server {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             unauthenticated_network_access: false,
             fast_paths: true,
+            rate: super::rate_limit::RateLimiter::default(),
             tasks: TaskOptions::default(),
             #[cfg(feature = "redis")]
             shared_notifications: None,
@@ -369,6 +372,27 @@ impl Server {
     pub fn share_notifications(mut self, shared: super::fanout::SharedNotifications) -> Server {
         self.built = OnceLock::new();
         self.shared_notifications = Some(shared);
+        self
+    }
+
+    /// Enforce `limiter`'s rate limits on `tools/call` instead of the default one (each
+    /// tool's own `rate`, buckets in this process). A call past a limit is refused with
+    /// JSON-RPC `-32029` and `data: {"retryAfterMs": N, "limit": "…"}`, before its tool
+    /// runs; a tool the caller cannot see still answers as unknown. Over HTTP a caller
+    /// past its overall limit gets `429` with `Retry-After` before its body is read.
+    /// Keep a clone of `limiter` to read its counters (`docs/rate-limits.md`).
+    ///
+    /// ```
+    /// use mcp_toolbelt::rate::RateLimits;
+    /// use mcp_toolbelt::server::RateLimiter;
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let limits = RateLimits::new().every_caller("100/min".parse().unwrap());
+    /// let server = mcp_toolbelt::server::Server::new(registry).rate_limiter(RateLimiter::new(limits));
+    /// # let _ = server;
+    /// ```
+    pub fn rate_limiter(mut self, limiter: super::rate_limit::RateLimiter) -> Server {
+        self.built = OnceLock::new();
+        self.rate = limiter;
         self
     }
 
@@ -571,6 +595,7 @@ impl Server {
             },
             tool_pages: ToolPages::default(),
             fast_paths: self.fast_paths,
+            rate: self.rate.clone(),
             tasks: Tasks {
                 runtime: TaskRuntime {
                     store: self

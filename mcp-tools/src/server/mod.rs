@@ -82,6 +82,7 @@ mod private_file;
 pub(crate) mod protocol;
 #[cfg(feature = "redis")]
 mod pubsub;
+mod rate_limit;
 mod request_state;
 mod state;
 mod stream;
@@ -135,6 +136,9 @@ pub use http::{
 #[cfg(feature = "http")]
 pub use http_server::HttpServer;
 pub use private_file::ExposedFile;
+pub use rate_limit::RateLimiter;
+#[cfg(feature = "redis")]
+pub use rate_limit::RedisRateStore;
 pub use request_state::{
     DEFAULT_REQUEST_STATE_TTL, MAX_REQUEST_STATE_BYTES, StateKey, StateKeyError,
 };

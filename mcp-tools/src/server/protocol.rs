@@ -47,6 +47,9 @@ pub(crate) mod code {
     /// Tasks: the server cannot take a task now (a bound on tasks is reached, or the task
     /// store is down); retry later.
     pub(crate) const TASKS_UNAVAILABLE: i64 = -32004;
+    /// A rate limit refuses the call (`data`: `retryAfterMs`, `limit`); over HTTP, when
+    /// the limit is the caller's overall one, with `429` and `Retry-After`.
+    pub(crate) const RATE_LIMITED: i64 = -32029;
 }
 
 /// The message refusing an `initialize` in a session that has one (`-32600`, on every
@@ -277,6 +280,7 @@ mod tests {
             code::INVALID_PARAMS,
             code::UNAUTHORIZED,
             code::TASKS_UNAVAILABLE,
+            code::RATE_LIMITED,
         ];
         #[cfg(feature = "http")]
         assert_eq!(code::METHOD_NOT_FOUND, -32601);

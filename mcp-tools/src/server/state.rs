@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub(crate) fast_paths: bool,
     /// Where tasks live, with their bounds and times.
     pub(crate) tasks: Tasks,
+    /// The rate limits of `tools/call` (each tool's `rate`, the operator's rules).
+    pub(crate) rate: super::rate_limit::RateLimiter,
     /// The link to the other replicas' notifications (`Server::share_notifications`).
     #[cfg(feature = "redis")]
     pub(crate) _fanout: Option<super::fanout::Fanout>,

@@ -185,6 +185,19 @@ pub fn post_call(authority: &str, token: &str, id: u64, tool: &str, arguments: &
     post_mcp(authority, None, token, &body)
 }
 
+/// The JSON-RPC message of a response: its JSON body, or the last `data:` of its SSE body.
+pub fn message(response: &str) -> serde_json::Value {
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    if let Ok(value) = serde_json::from_str(body.trim()) {
+        return value;
+    }
+    body.lines()
+        .rev()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .find_map(|data| serde_json::from_str::<serde_json::Value>(data.trim()).ok())
+        .unwrap_or_else(|| panic!("no JSON-RPC message in: {response}"))
+}
+
 /// POST the JSON-RPC `body` to `/mcp` at `authority` as `token` (protocol 2025-11-25), with
 /// `Host: host` when given (else the authority), on a connection of its own; the whole
 /// response.
@@ -232,4 +245,75 @@ pub fn start_draining(
         std::thread::sleep(Duration::from_millis(10));
     }
     (endless, signalled)
+}
+
+// --- Redis (`redis_replicas.rs`, `rate_limits.rs`) ---
+
+/// The redis-server binary: `MCP_TOOLBELT_REDIS`, else Debian's, else `PATH`.
+pub fn redis_server() -> PathBuf {
+    if let Some(path) = std::env::var_os("MCP_TOOLBELT_REDIS") {
+        return PathBuf::from(path);
+    }
+    let debian = PathBuf::from("/usr/bin/redis-server");
+    if debian.exists() {
+        return debian;
+    }
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("redis-server"))
+        .find(|candidate| candidate.exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "redis-server is not installed; the task tests need it: run \
+                 scripts/setup-redis.sh (installs Debian's redis-server) or set \
+                 MCP_TOOLBELT_REDIS"
+            )
+        })
+}
+
+/// A Redis server on 127.0.0.1:`port` that keeps nothing on disk; killed when dropped.
+pub struct Redis {
+    child: Child,
+    pub port: u16,
+}
+
+impl Redis {
+    pub fn start(port: u16) -> Redis {
+        let child = Command::new(redis_server())
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "yes",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        let started = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "redis-server did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Redis { child, port }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

@@ -302,6 +302,29 @@ fn request_id_text(id: &NumberOrString) -> Arc<str> {
     }
 }
 
+impl McpHandler {
+    /// The rate limits of a `tools/call` of `name`: checked only for a tool the caller can
+    /// see (any other answers as unknown, later, exactly as without limits).
+    async fn admit_call(
+        &self,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let (view, _) = self.caller_view(context);
+        let Some(def) = view.get(name) else {
+            return Ok(());
+        };
+        let caller = self
+            .caller_of(http_caller(context))
+            .unwrap_or(&crate::caller::LOCAL);
+        self.shared
+            .rate
+            .admit(caller, &def)
+            .await
+            .map_err(|refusal| super::rate_limit::refusal_error(&refusal, def.name()))
+    }
+}
+
 /// How a request that may ask the client ended ([`McpHandler::in_round`]).
 pub(super) enum RoundEnd<T> {
     /// The function returned.
@@ -363,6 +386,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        self.admit_call(&request.name, &context).await?;
         #[cfg(feature = "http")]
         self.check_param_headers(&request, &context)?;
         if self.task_support(&request, &context)? {

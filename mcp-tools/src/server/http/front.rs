@@ -42,11 +42,13 @@ use crate::output::error::echo;
 use crate::server::decode::{batch_elements, decode_document, removed_request};
 use crate::server::handler::McpHandler;
 use crate::server::protocol::code::{
-    INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_BUSY, SESSION_NOT_FOUND,
+    INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RATE_LIMITED, SERVER_BUSY, SESSION_NOT_FOUND,
 };
+use crate::server::protocol::error_reply;
 use crate::server::protocol::header::SESSION_ID;
 use crate::server::protocol::{ALREADY_INITIALIZED, takes_batches};
 use crate::server::protocol::{method_not_found, speaks_modern};
+use crate::server::rate_limit::refusal_data;
 use crate::server::state::Session;
 
 /// A request entered in its session: the session's id, the request's activity (the session
@@ -90,6 +92,8 @@ pub(super) struct Front<M> {
     /// Whether everyday requests take the direct path (`Server::fast_paths`).
     pub(super) fast_paths: bool,
     pub(super) limits: HttpLimits,
+    /// The server's rate limits: a caller past its overall one is refused here.
+    pub(super) rate: crate::server::rate_limit::RateLimiter,
 }
 
 impl<M: SessionManager> Front<M> {
@@ -108,6 +112,27 @@ impl<M: SessionManager> Front<M> {
         }
     }
 
+    /// `429` with `Retry-After` (whole seconds, rounded up) and the `-32029` error (id
+    /// `null`: the body is not read) when the POST's caller is past its overall rate limit.
+    /// `caller`: the request's (`None`: the local caller).
+    async fn rate_refusal(&self, caller: Option<Caller>) -> Option<Response<Reply>> {
+        let caller = caller.as_ref().unwrap_or(&crate::caller::LOCAL);
+        let refusal = self.rate.caller_refusal(caller).await?;
+        let mut body = error_reply(Value::Null, RATE_LIMITED, refusal.to_string());
+        body["error"]["data"] = refusal_data(&refusal, "");
+        let mut response = respond(
+            StatusCode::TOO_MANY_REQUESTS,
+            "application/json",
+            Bytes::from(body.to_string()),
+        );
+        let seconds = refusal.retry_after.as_micros().div_ceil(1_000_000).max(1);
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(u64::try_from(seconds).unwrap_or(u64::MAX)),
+        );
+        Some(response)
+    }
+
     /// [`handle`](Self::handle), except that a batch of a session that takes batches is
     /// put into `batch` (when given) for the caller to serve, with a placeholder response.
     async fn handle_one(
@@ -119,6 +144,14 @@ impl<M: SessionManager> Front<M> {
             Ok(request) => request,
             Err(refusal) => return refusal,
         };
+        if request.method() == Method::POST && self.rate.limits().has_caller_limits() {
+            // The caller cloned: no borrow of the request (its body is not `Sync`) may
+            // cross the await.
+            let caller = request.extensions().get::<Caller>().cloned();
+            if let Some(refusal) = Box::pin(self.rate_refusal(caller)).await {
+                return refusal;
+            }
+        }
         let client_closed = request
             .extensions()
             .get::<ClientGone>()

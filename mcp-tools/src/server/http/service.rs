@@ -131,8 +131,10 @@ impl McpService {
             }
             // rmcp rebuilds a parked session from what `HttpSessions` keeps as its store.
             config.session_store = Some(sessions.clone());
+            let rate = shared.rate.clone();
             let direct = Direct::new(shared, config.sse_keep_alive, cancel);
             Endpoint::Stateful(Front {
+                rate,
                 service: StreamableHttpService::new(factory, sessions.clone(), config),
                 authenticator: authenticator.clone(),
                 #[cfg(feature = "oauth")]
@@ -149,8 +151,10 @@ impl McpService {
         } else {
             let manager = Arc::new(NeverSessionManager::default());
             let keep_alive = config.sse_keep_alive;
+            let rate = shared.rate.clone();
             let direct = Direct::new(shared, keep_alive, cancel);
             Endpoint::Stateless(Front {
+                rate,
                 service: StreamableHttpService::new(factory, manager, config),
                 authenticator: authenticator.clone(),
                 #[cfg(feature = "oauth")]
