@@ -47,6 +47,9 @@ pub(crate) struct Shared {
     pub(crate) fast_paths: bool,
     /// Where tasks live, with their bounds and times.
     pub(crate) tasks: Tasks,
+    /// Where a line per call that reached a tool, resource or prompt goes.
+    #[cfg(feature = "audit")]
+    pub(crate) audit: Option<super::AuditLog>,
     /// The link to the other replicas' notifications (`Server::share_notifications`).
     #[cfg(feature = "redis")]
     pub(crate) _fanout: Option<super::fanout::Fanout>,
