@@ -672,6 +672,14 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
     if let Some(limit) = &attr.max_concurrency {
         calls.push(quote! { .max_concurrency(#limit) });
     }
+    for param in &tool.params {
+        if let ParamKind::Arg { attr, .. } = &param.kind
+            && attr.audit.is_some()
+        {
+            let wire = param.wire_name();
+            calls.push(quote! { .audit_keep(#wire) });
+        }
+    }
     if let Some((variant, span)) = &attr.task {
         calls.push(
             quote::quote_spanned! { *span=> .task_support(#rt::definition::TaskSupport::#variant) },
