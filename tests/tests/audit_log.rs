@@ -49,15 +49,24 @@ fn start(log: &Path, extra: &[&str]) -> ServerProcess {
 /// POST one JSON-RPC request; the JSON-RPC answer (from a JSON body or an event stream).
 fn post(authority: &str, token: &str, protocol: &str, body: &Value) -> Value {
     let authorization = format!("Bearer {token}");
-    let headers = [
+    let mut headers = vec![
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
         ("Authorization", authorization.as_str()),
         ("MCP-Protocol-Version", protocol),
     ];
+    // 2026-07-28 (SEP-2243): the method and the tool's name travel as headers too.
+    let (method, name) = (
+        body["method"].as_str().unwrap_or_default(),
+        body["params"]["name"].as_str().unwrap_or_default(),
+    );
+    if protocol >= "2026-07-28" {
+        headers.extend([("Mcp-Method", method), ("Mcp-Name", name)]);
+    }
     let (status, response) =
         http_request(authority, "POST", "/mcp", &headers, &body.to_string());
-    assert_eq!(status, 200, "{response}");
+    // On 2026-07-28 a JSON-RPC error may come with an HTTP 4xx status.
+    assert!(status == 200 || (400..500).contains(&status), "{response}");
     let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
     let json = body
         .lines()
@@ -122,6 +131,10 @@ fn nth_call(client: usize, n: usize) -> (String, &'static str, &'static str, Val
             // A requestState that was never sealed (2026-07-28): a JSON-RPC error.
             let mut body = call(&id, "echo", json!({"message": "retry"}));
             body["params"]["requestState"] = json!("not-a-sealed-state");
+            body["params"]["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            });
             (id, token, "2026-07-28", body, Expect::ProtocolError)
         }
     }
