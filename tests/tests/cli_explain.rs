@@ -189,12 +189,13 @@ fn what_explain_says_a_token_sees_is_what_the_server_lists_for_it() {
         &quickstart(),
         &["serve", "--http", "127.0.0.1:0", "--stateless", "--tokens-file", tokens],
     );
-    for (subject, token) in [("reader", "reader-e2e-31f0"), ("admin", "admin-e2e-8d2b")] {
+    for (subject, token, toggles) in [
+        ("reader", "reader-e2e-31f0", false),
+        ("admin", "admin-e2e-8d2b", true),
+    ] {
         let explained = quickstart_explain(&["--tokens-file", tokens, "--subject", subject]);
-        assert_eq!(
-            names(&explained["tools"]["visible"]),
-            served_tools(&server, token),
-            "{subject}"
-        );
+        let served = served_tools(&server, token);
+        assert_eq!(names(&explained["tools"]["visible"]), served, "{subject}");
+        assert_eq!(served.iter().any(|t| t == "tool_toggle"), toggles, "{served:?}");
     }
 }
