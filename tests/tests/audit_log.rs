@@ -63,8 +63,7 @@ fn post(authority: &str, token: &str, protocol: &str, body: &Value) -> Value {
     if protocol >= "2026-07-28" {
         headers.extend([("Mcp-Method", method), ("Mcp-Name", name)]);
     }
-    let (status, response) =
-        http_request(authority, "POST", "/mcp", &headers, &body.to_string());
+    let (status, response) = http_request(authority, "POST", "/mcp", &headers, &body.to_string());
     // On 2026-07-28 a JSON-RPC error may come with an HTTP 4xx status.
     assert!(status == 200 || (400..500).contains(&status), "{response}");
     let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
@@ -115,12 +114,24 @@ fn nth_call(client: usize, n: usize) -> (String, &'static str, &'static str, Val
         3 => {
             // Out of range: the validator answers with an isError result.
             let body = call(&id, "counter_add", json!({"amount": -5}));
-            (id, token, "2025-11-25", body, Expect::ToolError("validation_error"))
+            (
+                id,
+                token,
+                "2025-11-25",
+                body,
+                Expect::ToolError("validation_error"),
+            )
         }
         4 => {
             // A panicking tool: an isError result of kind internal_error.
             let body = call(&id, "crash", json!({}));
-            (id, token, "2025-11-25", body, Expect::ToolError("internal_error"))
+            (
+                id,
+                token,
+                "2025-11-25",
+                body,
+                Expect::ToolError("internal_error"),
+            )
         }
         _ if token == READER => {
             // The reader cannot see tool_toggle: answered as unknown, no line.
@@ -160,9 +171,9 @@ fn load(
                     }
                     let (id, token, protocol, body, expect) = nth_call(client, n);
                     // A refused connection (the server was killed) ends this client.
-                    let Ok(answer) = std::panic::catch_unwind(|| {
-                        post(&authority, token, protocol, &body)
-                    }) else {
+                    let Ok(answer) =
+                        std::panic::catch_unwind(|| post(&authority, token, protocol, &body))
+                    else {
                         break;
                     };
                     answered.push((id, (expect, answer)));
@@ -194,13 +205,25 @@ fn every_call_that_reached_a_tool_is_logged_once_with_its_outcome_and_no_secret(
     let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "the audit log is private to its owner");
     let text = std::fs::read_to_string(&log).unwrap();
-    for secret in [READER, ADMIN, "tool_toggle", "hello c", "not-a-sealed-state"] {
-        assert!(!text.contains(secret), "{secret:?} is in the audit log:\n{text}");
+    for secret in [
+        READER,
+        ADMIN,
+        "tool_toggle",
+        "hello c",
+        "not-a-sealed-state",
+    ] {
+        assert!(
+            !text.contains(secret),
+            "{secret:?} is in the audit log:\n{text}"
+        );
     }
 
     let mut seen: HashMap<String, Value> = HashMap::new();
     for line in lines(&log) {
-        let id = line["request_id"].as_str().expect("a request id").to_string();
+        let id = line["request_id"]
+            .as_str()
+            .expect("a request id")
+            .to_string();
         assert!(seen.insert(id.clone(), line).is_none(), "{id} logged twice");
     }
     let mut counts: HashMap<&str, usize> = HashMap::new();
@@ -208,7 +231,10 @@ fn every_call_that_reached_a_tool_is_logged_once_with_its_outcome_and_no_secret(
         let line = seen.remove(id);
         if *expect == Expect::NoLine {
             assert_eq!(answer["error"]["code"], -32602, "{answer}");
-            assert!(line.is_none(), "a call of a hidden tool was logged: {line:?}");
+            assert!(
+                line.is_none(),
+                "a call of a hidden tool was logged: {line:?}"
+            );
             *counts.entry("hidden").or_default() += 1;
             continue;
         }
@@ -256,7 +282,10 @@ fn every_call_that_reached_a_tool_is_logged_once_with_its_outcome_and_no_secret(
     }
     assert!(seen.is_empty(), "lines of calls never made: {seen:?}");
     for kind in ["ok", "tool_error", "protocol_error", "hidden"] {
-        assert!(counts.get(kind).copied().unwrap_or(0) > 0, "no {kind} call: {counts:?}");
+        assert!(
+            counts.get(kind).copied().unwrap_or(0) > 0,
+            "no {kind} call: {counts:?}"
+        );
     }
 
     // Equal arguments give equal digests, different ones different digests.
@@ -317,7 +346,11 @@ fn a_kill_9_loses_at_most_the_queue_bound() {
         "{lost} answered calls are not in the log (bound {BOUND}; {} answered)",
         should.len()
     );
-    assert!(should.len() >= 100, "the run was cut too early: {}", should.len());
+    assert!(
+        should.len() >= 100,
+        "the run was cut too early: {}",
+        should.len()
+    );
     drop(server);
 }
 

@@ -36,7 +36,10 @@ fn hidden(explained: &Value, kind: &str) -> Vec<(String, Value)> {
 
 #[test]
 fn a_permissions_file_sees_what_the_command_line_filtered_by_it_offers() {
-    let out = run_expect(&["tools", "explain", "--permissions", &read_only(), "--json"], 0);
+    let out = run_expect(
+        &["tools", "explain", "--permissions", &read_only(), "--json"],
+        0,
+    );
     let explained: Value = serde_json::from_str(&out.stdout).expect("JSON");
     assert_eq!(explained["source"], "permissions file");
     assert_eq!(explained["permissions"], json!(["NOTES_READ"]));
@@ -47,7 +50,13 @@ fn a_permissions_file_sees_what_the_command_line_filtered_by_it_offers() {
     assert!(hidden[0].1.get("missing_scopes").is_none());
     // The same file as the server-wide filter: the registry serves exactly what it sees.
     let listed = run_expect(
-        &["tools", "list", "--json", "--permissions-file", &read_only()],
+        &[
+            "tools",
+            "list",
+            "--json",
+            "--permissions-file",
+            &read_only(),
+        ],
         0,
     );
     let listed: Value = serde_json::from_str(&listed.stdout).unwrap();
@@ -64,12 +73,17 @@ fn a_permissions_file_sees_what_the_command_line_filtered_by_it_offers() {
     assert_eq!(names(&explained["tools"]["visible"]), listed);
 
     let human = run_expect(&["tools", "explain", "--permissions", &read_only()], 0);
-    assert!(human.stdout.contains("Sees 10 of 11 tools:"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("Sees 10 of 11 tools:"),
+        "{}",
+        human.stdout
+    );
     assert!(
         human
             .stdout
             .lines()
-            .any(|l| l.trim_start().starts_with("notes_add") && l.contains("missing permission NOTES_WRITE")),
+            .any(|l| l.trim_start().starts_with("notes_add")
+                && l.contains("missing permission NOTES_WRITE")),
         "{}",
         human.stdout
     );
@@ -79,13 +93,20 @@ fn a_permissions_file_sees_what_the_command_line_filtered_by_it_offers() {
 fn a_token_line_and_a_tokens_file_subject_explain_alike_and_never_print_the_token() {
     let line = "tok-ann-9c1e subject=ann NOTES_WRITE";
     let by_line = run_expect(&["tools", "explain", "--token-line", line, "--json"], 0);
-    assert!(!by_line.stdout.contains("tok-ann-9c1e"), "{}", by_line.stdout);
+    assert!(
+        !by_line.stdout.contains("tok-ann-9c1e"),
+        "{}",
+        by_line.stdout
+    );
     let by_line: Value = serde_json::from_str(&by_line.stdout).unwrap();
     assert_eq!(by_line["subject"], "ann");
     let hidden_line = hidden(&by_line, "tools");
     assert_eq!(hidden_line.len(), 1, "{by_line:#}");
     assert_eq!(hidden_line[0].0, "notes_list");
-    assert_eq!(hidden_line[0].1["missing_permissions"], json!(["NOTES_READ"]));
+    assert_eq!(
+        hidden_line[0].1["missing_permissions"],
+        json!(["NOTES_READ"])
+    );
 
     let file = scratch_file(
         "explain.tokens",
@@ -93,7 +114,15 @@ fn a_token_line_and_a_tokens_file_subject_explain_alike_and_never_print_the_toke
     );
     let file = file.to_str().unwrap();
     let by_file = run_expect(
-        &["tools", "explain", "--tokens-file", file, "--subject", "ann", "--json"],
+        &[
+            "tools",
+            "explain",
+            "--tokens-file",
+            file,
+            "--subject",
+            "ann",
+            "--json",
+        ],
         0,
     );
     assert!(!by_file.stdout.contains("tok-"), "{}", by_file.stdout);
@@ -102,17 +131,38 @@ fn a_token_line_and_a_tokens_file_subject_explain_alike_and_never_print_the_toke
     assert_eq!(by_file["source"], "tokens file");
 
     let bob = run_expect(
-        &["tools", "explain", "--tokens-file", file, "--subject", "bob", "--json"],
+        &[
+            "tools",
+            "explain",
+            "--tokens-file",
+            file,
+            "--subject",
+            "bob",
+            "--json",
+        ],
         0,
     );
     let bob: Value = serde_json::from_str(&bob.stdout).unwrap();
     assert!(hidden(&bob, "tools").is_empty(), "{bob:#}");
 
     let nobody = run_expect(
-        &["tools", "explain", "--tokens-file", file, "--subject", "carol"],
+        &[
+            "tools",
+            "explain",
+            "--tokens-file",
+            file,
+            "--subject",
+            "carol",
+        ],
         2,
     );
-    assert!(nobody.stderr.contains("no line names the subject \"carol\""), "{}", nobody.stderr);
+    assert!(
+        nobody
+            .stderr
+            .contains("no line names the subject \"carol\""),
+        "{}",
+        nobody.stderr
+    );
     let bad = run_expect(&["tools", "explain", "--token-line", "tok bad=perm"], 2);
     assert!(bad.stderr.contains("--token-line"), "{}", bad.stderr);
     let none = run_expect(&["tools", "explain"], 2);
@@ -145,8 +195,16 @@ fn scopes_are_mapped_by_the_scope_map_and_missing_ones_named() {
     let identity = quickstart_explain(&["--scopes", "ADMIN"]);
     assert!(hidden(&identity, "tools").is_empty(), "{identity:#}");
     let unmapped = scratch_file("explain-none.scopes", "notes = NOTE_VIEW\n");
-    let unmapped = quickstart_explain(&["--scopes", "notes", "--scope-map", unmapped.to_str().unwrap()]);
-    assert_eq!(hidden(&unmapped, "tools")[0].1["missing_scopes"], Value::Null);
+    let unmapped = quickstart_explain(&[
+        "--scopes",
+        "notes",
+        "--scope-map",
+        unmapped.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        hidden(&unmapped, "tools")[0].1["missing_scopes"],
+        Value::Null
+    );
 }
 
 /// `tools/list` of a real quickstart server over HTTP with `token`: the names.
@@ -187,7 +245,14 @@ fn what_explain_says_a_token_sees_is_what_the_server_lists_for_it() {
     let tokens = tokens.to_str().unwrap();
     let server = ServerProcess::start_cli_http(
         &quickstart(),
-        &["serve", "--http", "127.0.0.1:0", "--stateless", "--tokens-file", tokens],
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--tokens-file",
+            tokens,
+        ],
     );
     for (subject, token, toggles) in [
         ("reader", "reader-e2e-31f0", false),
@@ -196,6 +261,10 @@ fn what_explain_says_a_token_sees_is_what_the_server_lists_for_it() {
         let explained = quickstart_explain(&["--tokens-file", tokens, "--subject", subject]);
         let served = served_tools(&server, token);
         assert_eq!(names(&explained["tools"]["visible"]), served, "{subject}");
-        assert_eq!(served.iter().any(|t| t == "tool_toggle"), toggles, "{served:?}");
+        assert_eq!(
+            served.iter().any(|t| t == "tool_toggle"),
+            toggles,
+            "{served:?}"
+        );
     }
 }

@@ -20,8 +20,8 @@ use serde::Serialize;
 
 use crate::permissions::PermissionSet;
 use crate::registry::ToolRegistry;
-use crate::server::TokenTable;
 use crate::server::TokenResolver as _;
+use crate::server::TokenTable;
 
 /// The `tools explain` command.
 pub(crate) fn command() -> Command {
@@ -123,11 +123,14 @@ impl Subject {
             });
         }
         if let Some(path) = args.get_one::<PathBuf>("tokens_file") {
-            let subject = args.get_one::<String>("subject").cloned().unwrap_or_default();
+            let subject = args
+                .get_one::<String>("subject")
+                .cloned()
+                .unwrap_or_default();
             let table = TokenTable::from_file(path).map_err(|e| format!("--tokens-file: {e}"))?;
-            let permissions = table.permissions_of_subject(&subject).map_err(|problem| {
-                format!("--tokens-file {}: {problem}", path.display())
-            })?;
+            let permissions = table
+                .permissions_of_subject(&subject)
+                .map_err(|problem| format!("--tokens-file {}: {problem}", path.display()))?;
             return Ok(Subject {
                 source: "tokens file",
                 name: Some(subject),
@@ -352,7 +355,10 @@ fn human(e: &Explanation) -> String {
         writeln!(out, "Does not see:").ok();
         let width = seen.hidden.iter().map(|h| h.name.len()).max().unwrap_or(0);
         for hidden in &seen.hidden {
-            let mut why = format!("missing permission {}", hidden.missing_permissions.join(", "));
+            let mut why = format!(
+                "missing permission {}",
+                hidden.missing_permissions.join(", ")
+            );
             match &hidden.missing_scopes {
                 Some(Some(scopes)) => {
                     write!(why, " (scope {})", scopes.join(", ")).ok();

@@ -18,9 +18,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::ToolRegistry;
-use crate::server::{
-    AuditLog, ServeError, Server, ServerInfo, StateKey, TcpOptions, TokenTable,
-};
+use crate::server::{AuditLog, ServeError, Server, ServerInfo, StateKey, TcpOptions, TokenTable};
 
 use super::invoke::{FAILURE, USAGE, print_err};
 #[cfg(feature = "http")]

@@ -164,13 +164,14 @@ impl AuditLog {
     /// ```
     pub fn to_file(path: impl AsRef<Path>) -> Result<AuditLog, AuditLogError> {
         let path = path.as_ref();
-        let file = private_file::open_append(path, "audit log").map_err(|refused| match refused {
-            private_file::Refused::Io(source) => AuditLogError::Open {
-                path: path.to_path_buf(),
-                source,
-            },
-            private_file::Refused::Exposed(exposed) => AuditLogError::Exposed(exposed),
-        })?;
+        let file =
+            private_file::open_append(path, "audit log").map_err(|refused| match refused {
+                private_file::Refused::Io(source) => AuditLogError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                },
+                private_file::Refused::Exposed(exposed) => AuditLogError::Exposed(exposed),
+            })?;
         AuditLog::start(Sink::File(file), path.display().to_string())
     }
 
@@ -612,7 +613,8 @@ mod tests {
 
     #[test]
     fn canonical_json_sorts_keys_at_every_level_and_parses_back_equal() {
-        let value = json!({"z": {"b": [1, {"y": null, "x": "é\"\n"}], "a": true}, "a": -2.5e-3, "": []});
+        let value =
+            json!({"z": {"b": [1, {"y": null, "x": "é\"\n"}], "a": true}, "a": -2.5e-3, "": []});
         let text = canonical_text(&value);
         assert_eq!(
             text,
@@ -636,10 +638,7 @@ mod tests {
             arguments_digest(&json!({"a": 1.0}))
         );
         let object = json!({"b": [1, {"d": 2, "c": 3}], "a": 1});
-        assert_eq!(
-            object_digest(object.as_object()),
-            arguments_digest(&object)
-        );
+        assert_eq!(object_digest(object.as_object()), arguments_digest(&object));
         assert_eq!(object_digest(None), arguments_digest(&json!({})));
         assert_ne!(
             arguments_digest(&json!(["a", "b"])),
@@ -691,7 +690,10 @@ mod tests {
             outcome: Outcome::ToolError(ErrorKind::Upstream),
             duration: Duration::from_micros(1500),
             digest: &digest,
-            kept: kept_arguments(arguments.as_object().unwrap(), ["region", "absent"].into_iter()),
+            kept: kept_arguments(
+                arguments.as_object().unwrap(),
+                ["region", "absent"].into_iter(),
+            ),
         };
         let now = UNIX_EPOCH + Duration::from_millis(1_795_801_878_123);
         let line = entry.line(Some("r1"), now).unwrap();
@@ -724,8 +726,7 @@ mod tests {
             session: None,
             ..entry
         };
-        let parsed: Value =
-            serde_json::from_slice(&protocol.line(None, now).unwrap()).unwrap();
+        let parsed: Value = serde_json::from_slice(&protocol.line(None, now).unwrap()).unwrap();
         assert_eq!(parsed["outcome"], "protocol_error");
         assert_eq!(parsed["error_code"], -32602);
         assert_eq!(parsed["replica"], Value::Null);

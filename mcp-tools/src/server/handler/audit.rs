@@ -70,7 +70,11 @@ fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
     context
         .extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.headers.get(crate::server::protocol::header::SESSION_ID))
+        .and_then(|parts| {
+            parts
+                .headers
+                .get(crate::server::protocol::header::SESSION_ID)
+        })
         .and_then(|value| value.to_str().ok())
         .map(str::to_string)
 }

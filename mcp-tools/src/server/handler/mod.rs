@@ -406,8 +406,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         #[cfg(feature = "audit")]
-        if let Some(audited) =
-            self.audit_tool(&context, &request.name, request.arguments.as_ref())
+        if let Some(audited) = self.audit_tool(&context, &request.name, request.arguments.as_ref())
         {
             let mut tool_error = None;
             let answer = self.tool_call(request, context, &mut tool_error).await;
