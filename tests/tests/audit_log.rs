@@ -101,7 +101,11 @@ enum Expect {
 /// Call number `n` of client `client`: which request, as whom, and what its line says.
 fn nth_call(client: usize, n: usize) -> (String, &'static str, &'static str, Value, Expect) {
     let id = format!("c{client}-{n}");
-    let token = if client % 2 == 0 { READER } else { ADMIN };
+    let token = if client.is_multiple_of(2) {
+        READER
+    } else {
+        ADMIN
+    };
     match n % 6 {
         0 | 1 => {
             let body = call(&id, "echo", json!({"message": format!("hello {id}")}));
@@ -240,7 +244,8 @@ fn every_call_that_reached_a_tool_is_logged_once_with_its_outcome_and_no_secret(
         }
         let line = line.unwrap_or_else(|| panic!("{id} ({expect:?}) is not in the log"));
         assert_eq!(line["method"], "tools/call");
-        let subject = if id[1..].split('-').next().unwrap().parse::<usize>().unwrap() % 2 == 0 {
+        let client: usize = id[1..].split('-').next().unwrap().parse().unwrap();
+        let subject = if client.is_multiple_of(2) {
             "alice"
         } else {
             "bob"
