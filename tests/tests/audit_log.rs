@@ -382,3 +382,33 @@ fn an_unwritable_audit_log_is_a_clear_start_up_error() {
         finished.stderr
     );
 }
+
+#[test]
+fn a_failing_target_is_reported_and_calls_go_on() {
+    // /dev/full refuses every write (ENOSPC): a real target that fails.
+    let server = start(Path::new("/dev/full"), &[]);
+    for n in 0..5 {
+        let answer = post(
+            server.authority(),
+            READER,
+            "2025-11-25",
+            &call(&format!("full-{n}"), "echo", json!({"message": "x"})),
+        );
+        assert_eq!(answer["result"]["content"][0]["text"], "x", "{answer}");
+    }
+    let started = std::time::Instant::now();
+    while !server
+        .stderr()
+        .contains("audit log: lines could not be written")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no warning:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stderr = server.stderr();
+    assert!(stderr.contains("write_failures="), "{stderr}");
+    assert!(!stderr.contains(READER), "{stderr}");
+}
