@@ -586,6 +586,7 @@ pub struct ArgAttr {
     pub max_length: Option<Expr>,
     pub pattern: Option<LitStr>,
     pub header: Option<LitStr>,
+    pub audit: Option<LitStr>,
     /// Each key given, with the span of its name.
     pub given: Vec<(&'static ArgKey, Span)>,
 }
@@ -711,6 +712,17 @@ pub const ARG_KEYS: &[ArgKey] = &[
         counterpart: None,
         schema_keywords: &[],
         parse: |meta, arg| value(meta, &mut arg.header),
+    },
+    ArgKey {
+        name: "audit",
+        aliases: &[],
+        syntax: "audit = \"keep\"",
+        kinds: &[Tool],
+        doc: "writes the argument's value as it is under `arguments` in the audit log's line for each call (`serve --audit-log`); without it an argument reaches the log only inside the arguments' SHA-256 digest. For values safe to keep (ids, regions), never secrets or personal data",
+        fits: Fits::Any,
+        counterpart: None,
+        schema_keywords: &[],
+        parse: |meta, arg| value(meta, &mut arg.audit),
     },
 ];
 

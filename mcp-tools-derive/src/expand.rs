@@ -678,6 +678,14 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
             .rate(#rt::__private::rate(#count, #period_ms, #burst))
         });
     }
+    for param in &tool.params {
+        if let ParamKind::Arg { attr, .. } = &param.kind
+            && attr.audit.is_some()
+        {
+            let wire = param.wire_name();
+            calls.push(quote! { .audit_keep(#wire) });
+        }
+    }
     if let Some((variant, span)) = &attr.task {
         calls.push(
             quote::quote_spanned! { *span=> .task_support(#rt::definition::TaskSupport::#variant) },

@@ -99,6 +99,17 @@ fn common(cx: &Ctxt, item: &AnnotatedFn) {
             {
                 cx.error_at(name.span(), "rename needs a non-empty name");
             }
+            if let Some(audit) = &attr.audit
+                && audit.value() != "keep"
+            {
+                cx.error_at(
+                    audit.span(),
+                    format!(
+                        "`audit` takes \"keep\" (write this argument as it is in the audit log), not {:?}; without the key an argument reaches the log only in the arguments' digest",
+                        audit.value()
+                    ),
+                );
+            }
             arg_keys(cx, kind, param, attr);
         }
         if matches!(param.kind, ParamKind::Args) && kind != Kind::Tool {

@@ -13,6 +13,7 @@ const CASES: &[(&str, &[&str])] = &[
     ("root_short", &["-h"]),
     ("tools", &["tools", "--help"]),
     ("tools_list", &["tools", "list", "--help"]),
+    ("tools_explain", &["tools", "explain", "--help"]),
     ("serve", &["serve", "--help"]),
     ("call", &["call", "--help"]),
     ("group_text", &["text", "--help"]),

@@ -80,7 +80,13 @@ async fn word_stats(
 #[mcp_tool(name = "counter_add")]
 async fn counter_add(
     counter: State<Counter>,
-    #[arg(desc = "How much to add", minimum = 0, maximum = 1000000)] amount: u64,
+    #[arg(
+        desc = "How much to add",
+        minimum = 0,
+        maximum = 1000000,
+        audit = "keep"
+    )]
+    amount: u64,
 ) -> String {
     counter.add(amount).to_string()
 }

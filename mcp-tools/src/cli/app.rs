@@ -14,6 +14,7 @@ use crate::registry::{ToolRegistry, ToolRegistryBuilder};
 use crate::schema::provider::Provider;
 
 use super::command::{self, LOG_LEVEL_ARG, PERMISSIONS_ARG, Root};
+use super::explain;
 use super::extension::{self, Extension};
 use super::flags;
 use super::inspect;
@@ -725,6 +726,19 @@ impl Run {
                 print_out(&inspect::show(def, &self.plan, &self.build.name, json));
             }
             "matrix" => print_out(&inspect::matrix(&self.defs)),
+            "explain" => {
+                let registry = match self.build.registry(Some(matches)) {
+                    Ok((registry, _, _)) => registry,
+                    Err(status) => return status,
+                };
+                match explain::explain(&registry, args) {
+                    Ok(text) => print_out(&text),
+                    Err(problem) => {
+                        print_err(&format!("error: {problem}\n"));
+                        return ExitCode::from(USAGE);
+                    }
+                }
+            }
             "check" => {
                 let plan = self.plan.clone();
                 let registry = match self.build.registry(Some(matches)) {

@@ -192,6 +192,7 @@ impl Root<'_> {
                 Command::new("matrix")
                     .about("Print the tool × permission matrix as a Markdown table"),
             )
+            .subcommand(super::explain::command())
     }
 
     fn call_command(&self) -> Command {

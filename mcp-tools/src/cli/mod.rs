@@ -35,6 +35,7 @@
 
 mod app;
 mod command;
+mod explain;
 mod extension;
 mod flags;
 mod inspect;

@@ -18,7 +18,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::ToolRegistry;
-use crate::server::{ServeError, Server, ServerInfo, StateKey, TcpOptions, TokenTable};
+use crate::server::{AuditLog, ServeError, Server, ServerInfo, StateKey, TcpOptions, TokenTable};
 
 use super::invoke::{FAILURE, USAGE, print_err};
 #[cfg(feature = "http")]
@@ -110,6 +110,28 @@ pub(crate) fn command() -> Command {
                     "The key (at least 32 bytes; the file private to its owner: chmod 600) that \
                      seals the requestState of resumable calls on MCP 2026-07-28; give every \
                      replica the same file. Default: a random key, valid in this process only",
+                ),
+        )
+        .arg(
+            Arg::new("audit_log")
+                .long("audit-log")
+                .value_name("PATH|-")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "Append one JSON line per call that reached a tool, resource or prompt to \
+                     PATH (created 0600), or write it to stderr with `-`: who, what, outcome, \
+                     duration and a SHA-256 digest of the arguments, never the arguments",
+                ),
+        )
+        .arg(
+            Arg::new("audit_queue")
+                .long("audit-queue")
+                .value_name("LINES")
+                .value_parser(positive)
+                .requires("audit_log")
+                .help(
+                    "At most LINES audit lines wait for the writer; a line past it is dropped, \
+                     counted and reported, never waited for (default 1024)",
                 ),
         )
         .arg(
@@ -294,6 +316,25 @@ pub(crate) async fn run(
             Ok(key) => server = server.state_key(key),
             Err(err) => {
                 print_err(&format!("error: {err}\n"));
+                return ExitCode::from(USAGE);
+            }
+        }
+    }
+    if let Some(path) = matches.get_one::<PathBuf>("audit_log") {
+        let opened = if path.as_os_str() == "-" {
+            AuditLog::to_stderr()
+        } else {
+            AuditLog::to_file(path)
+        };
+        match opened {
+            Ok(mut log) => {
+                if let Some(bound) = matches.get_one::<usize>("audit_queue") {
+                    log = log.queue_bound(*bound);
+                }
+                server = server.audit_log(log);
+            }
+            Err(err) => {
+                print_err(&format!("error: --audit-log: {err}\n"));
                 return ExitCode::from(USAGE);
             }
         }

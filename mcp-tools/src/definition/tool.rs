@@ -197,6 +197,9 @@ pub struct ToolDef {
     /// HTTP server checks each call's headers against them.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) param_headers: Box<[ParamHeader]>,
+    /// The top-level arguments an audit log may record as they are
+    /// ([`ToolDefBuilder::audit_keep`]); every other argument reaches it only as a digest.
+    pub(crate) audit_keep: Box<[Cow<'static, str>]>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -228,6 +231,7 @@ impl ToolDef {
             cli: CliOptions::default(),
             nonportable_name: false,
             task_support: TaskSupport::Forbidden,
+            audit_keep: Vec::new(),
         }
     }
 
@@ -304,6 +308,24 @@ impl ToolDef {
         self.nonportable_name
     }
 
+    /// The top-level arguments an audit log records as they are
+    /// ([`ToolDefBuilder::audit_keep`]), in the order they were named.
+    ///
+    /// ```
+    /// use mcp_toolbelt::definition::ToolDef;
+    /// let def = ToolDef::builder("ticket_get")
+    ///     .description("Fetch a ticket.")
+    ///     .input_schema(serde_json::json!({"type": "object", "properties": {"id": {"type": "integer"}}}))
+    ///     .audit_keep("id")
+    ///     .handler(|_args, _ctx| async { Ok(mcp_toolbelt::ToolResult::text("ok")) })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(def.audit_kept().collect::<Vec<_>>(), ["id"]);
+    /// ```
+    pub fn audit_kept(&self) -> impl Iterator<Item = &str> {
+        self.audit_keep.iter().map(|name| &**name)
+    }
+
     /// Whether the tool's calls may run as tasks.
     pub fn task_support(&self) -> TaskSupport {
         self.task_support
@@ -369,6 +391,7 @@ pub struct ToolDefBuilder {
     cli: CliOptions,
     nonportable_name: bool,
     task_support: TaskSupport,
+    audit_keep: Vec<Cow<'static, str>>,
 }
 
 impl ToolDefBuilder {
@@ -486,6 +509,33 @@ impl ToolDefBuilder {
         self
     }
 
+    /// Let an audit log (`mcp_toolbelt::server::AuditLog`) record the top-level argument
+    /// `name` as it is, under `arguments` in the call's line: for values safe to keep (an
+    /// id, a region), never for secrets or personal data. Every argument, kept or not,
+    /// goes into the line's digest. `build` fails when the input schema has no such
+    /// property. `#[arg(audit = "keep")]` on a tool fn parameter calls this.
+    ///
+    /// ```
+    /// use mcp_toolbelt::definition::ToolDef;
+    /// let tool = |kept: &'static str| {
+    ///     ToolDef::builder("deploy")
+    ///         .description("Deploy to a region.")
+    ///         .input_schema(serde_json::json!({"type": "object", "properties": {"region": {"type": "string"}}}))
+    ///         .audit_keep(kept)
+    ///         .handler(|_args, _ctx| async { Ok(mcp_toolbelt::ToolResult::text("ok")) })
+    ///         .build()
+    /// };
+    /// assert!(tool("region").is_ok());
+    /// assert!(tool("regoin").unwrap_err().problem().contains("audit_keep"));
+    /// ```
+    pub fn audit_keep(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        let name = name.into();
+        if !self.audit_keep.contains(&name) {
+            self.audit_keep.push(name);
+        }
+        self
+    }
+
     /// Allow a name outside `^[A-Za-z0-9_-]{1,64}$` (dots, or over 64 chars), which some
     /// clients reject together with the server's whole tool list.
     pub fn nonportable_name(mut self) -> Self {
@@ -494,7 +544,8 @@ impl ToolDefBuilder {
     }
 
     /// Check and build. Fails on an invalid name, a missing or empty description, a
-    /// missing handler, an input schema whose root is not an object, or an `x-mcp-header`
+    /// missing handler, an input schema whose root is not an object, an
+    /// [`audit_keep`](Self::audit_keep) name that is not one of its properties, or an `x-mcp-header`
     /// annotation (an argument mirrored into an HTTP header, SEP-2243) that is not a
     /// non-empty HTTP token, unique ignoring case, on a `string`, `integer` or `boolean`
     /// property reached from the root through `properties`.
@@ -537,6 +588,16 @@ impl ToolDefBuilder {
         let param_headers = param_headers(&input_schema)
             .map_err(&fail)?
             .into_boxed_slice();
+        let properties = input_schema.get("properties").and_then(Value::as_object);
+        if let Some(unknown) = self
+            .audit_keep
+            .iter()
+            .find(|name| properties.is_none_or(|p| !p.contains_key(name.as_ref())))
+        {
+            return Err(fail(format!(
+                "audit_keep names {unknown:?}, which is not a property of the input schema"
+            )));
+        }
         let category = self.category.clone().or_else(|| {
             let prefix = self.name.split('_').next().unwrap_or(&self.name);
             Some(Cow::Owned(prefix.to_string()))
@@ -561,6 +622,7 @@ impl ToolDefBuilder {
             nonportable_name: self.nonportable_name,
             task_support: self.task_support,
             param_headers,
+            audit_keep: self.audit_keep.into_boxed_slice(),
         })
     }
 }

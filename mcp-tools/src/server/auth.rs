@@ -182,6 +182,32 @@ impl TokenTable {
         }
     }
 
+    /// The permissions of the tokens whose line names `subject` (`tools explain
+    /// --tokens-file --subject`); an error when no line names it, or when its lines grant
+    /// different permissions (then only a token line says which one is meant).
+    #[cfg(feature = "cli")]
+    pub(crate) fn permissions_of_subject(&self, subject: &str) -> Result<PermissionSet, String> {
+        let mut found: Option<&PermissionSet> = None;
+        for caller in self.tokens.values() {
+            if caller.subject() != Some(subject) {
+                continue;
+            }
+            let permissions = caller.permissions();
+            match (found, permissions) {
+                (None, Some(permissions)) => found = Some(permissions),
+                (Some(seen), Some(permissions)) if seen != permissions => {
+                    return Err(format!(
+                        "the subject {subject:?} has tokens granting different permissions; give one with --token-line"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        found
+            .cloned()
+            .ok_or_else(|| format!("no line names the subject {subject:?} (`subject={subject}`)"))
+    }
+
     /// Number of tokens.
     pub fn len(&self) -> usize {
         self.tokens.len()

@@ -193,6 +193,9 @@ pub struct Server {
     /// Where runtime changes are shared with the other replicas.
     #[cfg(feature = "redis")]
     shared_notifications: Option<super::fanout::SharedNotifications>,
+    /// The audit log ([`Server::audit_log`]).
+    #[cfg(feature = "audit")]
+    pub(super) audit: Option<super::AuditLog>,
     /// Built on first use; every setter resets it.
     built: OnceLock<Arc<Shared>>,
 }
@@ -220,6 +223,8 @@ impl Server {
             tasks: TaskOptions::default(),
             #[cfg(feature = "redis")]
             shared_notifications: None,
+            #[cfg(feature = "audit")]
+            audit: None,
             built: OnceLock::new(),
         }
     }
@@ -520,8 +525,31 @@ impl Server {
         self
     }
 
+    /// Write one JSON line to `log` per call that reached a tool, a resource or a prompt
+    /// (feature `audit`; `serve --audit-log PATH|-`). A call of a tool, resource or prompt
+    /// the caller cannot see writes no line. The queue is flushed when a graceful shutdown
+    /// ends; served over HTTP with [`HttpOptions::replica_id`](super::HttpOptions::replica_id),
+    /// the lines name that replica unless [`AuditLog::replica`](super::AuditLog::replica)
+    /// named one.
+    ///
+    /// ```
+    /// use mcp_toolbelt::server::{AuditLog, Server};
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let server = Server::new(registry).audit_log(AuditLog::to_stderr().unwrap());
+    /// ```
+    #[cfg(feature = "audit")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "audit")))]
+    pub fn audit_log(mut self, log: super::AuditLog) -> Server {
+        self.built = OnceLock::new();
+        self.audit = Some(log);
+        self
+    }
+
     pub(super) fn drain(&self) -> Drain {
-        Drain::start(self.shutdown.clone(), self.shutdown_grace)
+        let drain = Drain::start(self.shutdown.clone(), self.shutdown_grace);
+        #[cfg(feature = "audit")]
+        let drain = drain.flushing(self.audit.clone());
+        drain
     }
 
     /// The rmcp handler for one new session, to serve over a transport of your own
@@ -609,6 +637,8 @@ impl Server {
                 ttl: self.tasks.ttl,
                 poll_interval: DEFAULT_TASK_POLL_INTERVAL,
             },
+            #[cfg(feature = "audit")]
+            audit: self.audit.clone(),
             #[cfg(feature = "redis")]
             _fanout: fanout,
         })

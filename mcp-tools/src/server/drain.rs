@@ -11,6 +11,10 @@ use tokio_util::task::TaskTracker;
 /// How long cancelled work gets to unwind once the grace is over.
 const UNWIND: Duration = Duration::from_millis(500);
 
+/// How long the end of serving waits for the audit log's queue to be written.
+#[cfg(feature = "audit")]
+const AUDIT_FLUSH: Duration = Duration::from_secs(5);
+
 /// One listener's (or one stream's) shutdown: `draining` fires first, `hard` once the
 /// grace is over (or everything finished).
 pub(crate) struct Drain {
@@ -21,6 +25,9 @@ pub(crate) struct Drain {
     /// This one ends the grace timer when dropped (the copies of [`watch`](Self::watch)
     /// do not).
     owner: bool,
+    /// The audit log the owner flushes when serving ends.
+    #[cfg(feature = "audit")]
+    audit: Option<super::AuditLog>,
 }
 
 impl Drain {
@@ -49,7 +56,16 @@ impl Drain {
             draining: shutdown,
             hard,
             owner: true,
+            #[cfg(feature = "audit")]
+            audit: None,
         }
+    }
+
+    /// Flush `audit` when serving ends (this drain, the owner, is dropped).
+    #[cfg(feature = "audit")]
+    pub(crate) fn flushing(mut self, audit: Option<super::AuditLog>) -> Drain {
+        self.audit = audit;
+        self
     }
 
     /// The same tokens, for a connection's task.
@@ -58,6 +74,8 @@ impl Drain {
             draining: self.draining.clone(),
             hard: self.hard.clone(),
             owner: false,
+            #[cfg(feature = "audit")]
+            audit: None,
         }
     }
 
@@ -91,6 +109,17 @@ impl Drop for Drain {
         // Whatever ends serving ends the timer and what still runs under `hard`.
         if self.owner {
             self.hard.cancel();
+            // The lines of every call answered reach the log before serving returns (a
+            // short blocking wait on the writer thread, once, at the end).
+            #[cfg(feature = "audit")]
+            if let Some(audit) = &self.audit
+                && !audit.flush(AUDIT_FLUSH)
+            {
+                tracing::warn!(
+                    ?AUDIT_FLUSH,
+                    "audit log: the queue was not written out before serving ended"
+                );
+            }
         }
     }
 }

@@ -13,6 +13,16 @@ use super::exposure::{self, Authentication};
 use super::http::{self, HttpOptions, McpService};
 
 impl Server {
+    /// The audit log names `options`' replica (unless it names one already).
+    fn audit_replica(&self, options: &HttpOptions) {
+        #[cfg(feature = "audit")]
+        if let (Some(audit), Some(id)) = (&self.audit, &options.replica_id) {
+            audit.set_replica(id.clone());
+        }
+        #[cfg(not(feature = "audit"))]
+        let _ = options;
+    }
+
     /// The MCP endpoint (streamable HTTP) as a tower service, to mount in an application
     /// of your own; see [`McpService`] for what it does and what stays with your server.
     /// `options`' path, TLS and connection limits are for
@@ -28,6 +38,7 @@ impl Server {
     /// # let _ = service;
     /// ```
     pub fn http_service(&self, options: HttpOptions) -> McpService {
+        self.audit_replica(&options);
         McpService::new(
             self.shared(),
             &options,
@@ -68,6 +79,7 @@ impl Server {
         addr: SocketAddr,
         options: HttpOptions,
     ) -> Result<HttpServer, ServeError> {
+        self.audit_replica(&options);
         let authentication = options.authentication();
         self.check_exposure("HTTP", addr, authentication)?;
         let listener = TcpListener::bind(addr)

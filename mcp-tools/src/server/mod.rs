@@ -55,6 +55,8 @@
 //!   nested deeper than 100 levels or a line longer than [`Server::max_line_length`]
 //!   `-32600`, each with the request's `id` when it can be read and `null` otherwise.
 
+#[cfg(feature = "audit")]
+mod audit;
 mod auth;
 mod bounded;
 mod builder;
@@ -121,6 +123,9 @@ use std::net::SocketAddr;
 /// ```
 pub use rmcp;
 
+#[cfg(feature = "audit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "audit")))]
+pub use audit::{AuditLog, AuditLogError, DEFAULT_AUDIT_QUEUE, arguments_digest};
 pub use auth::{TokenResolver, TokenTable, TokensFileError};
 #[cfg(unix)]
 pub use builder::UnixServer;

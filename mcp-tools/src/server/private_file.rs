@@ -73,3 +73,33 @@ pub(crate) fn read(path: &Path, what: &'static str) -> Result<String, Refused> {
     file.read_to_string(&mut text).map_err(Refused::Io)?;
     Ok(text)
 }
+
+/// `path` opened for appending (`O_APPEND`), created with mode `0600` (on Unix) when it
+/// does not exist; an existing regular file accessible to group or others is refused.
+/// The mode is read from the opened file. Devices (`/dev/stderr`, `/dev/full`) are taken
+/// as they are. `what` names the kind of file in errors.
+#[cfg(feature = "audit")]
+pub(crate) fn open_append(path: &Path, what: &'static str) -> Result<std::fs::File, Refused> {
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path).map_err(Refused::Io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let metadata = file.metadata().map_err(Refused::Io)?;
+        let mode = metadata.permissions().mode() & 0o7777;
+        if metadata.is_file() && mode & 0o077 != 0 {
+            return Err(Refused::Exposed(ExposedFile {
+                what,
+                path: path.to_path_buf(),
+                mode,
+            }));
+        }
+    }
+    Ok(file)
+}

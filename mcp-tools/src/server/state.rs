@@ -49,6 +49,9 @@ pub(crate) struct Shared {
     pub(crate) tasks: Tasks,
     /// The rate limits of `tools/call` (each tool's `rate`, the operator's rules).
     pub(crate) rate: super::rate_limit::RateLimiter,
+    /// Where a line per call that reached a tool, resource or prompt goes.
+    #[cfg(feature = "audit")]
+    pub(crate) audit: Option<super::AuditLog>,
     /// The link to the other replicas' notifications (`Server::share_notifications`).
     #[cfg(feature = "redis")]
     pub(crate) _fanout: Option<super::fanout::Fanout>,

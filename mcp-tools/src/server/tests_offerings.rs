@@ -321,3 +321,81 @@ async fn elicitation_needs_the_capability() {
         "{reply}"
     );
 }
+
+/// The audit log's lines of `resources/read` and `prompts/get`: a templated URI is written
+/// as its template (the variables only in the digest), a fixed one as it is, an unknown
+/// resource or prompt writes nothing, a failure is a protocol error with its code.
+#[cfg(feature = "audit")]
+#[tokio::test]
+async fn resource_reads_and_prompts_are_audited() {
+    let dir = std::env::temp_dir().join(format!("audit-offerings-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("audit.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let log = super::AuditLog::to_file(&path).unwrap();
+    let mut client = RawClient::connect(Server::new(registry()).audit_log(log.clone()));
+    initialize(&mut client, json!({})).await;
+    client
+        .request(1, "resources/read", json!({"uri": "demo://square/12"}))
+        .await;
+    client
+        .request(2, "resources/read", json!({"uri": "demo://square/twelve"}))
+        .await;
+    client
+        .request(3, "resources/read", json!({"uri": "demo://secret-unknown"}))
+        .await;
+    client
+        .request(4, "resources/read", json!({"uri": "demo://a"}))
+        .await;
+    client
+        .request(
+            5,
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "Ann"}}),
+        )
+        .await;
+    client
+        .request(6, "prompts/get", json!({"name": "no-such-prompt"}))
+        .await;
+    assert!(log.flush(Duration::from_secs(10)));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        !text.contains("secret-unknown") && !text.contains("no-such-prompt"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("square/12") && !text.contains("Ann"),
+        "{text}"
+    );
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_id = |id: &str| {
+        lines
+            .iter()
+            .find(|l| l["request_id"] == id)
+            .unwrap_or_else(|| panic!("no line for {id}: {text}"))
+    };
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(by_id("1")["target"], "demo://square/{n}");
+    assert_eq!(by_id("1")["outcome"], "ok");
+    assert_eq!(
+        by_id("1")["arguments_digest"],
+        super::arguments_digest(&json!("demo://square/12"))
+    );
+    assert_eq!(by_id("2")["outcome"], "protocol_error");
+    assert_eq!(by_id("2")["error_code"], -32602);
+    assert_ne!(
+        by_id("2")["arguments_digest"],
+        by_id("1")["arguments_digest"]
+    );
+    assert_eq!(by_id("4")["target"], "demo://a");
+    assert_eq!(by_id("5")["method"], "prompts/get");
+    assert_eq!(by_id("5")["target"], "greet");
+    assert_eq!(
+        by_id("5")["arguments_digest"],
+        super::arguments_digest(&json!({"name": "Ann"}))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

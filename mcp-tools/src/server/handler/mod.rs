@@ -2,6 +2,8 @@
 //! request needs is built once (the registry caches each permission view's tool list);
 //! a request only picks the caller's view, a page, or a tool.
 
+#[cfg(feature = "audit")]
+mod audit;
 mod offerings;
 mod pages;
 #[cfg(feature = "http")]
@@ -349,6 +351,47 @@ fn tool_outcome(
     }
 }
 
+impl McpHandler {
+    /// Answer a `tools/call`; `tool_error` gets the kind of an `isError` result (for the
+    /// audit log).
+    async fn tool_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        tool_error: &mut Option<crate::output::error::ErrorKind>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.admit_call(&request.name, &context).await?;
+        #[cfg(feature = "http")]
+        self.check_param_headers(&request, &context)?;
+        if self.task_support(&request, &context)? {
+            return self.call_as_task(request, context).await;
+        }
+        let (registry, _) = self.caller_view(&context);
+        let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        let binding = self.binding(&context, "tools/call", &request.name, &arguments);
+        let ended = self
+            .in_round(
+                &context,
+                binding,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+                |ctx| registry.call_tool(&request.name, arguments, ctx),
+            )
+            .await?;
+        match ended {
+            RoundEnd::Finished(outcome) => {
+                *tool_error = outcome.as_ref().ok().and_then(ToolResult::error_kind);
+                tool_outcome(outcome)
+            }
+            RoundEnd::Asked(input_required) => Ok(input_required.into()),
+            RoundEnd::Failed(error) => {
+                *tool_error = Some(error.kind());
+                Ok(convert::call_result(ToolResult::error(&error, None)).into())
+            }
+        }
+    }
+}
+
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
         self.shared.config.clone()
@@ -386,31 +429,15 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.admit_call(&request.name, &context).await?;
-        #[cfg(feature = "http")]
-        self.check_param_headers(&request, &context)?;
-        if self.task_support(&request, &context)? {
-            return self.call_as_task(request, context).await;
+        #[cfg(feature = "audit")]
+        if let Some(audited) = self.audit_tool(&context, &request.name, request.arguments.as_ref())
+        {
+            let mut tool_error = None;
+            let answer = self.tool_call(request, context, &mut tool_error).await;
+            audited.finish(&answer, tool_error);
+            return answer;
         }
-        let (registry, _) = self.caller_view(&context);
-        let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let binding = self.binding(&context, "tools/call", &request.name, &arguments);
-        let ended = self
-            .in_round(
-                &context,
-                binding,
-                request.request_state.as_deref(),
-                request.input_responses.as_ref(),
-                |ctx| registry.call_tool(&request.name, arguments, ctx),
-            )
-            .await?;
-        match ended {
-            RoundEnd::Finished(outcome) => tool_outcome(outcome),
-            RoundEnd::Asked(input_required) => Ok(input_required.into()),
-            RoundEnd::Failed(error) => {
-                Ok(convert::call_result(ToolResult::error(&error, None)).into())
-            }
-        }
+        self.tool_call(request, context, &mut None).await
     }
 
     async fn get_task(
@@ -458,6 +485,12 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        #[cfg(feature = "audit")]
+        if let Some(audited) = self.audit_resource(&context, &request.uri) {
+            let answer = self.resource_read(request, context).await;
+            audited.finish(&answer, None);
+            return answer;
+        }
         self.resource_read(request, context).await
     }
 
@@ -490,6 +523,14 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        #[cfg(feature = "audit")]
+        if let Some(audited) =
+            self.audit_prompt(&context, &request.name, request.arguments.as_ref())
+        {
+            let answer = self.prompt_get(request, context).await;
+            audited.finish(&answer, None);
+            return answer;
+        }
         self.prompt_get(request, context).await
     }
 

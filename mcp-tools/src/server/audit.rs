@@ -1,0 +1,783 @@
+//! The audit log (feature `audit`): one JSON line per call that reached a tool, a resource
+//! or a prompt, written by one writer thread from a bounded queue to an append-only file
+//! or to stderr.
+//!
+//! What a line holds, and what it never holds, is in `docs/operations.md` ("Audit log").
+//! In short: who (subject, client id), what (method, target), how it ended (outcome,
+//! duration), where (replica, session, request id), and a SHA-256 digest of the arguments
+//! instead of the arguments, apart from the ones a tool marked safe to keep
+//! (`#[arg(audit = "keep")]`, [`ToolDefBuilder::audit_keep`]).
+//!
+//! [`ToolDefBuilder::audit_keep`]: crate::definition::ToolDefBuilder::audit_keep
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::private_file::{self, ExposedFile};
+use crate::Caller;
+use crate::output::error::ErrorKind;
+
+/// How many lines may wait for the writer by default ([`AuditLog::queue_bound`]).
+pub const DEFAULT_AUDIT_QUEUE: usize = 1024;
+
+/// How often, at most, a failing audit log says so in the server's log.
+const WARN_EVERY: Duration = Duration::from_secs(10);
+
+/// The audit log a [`Server`](super::Server) writes one line to per call that reached a
+/// tool, resource or prompt ([`Server::audit_log`](super::Server::audit_log), `serve
+/// --audit-log PATH|-`).
+///
+/// Lines go through a queue of at most [`queue_bound`](Self::queue_bound) lines to one
+/// writer thread. A call never waits for the log: when the queue is full its line is
+/// dropped and counted ([`queue_drops`](Self::queue_drops)); a line the target refuses is
+/// counted too ([`write_failures`](Self::write_failures)); both are reported as warnings
+/// (at most one every 10 s, with the totals). A `kill -9` loses at most the queue bound;
+/// a graceful shutdown flushes the queue. Clones share one log.
+///
+/// ```
+/// use mcp_toolbelt::server::{AuditLog, Server};
+/// let dir = std::env::temp_dir().join(format!("audit-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let log = AuditLog::to_file(dir.join("audit.jsonl")).unwrap().queue_bound(256);
+/// assert_eq!(log.queue_bound_len(), 256);
+/// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+/// let _server = Server::new(registry).audit_log(log.clone());
+/// assert!(log.flush(std::time::Duration::from_secs(1)));
+/// assert_eq!(log.write_failures(), 0);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct AuditLog {
+    inner: Arc<Inner>,
+    /// Dropped with the last handle: the writer then writes what is queued and ends.
+    _closer: Arc<Closer>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog")
+            .field("target", &self.inner.target)
+            .field("queue_bound", &self.queue_bound_len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why an audit log could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditLogError {
+    /// The file could not be opened (or created) for appending.
+    #[error("audit log {}: cannot open it for appending: {source}", path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// An existing file other users may read: the log names who called what, so it is
+    /// not written to until only its owner can read it.
+    #[error(transparent)]
+    Exposed(#[from] ExposedFile),
+    /// The writer thread could not be started.
+    #[error("audit log: cannot start its writer thread: {0}")]
+    Thread(std::io::Error),
+}
+
+struct Inner {
+    target: String,
+    queue: Mutex<Queue>,
+    /// Signalled when a line is queued or the log closes.
+    ready: Condvar,
+    /// Signalled when the writer has written everything it took.
+    idle: Condvar,
+    replica: OnceLock<Box<str>>,
+    write_failures: AtomicU64,
+    queue_drops: AtomicU64,
+    written: AtomicU64,
+    last_warning: Mutex<Option<Instant>>,
+}
+
+struct Queue {
+    lines: VecDeque<Vec<u8>>,
+    /// Lines the writer took and has not finished writing (they count against the bound).
+    writing: usize,
+    bound: usize,
+    closed: bool,
+}
+
+struct Closer(Arc<Inner>);
+
+impl Drop for Closer {
+    fn drop(&mut self) {
+        lock(&self.0.queue).closed = true;
+        self.0.ready.notify_all();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Where the writer writes.
+enum Sink {
+    File(File),
+    Stderr,
+}
+
+impl Sink {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            // One `write` per batch on an O_APPEND file: lines of other writers never
+            // land inside ours.
+            Sink::File(file) => file.write_all(bytes),
+            Sink::Stderr => {
+                let mut stderr = std::io::stderr().lock();
+                stderr.write_all(bytes)?;
+                stderr.flush()
+            }
+        }
+    }
+}
+
+impl AuditLog {
+    /// Append lines to `path`, created with mode `0600` if it does not exist (opened with
+    /// `O_APPEND`: every batch of lines lands at the end, whoever else appends).
+    ///
+    /// # Errors
+    ///
+    /// [`AuditLogError::Open`] when the file cannot be opened for appending (a missing
+    /// directory, no permission); [`AuditLogError::Exposed`] when an existing regular file
+    /// is accessible to group or others (mode bits `0o077`).
+    ///
+    /// ```
+    /// let err = mcp_toolbelt::server::AuditLog::to_file("/nonexistent-dir/audit.jsonl").unwrap_err();
+    /// assert!(err.to_string().contains("cannot open it for appending"));
+    /// ```
+    pub fn to_file(path: impl AsRef<Path>) -> Result<AuditLog, AuditLogError> {
+        let path = path.as_ref();
+        let file =
+            private_file::open_append(path, "audit log").map_err(|refused| match refused {
+                private_file::Refused::Io(source) => AuditLogError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                },
+                private_file::Refused::Exposed(exposed) => AuditLogError::Exposed(exposed),
+            })?;
+        AuditLog::start(Sink::File(file), path.display().to_string())
+    }
+
+    /// Write lines to this process's stderr (each line one write, among the log lines).
+    ///
+    /// # Errors
+    ///
+    /// [`AuditLogError::Thread`] when the writer thread cannot be started.
+    ///
+    /// ```
+    /// let log = mcp_toolbelt::server::AuditLog::to_stderr().unwrap();
+    /// assert_eq!(log.lines_written(), 0);
+    /// ```
+    pub fn to_stderr() -> Result<AuditLog, AuditLogError> {
+        AuditLog::start(Sink::Stderr, "stderr".into())
+    }
+
+    fn start(mut sink: Sink, target: String) -> Result<AuditLog, AuditLogError> {
+        let inner = Arc::new(Inner {
+            target,
+            queue: Mutex::new(Queue {
+                lines: VecDeque::new(),
+                writing: 0,
+                bound: DEFAULT_AUDIT_QUEUE,
+                closed: false,
+            }),
+            ready: Condvar::new(),
+            idle: Condvar::new(),
+            replica: OnceLock::new(),
+            write_failures: AtomicU64::new(0),
+            queue_drops: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            last_warning: Mutex::new(None),
+        });
+        let writer = inner.clone();
+        std::thread::Builder::new()
+            .name("mcp-audit-log".into())
+            .spawn(move || writer.run(&mut sink))
+            .map_err(AuditLogError::Thread)?;
+        Ok(AuditLog {
+            _closer: Arc::new(Closer(inner.clone())),
+            inner,
+        })
+    }
+
+    /// At most `bound` lines wait for the writer (at least 1; [`DEFAULT_AUDIT_QUEUE`] by
+    /// default): the most a `kill -9` can lose, and the most memory the queue holds.
+    pub fn queue_bound(self, bound: usize) -> AuditLog {
+        lock(&self.inner.queue).bound = bound.max(1);
+        self
+    }
+
+    /// The queue's bound ([`queue_bound`](Self::queue_bound)).
+    pub fn queue_bound_len(&self) -> usize {
+        lock(&self.inner.queue).bound
+    }
+
+    /// Name this replica in every line (`replica`). [`HttpOptions::replica_id`] sets it
+    /// when the server is served over HTTP, unless it was set here first.
+    ///
+    /// [`HttpOptions::replica_id`]: crate::server::HttpOptions
+    ///
+    /// ```
+    /// let log = mcp_toolbelt::server::AuditLog::to_stderr().unwrap().replica("mcp-7c9f");
+    /// assert_eq!(log.replica_id(), Some("mcp-7c9f"));
+    /// ```
+    pub fn replica(self, id: impl Into<String>) -> AuditLog {
+        self.set_replica(id.into());
+        self
+    }
+
+    /// The replica named in every line, if any.
+    pub fn replica_id(&self) -> Option<&str> {
+        self.inner.replica.get().map(|id| &**id)
+    }
+
+    /// Set the replica unless one is set already (an empty id sets nothing).
+    pub(crate) fn set_replica(&self, id: String) {
+        if !id.is_empty() {
+            let _ = self.inner.replica.set(id.into_boxed_str());
+        }
+    }
+
+    /// Lines the target refused (a write error: disk full, a closed stderr), counted when
+    /// the writer gave up on them. Each is also reported as a warning (rate-limited).
+    pub fn write_failures(&self) -> u64 {
+        self.inner.write_failures.load(Ordering::Relaxed)
+    }
+
+    /// Lines dropped because the queue was full (the call was answered without waiting).
+    pub fn queue_drops(&self) -> u64 {
+        self.inner.queue_drops.load(Ordering::Relaxed)
+    }
+
+    /// Lines written.
+    pub fn lines_written(&self) -> u64 {
+        self.inner.written.load(Ordering::Relaxed)
+    }
+
+    /// Wait until every queued line is written (or failed), at most `timeout`: true when
+    /// the queue is empty. Serving flushes on its own when a graceful shutdown ends.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut queue = lock(&self.inner.queue);
+        while !queue.lines.is_empty() || queue.writing > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            queue = self
+                .inner
+                .idle
+                .wait_timeout(queue, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// Queue one line (without its newline); never waits.
+    fn push(&self, mut line: Vec<u8>) {
+        line.push(b'\n');
+        let mut queue = lock(&self.inner.queue);
+        if queue.lines.len() + queue.writing >= queue.bound {
+            drop(queue);
+            self.inner.queue_drops.fetch_add(1, Ordering::Relaxed);
+            self.inner.warn(None);
+            return;
+        }
+        queue.lines.push_back(line);
+        drop(queue);
+        self.inner.ready.notify_one();
+    }
+
+    /// Write the line of a call that ended.
+    pub(crate) fn record(&self, entry: &Entry<'_>) {
+        match entry.line(self.replica_id(), SystemTime::now()) {
+            Ok(line) => self.push(line),
+            // Serializing a map of strings and numbers does not fail; if it ever did, the
+            // line is counted as lost, not skipped silently.
+            Err(error) => {
+                self.inner.write_failures.fetch_add(1, Ordering::Relaxed);
+                self.inner.warn(Some(&error.to_string()));
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// The writer thread: take every queued line, write them in one go, repeat until the
+    /// log is closed and empty.
+    fn run(&self, sink: &mut Sink) {
+        let mut batch = Vec::new();
+        loop {
+            let taken = {
+                let mut queue = lock(&self.queue);
+                while queue.lines.is_empty() && !queue.closed {
+                    queue = self.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
+                }
+                if queue.lines.is_empty() {
+                    return;
+                }
+                let taken = queue.lines.len();
+                queue.writing = taken;
+                batch.clear();
+                for line in queue.lines.drain(..) {
+                    batch.extend_from_slice(&line);
+                }
+                taken as u64
+            };
+            match sink.write(&batch) {
+                Ok(()) => {
+                    self.written.fetch_add(taken, Ordering::Relaxed);
+                }
+                Err(error) => {
+                    self.write_failures.fetch_add(taken, Ordering::Relaxed);
+                    self.warn(Some(&error.to_string()));
+                }
+            }
+            lock(&self.queue).writing = 0;
+            self.idle.notify_all();
+        }
+    }
+
+    /// Say that lines were lost, at most once per [`WARN_EVERY`], with the totals.
+    fn warn(&self, error: Option<&str>) {
+        let now = Instant::now();
+        {
+            let mut last = lock(&self.last_warning);
+            if last.is_some_and(|at| now.duration_since(at) < WARN_EVERY) {
+                return;
+            }
+            *last = Some(now);
+        }
+        tracing::warn!(
+            target_log = %self.target,
+            write_failures = self.write_failures.load(Ordering::Relaxed),
+            queue_drops = self.queue_drops.load(Ordering::Relaxed),
+            error = error.unwrap_or("the queue is full"),
+            "audit log: lines could not be written"
+        );
+    }
+}
+
+/// How a call ended, as the audit line says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// It succeeded.
+    Ok,
+    /// A tool answered with an error result (`isError`), of this kind.
+    ToolError(ErrorKind),
+    /// The request was answered with a JSON-RPC error: its code, and the error's kind when
+    /// the error carries one (a resource or prompt fn that failed).
+    ProtocolError(i32, Option<String>),
+}
+
+/// One call's line, before it is written.
+pub(crate) struct Entry<'a> {
+    pub(crate) method: &'static str,
+    /// The tool name, prompt name, fixed resource URI or resource template.
+    pub(crate) target: &'a str,
+    pub(crate) caller: &'a Caller,
+    pub(crate) request_id: &'a str,
+    pub(crate) session: Option<&'a str>,
+    pub(crate) protocol_version: Option<&'a str>,
+    pub(crate) outcome: Outcome,
+    pub(crate) duration: Duration,
+    /// [`arguments_digest`] of the arguments.
+    pub(crate) digest: &'a str,
+    /// The arguments the tool lets the log keep.
+    pub(crate) kept: Option<Map<String, Value>>,
+}
+
+/// The line's fields, in the order they are written.
+#[derive(Serialize)]
+struct Line<'a> {
+    time: &'a str,
+    subject: Option<&'a str>,
+    client_id: Option<&'a str>,
+    method: &'a str,
+    target: &'a str,
+    outcome: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_code: Option<i32>,
+    duration_us: u64,
+    replica: Option<&'a str>,
+    request_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<&'a str>,
+    arguments_digest: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a Map<String, Value>>,
+}
+
+impl Entry<'_> {
+    /// The JSON line (no newline) at time `now`.
+    fn line(&self, replica: Option<&str>, now: SystemTime) -> serde_json::Result<Vec<u8>> {
+        let time = rfc3339(now);
+        let (outcome, error_kind, error_code) = match &self.outcome {
+            Outcome::Ok => ("ok", None, None),
+            Outcome::ToolError(kind) => ("tool_error", Some(kind.as_str()), None),
+            Outcome::ProtocolError(code, kind) => ("protocol_error", kind.as_deref(), Some(*code)),
+        };
+        serde_json::to_vec(&Line {
+            time: &time,
+            subject: self.caller.subject(),
+            client_id: self.caller.client_id(),
+            method: self.method,
+            target: self.target,
+            outcome,
+            error_kind,
+            error_code,
+            duration_us: u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX),
+            replica,
+            request_id: self.request_id,
+            session: self.session,
+            protocol_version: self.protocol_version,
+            arguments_digest: self.digest,
+            arguments: self.kept.as_ref(),
+        })
+    }
+}
+
+/// The top-level arguments of `arguments` named in `keep` (those present), if any.
+pub(crate) fn kept_arguments<'k>(
+    object: &Map<String, Value>,
+    keep: impl Iterator<Item = &'k str>,
+) -> Option<Map<String, Value>> {
+    let kept: Map<String, Value> = keep
+        .filter_map(|name| Some((name.to_string(), object.get(name)?.clone())))
+        .collect();
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// The SHA-256 digest, in lower-case hex, of `value`'s canonical JSON: object keys sorted
+/// (by their UTF-8 bytes), no whitespace, strings escaped and numbers written as
+/// `serde_json` writes them. Equal arguments give equal digests whatever order the client
+/// sent their keys in; `1` and `1.0` are different arguments. The audit log writes it as
+/// `arguments_digest`, so an operator holding some arguments can find their calls.
+///
+/// ```
+/// use mcp_toolbelt::server::arguments_digest;
+/// use serde_json::json;
+/// let a = arguments_digest(&json!({"b": 1, "a": [true, null, "x"]}));
+/// let b: serde_json::Value = serde_json::from_str(r#"{ "a": [true, null, "x"], "b": 1 }"#).unwrap();
+/// assert_eq!(a, arguments_digest(&b));
+/// assert_eq!(a.len(), 64);
+/// assert_ne!(a, arguments_digest(&json!({"b": 2, "a": [true, null, "x"]})));
+/// ```
+pub fn arguments_digest(value: &Value) -> String {
+    let mut hasher = Sha256::new();
+    canonical(value, &mut |bytes| hasher.update(bytes));
+    hex(hasher)
+}
+
+/// [`arguments_digest`] of a request's arguments object (none counts as `{}`), without
+/// copying it into a [`Value`].
+pub(crate) fn object_digest(object: Option<&Map<String, Value>>) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"{");
+    if let Some(object) = object {
+        let mut keys: Vec<(&String, &Value)> = object.iter().collect();
+        keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        for (at, (key, item)) in keys.into_iter().enumerate() {
+            if at > 0 {
+                hasher.update(b",");
+            }
+            hasher.update(serde_json::to_vec(key).unwrap_or_default());
+            hasher.update(b":");
+            canonical(item, &mut |bytes| hasher.update(bytes));
+        }
+    }
+    hasher.update(b"}");
+    hex(hasher)
+}
+
+fn hex(hasher: Sha256) -> String {
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
+}
+
+/// Write `value`'s canonical JSON to `out`, iteratively (no nesting depth can overflow
+/// the stack).
+fn canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
+    enum Step<'v> {
+        Value(&'v Value),
+        Raw(&'static [u8]),
+        Key(&'v str),
+    }
+    let mut stack = vec![Step::Value(value)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Raw(bytes) => out(bytes),
+            Step::Key(key) => {
+                out(&serde_json::to_vec(key).unwrap_or_default());
+                out(b":");
+            }
+            Step::Value(Value::Null) => out(b"null"),
+            Step::Value(Value::Bool(true)) => out(b"true"),
+            Step::Value(Value::Bool(false)) => out(b"false"),
+            Step::Value(Value::Number(number)) => out(number.to_string().as_bytes()),
+            Step::Value(Value::String(text)) => {
+                out(&serde_json::to_vec(text).unwrap_or_default());
+            }
+            Step::Value(Value::Array(items)) => {
+                out(b"[");
+                stack.push(Step::Raw(b"]"));
+                for (at, item) in items.iter().enumerate().rev() {
+                    stack.push(Step::Value(item));
+                    if at > 0 {
+                        stack.push(Step::Raw(b","));
+                    }
+                }
+            }
+            Step::Value(Value::Object(object)) => {
+                out(b"{");
+                stack.push(Step::Raw(b"}"));
+                let mut keys: Vec<(&String, &Value)> = object.iter().collect();
+                keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                for (at, (key, item)) in keys.into_iter().enumerate().rev() {
+                    stack.push(Step::Value(item));
+                    stack.push(Step::Key(key));
+                    if at > 0 {
+                        stack.push(Step::Raw(b","));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `time` as RFC 3339 in UTC with milliseconds, e.g. `2026-11-27T17:51:18.123Z`.
+fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+/// The proleptic Gregorian date of `days` after 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn canonical_text(value: &Value) -> String {
+        let mut bytes = Vec::new();
+        canonical(value, &mut |b| bytes.extend_from_slice(b));
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level_and_parses_back_equal() {
+        let value =
+            json!({"z": {"b": [1, {"y": null, "x": "é\"\n"}], "a": true}, "a": -2.5e-3, "": []});
+        let text = canonical_text(&value);
+        assert_eq!(
+            text,
+            r#"{"":[],"a":-0.0025,"z":{"a":true,"b":[1,{"x":"é\"\n","y":null}]}}"#
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
+    }
+
+    #[test]
+    fn the_digest_is_sha256_of_the_canonical_form_and_ignores_key_order() {
+        // `printf '{"a":1,"b":"x"}' | sha256sum`
+        assert_eq!(
+            arguments_digest(&json!({"b": "x", "a": 1})),
+            "ecf9e98ec0641e23113ff3ce8bdc78d0ddd249886517fd4a7f68cc83d4e65667"
+        );
+        let one: Value = serde_json::from_str(r#"{"b":"x","a":1}"#).unwrap();
+        let two: Value = serde_json::from_str(r#"{ "a" : 1 , "b" : "x" }"#).unwrap();
+        assert_eq!(arguments_digest(&one), arguments_digest(&two));
+        assert_ne!(
+            arguments_digest(&json!({"a": 1})),
+            arguments_digest(&json!({"a": 1.0}))
+        );
+        let object = json!({"b": [1, {"d": 2, "c": 3}], "a": 1});
+        assert_eq!(object_digest(object.as_object()), arguments_digest(&object));
+        assert_eq!(object_digest(None), arguments_digest(&json!({})));
+        assert_ne!(
+            arguments_digest(&json!(["a", "b"])),
+            arguments_digest(&json!(["b", "a"]))
+        );
+    }
+
+    #[test]
+    fn deep_values_are_digested_without_recursion() {
+        let mut value = json!(0);
+        for _ in 0..100_000 {
+            value = Value::Array(vec![value]);
+        }
+        assert_eq!(arguments_digest(&value).len(), 64);
+        // serde_json's own drop of the value would recurse: take it apart by hand.
+        let mut next = Some(value);
+        while let Some(Value::Array(mut items)) = next {
+            next = items.pop();
+        }
+    }
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_801_878_123);
+        assert_eq!(rfc3339(t), "2026-11-27T17:51:18.123Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_line_has_every_field_and_only_the_kept_arguments() {
+        let caller = Caller::new(
+            Some("alice".into()),
+            Some("ci".into()),
+            vec![],
+            crate::PermissionSet::empty(),
+            Default::default(),
+        );
+        let arguments = json!({"region": "eu", "password": "hunter2"});
+        let digest = arguments_digest(&arguments);
+        let entry = Entry {
+            method: "tools/call",
+            target: "deploy",
+            caller: &caller,
+            request_id: "7",
+            session: Some("s-1"),
+            protocol_version: Some("2025-11-25"),
+            outcome: Outcome::ToolError(ErrorKind::Upstream),
+            duration: Duration::from_micros(1500),
+            digest: &digest,
+            kept: kept_arguments(
+                arguments.as_object().unwrap(),
+                ["region", "absent"].into_iter(),
+            ),
+        };
+        let now = UNIX_EPOCH + Duration::from_millis(1_795_801_878_123);
+        let line = entry.line(Some("r1"), now).unwrap();
+        let text = String::from_utf8(line).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(!text.contains('\n'));
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            parsed,
+            json!({
+                "time": "2026-11-27T17:51:18.123Z",
+                "subject": "alice",
+                "client_id": "ci",
+                "method": "tools/call",
+                "target": "deploy",
+                "outcome": "tool_error",
+                "error_kind": "upstream_error",
+                "duration_us": 1500,
+                "replica": "r1",
+                "request_id": "7",
+                "session": "s-1",
+                "protocol_version": "2025-11-25",
+                "arguments_digest": digest,
+                "arguments": {"region": "eu"},
+            })
+        );
+        let protocol = Entry {
+            outcome: Outcome::ProtocolError(-32602, None),
+            kept: None,
+            session: None,
+            ..entry
+        };
+        let parsed: Value = serde_json::from_slice(&protocol.line(None, now).unwrap()).unwrap();
+        assert_eq!(parsed["outcome"], "protocol_error");
+        assert_eq!(parsed["error_code"], -32602);
+        assert_eq!(parsed["replica"], Value::Null);
+        assert!(parsed.get("arguments").is_none() && parsed.get("session").is_none());
+    }
+
+    #[test]
+    fn a_full_queue_drops_and_counts_and_the_writer_drains_it() {
+        let dir = std::env::temp_dir().join(format!("audit-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("queue.jsonl");
+        let log = AuditLog::to_file(&path).unwrap().queue_bound(4);
+        for n in 0..1000 {
+            log.push(format!("{{\"n\":{n}}}").into_bytes());
+        }
+        assert!(log.flush(Duration::from_secs(10)));
+        let lines = std::fs::read_to_string(&path).unwrap().lines().count() as u64;
+        assert_eq!(lines, log.lines_written());
+        assert_eq!(lines + log.queue_drops(), 1000);
+        assert_eq!(log.write_failures(), 0);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn write_failures_are_counted() {
+        // /dev/full: every write fails with ENOSPC, a real device refusing lines.
+        let log = AuditLog::to_file("/dev/full").unwrap();
+        for n in 0..10 {
+            log.push(format!("{{\"n\":{n}}}").into_bytes());
+        }
+        assert!(log.flush(Duration::from_secs(10)));
+        assert_eq!(log.write_failures(), 10);
+        assert_eq!(log.lines_written(), 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_exposed_existing_file_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::temp_dir().join(format!("audit-exposed-{}", std::process::id()));
+        std::fs::write(&path, "").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = AuditLog::to_file(&path).unwrap_err();
+        assert!(matches!(err, AuditLogError::Exposed(_)), "{err}");
+        std::fs::remove_file(&path).unwrap();
+    }
+}
