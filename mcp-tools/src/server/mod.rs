@@ -88,6 +88,7 @@ mod stream;
 mod subscriptions;
 pub mod tasks;
 mod tcp;
+pub mod telemetry;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub(crate) fast_paths: bool,
     /// Where tasks live, with their bounds and times.
     pub(crate) tasks: Tasks,
+    /// The metrics and what each request's span says of this replica.
+    pub(crate) telemetry: super::telemetry::Telemetry,
     /// The link to the other replicas' notifications (`Server::share_notifications`).
     #[cfg(feature = "redis")]
     pub(crate) _fanout: Option<super::fanout::Fanout>,

@@ -42,7 +42,9 @@ use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
-use crate::{Caller, PermissionSet};
+use crate::{Caller, ErrorKind, PermissionSet};
+use super::telemetry::{OTHER_TOOL, Observation};
+use tracing::Instrument;
 
 /// rmcp's [`ServerHandler`] over a [`ToolRegistry`](crate::ToolRegistry), one per MCP session.
 ///
@@ -106,6 +108,17 @@ impl McpHandler {
     /// The caller of a request that carries `http`, borrowed (`None`: the local caller).
     fn caller_of<'a>(&'a self, http: Option<&'a Caller>) -> Option<&'a Caller> {
         http.or(self.session.caller.as_ref())
+    }
+
+    /// Start observing this request (`docs/operations.md`): its span and its metrics.
+    pub(super) fn observe(
+        &self,
+        method: &str,
+        tool: Option<Arc<str>>,
+        context: &RequestContext<RoleServer>,
+    ) -> Observation {
+        let caller = self.caller_of(http_caller(context));
+        Observation::start(&self.shared.telemetry, method, tool, context, caller)
     }
 
     /// The permission view of a request that carries `http` (`None`: every served tool).
@@ -326,12 +339,10 @@ fn tool_outcome(
     }
 }
 
-impl ServerHandler for McpHandler {
-    fn get_info(&self) -> ServerConfig {
-        self.shared.config.clone()
-    }
 
-    async fn list_tools(
+impl McpHandler {
+    /// The `tools/list` page a request asks for.
+    fn tools_page(
         &self,
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
@@ -358,17 +369,23 @@ impl ServerHandler for McpHandler {
         Ok(result)
     }
 
-    async fn call_tool(
+    /// `tools/call` in the caller's view `registry`: the answer, and for an `isError`
+    /// result `Some` of its kind.
+    async fn call_tool_in(
         &self,
+        registry: crate::ToolRegistry,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> (Result<CallToolResponse, McpError>, Option<Option<ErrorKind>>) {
         #[cfg(feature = "http")]
-        self.check_param_headers(&request, &context)?;
-        if self.task_support(&request, &context)? {
-            return self.call_as_task(request, context).await;
+        if let Err(error) = self.check_param_headers(&request, &context) {
+            return (Err(error), None);
         }
-        let (registry, _) = self.caller_view(&context);
+        match self.task_support(&request, &context) {
+            Err(error) => return (Err(error), None),
+            Ok(true) => return (self.call_as_task(request, context).await, None),
+            Ok(false) => {}
+        }
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let binding = self.binding(&context, "tools/call", &request.name, &arguments);
         let ended = self
@@ -379,14 +396,111 @@ impl ServerHandler for McpHandler {
                 request.input_responses.as_ref(),
                 |ctx| registry.call_tool(&request.name, arguments, ctx),
             )
-            .await?;
+            .await;
         match ended {
-            RoundEnd::Finished(outcome) => tool_outcome(outcome),
-            RoundEnd::Asked(input_required) => Ok(input_required.into()),
-            RoundEnd::Failed(error) => {
-                Ok(convert::call_result(ToolResult::error(&error, None)).into())
+            Err(error) => (Err(error), None),
+            Ok(RoundEnd::Finished(Ok(result))) => {
+                let error = result.is_error().then(|| result.error_kind());
+                (Ok(convert::call_result(result).into()), error)
             }
+            Ok(RoundEnd::Finished(Err(not_found))) => (tool_outcome(Err(not_found)), None),
+            Ok(RoundEnd::Asked(input_required)) => (Ok(input_required.into()), None),
+            Ok(RoundEnd::Failed(error)) => (
+                Ok(convert::call_result(ToolResult::error(&error, None)).into()),
+                Some(Some(error.kind())),
+            ),
         }
+    }
+}
+
+impl McpHandler {
+    /// `initialize`: the client's info kept, the version negotiated.
+    fn initialize_session(
+        &self,
+        request: InitializeRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        if let Some(removed) = outside_era("initialize", context) {
+            return Err(removed);
+        }
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        #[cfg(feature = "http")]
+        self.session
+            .batches
+            .store(takes_batches(&result.protocol_version), Ordering::SeqCst);
+        Ok(result)
+    }
+}
+
+/// The answer to a request rmcp could not type (see `on_custom_request`).
+fn custom_request(
+    request: &CustomRequest,
+    context: &RequestContext<RoleServer>,
+) -> Result<CustomResult, McpError> {
+        if let Some(removed) = outside_era(&request.method, context) {
+            return Err(removed);
+        }
+        if method_eras(&request.method).is_some() {
+            return Err(McpError::invalid_params(
+                format!(
+                    "invalid params for {}: they do not match the method's schema",
+                    echo(&request.method)
+                ),
+                None,
+            ));
+        }
+        Err(method_not_found(&request.method))
+    }
+
+/// Run `answer` inside `observation`'s span and end the observation with its result.
+async fn observed<T>(
+    observation: Observation,
+    answer: impl Future<Output = Result<T, McpError>>,
+) -> Result<T, McpError> {
+    let result = answer.instrument(observation.span().clone()).await;
+    observation.end_with(&result);
+    result
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.config.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let observation = self.observe("tools/list", None, &context);
+        let result = self.tools_page(request, context);
+        observation.end_with(&result);
+        result
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // The tool's name labels the request only when the caller can see that tool: an
+        // unknown or hidden one reads the same placeholder.
+        let (registry, _) = self.caller_view(&context);
+        let tool = registry
+            .get(&request.name)
+            .map_or_else(|| Arc::from(OTHER_TOOL), |def| Arc::from(def.name()));
+        let observation = self.observe("tools/call", Some(tool), &context);
+        let span = observation.span().clone();
+        let (answer, tool_error) = self
+            .call_tool_in(registry, request, context)
+            .instrument(span)
+            .await;
+        match tool_error {
+            Some(kind) if answer.is_ok() => observation.end_tool_error(kind),
+            _ => observation.end_with(&answer),
+        }
+        answer
     }
 
     async fn get_task(
@@ -394,7 +508,8 @@ impl ServerHandler for McpHandler {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        self.task_get(request, context).await
+        let observation = self.observe("tasks/get", None, &context);
+        observed(observation, self.task_get(request, context)).await
     }
 
     async fn update_task(
@@ -402,7 +517,8 @@ impl ServerHandler for McpHandler {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.task_update(request, context).await
+        let observation = self.observe("tasks/update", None, &context);
+        observed(observation, self.task_update(request, context)).await
     }
 
     async fn cancel_task(
@@ -410,7 +526,8 @@ impl ServerHandler for McpHandler {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.task_cancel(request, context).await
+        let observation = self.observe("tasks/cancel", None, &context);
+        observed(observation, self.task_cancel(request, context)).await
     }
 
     async fn list_resources(
@@ -418,7 +535,8 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.resources_list(request, context).await
+        let observation = self.observe("resources/list", None, &context);
+        observed(observation, self.resources_list(request, context)).await
     }
 
     async fn list_resource_templates(
@@ -426,7 +544,8 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.resource_templates_list(request, context).await
+        let observation = self.observe("resources/templates/list", None, &context);
+        observed(observation, self.resource_templates_list(request, context)).await
     }
 
     async fn read_resource(
@@ -434,7 +553,8 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.resource_read(request, context).await
+        let observation = self.observe("resources/read", None, &context);
+        observed(observation, self.resource_read(request, context)).await
     }
 
     async fn subscribe(
@@ -442,7 +562,8 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.resource_subscribe(request, context).await
+        let observation = self.observe("resources/subscribe", None, &context);
+        observed(observation, self.resource_subscribe(request, context)).await
     }
 
     async fn unsubscribe(
@@ -450,7 +571,8 @@ impl ServerHandler for McpHandler {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.resource_unsubscribe(request, context).await
+        let observation = self.observe("resources/unsubscribe", None, &context);
+        observed(observation, self.resource_unsubscribe(request, context)).await
     }
 
     async fn list_prompts(
@@ -458,7 +580,8 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.prompts_list(request, context).await
+        let observation = self.observe("prompts/list", None, &context);
+        observed(observation, self.prompts_list(request, context)).await
     }
 
     async fn get_prompt(
@@ -466,7 +589,8 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.prompt_get(request, context).await
+        let observation = self.observe("prompts/get", None, &context);
+        observed(observation, self.prompt_get(request, context)).await
     }
 
     async fn complete(
@@ -474,7 +598,8 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.completion(request, context).await
+        let observation = self.observe("completion/complete", None, &context);
+        observed(observation, self.completion(request, context)).await
     }
 
     #[expect(deprecated)] // logging
@@ -501,16 +626,10 @@ impl ServerHandler for McpHandler {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        if let Some(removed) = outside_era("initialize", &context) {
-            return Err(removed);
-        }
-        context.peer.set_peer_info(request.clone());
-        let result = self.negotiate_initialize(&request)?;
-        #[cfg(feature = "http")]
-        self.session
-            .batches
-            .store(takes_batches(&result.protocol_version), Ordering::SeqCst);
-        Ok(result)
+        let observation = self.observe("initialize", None, &context);
+        let result = self.initialize_session(request, &context);
+        observation.end_with(&result);
+        result
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -535,19 +654,10 @@ impl ServerHandler for McpHandler {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        if let Some(removed) = outside_era(&request.method, &context) {
-            return Err(removed);
-        }
-        if method_eras(&request.method).is_some() {
-            return Err(McpError::invalid_params(
-                format!(
-                    "invalid params for {}: they do not match the method's schema",
-                    echo(&request.method)
-                ),
-                None,
-            ));
-        }
-        Err(method_not_found(&request.method))
+        let observation = self.observe(&request.method, None, &context);
+        let result = custom_request(&request, &context);
+        observation.end_with(&result);
+        result
     }
 
     fn accepted_subscription_filter(
