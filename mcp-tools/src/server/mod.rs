@@ -131,7 +131,7 @@ pub use handler::McpHandler;
 #[cfg(feature = "http")]
 pub use http::{
     Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, McpService,
-    READY_PATH, Rejection, Reply,
+    METRICS_PATH, READY_PATH, Rejection, Reply,
 };
 #[cfg(feature = "http")]
 pub use http_server::HttpServer;

@@ -27,6 +27,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::authenticate::{Authenticator, ByCredential, authenticate};
+use crate::server::telemetry::AuthRefusal;
 use super::body::RequestBody;
 use super::direct::{Direct, Eligible, header_version};
 use super::media::{Accepts, body_is_json};
@@ -90,6 +91,8 @@ pub(super) struct Front<M> {
     /// Whether everyday requests take the direct path (`Server::fast_paths`).
     pub(super) fast_paths: bool,
     pub(super) limits: HttpLimits,
+    /// Where authentication refusals are counted.
+    pub(super) metrics: crate::server::telemetry::Metrics,
 }
 
 impl<M: SessionManager> Front<M> {
@@ -389,10 +392,15 @@ impl<M: SessionManager> Front<M> {
         &self,
         request: Request<B>,
     ) -> Result<Request<B>, Response<Reply>> {
-        match &self.authenticator {
-            Some(authenticator) => authenticate(authenticator.as_ref(), request).await,
-            None => Ok(request),
+        let Some(authenticator) = &self.authenticator else {
+            return Ok(request);
+        };
+        let refused = authenticate(authenticator.as_ref(), request).await;
+        if let Err(response) = &refused {
+            let reason = AuthRefusal::of_status(response.status().as_u16());
+            self.metrics.auth_refused(reason);
         }
+        refused
     }
 
     /// Who owns the sessions this request opens or uses (`None`: the local caller). A

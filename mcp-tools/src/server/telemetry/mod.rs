@@ -17,7 +17,7 @@ pub mod otel;
 mod prometheus;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::NumberOrString;
@@ -25,6 +25,7 @@ use rmcp::service::{RequestContext, RoleServer};
 
 pub use metrics::{AuthRefusal, Metrics, OTHER_TOOL};
 pub(crate) use metrics::{GaugeSource, OperationKey};
+#[cfg(feature = "http")]
 pub(crate) use prometheus::bearer_matches;
 pub use prometheus::{CONTENT_TYPE, serve_metrics, spawn_metrics_listener};
 
@@ -265,11 +266,6 @@ impl SessionClock {
             line: false,
         }
     }
-
-    /// How long the session has been open.
-    pub(crate) fn lasted(&self) -> Duration {
-        self.opened.elapsed()
-    }
 }
 
 impl Drop for SessionClock {
@@ -277,8 +273,23 @@ impl Drop for SessionClock {
         if self.line {
             self.metrics.line_sessions(-1);
         }
-        self.metrics.session_ended(self.lasted());
+        self.metrics.session_ended(self.opened.elapsed());
     }
+}
+
+/// The metrics token in `path` (`--metrics-token-file`): its first line, from a file only
+/// its owner can read; the message when it cannot be used.
+pub(crate) fn read_token_file(path: &std::path::Path) -> Result<Arc<str>, String> {
+    use super::private_file::{Refused, read};
+    let text = read(path, "the metrics token file").map_err(|refused| match refused {
+        Refused::Io(error) => format!("cannot read the metrics token file {}: {error}", path.display()),
+        Refused::Exposed(exposed) => exposed.to_string(),
+    })?;
+    let token = text.lines().next().unwrap_or("").trim();
+    if token.is_empty() {
+        return Err(format!("the metrics token file {} is empty", path.display()));
+    }
+    Ok(Arc::from(token))
 }
 
 #[cfg(test)]
