@@ -19,6 +19,7 @@ scripts/trac/setup.sh
 scripts/setup-haproxy.sh >/dev/null
 scripts/setup-nginx.sh >/dev/null
 scripts/setup-redis.sh >/dev/null
+scripts/setup-prometheus.sh >/dev/null
 scripts/setup-bubblewrap.sh >/dev/null
 # shellcheck source=scripts/env.sh
 source scripts/env.sh

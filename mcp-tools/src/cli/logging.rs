@@ -46,7 +46,9 @@ where
 
 /// [`filter`] as a per-layer filter (beside the OTLP export's own).
 #[cfg(feature = "otel")]
-fn layer_filter<S>(level: Option<&str>) -> Box<dyn tracing_subscriber::layer::Filter<S> + Send + Sync>
+fn layer_filter<S>(
+    level: Option<&str>,
+) -> Box<dyn tracing_subscriber::layer::Filter<S> + Send + Sync>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {

@@ -130,8 +130,8 @@ pub use fanout::SharedNotifications;
 pub use handler::McpHandler;
 #[cfg(feature = "http")]
 pub use http::{
-    Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, McpService,
-    METRICS_PATH, READY_PATH, Rejection, Reply,
+    Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, METRICS_PATH,
+    McpService, READY_PATH, Rejection, Reply,
 };
 #[cfg(feature = "http")]
 pub use http_server::HttpServer;

@@ -38,12 +38,12 @@ use super::protocol::takes_batches;
 use super::protocol::{is_modern, method_eras, method_not_found, outside_era};
 use super::request_state::{self, Pending, Round, RoundOutcome};
 use super::state::{Session, Shared};
+use super::telemetry::{OTHER_TOOL, Observation};
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
 use crate::{Caller, ErrorKind, PermissionSet};
-use super::telemetry::{OTHER_TOOL, Observation};
 use tracing::Instrument;
 
 /// rmcp's [`ServerHandler`] over a [`ToolRegistry`](crate::ToolRegistry), one per MCP session.
@@ -339,7 +339,6 @@ fn tool_outcome(
     }
 }
 
-
 impl McpHandler {
     /// The `tools/list` page a request asks for.
     fn tools_page(
@@ -376,7 +375,10 @@ impl McpHandler {
         registry: crate::ToolRegistry,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> (Result<CallToolResponse, McpError>, Option<Option<ErrorKind>>) {
+    ) -> (
+        Result<CallToolResponse, McpError>,
+        Option<Option<ErrorKind>>,
+    ) {
         #[cfg(feature = "http")]
         if let Err(error) = self.check_param_headers(&request, &context) {
             return (Err(error), None);
@@ -438,20 +440,20 @@ fn custom_request(
     request: &CustomRequest,
     context: &RequestContext<RoleServer>,
 ) -> Result<CustomResult, McpError> {
-        if let Some(removed) = outside_era(&request.method, context) {
-            return Err(removed);
-        }
-        if method_eras(&request.method).is_some() {
-            return Err(McpError::invalid_params(
-                format!(
-                    "invalid params for {}: they do not match the method's schema",
-                    echo(&request.method)
-                ),
-                None,
-            ));
-        }
-        Err(method_not_found(&request.method))
+    if let Some(removed) = outside_era(&request.method, context) {
+        return Err(removed);
     }
+    if method_eras(&request.method).is_some() {
+        return Err(McpError::invalid_params(
+            format!(
+                "invalid params for {}: they do not match the method's schema",
+                echo(&request.method)
+            ),
+            None,
+        ));
+    }
+    Err(method_not_found(&request.method))
+}
 
 /// Run `answer` inside `observation`'s span and end the observation with its result.
 async fn observed<T>(

@@ -27,7 +27,6 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::authenticate::{Authenticator, ByCredential, authenticate};
-use crate::server::telemetry::AuthRefusal;
 use super::body::RequestBody;
 use super::direct::{Direct, Eligible, header_version};
 use super::media::{Accepts, body_is_json};
@@ -49,6 +48,7 @@ use crate::server::protocol::header::SESSION_ID;
 use crate::server::protocol::{ALREADY_INITIALIZED, takes_batches};
 use crate::server::protocol::{method_not_found, speaks_modern};
 use crate::server::state::Session;
+use crate::server::telemetry::AuthRefusal;
 
 /// A request entered in its session: the session's id, the request's activity (the session
 /// is not idle while it lives) and what rmcp serves it with.

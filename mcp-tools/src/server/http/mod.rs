@@ -245,7 +245,10 @@ struct MetricsRoute {
 impl MetricsRoute {
     fn answer<B>(&self, request: &Request<B>) -> Response<Reply> {
         if request.method() != Method::GET {
-            let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: GET only");
+            let mut response = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Method Not Allowed: GET only",
+            );
             response
                 .headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static("GET"));
@@ -256,7 +259,10 @@ impl MetricsRoute {
             authorization.map(HeaderValue::as_bytes),
             &self.token,
         ) {
-            let mut response = plain(StatusCode::UNAUTHORIZED, "Unauthorized: the metrics token is required");
+            let mut response = plain(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: the metrics token is required",
+            );
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"metrics\""),
@@ -264,7 +270,10 @@ impl MetricsRoute {
             return response;
         }
         let Ok(_permit) = self.scrapes.try_acquire() else {
-            return plain(StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable: too many scrapes at once");
+            return plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: too many scrapes at once",
+            );
         };
         respond(
             StatusCode::OK,

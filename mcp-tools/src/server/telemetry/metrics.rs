@@ -236,7 +236,9 @@ impl Metrics {
 
     /// A `tools/call` started (`+1`) or ended (`-1`).
     pub(crate) fn calls_in_flight(&self, delta: i64) {
-        self.inner.calls_in_flight.fetch_add(delta, Ordering::Relaxed);
+        self.inner
+            .calls_in_flight
+            .fetch_add(delta, Ordering::Relaxed);
     }
 
     /// A stdio, TCP or Unix session opened (`+1`) or closed (`-1`).
@@ -270,7 +272,9 @@ impl Metrics {
     /// assert!(metrics.prometheus_text().contains("mcp_toolbelt_audit_write_failures_total 1\n"));
     /// ```
     pub fn audit_write_failed(&self) {
-        self.inner.audit_write_failures.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .audit_write_failures
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count an HTTP request refused by authentication (`mcp_toolbelt.auth.refusals`, by
@@ -292,7 +296,11 @@ impl Metrics {
     pub(crate) fn scalars(&self) -> Scalars {
         let inner = &self.inner;
         let (mut open, mut parked) = (inner.line_sessions.load(Ordering::Relaxed), 0);
-        let sources = inner.sources.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let sources = inner
+            .sources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         for source in sources.iter().filter_map(Weak::upgrade) {
             source.sessions(&mut open, &mut parked);
         }

@@ -125,7 +125,8 @@ impl Observation {
     /// A `tools/call` answered with `isError: true` of `kind`.
     pub(crate) fn end_tool_error(self, kind: Option<crate::ErrorKind>) {
         if let Some(kind) = kind {
-            self.span.record("mcp_toolbelt.tool.error_kind", kind.as_str());
+            self.span
+                .record("mcp_toolbelt.tool.error_kind", kind.as_str());
         }
         self.end(Some(TOOL_ERROR));
     }
@@ -282,12 +283,18 @@ impl Drop for SessionClock {
 pub(crate) fn read_token_file(path: &std::path::Path) -> Result<Arc<str>, String> {
     use super::private_file::{Refused, read};
     let text = read(path, "the metrics token file").map_err(|refused| match refused {
-        Refused::Io(error) => format!("cannot read the metrics token file {}: {error}", path.display()),
+        Refused::Io(error) => format!(
+            "cannot read the metrics token file {}: {error}",
+            path.display()
+        ),
         Refused::Exposed(exposed) => exposed.to_string(),
     })?;
     let token = text.lines().next().unwrap_or("").trim();
     if token.is_empty() {
-        return Err(format!("the metrics token file {} is empty", path.display()));
+        return Err(format!(
+            "the metrics token file {} is empty",
+            path.display()
+        ));
     }
     Ok(Arc::from(token))
 }

@@ -161,7 +161,9 @@ impl Otel {
 
     /// The `tracing` layer exporting spans (add it to your subscriber; the request span is
     /// at `INFO`, so a filter in front of it must let `INFO` spans through).
-    pub fn layer<S>(&self) -> tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>
+    pub fn layer<S>(
+        &self,
+    ) -> tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>
     where
         S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     {
@@ -215,7 +217,10 @@ impl Otel {
                 for (reason, count) in scalars.auth_refusals {
                     observer.observe(count, &[KeyValue::new("reason", reason.as_str())]);
                 }
-                observer.observe(scalars.rate_limited, &[KeyValue::new("reason", "rate_limited")]);
+                observer.observe(
+                    scalars.rate_limited,
+                    &[KeyValue::new("reason", "rate_limited")],
+                );
             })
             .build();
         let instruments = Instruments {

@@ -246,7 +246,9 @@ fn is_transient(error: &std::io::Error) -> bool {
     matches!(
         error.kind(),
         ConnectionAborted | ConnectionReset | Interrupted | WouldBlock
-    ) || error.raw_os_error().is_some_and(|code| code == 24 || code == 23) // EMFILE, ENFILE
+    ) || error
+        .raw_os_error()
+        .is_some_and(|code| code == 24 || code == 23) // EMFILE, ENFILE
 }
 
 /// Bind `addr` and [`serve_metrics`] there in a task of its own; the bound address.
@@ -270,7 +272,11 @@ pub async fn spawn_metrics_listener(
 }
 
 /// One connection: read the head, answer, close.
-async fn scrape(mut stream: TcpStream, metrics: &Metrics, token: Option<&str>) -> std::io::Result<()> {
+async fn scrape(
+    mut stream: TcpStream,
+    metrics: &Metrics,
+    token: Option<&str>,
+) -> std::io::Result<()> {
     stream.set_nodelay(true)?;
     let mut head = Vec::with_capacity(1024);
     let complete = tokio::time::timeout(HEAD_TIMEOUT, async {
@@ -313,11 +319,18 @@ async fn scrape(mut stream: TcpStream, metrics: &Metrics, token: Option<&str>) -
 }
 
 /// The status, body and content type answering the request `head`.
-fn answer(head: &[u8], metrics: &Metrics, token: Option<&str>) -> (&'static str, String, &'static str) {
+fn answer(
+    head: &[u8],
+    metrics: &Metrics,
+    token: Option<&str>,
+) -> (&'static str, String, &'static str) {
     let text = String::from_utf8_lossy(head);
     let mut lines = text.split("\r\n");
     let mut request_line = lines.next().unwrap_or("").split(' ');
-    let (method, target) = (request_line.next().unwrap_or(""), request_line.next().unwrap_or(""));
+    let (method, target) = (
+        request_line.next().unwrap_or(""),
+        request_line.next().unwrap_or(""),
+    );
     let path = target.split('?').next().unwrap_or("");
     if path != "/metrics" {
         return ("404 Not Found", "not found\n".into(), "text/plain");
@@ -364,11 +377,30 @@ mod tests {
         metrics.operation(key.clone(), Duration::from_millis(3));
         metrics.operation(key, Duration::from_millis(30));
         let text = metrics.prometheus_text();
-        let labels = "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",error_type=\"tool_error\"";
-        assert!(text.contains(&format!("mcp_server_operation_duration_seconds_bucket{{{labels},le=\"0.01\"}} 1\n")), "{text}");
-        assert!(text.contains(&format!("mcp_server_operation_duration_seconds_bucket{{{labels},le=\"0.05\"}} 2\n")), "{text}");
-        assert!(text.contains(&format!("mcp_server_operation_duration_seconds_count{{{labels}}} 2\n")), "{text}");
-        assert!(text.contains("mcp_server_session_duration_seconds_count 0\n"), "{text}");
+        let labels =
+            "mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",error_type=\"tool_error\"";
+        assert!(
+            text.contains(&format!(
+                "mcp_server_operation_duration_seconds_bucket{{{labels},le=\"0.01\"}} 1\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "mcp_server_operation_duration_seconds_bucket{{{labels},le=\"0.05\"}} 2\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "mcp_server_operation_duration_seconds_count{{{labels}}} 2\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp_server_session_duration_seconds_count 0\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -380,7 +412,10 @@ mod tests {
         };
         assert_eq!(get(""), "401 Unauthorized");
         assert_eq!(get("Authorization: Bearer wrong\r\n"), "401 Unauthorized");
-        assert_eq!(get("Authorization: Bearer s3cret-longer\r\n"), "401 Unauthorized");
+        assert_eq!(
+            get("Authorization: Bearer s3cret-longer\r\n"),
+            "401 Unauthorized"
+        );
         assert_eq!(get("authorization: Bearer s3cret\r\n"), "200 OK");
         let post = answer(b"POST /metrics HTTP/1.1\r\n\r\n", &metrics, None).0;
         assert_eq!(post, "405 Method Not Allowed");
