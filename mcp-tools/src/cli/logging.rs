@@ -52,10 +52,11 @@ fn layer_filter<S>(
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    if level.is_none() && std::env::var_os(EnvFilter::DEFAULT_ENV).is_some() {
-        if let Ok(from_env) = EnvFilter::try_from_default_env() {
-            return Box::new(from_env);
-        }
+    if level.is_none()
+        && std::env::var_os(EnvFilter::DEFAULT_ENV).is_some()
+        && let Ok(from_env) = EnvFilter::try_from_default_env()
+    {
+        return Box::new(from_env);
     }
     Box::new(level_filter(level.unwrap_or("warn")))
 }

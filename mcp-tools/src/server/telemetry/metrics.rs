@@ -247,6 +247,7 @@ impl Metrics {
     }
 
     /// Ask `source` for its sessions whenever the metrics are read, while it lives.
+    #[cfg(feature = "http")]
     pub(crate) fn add_source(&self, source: Weak<dyn GaugeSource>) {
         let mut sources = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner());
         sources.retain(|s| s.strong_count() > 0);

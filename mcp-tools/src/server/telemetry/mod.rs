@@ -24,7 +24,9 @@ use rmcp::model::NumberOrString;
 use rmcp::service::{RequestContext, RoleServer};
 
 pub use metrics::{AuthRefusal, Metrics, OTHER_TOOL};
-pub(crate) use metrics::{GaugeSource, OperationKey};
+#[cfg(feature = "http")]
+pub(crate) use metrics::GaugeSource;
+pub(crate) use metrics::OperationKey;
 #[cfg(feature = "http")]
 pub(crate) use prometheus::bearer_matches;
 pub use prometheus::{CONTENT_TYPE, serve_metrics, spawn_metrics_listener};
@@ -260,6 +262,7 @@ impl SessionClock {
     }
 
     /// An HTTP session opened now (the session table counts it open).
+    #[cfg(feature = "http")]
     pub(crate) fn http(metrics: &Metrics) -> SessionClock {
         SessionClock {
             opened: Instant::now(),
@@ -280,6 +283,7 @@ impl Drop for SessionClock {
 
 /// The metrics token in `path` (`--metrics-token-file`): its first line, from a file only
 /// its owner can read; the message when it cannot be used.
+#[cfg(feature = "cli")]
 pub(crate) fn read_token_file(path: &std::path::Path) -> Result<Arc<str>, String> {
     use super::private_file::{Refused, read};
     let text = read(path, "the metrics token file").map_err(|refused| match refused {
