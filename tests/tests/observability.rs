@@ -369,6 +369,81 @@ fn a_real_prometheus_counts_every_call_by_tool_and_error_type() {
     assert_eq!(errors.get("tool_error"), Some(&3.0), "{errors:?}");
 }
 
+#[test]
+fn a_tcp_server_serves_its_metrics_on_a_listener_of_their_own() {
+    let token_file = scratch_file(
+        "observability-tcp-metrics-token",
+        &format!("{METRICS_TOKEN}\n"),
+    );
+    let token_arg = token_file.display().to_string();
+    let server = ServerProcess::start_cli(
+        observed_tools(),
+        &[
+            "serve",
+            "--tcp",
+            "127.0.0.1:0",
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--metrics-token-file",
+            &token_arg,
+        ],
+    );
+    let started = Instant::now();
+    let metrics = loop {
+        if let Some(url) = server
+            .stderr()
+            .lines()
+            .find_map(|line| line.strip_prefix("serving metrics at http://"))
+        {
+            break url.trim_end_matches("/metrics").to_string();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{}",
+            server.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(scrape(&metrics, None).0, 401);
+    assert_eq!(scrape(&metrics, Some("Bearer nope")).0, 401);
+    assert_eq!(http_request(&metrics, "GET", "/other", &[], "").0, 404);
+    // One TCP session open: the gauge says so.
+    let mut connection =
+        std::net::TcpStream::connect(&server.endpoint).expect("the TCP server accepts");
+    std::io::Write::write_all(
+        &mut connection,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n",
+    )
+    .expect("the request is written");
+    let mut reply = [0u8; 256];
+    let _ = std::io::Read::read(&mut connection, &mut reply).expect("an answer");
+    let authorization = format!("Bearer {METRICS_TOKEN}");
+    let (status, text) = scrape(&metrics, Some(&authorization));
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("mcp_toolbelt_sessions_open 1\n"), "{text}");
+    assert!(
+        text.contains(
+            "mcp_server_operation_duration_seconds_count{mcp_method_name=\"initialize\"} 1\n"
+        ),
+        "{text}"
+    );
+    drop(connection);
+    let started = Instant::now();
+    loop {
+        let text = scrape(&metrics, Some(&authorization)).1;
+        if text.contains("mcp_toolbelt_sessions_open 0\n")
+            && text.contains("mcp_server_session_duration_seconds_count 1\n")
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the session never ended: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A W3C `traceparent` for trace `trace` and parent span `span`.
 fn traceparent(trace: &str, span: &str) -> String {
     format!("00-{trace}-{span}-01")

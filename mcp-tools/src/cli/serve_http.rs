@@ -60,7 +60,7 @@ pub(super) fn flags() -> Vec<Arg> {
             .requires("http")
             .help(
                 "HTTP: name this replica in an `Mcp-Replica: NAME` header on every response \
-                 (e.g. the pod name behind a load balancer)",
+                 and in every request's span (e.g. the pod name behind a load balancer)",
             ),
     ];
     #[cfg(feature = "tls")]

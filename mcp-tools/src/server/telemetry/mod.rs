@@ -23,10 +23,10 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::NumberOrString;
 use rmcp::service::{RequestContext, RoleServer};
 
-pub use metrics::{AuthRefusal, Metrics, OTHER_TOOL};
 #[cfg(feature = "http")]
 pub(crate) use metrics::GaugeSource;
 pub(crate) use metrics::OperationKey;
+pub use metrics::{AuthRefusal, Metrics, OTHER_TOOL};
 #[cfg(feature = "http")]
 pub(crate) use prometheus::bearer_matches;
 pub use prometheus::{CONTENT_TYPE, serve_metrics, spawn_metrics_listener};
