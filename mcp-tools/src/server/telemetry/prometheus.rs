@@ -144,29 +144,37 @@ fn label(labels: &mut String, name: &str, value: &str) {
     labels.push('"');
 }
 
+/// [`BUCKETS`] as the exposition writes them (formatting floats per line is the
+/// exposition's largest cost with many series).
+const BOUNDS: [&str; BUCKETS.len()] = [
+    "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "30", "60", "120", "300",
+];
+
 fn histogram_lines(out: &mut String, name: &str, labels: &str, histogram: &HistogramSnapshot) {
+    let mut digits = itoa::Buffer::new();
     let sep = if labels.is_empty() { "" } else { "," };
-    for (at, bound) in BUCKETS.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {}",
-            histogram.cumulative[at]
-        );
-    }
-    let _ = writeln!(
-        out,
-        "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}",
-        histogram.count
-    );
-    let braces = |s: &str| {
-        if s.is_empty() {
-            String::new()
-        } else {
-            format!("{{{s}}}")
-        }
+    let mut line = |out: &mut String, bound: &str, count: u64| {
+        out.push_str(name);
+        out.push_str("_bucket{");
+        out.push_str(labels);
+        out.push_str(sep);
+        out.push_str("le=\"");
+        out.push_str(bound);
+        out.push_str("\"} ");
+        out.push_str(digits.format(count));
+        out.push('\n');
     };
-    let _ = writeln!(out, "{name}_sum{} {}", braces(labels), histogram.sum);
-    let _ = writeln!(out, "{name}_count{} {}", braces(labels), histogram.count);
+    for (at, bound) in BOUNDS.iter().enumerate() {
+        line(out, bound, histogram.cumulative[at]);
+    }
+    line(out, "+Inf", histogram.count);
+    let (open, close) = if labels.is_empty() {
+        ("", "")
+    } else {
+        ("{", "}")
+    };
+    let _ = writeln!(out, "{name}_sum{open}{labels}{close} {}", histogram.sum);
+    let _ = writeln!(out, "{name}_count{open}{labels}{close} {}", histogram.count);
 }
 
 /// Whether `authorization` (an `Authorization` header's value) carries `token` as its
@@ -358,6 +366,13 @@ mod tests {
 
     use super::super::metrics::OperationKey;
     use super::*;
+
+    #[test]
+    fn the_written_bounds_are_the_buckets() {
+        for (text, bound) in BOUNDS.iter().zip(BUCKETS) {
+            assert_eq!(text.parse::<f64>().unwrap(), bound);
+        }
+    }
 
     #[test]
     fn label_values_are_escaped() {
