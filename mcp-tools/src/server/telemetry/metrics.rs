@@ -159,7 +159,7 @@ pub(crate) trait GaugeSource: Send + Sync {
 /// let metrics = server.metrics();
 /// metrics.rate_limited();
 /// let text = metrics.prometheus_text();
-/// assert!(text.contains("mcp_toolbelt_rate_limited_total 1\n"));
+/// assert!(text.contains("mcp_toolbelt_rate_limit_refusals_total 1\n"));
 /// ```
 ///
 /// [`Server`]: crate::server::Server
