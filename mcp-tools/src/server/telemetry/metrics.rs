@@ -19,7 +19,7 @@ pub(crate) const BUCKETS: [f64; 14] = [
 pub(crate) const MAX_SERIES: usize = 4096;
 
 /// The `gen_ai.tool.name` of a `tools/call` naming no tool the caller can see (unknown or
-/// hidden: both read the same) or past [`MAX_SERIES`]. Never a client's string.
+/// hidden: both read the same) or past 4,096 series. Never a client's string.
 pub const OTHER_TOOL: &str = "_OTHER";
 
 /// Why an HTTP request was refused before it reached the endpoint: the label values of

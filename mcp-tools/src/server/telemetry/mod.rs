@@ -8,7 +8,7 @@
 //! Development). `docs/operations.md` lists every span field and metric.
 //!
 //! One observation point: every JSON-RPC request, on every transport and path, is answered
-//! by [`McpHandler`](super::McpHandler), which opens an [`Observation`] for it.
+//! by [`McpHandler`](super::McpHandler), which opens one observation (a span and a measurement) for it.
 
 mod metrics;
 #[cfg(feature = "otel")]
