@@ -4,9 +4,11 @@
 # mcp==2.3.0, and its dependencies), then into the same venv the debug adapter of
 # scripts/python/requirements-debugger.txt (debugpy, for examples/debugger) and the
 # Kubernetes schema check of scripts/python/requirements-deploy.txt (kubernetes-validate, for
-# tests/tests/deploy_docs.rs). Idempotent: each part is skipped while its stamp (hash of its
-# requirements file, + the interpreter version for the venv) matches; a new pin of the
-# second or third file installs on top of the venv without rebuilding it.
+# tests/tests/deploy_docs.rs) and the OTLP protobuf definitions of
+# scripts/python/requirements-otel.txt (opentelemetry-proto, for tests/peers/otlp_receiver.py).
+# Idempotent: each part is skipped while its stamp (hash of its requirements file, + the
+# interpreter version for the venv) matches; a new pin of one of the other files installs on
+# top of the venv without rebuilding it.
 #
 # Usage: scripts/setup-python.sh [--force] [--quiet]
 #   --force  recreate the venv even if the stamp matches
@@ -22,6 +24,7 @@ VENV="$CACHE/py"
 REQS="$ROOT/scripts/python/requirements.txt"
 DEBUG_REQS="$ROOT/scripts/python/requirements-debugger.txt"
 DEPLOY_REQS="$ROOT/scripts/python/requirements-deploy.txt"
+OTEL_REQS="$ROOT/scripts/python/requirements-otel.txt"
 BASE_PY="${PYTHON:-python3}"
 
 force=0
@@ -95,6 +98,7 @@ install_on_top() {
 }
 install_on_top debugger "$DEBUG_REQS" debugpy.adapter
 install_on_top deploy "$DEPLOY_REQS" kubernetes_validate
+install_on_top otel "$OTEL_REQS" opentelemetry.proto.collector.trace.v1.trace_service_pb2
 
 [ "$quiet" = 1 ] || log "ready: $("$VENV/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp") + ",", "debugpy", m.version("debugpy"))')"
 echo "$VENV/bin/python"

@@ -4,7 +4,8 @@
 # fast: the Python venv with the official MCP client, Node 22 with the conformance suite,
 # Inspector and supergateway, a real Trac with the XML-RPC plugin, Debian's HAProxy and
 # nginx (the load balancers of the multi-replica tests and deploy/), Debian's Redis (the
-# shared task store) and Debian's bubblewrap (the namespaces of examples/system-tools'
+# shared task store), Debian's Prometheus (the scraper of the metrics test) and Debian's
+# bubblewrap (the namespaces of examples/system-tools'
 # commands). Then checks
 # formatting and lints, runs every
 # test of the workspace (unit, integration, doc and compile-fail tests; tracd and the servers
@@ -19,6 +20,7 @@ scripts/trac/setup.sh
 scripts/setup-haproxy.sh >/dev/null
 scripts/setup-nginx.sh >/dev/null
 scripts/setup-redis.sh >/dev/null
+scripts/setup-prometheus.sh >/dev/null
 scripts/setup-bubblewrap.sh >/dev/null
 # shellcheck source=scripts/env.sh
 source scripts/env.sh

@@ -429,7 +429,7 @@ impl App {
         if let Ok(matches) = serving.try_get_matches_from(&args)
             && matches.subcommand_name() == Some("serve")
         {
-            if let Err(status) = start(&matches, scanned.as_ref()) {
+            if let Err(status) = start(&matches, scanned.as_ref(), &build.name) {
                 return Parsed::Done(status);
             }
             return Parsed::Serve { build, matches };
@@ -481,7 +481,7 @@ impl App {
                 ));
             }
         };
-        if let Err(status) = start(&matches, scanned.as_ref()) {
+        if let Err(status) = start(&matches, scanned.as_ref(), &name) {
             return Parsed::Done(status);
         }
         let run = Run {
@@ -540,15 +540,39 @@ impl Parsed {
 }
 
 /// After parsing: check that the `--permissions-file` read before parsing is the one
-/// parsed (`scanned`), and start logging.
-fn start(matches: &ArgMatches, scanned: Option<&PathBuf>) -> Result<(), ExitCode> {
+/// parsed (`scanned`), and start logging (with `serve --otlp-endpoint`, exporting as
+/// service `name`).
+fn start(matches: &ArgMatches, scanned: Option<&PathBuf>, name: &str) -> Result<(), ExitCode> {
     if matches.get_one::<PathBuf>(PERMISSIONS_ARG) != scanned {
         print_err(
             "error: could not read --permissions-file before parsing; put it as `--permissions-file FILE` before the command\n",
         );
         return Err(ExitCode::from(USAGE));
     }
-    logging::init(matches.get_one::<String>(LOG_LEVEL_ARG).map(String::as_str));
+    let level = matches.get_one::<String>(LOG_LEVEL_ARG).map(String::as_str);
+    #[cfg(not(feature = "otel"))]
+    let _ = name;
+    #[cfg(feature = "otel")]
+    if let Some(url) = matches
+        .subcommand_matches("serve")
+        .and_then(|serve| serve.get_one::<String>("otlp_endpoint"))
+    {
+        return match crate::server::telemetry::otel::Otel::new(url)
+            .service_name(name)
+            .build()
+        {
+            Ok(otel) => {
+                logging::init_with_otel(level, &otel);
+                let _ = logging::OTEL.set(otel);
+                Ok(())
+            }
+            Err(err) => {
+                print_err(&format!("error: --otlp-endpoint: {err}\n"));
+                Err(ExitCode::from(USAGE))
+            }
+        };
+    }
+    logging::init(level);
     Ok(())
 }
 

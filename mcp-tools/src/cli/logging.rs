@@ -44,6 +44,23 @@ where
     Box::new(level_filter(level.unwrap_or("warn")))
 }
 
+/// [`filter`] as a per-layer filter (beside the OTLP export's own).
+#[cfg(feature = "otel")]
+fn layer_filter<S>(
+    level: Option<&str>,
+) -> Box<dyn tracing_subscriber::layer::Filter<S> + Send + Sync>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    if level.is_none()
+        && std::env::var_os(EnvFilter::DEFAULT_ENV).is_some()
+        && let Ok(from_env) = EnvFilter::try_from_default_env()
+    {
+        return Box::new(from_env);
+    }
+    Box::new(level_filter(level.unwrap_or("warn")))
+}
+
 /// Install a stderr subscriber: `level` when given, else `RUST_LOG`, else `warn`.
 /// Does nothing when the program already installed a global subscriber.
 pub(crate) fn init(level: Option<&str>) {
@@ -57,6 +74,27 @@ pub(crate) fn init(level: Option<&str>) {
         .log_internal_errors(false)
         .finish();
     let _ = subscriber.with(filter(level)).try_init();
+}
+
+/// The OTLP export `serve --otlp-endpoint` set up when logging started (its layer is in
+/// the subscriber); `serve` hands it the server's metrics and flushes it at the end.
+#[cfg(feature = "otel")]
+pub(crate) static OTEL: std::sync::OnceLock<crate::server::telemetry::otel::Otel> =
+    std::sync::OnceLock::new();
+
+/// [`init`] with the OTLP export's layer beside the stderr one: each layer filters for
+/// itself (stderr at `level`, the export at `INFO`, where the request spans are).
+#[cfg(feature = "otel")]
+pub(crate) fn init_with_otel(level: Option<&str>, otel: &crate::server::telemetry::otel::Otel) {
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .log_internal_errors(false)
+        .with_filter(layer_filter(level));
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(otel.layer().with_filter(LevelFilter::INFO))
+        .try_init();
 }
 
 #[cfg(test)]

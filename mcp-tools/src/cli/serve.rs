@@ -215,9 +215,77 @@ pub(crate) fn command() -> Command {
                  the Redis server at URL, so that their clients hear of them too",
             ),
     );
+    let command = command
+        .arg(
+            Arg::new("metrics_addr")
+                .long("metrics-addr")
+                .value_name("ADDR")
+                .value_parser(clap::value_parser!(SocketAddr))
+                .help(
+                    "Serve the metrics (Prometheus text) at GET /metrics on a listener of their \
+                     own at ADDR (e.g. 127.0.0.1:9464), on any transport; beyond loopback it \
+                     needs --metrics-token-file (or --unauthenticated-network-access)",
+                ),
+        )
+        .arg(
+            Arg::new("metrics_token_file")
+                .long("metrics-token-file")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(
+                    "The bearer token (first line of FILE, mode 600) that /metrics requires: on \
+                     the --metrics-addr listener, and with --http on the MCP listener too (no \
+                     MCP or OAuth token opens it; without this file the MCP listener has no \
+                     /metrics)",
+                ),
+        );
+    #[cfg(feature = "otel")]
+    let command = command.arg(
+        Arg::new("otlp_endpoint")
+            .long("otlp-endpoint")
+            .value_name("URL")
+            .help(
+                "Export every request's span and the metrics over OTLP (HTTP/protobuf) to URL \
+                 (e.g. http://127.0.0.1:4318: /v1/traces and /v1/metrics are added)",
+            ),
+    );
     #[cfg(feature = "http")]
     let command = command.args(serve_http::flags());
     command
+}
+
+/// `--metrics-addr` and `--metrics-token-file`: the metrics listener started, and the
+/// token the HTTP listener's `/metrics` takes; the message when they cannot be used.
+async fn metrics_flags(
+    server: &Server,
+    matches: &ArgMatches,
+    stop: &CancellationToken,
+) -> Result<Option<std::sync::Arc<str>>, String> {
+    let token = match matches.get_one::<PathBuf>("metrics_token_file") {
+        Some(path) => Some(crate::server::telemetry::read_token_file(path)?),
+        None => None,
+    };
+    if let Some(addr) = matches.get_one::<SocketAddr>("metrics_addr") {
+        if token.is_none()
+            && !addr.ip().is_loopback()
+            && !matches.get_flag("unauthenticated_network_access")
+        {
+            return Err(format!(
+                "--metrics-addr {addr} is beyond loopback: give --metrics-token-file, or \
+                 --unauthenticated-network-access to serve the metrics to anyone"
+            ));
+        }
+        let bound = crate::server::telemetry::spawn_metrics_listener(
+            *addr,
+            server.metrics(),
+            token.clone(),
+            stop.clone(),
+        )
+        .await
+        .map_err(|error| format!("--metrics-addr {addr}: {error}"))?;
+        print_err(&format!("serving metrics at http://{bound}/metrics\n"));
+    }
+    Ok(token)
 }
 
 /// A time: a whole number with a unit `ms`, `s` or `m` (a bare number is seconds).
@@ -295,7 +363,7 @@ pub(crate) async fn run(
     tokio::spawn(stop_on_signal(stop.clone()));
     let mut server = Server::new(registry)
         .info(ServerInfo::new(name, version))
-        .shutdown_on(stop);
+        .shutdown_on(stop.clone());
     let Some(matches) = matches else {
         return exit_code(serve_stdio(server).await);
     };
@@ -403,10 +471,30 @@ pub(crate) async fn run(
         },
         None => None,
     };
+    #[cfg(feature = "otel")]
+    let otel = super::logging::OTEL.get();
+    #[cfg(feature = "otel")]
+    if let Some(otel) = otel {
+        otel.record(&server.metrics());
+    }
+    let metrics_token = match metrics_flags(&server, matches, &stop).await {
+        Ok(token) => token,
+        Err(err) => {
+            print_err(&format!("error: {err}\n"));
+            return ExitCode::from(USAGE);
+        }
+    };
     #[cfg(feature = "http")]
     if let Some(addr) = matches.get_one::<SocketAddr>("http") {
-        return serve_http::run(server, *addr, tokens, matches).await;
+        let status = serve_http::run(server, *addr, tokens, metrics_token, matches).await;
+        #[cfg(feature = "otel")]
+        if let Some(otel) = otel {
+            otel.shutdown();
+        }
+        return status;
     }
+    #[cfg(not(feature = "http"))]
+    let _ = metrics_token;
     let served = if let Some(addr) = matches.get_one::<SocketAddr>("tcp") {
         let mut options = TcpOptions::default();
         if let Some(table) = tokens {
@@ -418,6 +506,10 @@ pub(crate) async fn run(
     } else {
         serve_stdio(server).await
     };
+    #[cfg(feature = "otel")]
+    if let Some(otel) = otel {
+        otel.shutdown();
+    }
     exit_code(served)
 }
 

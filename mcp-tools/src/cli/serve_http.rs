@@ -60,7 +60,7 @@ pub(super) fn flags() -> Vec<Arg> {
             .requires("http")
             .help(
                 "HTTP: name this replica in an `Mcp-Replica: NAME` header on every response \
-                 (e.g. the pod name behind a load balancer)",
+                 and in every request's span (e.g. the pod name behind a load balancer)",
             ),
     ];
     #[cfg(feature = "tls")]
@@ -361,11 +361,13 @@ fn with_limits(mut options: HttpOptions, matches: &ArgMatches) -> HttpOptions {
     options
 }
 
-/// Serve over HTTP at `addr` as the flags say (`tokens`: the `--tokens-file` table).
+/// Serve over HTTP at `addr` as the flags say (`tokens`: the `--tokens-file` table;
+/// `metrics_token`: `--metrics-token-file`'s, which opens `/metrics` on this listener).
 pub(super) async fn run(
-    server: Server,
+    mut server: Server,
     addr: SocketAddr,
     tokens: Option<TokenTable>,
+    metrics_token: Option<std::sync::Arc<str>>,
     matches: &ArgMatches,
 ) -> ExitCode {
     let mut options = with_limits(
@@ -396,6 +398,10 @@ pub(super) async fn run(
     }
     if let Some(id) = matches.get_one::<String>("replica_id") {
         options = options.replica_id(id);
+        server = server.replica_id(id);
+    }
+    if let Some(token) = metrics_token {
+        options = options.metrics_token(&*token);
     }
     #[cfg(feature = "tls")]
     if let (Some(cert), Some(key)) = (

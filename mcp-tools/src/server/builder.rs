@@ -188,6 +188,8 @@ pub struct Server {
     fast_paths: bool,
     /// The rate limits of `tools/call`.
     rate: super::rate_limit::RateLimiter,
+    /// The metrics ([`Server::metrics`]) and the replica id ([`Server::replica_id`]).
+    telemetry: super::telemetry::Telemetry,
     /// Where tasks live and how long; `None` store: one in this process.
     tasks: TaskOptions,
     /// Where runtime changes are shared with the other replicas.
@@ -220,6 +222,7 @@ impl Server {
             unauthenticated_network_access: false,
             fast_paths: true,
             rate: super::rate_limit::RateLimiter::default(),
+            telemetry: Default::default(),
             tasks: TaskOptions::default(),
             #[cfg(feature = "redis")]
             shared_notifications: None,
@@ -321,6 +324,40 @@ impl Server {
     pub fn max_in_flight(mut self, limit: usize) -> Server {
         self.built = OnceLock::new();
         self.max_in_flight = limit.max(1);
+        self
+    }
+
+    /// This server's metrics (`docs/operations.md`): every request on every transport
+    /// feeds them; read them with [`Metrics::prometheus_text`](super::telemetry::Metrics::prometheus_text),
+    /// serve them with [`telemetry::serve_metrics`](super::telemetry::serve_metrics) (or
+    /// [`HttpOptions::metrics_token`](super::HttpOptions::metrics_token) on the HTTP
+    /// listener). They include the counters of the rate limiter and the audit log this
+    /// server serves with. Clones share one set of metrics.
+    ///
+    /// ```
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let server = mcp_toolbelt::server::Server::new(registry);
+    /// let text = server.metrics().prometheus_text();
+    /// assert!(text.contains("mcp_toolbelt_sessions_open 0\n"));
+    /// ```
+    pub fn metrics(&self) -> super::telemetry::Metrics {
+        self.telemetry.metrics.clone()
+    }
+
+    /// Which replica this server is, for every request's span
+    /// (`mcp_toolbelt.replica.id`) on every transport; empty: none (the default).
+    /// [`HttpOptions::replica_id`](super::HttpOptions::replica_id) also sets it for the
+    /// HTTP listener's requests.
+    ///
+    /// ```
+    /// let registry = mcp_toolbelt::ToolRegistry::builder().include_linked(false).build().unwrap();
+    /// let server = mcp_toolbelt::server::Server::new(registry).replica_id("mcp-7c9f");
+    /// # let _ = server;
+    /// ```
+    pub fn replica_id(mut self, id: impl Into<String>) -> Server {
+        self.built = OnceLock::new();
+        let id = id.into();
+        self.telemetry.replica = (!id.is_empty()).then(|| Arc::from(id));
         self
     }
 
@@ -609,6 +646,13 @@ impl Server {
                 &subscriptions,
             ))
         });
+        self.telemetry
+            .metrics
+            .count_from(super::telemetry::Counted {
+                rate: Some(self.rate.clone()),
+                #[cfg(feature = "audit")]
+                audit: self.audit.clone(),
+            });
         Arc::new(Shared {
             registry: self.registry.clone(),
             config,
@@ -624,6 +668,7 @@ impl Server {
             tool_pages: ToolPages::default(),
             fast_paths: self.fast_paths,
             rate: self.rate.clone(),
+            telemetry: self.telemetry.clone(),
             tasks: Tasks {
                 runtime: TaskRuntime {
                     store: self

@@ -91,6 +91,7 @@ mod stream;
 mod subscriptions;
 pub mod tasks;
 mod tcp;
+pub mod telemetry;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -135,8 +136,8 @@ pub use fanout::SharedNotifications;
 pub use handler::McpHandler;
 #[cfg(feature = "http")]
 pub use http::{
-    Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, McpService,
-    READY_PATH, Rejection, Reply,
+    Abandoned, AuthLayer, Authenticated, Authenticator, HEALTH_PATH, HttpOptions, METRICS_PATH,
+    McpService, READY_PATH, Rejection, Reply,
 };
 #[cfg(feature = "http")]
 pub use http_server::HttpServer;

@@ -52,6 +52,8 @@ pub(crate) struct Shared {
     /// Where a line per call that reached a tool, resource or prompt goes.
     #[cfg(feature = "audit")]
     pub(crate) audit: Option<super::AuditLog>,
+    /// The metrics and what each request's span says of this replica.
+    pub(crate) telemetry: super::telemetry::Telemetry,
     /// The link to the other replicas' notifications (`Server::share_notifications`).
     #[cfg(feature = "redis")]
     pub(crate) _fanout: Option<super::fanout::Fanout>,

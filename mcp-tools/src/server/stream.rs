@@ -45,6 +45,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let codec = LineCodec::new(read, write, limits.max_line_length);
+    let _session = super::telemetry::SessionClock::line(&shared.telemetry.metrics);
     let handler = McpHandler::new_session_as(shared, caller);
     let peer = Arc::new(OnceLock::new());
     let direct = codec

@@ -40,11 +40,13 @@ use super::protocol::takes_batches;
 use super::protocol::{is_modern, method_eras, method_not_found, outside_era};
 use super::request_state::{self, Pending, Round, RoundOutcome};
 use super::state::{Session, Shared};
+use super::telemetry::{OTHER_TOOL, Observation};
 use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
-use crate::{Caller, PermissionSet};
+use crate::{Caller, ErrorKind, PermissionSet};
+use tracing::Instrument;
 
 /// rmcp's [`ServerHandler`] over a [`ToolRegistry`](crate::ToolRegistry), one per MCP session.
 ///
@@ -108,6 +110,17 @@ impl McpHandler {
     /// The caller of a request that carries `http`, borrowed (`None`: the local caller).
     fn caller_of<'a>(&'a self, http: Option<&'a Caller>) -> Option<&'a Caller> {
         http.or(self.session.caller.as_ref())
+    }
+
+    /// Start observing this request (`docs/operations.md`): its span and its metrics.
+    pub(super) fn observe(
+        &self,
+        method: &str,
+        tool: Option<Arc<str>>,
+        context: &RequestContext<RoleServer>,
+    ) -> Observation {
+        let caller = self.caller_of(http_caller(context));
+        Observation::start(&self.shared.telemetry, method, tool, context, caller)
     }
 
     /// The permission view of a request that carries `http` (`None`: every served tool).
@@ -305,23 +318,19 @@ fn request_id_text(id: &NumberOrString) -> Arc<str> {
 }
 
 impl McpHandler {
-    /// The rate limits of a `tools/call` of `name`: checked only for a tool the caller can
-    /// see (any other answers as unknown, later, exactly as without limits).
+    /// The rate limits of a `tools/call` of `def`, a tool the caller can see (any other
+    /// answers as unknown, later, exactly as without limits).
     async fn admit_call(
         &self,
-        name: &str,
+        def: &crate::definition::ToolDef,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let (view, _) = self.caller_view(context);
-        let Some(def) = view.get(name) else {
-            return Ok(());
-        };
         let caller = self
             .caller_of(http_caller(context))
             .unwrap_or(&crate::caller::LOCAL);
         self.shared
             .rate
-            .admit(caller, &def)
+            .admit(caller, def)
             .await
             .map_err(|refusal| super::rate_limit::refusal_error(&refusal, def.name()))
     }
@@ -352,52 +361,8 @@ fn tool_outcome(
 }
 
 impl McpHandler {
-    /// Answer a `tools/call`; `tool_error` gets the kind of an `isError` result (for the
-    /// audit log).
-    async fn tool_call(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-        tool_error: &mut Option<crate::output::error::ErrorKind>,
-    ) -> Result<CallToolResponse, McpError> {
-        self.admit_call(&request.name, &context).await?;
-        #[cfg(feature = "http")]
-        self.check_param_headers(&request, &context)?;
-        if self.task_support(&request, &context)? {
-            return self.call_as_task(request, context).await;
-        }
-        let (registry, _) = self.caller_view(&context);
-        let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let binding = self.binding(&context, "tools/call", &request.name, &arguments);
-        let ended = self
-            .in_round(
-                &context,
-                binding,
-                request.request_state.as_deref(),
-                request.input_responses.as_ref(),
-                |ctx| registry.call_tool(&request.name, arguments, ctx),
-            )
-            .await?;
-        match ended {
-            RoundEnd::Finished(outcome) => {
-                *tool_error = outcome.as_ref().ok().and_then(ToolResult::error_kind);
-                tool_outcome(outcome)
-            }
-            RoundEnd::Asked(input_required) => Ok(input_required.into()),
-            RoundEnd::Failed(error) => {
-                *tool_error = Some(error.kind());
-                Ok(convert::call_result(ToolResult::error(&error, None)).into())
-            }
-        }
-    }
-}
-
-impl ServerHandler for McpHandler {
-    fn get_info(&self) -> ServerConfig {
-        self.shared.config.clone()
-    }
-
-    async fn list_tools(
+    /// The `tools/list` page a request asks for.
+    fn tools_page(
         &self,
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
@@ -424,20 +389,156 @@ impl ServerHandler for McpHandler {
         Ok(result)
     }
 
+    /// `tools/call` in the caller's view `registry`: the answer, and for an `isError`
+    /// result `Some` of its kind.
+    async fn call_tool_in(
+        &self,
+        registry: crate::ToolRegistry,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> (
+        Result<CallToolResponse, McpError>,
+        Option<Option<ErrorKind>>,
+    ) {
+        #[cfg(feature = "http")]
+        if let Err(error) = self.check_param_headers(&request, &context) {
+            return (Err(error), None);
+        }
+        match self.task_support(&request, &context) {
+            Err(error) => return (Err(error), None),
+            Ok(true) => return (self.call_as_task(request, context).await, None),
+            Ok(false) => {}
+        }
+        let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        let binding = self.binding(&context, "tools/call", &request.name, &arguments);
+        let ended = self
+            .in_round(
+                &context,
+                binding,
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+                |ctx| registry.call_tool(&request.name, arguments, ctx),
+            )
+            .await;
+        match ended {
+            Err(error) => (Err(error), None),
+            Ok(RoundEnd::Finished(Ok(result))) => {
+                let error = result.is_error().then(|| result.error_kind());
+                (Ok(convert::call_result(result).into()), error)
+            }
+            Ok(RoundEnd::Finished(Err(not_found))) => (tool_outcome(Err(not_found)), None),
+            Ok(RoundEnd::Asked(input_required)) => (Ok(input_required.into()), None),
+            Ok(RoundEnd::Failed(error)) => (
+                Ok(convert::call_result(ToolResult::error(&error, None)).into()),
+                Some(Some(error.kind())),
+            ),
+        }
+    }
+}
+
+impl McpHandler {
+    /// `initialize`: the client's info kept, the version negotiated.
+    fn initialize_session(
+        &self,
+        request: InitializeRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        if let Some(removed) = outside_era("initialize", context) {
+            return Err(removed);
+        }
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        #[cfg(feature = "http")]
+        self.session
+            .batches
+            .store(takes_batches(&result.protocol_version), Ordering::SeqCst);
+        Ok(result)
+    }
+}
+
+/// The answer to a request rmcp could not type (see `on_custom_request`).
+fn custom_request(
+    request: &CustomRequest,
+    context: &RequestContext<RoleServer>,
+) -> Result<CustomResult, McpError> {
+    if let Some(removed) = outside_era(&request.method, context) {
+        return Err(removed);
+    }
+    if method_eras(&request.method).is_some() {
+        return Err(McpError::invalid_params(
+            format!(
+                "invalid params for {}: they do not match the method's schema",
+                echo(&request.method)
+            ),
+            None,
+        ));
+    }
+    Err(method_not_found(&request.method))
+}
+
+/// Run `answer` inside `observation`'s span and end the observation with its result.
+async fn observed<T>(
+    observation: Observation,
+    answer: impl Future<Output = Result<T, McpError>>,
+) -> Result<T, McpError> {
+    let result = answer.instrument(observation.span().clone()).await;
+    observation.end_with(&result);
+    result
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.config.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let observation = self.observe("tools/list", None, &context);
+        let result = self.tools_page(request, context);
+        observation.end_with(&result);
+        result
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // The tool's name labels the request only when the caller can see that tool: an
+        // unknown or hidden one reads the same placeholder.
+        let (registry, _) = self.caller_view(&context);
+        let def = registry.get(&request.name);
+        let tool = def
+            .as_ref()
+            .map_or_else(|| Arc::from(OTHER_TOOL), |def| Arc::from(def.name()));
+        let observation = self.observe("tools/call", Some(tool), &context);
+        // A call of a tool the caller can see gets an audit line, a refusal by a rate limit
+        // included; any other answers as unknown and writes none.
         #[cfg(feature = "audit")]
-        if let Some(audited) = self.audit_tool(&context, &request.name, request.arguments.as_ref())
-        {
-            let mut tool_error = None;
-            let answer = self.tool_call(request, context, &mut tool_error).await;
-            audited.finish(&answer, tool_error);
-            return answer;
+        let audited = self.audit_tool(&context, &request.name, request.arguments.as_ref());
+        let span = observation.span().clone();
+        let (answer, tool_error) = async {
+            if let Some(def) = &def
+                && let Err(refused) = self.admit_call(def, &context).await
+            {
+                return (Err(refused), None);
+            }
+            self.call_tool_in(registry, request, context).await
         }
-        self.tool_call(request, context, &mut None).await
+        .instrument(span)
+        .await;
+        #[cfg(feature = "audit")]
+        if let Some(audited) = audited {
+            audited.finish(&answer, tool_error.flatten());
+        }
+        match tool_error {
+            Some(kind) if answer.is_ok() => observation.end_tool_error(kind),
+            _ => observation.end_with(&answer),
+        }
+        answer
     }
 
     async fn get_task(
@@ -445,7 +546,8 @@ impl ServerHandler for McpHandler {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        self.task_get(request, context).await
+        let observation = self.observe("tasks/get", None, &context);
+        observed(observation, self.task_get(request, context)).await
     }
 
     async fn update_task(
@@ -453,7 +555,8 @@ impl ServerHandler for McpHandler {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.task_update(request, context).await
+        let observation = self.observe("tasks/update", None, &context);
+        observed(observation, self.task_update(request, context)).await
     }
 
     async fn cancel_task(
@@ -461,7 +564,8 @@ impl ServerHandler for McpHandler {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.task_cancel(request, context).await
+        let observation = self.observe("tasks/cancel", None, &context);
+        observed(observation, self.task_cancel(request, context)).await
     }
 
     async fn list_resources(
@@ -469,7 +573,8 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.resources_list(request, context).await
+        let observation = self.observe("resources/list", None, &context);
+        observed(observation, self.resources_list(request, context)).await
     }
 
     async fn list_resource_templates(
@@ -477,7 +582,8 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.resource_templates_list(request, context).await
+        let observation = self.observe("resources/templates/list", None, &context);
+        observed(observation, self.resource_templates_list(request, context)).await
     }
 
     async fn read_resource(
@@ -485,13 +591,15 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let observation = self.observe("resources/read", None, &context);
         #[cfg(feature = "audit")]
-        if let Some(audited) = self.audit_resource(&context, &request.uri) {
-            let answer = self.resource_read(request, context).await;
+        let audited = self.audit_resource(&context, &request.uri);
+        let answer = observed(observation, self.resource_read(request, context)).await;
+        #[cfg(feature = "audit")]
+        if let Some(audited) = audited {
             audited.finish(&answer, None);
-            return answer;
         }
-        self.resource_read(request, context).await
+        answer
     }
 
     async fn subscribe(
@@ -499,7 +607,8 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.resource_subscribe(request, context).await
+        let observation = self.observe("resources/subscribe", None, &context);
+        observed(observation, self.resource_subscribe(request, context)).await
     }
 
     async fn unsubscribe(
@@ -507,7 +616,8 @@ impl ServerHandler for McpHandler {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.resource_unsubscribe(request, context).await
+        let observation = self.observe("resources/unsubscribe", None, &context);
+        observed(observation, self.resource_unsubscribe(request, context)).await
     }
 
     async fn list_prompts(
@@ -515,7 +625,8 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.prompts_list(request, context).await
+        let observation = self.observe("prompts/list", None, &context);
+        observed(observation, self.prompts_list(request, context)).await
     }
 
     async fn get_prompt(
@@ -523,15 +634,15 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        let observation = self.observe("prompts/get", None, &context);
         #[cfg(feature = "audit")]
-        if let Some(audited) =
-            self.audit_prompt(&context, &request.name, request.arguments.as_ref())
-        {
-            let answer = self.prompt_get(request, context).await;
+        let audited = self.audit_prompt(&context, &request.name, request.arguments.as_ref());
+        let answer = observed(observation, self.prompt_get(request, context)).await;
+        #[cfg(feature = "audit")]
+        if let Some(audited) = audited {
             audited.finish(&answer, None);
-            return answer;
         }
-        self.prompt_get(request, context).await
+        answer
     }
 
     async fn complete(
@@ -539,7 +650,8 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.completion(request, context).await
+        let observation = self.observe("completion/complete", None, &context);
+        observed(observation, self.completion(request, context)).await
     }
 
     #[expect(deprecated)] // logging
@@ -566,16 +678,10 @@ impl ServerHandler for McpHandler {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        if let Some(removed) = outside_era("initialize", &context) {
-            return Err(removed);
-        }
-        context.peer.set_peer_info(request.clone());
-        let result = self.negotiate_initialize(&request)?;
-        #[cfg(feature = "http")]
-        self.session
-            .batches
-            .store(takes_batches(&result.protocol_version), Ordering::SeqCst);
-        Ok(result)
+        let observation = self.observe("initialize", None, &context);
+        let result = self.initialize_session(request, &context);
+        observation.end_with(&result);
+        result
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -600,19 +706,10 @@ impl ServerHandler for McpHandler {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        if let Some(removed) = outside_era(&request.method, &context) {
-            return Err(removed);
-        }
-        if method_eras(&request.method).is_some() {
-            return Err(McpError::invalid_params(
-                format!(
-                    "invalid params for {}: they do not match the method's schema",
-                    echo(&request.method)
-                ),
-                None,
-            ));
-        }
-        Err(method_not_found(&request.method))
+        let observation = self.observe(&request.method, None, &context);
+        let result = custom_request(&request, &context);
+        observation.end_with(&result);
+        result
     }
 
     fn accepted_subscription_filter(

@@ -13,6 +13,7 @@ use crate::Caller;
 use crate::server::paging;
 #[cfg(feature = "http")]
 use crate::server::protocol::{http_caller, is_modern};
+use crate::server::telemetry::OperationKey;
 use crate::server::tool_pages::{PAGE_CAPACITY, PageKey, PageRequest, message_line, reply_line};
 
 impl McpHandler {
@@ -49,10 +50,22 @@ impl McpHandler {
 
     /// The reply line (without its newline) to request `id` for `page`, when the page is
     /// cached.
+    /// A hit is one `tools/list` answered: measured here (without a span: no request
+    /// context is made for it).
     pub(crate) fn cached_page_line(&self, id: &RequestId, page: &PageRequest) -> Option<Vec<u8>> {
+        let started = std::time::Instant::now();
         let key = page.key.as_ref()?;
         let bytes = self.shared.tool_pages.get(page.version, key)?;
-        Some(reply_line(id, &bytes))
+        let line = reply_line(id, &bytes);
+        self.shared.telemetry.metrics.operation(
+            OperationKey {
+                method: "tools/list",
+                tool: None,
+                error: None,
+            },
+            started.elapsed(),
+        );
+        Some(line)
     }
 
     /// Keep `result`, rmcp's answer to `page`, as that page; its bytes.

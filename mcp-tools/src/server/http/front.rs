@@ -50,6 +50,7 @@ use crate::server::protocol::{ALREADY_INITIALIZED, takes_batches};
 use crate::server::protocol::{method_not_found, speaks_modern};
 use crate::server::rate_limit::refusal_data;
 use crate::server::state::Session;
+use crate::server::telemetry::AuthRefusal;
 
 /// A request entered in its session: the session's id, the request's activity (the session
 /// is not idle while it lives) and what rmcp serves it with.
@@ -94,6 +95,8 @@ pub(super) struct Front<M> {
     pub(super) limits: HttpLimits,
     /// The server's rate limits: a caller past its overall one is refused here.
     pub(super) rate: crate::server::rate_limit::RateLimiter,
+    /// Where authentication refusals are counted.
+    pub(super) metrics: crate::server::telemetry::Metrics,
 }
 
 impl<M: SessionManager> Front<M> {
@@ -422,10 +425,15 @@ impl<M: SessionManager> Front<M> {
         &self,
         request: Request<B>,
     ) -> Result<Request<B>, Response<Reply>> {
-        match &self.authenticator {
-            Some(authenticator) => authenticate(authenticator.as_ref(), request).await,
-            None => Ok(request),
+        let Some(authenticator) = &self.authenticator else {
+            return Ok(request);
+        };
+        let refused = authenticate(authenticator.as_ref(), request).await;
+        if let Err(response) = &refused {
+            let reason = AuthRefusal::of_status(response.status().as_u16());
+            self.metrics.auth_refused(reason);
         }
+        refused
     }
 
     /// Who owns the sessions this request opens or uses (`None`: the local caller). A

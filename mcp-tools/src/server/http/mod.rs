@@ -84,6 +84,18 @@ pub const HEALTH_PATH: &str = "/healthz";
 /// assert_eq!(mcp_toolbelt::server::READY_PATH, "/readyz");
 /// ```
 pub const READY_PATH: &str = "/readyz";
+/// The metrics endpoint of `serve_http`, present only with
+/// [`HttpOptions::metrics_token`]: `GET` with that bearer token answers the Prometheus
+/// text exposition.
+///
+/// ```
+/// assert_eq!(mcp_toolbelt::server::METRICS_PATH, "/metrics");
+/// ```
+pub const METRICS_PATH: &str = "/metrics";
+
+/// At most this many `/metrics` requests are answered at once on the MCP listener; more
+/// get `503`.
+const MAX_SCRAPES: usize = 4;
 
 /// Serve streamable HTTP on `listener` until `drain` says stop; at most `max_in_flight`
 /// requests are handled at once.
@@ -103,6 +115,7 @@ pub(crate) async fn serve(
         limits = ?options.limits,
         "serving MCP over streamable HTTP"
     );
+    let shared_metrics = shared.telemetry.metrics.clone();
     let mut endpoint_options = options.clone();
     // The literal address bound is never a DNS-rebinding vector; accept it.
     if !bound.ip().is_unspecified() {
@@ -115,7 +128,13 @@ pub(crate) async fn serve(
         drain.hard.child_token(),
     );
     let tasks = TaskTracker::new();
+    let metrics = options.metrics_token.clone().map(|token| MetricsRoute {
+        token,
+        metrics: shared_metrics,
+        scrapes: Arc::new(tokio::sync::Semaphore::new(MAX_SCRAPES)),
+    });
     let site = Arc::new(Site {
+        metrics,
         service: service.clone(),
         path: options.path.clone(),
         #[cfg(feature = "oauth")]
@@ -166,6 +185,8 @@ fn from_text(response: Response<String>) -> Response<Reply> {
 
 /// What `serve_http` answers: the endpoint at its path, and the health endpoints.
 struct Site {
+    /// `/metrics`, when [`HttpOptions::metrics_token`] is set.
+    metrics: Option<MetricsRoute>,
     service: McpService,
     path: String,
     /// The OAuth resource server, whose metadata document this site serves.
@@ -197,6 +218,11 @@ impl Site {
                 .handle(request.map(body::into_bytes_body))
                 .await;
         }
+        if path == METRICS_PATH
+            && let Some(route) = &self.metrics
+        {
+            return route.answer(&request);
+        }
         let probe = matches!(*request.method(), Method::GET | Method::HEAD);
         match path {
             HEALTH_PATH if probe => respond(StatusCode::OK, "text/plain", Bytes::from("ok\n")),
@@ -206,6 +232,54 @@ impl Site {
                 &format!("Not Found: the MCP endpoint is {}", self.path),
             ),
         }
+    }
+}
+
+/// `/metrics` on the MCP listener: its own token, its own bound on scrapes at once.
+struct MetricsRoute {
+    token: Arc<str>,
+    metrics: crate::server::telemetry::Metrics,
+    scrapes: Arc<tokio::sync::Semaphore>,
+}
+
+impl MetricsRoute {
+    fn answer<B>(&self, request: &Request<B>) -> Response<Reply> {
+        if request.method() != Method::GET {
+            let mut response = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "Method Not Allowed: GET only",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET"));
+            return response;
+        }
+        let authorization = request.headers().get(header::AUTHORIZATION);
+        if !crate::server::telemetry::bearer_matches(
+            authorization.map(HeaderValue::as_bytes),
+            &self.token,
+        ) {
+            let mut response = plain(
+                StatusCode::UNAUTHORIZED,
+                "Unauthorized: the metrics token is required",
+            );
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"metrics\""),
+            );
+            return response;
+        }
+        let Ok(_permit) = self.scrapes.try_acquire() else {
+            return plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: too many scrapes at once",
+            );
+        };
+        respond(
+            StatusCode::OK,
+            crate::server::telemetry::CONTENT_TYPE,
+            Bytes::from(self.metrics.prometheus_text()),
+        )
     }
 }
 

@@ -55,6 +55,8 @@ pub struct HttpOptions {
     pub(crate) path: String,
     pub(crate) limits: HttpLimits,
     pub(crate) replica_id: Option<String>,
+    /// The bearer token that opens `/metrics` on this listener (`None`: no such route).
+    pub(crate) metrics_token: Option<Arc<str>>,
     tls: Option<Tls>,
 }
 
@@ -109,6 +111,7 @@ impl Default for HttpOptions {
             path: "/mcp".into(),
             limits: HttpLimits::default(),
             replica_id: None,
+            metrics_token: None,
             tls: None,
         }
     }
@@ -124,6 +127,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("path", &self.path)
             .field("limits", &self.limits)
             .field("replica_id", &self.replica_id)
+            .field("metrics_token", &self.metrics_token.as_ref().map(|_| "…"))
             .field("tls", &self.tls.is_some())
             .finish()
     }
@@ -283,6 +287,26 @@ impl HttpOptions {
             .map(|c| if c.is_ascii_graphic() { c } else { '_' })
             .collect();
         self.replica_id = (!id.is_empty()).then_some(id);
+        self
+    }
+
+    /// Serve the server's metrics ([`Server::metrics`](crate::server::Server::metrics), as
+    /// Prometheus text) at [`METRICS_PATH`](crate::server::METRICS_PATH) on this listener,
+    /// to `GET` requests bearing `Authorization: Bearer <token>` only. This token is
+    /// separate from every MCP credential: the MCP authenticator never sees these
+    /// requests, and no MCP token or OAuth token opens the route. Without it (the default)
+    /// the listener has no `/metrics` route at all; for stdio servers, or to keep metrics
+    /// off the MCP listener, use `serve --metrics-addr`
+    /// ([`telemetry::serve_metrics`](crate::server::telemetry::serve_metrics)).
+    /// An empty token is ignored.
+    ///
+    /// ```
+    /// let options = mcp_toolbelt::server::HttpOptions::default().metrics_token("m3tr1cs");
+    /// # let _ = options;
+    /// ```
+    pub fn metrics_token(mut self, token: impl Into<String>) -> HttpOptions {
+        let token = token.into();
+        self.metrics_token = (!token.is_empty()).then(|| Arc::from(token));
         self
     }
 

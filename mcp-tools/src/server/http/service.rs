@@ -111,6 +111,7 @@ impl McpService {
         let in_flight = Arc::new(Semaphore::new(max_in_flight.max(1)));
         let authenticator = options.authenticator.clone();
         let fast_paths = shared.fast_paths;
+        let metrics = shared.telemetry.metrics.clone();
         let site = SiteRule::new(&options.allowed_hosts, &options.allowed_origins);
         #[cfg(feature = "oauth")]
         if let Some(oauth) = &options.oauth {
@@ -125,6 +126,8 @@ impl McpService {
                 limits.session_idle_timeout,
                 cancel.clone(),
             ));
+            let source: std::sync::Weak<HttpSessions> = Arc::downgrade(&sessions);
+            shared.telemetry.metrics.add_source(source);
             // Without a runtime yet, the first request starts the sweep.
             if tokio::runtime::Handle::try_current().is_ok() {
                 sessions.start_sweep();
@@ -147,6 +150,7 @@ impl McpService {
                 max_in_flight: max_in_flight.max(1),
                 fast_paths,
                 limits: options.limits,
+                metrics: metrics.clone(),
             })
         } else {
             let manager = Arc::new(NeverSessionManager::default());
@@ -167,6 +171,7 @@ impl McpService {
                 max_in_flight: max_in_flight.max(1),
                 fast_paths,
                 limits: options.limits,
+                metrics: metrics.clone(),
             })
         };
         McpService {

@@ -31,6 +31,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::server::state::{Session, Shared};
+use crate::server::telemetry::{GaugeSource, SessionClock};
 
 /// Who opened a session: a keyed hash of its credential (`None`: the local caller).
 pub(super) type Principal = Option<u64>;
@@ -75,6 +76,8 @@ struct Record {
     /// Requests in progress and streams open.
     active: u32,
     phase: Phase,
+    /// Measures the session's life (`mcp.server.session.duration`) until the record goes.
+    _clock: SessionClock,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -455,6 +458,17 @@ impl SessionManager for HttpSessions {
     }
 }
 
+impl GaugeSource for HttpSessions {
+    fn sessions(&self, open: &mut i64, parked: &mut i64) {
+        for record in self.records().values() {
+            match record.phase {
+                Phase::Parked => *parked += 1,
+                Phase::Live | Phase::Parking => *open += 1,
+            }
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl SessionStore for HttpSessions {
     /// The `initialize` parameters of a parked session, for rmcp to replay.
@@ -481,6 +495,7 @@ impl SessionStore for HttpSessions {
                 last_used: Instant::now(),
                 active: 0,
                 phase: Phase::Live,
+                _clock: SessionClock::http(&self.shared.telemetry.metrics),
             },
         );
         Ok(())

@@ -272,7 +272,9 @@ mod tests {
             .unwrap();
         // The file's `caller *` applies to the local caller too: 3 calls a minute in all.
         let limiter = RateLimiter::new(RateLimits::parse("caller * 3/min\n").unwrap());
-        let mut client = RawClient::connect(Server::new(registry).rate_limiter(limiter.clone()));
+        let server = Server::new(registry).rate_limiter(limiter.clone());
+        let metrics = server.metrics();
+        let mut client = RawClient::connect(server);
         client.initialize().await;
         let call = |name: &str| json!({"name": name, "arguments": {}});
         let first = client.request(1, "tools/call", call("limited")).await;
@@ -293,5 +295,11 @@ mod tests {
         let over = client.request(6, "tools/call", call("other")).await;
         assert_eq!(over["error"]["data"]["limit"], "caller 3/min", "{over}");
         assert_eq!(limiter.refusals(), 2);
+        // The server's metrics show the limiter's own count.
+        let text = metrics.prometheus_text();
+        assert!(
+            text.contains("mcp_toolbelt_rate_limit_refusals_total 2\n"),
+            "{text}"
+        );
     }
 }

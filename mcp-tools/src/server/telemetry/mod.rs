@@ -1,0 +1,317 @@
+//! What an operator sees of a server: a `tracing` span per request by the OpenTelemetry
+//! semantic conventions for MCP, [`Metrics`] (served as Prometheus text by
+//! [`serve_metrics`] or at `/metrics` on the HTTP listener, and over OTLP with feature
+//! `otel`), and the client's trace context continued into the tool fn.
+//!
+//! Conventions followed: OpenTelemetry semantic conventions for MCP as published in
+//! `open-telemetry/semantic-conventions-genai` v0.1.0 (`docs/gen-ai/mcp.md`, status
+//! Development). `docs/operations.md` lists every span field and metric.
+//!
+//! One observation point: every JSON-RPC request, on every transport and path, is answered
+//! by [`McpHandler`](super::McpHandler), which opens one observation (a span and a measurement) for it.
+
+mod metrics;
+#[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+pub mod otel;
+mod prometheus;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::NumberOrString;
+use rmcp::service::{RequestContext, RoleServer};
+
+#[cfg(feature = "http")]
+pub(crate) use metrics::GaugeSource;
+pub use metrics::{AuthRefusal, Metrics, OTHER_TOOL};
+pub(crate) use metrics::{Counted, OperationKey};
+#[cfg(feature = "http")]
+pub(crate) use prometheus::bearer_matches;
+pub use prometheus::{CONTENT_TYPE, serve_metrics, spawn_metrics_listener};
+
+use crate::Caller;
+
+/// The `error.type` of a `tools/call` whose result has `isError: true` (the conventions'
+/// value); the tool's [`ErrorKind`](crate::ErrorKind) is the span's
+/// `mcp_toolbelt.tool.error_kind`.
+pub const TOOL_ERROR: &str = "tool_error";
+
+/// The `error.type` of a request whose answer was never made (its future was dropped:
+/// the client cancelled it or went away).
+pub const CANCELLED: &str = "cancelled";
+
+/// The `mcp.method.name` of a method outside the protocol's list (and the `error.type`
+/// past [`MAX_ERROR_CODES`]).
+const OTHER_METHOD: &str = "_OTHER";
+
+/// What the observation point needs of the server: its metrics and replica id.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct Telemetry {
+    pub(crate) metrics: Metrics,
+    pub(crate) replica: Option<Arc<str>>,
+}
+
+/// One request observed: its span (entered by the request's future) and its clock; ends
+/// with [`Observation::end`] (or, when the request's future is dropped, as [`CANCELLED`]).
+pub(crate) struct Observation {
+    span: tracing::Span,
+    started: Instant,
+    metrics: Metrics,
+    key: Option<OperationKey>,
+    call: bool,
+}
+
+impl Observation {
+    /// Start observing a `method` request (`tool`: for `tools/call`, the tool's name when
+    /// the caller can see it, else [`OTHER_TOOL`]).
+    pub(crate) fn start(
+        telemetry: &Telemetry,
+        method: &str,
+        tool: Option<Arc<str>>,
+        context: &RequestContext<RoleServer>,
+        caller: Option<&Caller>,
+    ) -> Observation {
+        let method = known_method(method);
+        let call = method == "tools/call";
+        let span = tracing::info_span!(
+            "mcp.request",
+            otel.name = tracing::field::Empty,
+            otel.kind = "server",
+            mcp.method.name = method,
+            gen_ai.tool.name = tracing::field::Empty,
+            mcp.protocol.version = tracing::field::Empty,
+            jsonrpc.request.id = tracing::field::Empty,
+            mcp.session.id = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            mcp_toolbelt.tool.error_kind = tracing::field::Empty,
+            enduser.id = tracing::field::Empty,
+            mcp_toolbelt.client.id = tracing::field::Empty,
+            mcp_toolbelt.replica.id = tracing::field::Empty,
+        );
+        if !span.is_disabled() {
+            describe(&span, method, tool.as_deref(), telemetry, context, caller);
+        }
+        if call {
+            telemetry.metrics.calls_in_flight(1);
+        }
+        Observation {
+            span,
+            started: Instant::now(),
+            metrics: telemetry.metrics.clone(),
+            key: Some(OperationKey {
+                method,
+                tool,
+                error: None,
+            }),
+            call,
+        }
+    }
+
+    /// The request's span: its future runs inside it.
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// The request was answered; `error`: its `error.type` (`None`: success).
+    pub(crate) fn end(mut self, error: Option<&'static str>) {
+        self.finish(error);
+    }
+
+    /// The request ended with `result`: its `error.type` from the JSON-RPC error's code.
+    pub(crate) fn end_with<T>(self, result: &Result<T, McpError>) {
+        self.end(result.as_ref().err().map(|e| error_type(e.code.0)));
+    }
+
+    /// A `tools/call` answered with `isError: true` of `kind`.
+    pub(crate) fn end_tool_error(self, kind: Option<crate::ErrorKind>) {
+        if let Some(kind) = kind {
+            self.span
+                .record("mcp_toolbelt.tool.error_kind", kind.as_str());
+        }
+        self.end(Some(TOOL_ERROR));
+    }
+
+    fn finish(&mut self, error: Option<&'static str>) {
+        let Some(mut key) = self.key.take() else {
+            return;
+        };
+        if let Some(error) = error {
+            self.span.record("error.type", error);
+        }
+        key.error = error;
+        self.metrics.operation(key, self.started.elapsed());
+        if self.call {
+            self.metrics.calls_in_flight(-1);
+        }
+    }
+}
+
+impl Drop for Observation {
+    fn drop(&mut self) {
+        self.finish(Some(CANCELLED));
+    }
+}
+
+/// Record the span's descriptive fields (only when someone listens to it).
+fn describe(
+    span: &tracing::Span,
+    method: &'static str,
+    tool: Option<&str>,
+    telemetry: &Telemetry,
+    context: &RequestContext<RoleServer>,
+    caller: Option<&Caller>,
+) {
+    match tool {
+        Some(tool) => {
+            span.record("otel.name", format!("{method} {tool}"));
+            span.record("gen_ai.tool.name", tool);
+        }
+        None => {
+            span.record("otel.name", method);
+        }
+    }
+    if let Some(version) = context.protocol_version() {
+        span.record("mcp.protocol.version", version.as_str());
+    }
+    match &context.id {
+        NumberOrString::Number(n) => span.record("jsonrpc.request.id", *n),
+        NumberOrString::String(s) => span.record("jsonrpc.request.id", &**s),
+    };
+    if let Some(session) = session_id(context) {
+        span.record("mcp.session.id", session);
+    }
+    if let Some(caller) = caller {
+        if let Some(subject) = caller.subject() {
+            span.record("enduser.id", subject);
+        }
+        if let Some(client) = caller.client_id() {
+            span.record("mcp_toolbelt.client.id", client);
+        }
+    }
+    if let Some(replica) = telemetry.replica.as_deref() {
+        span.record("mcp_toolbelt.replica.id", replica);
+    }
+    #[cfg(feature = "otel")]
+    otel::continue_trace(span, context);
+}
+
+/// The HTTP session this request belongs to (stateful streamable HTTP).
+#[cfg(feature = "http")]
+fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .headers
+        .get(super::protocol::header::SESSION_ID)?
+        .to_str()
+        .ok()
+}
+
+#[cfg(not(feature = "http"))]
+fn session_id(_: &RequestContext<RoleServer>) -> Option<&str> {
+    None
+}
+
+/// `method` when it is one of the protocol's, else the placeholder.
+fn known_method(method: &str) -> &'static str {
+    super::protocol::METHODS
+        .iter()
+        .find(|(known, _)| *known == method)
+        .map_or(OTHER_METHOD, |(known, _)| known)
+}
+
+/// At most this many distinct JSON-RPC codes become `error.type` values; any further
+/// one reads `_OTHER`.
+const MAX_ERROR_CODES: usize = 64;
+
+/// The `error.type` of a JSON-RPC error with `code`: the code as text (the conventions'
+/// value), each interned once; past [`MAX_ERROR_CODES`] distinct codes, `_OTHER`.
+pub(crate) fn error_type(code: i32) -> &'static str {
+    static CODES: std::sync::Mutex<Vec<(i32, &'static str)>> = std::sync::Mutex::new(Vec::new());
+    let mut codes = CODES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, text)) = codes.iter().find(|(known, _)| *known == code) {
+        return text;
+    }
+    if codes.len() >= MAX_ERROR_CODES {
+        return OTHER_METHOD;
+    }
+    let text: &'static str = Box::leak(code.to_string().into_boxed_str());
+    codes.push((code, text));
+    text
+}
+
+/// How long a session lasted, measured from its opening.
+#[derive(Debug)]
+pub(crate) struct SessionClock {
+    opened: Instant,
+    metrics: Metrics,
+    line: bool,
+}
+
+impl SessionClock {
+    /// A stdio, TCP or Unix session opened now (counted as open until dropped).
+    pub(crate) fn line(metrics: &Metrics) -> SessionClock {
+        metrics.line_sessions(1);
+        SessionClock {
+            opened: Instant::now(),
+            metrics: metrics.clone(),
+            line: true,
+        }
+    }
+
+    /// An HTTP session opened now (the session table counts it open).
+    #[cfg(feature = "http")]
+    pub(crate) fn http(metrics: &Metrics) -> SessionClock {
+        SessionClock {
+            opened: Instant::now(),
+            metrics: metrics.clone(),
+            line: false,
+        }
+    }
+}
+
+impl Drop for SessionClock {
+    fn drop(&mut self) {
+        if self.line {
+            self.metrics.line_sessions(-1);
+        }
+        self.metrics.session_ended(self.opened.elapsed());
+    }
+}
+
+/// The metrics token in `path` (`--metrics-token-file`): its first line, from a file only
+/// its owner can read; the message when it cannot be used.
+#[cfg(feature = "cli")]
+pub(crate) fn read_token_file(path: &std::path::Path) -> Result<Arc<str>, String> {
+    use super::private_file::{Refused, read};
+    let text = read(path, "the metrics token file").map_err(|refused| match refused {
+        Refused::Io(error) => format!(
+            "cannot read the metrics token file {}: {error}",
+            path.display()
+        ),
+        Refused::Exposed(exposed) => exposed.to_string(),
+    })?;
+    let token = text.lines().next().unwrap_or("").trim();
+    if token.is_empty() {
+        return Err(format!(
+            "the metrics token file {} is empty",
+            path.display()
+        ));
+    }
+    Ok(Arc::from(token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_protocols_methods_are_labels() {
+        assert_eq!(known_method("tools/call"), "tools/call");
+        assert_eq!(known_method("tools/call\"evil"), OTHER_METHOD);
+        assert_eq!(error_type(-32602), "-32602");
+        assert_eq!(error_type(-32602), "-32602");
+    }
+}
