@@ -232,12 +232,7 @@ pub(crate) fn command() -> Command {
                 .long("metrics-token-file")
                 .value_name("FILE")
                 .value_parser(clap::value_parser!(PathBuf))
-                .help(
-                    "The bearer token (first line of FILE, mode 600) that /metrics requires: on \
-                     the --metrics-addr listener, and with --http on the MCP listener too (no \
-                     MCP or OAuth token opens it; without this file the MCP listener has no \
-                     /metrics)",
-                ),
+                .help(METRICS_TOKEN_HELP),
         );
     #[cfg(feature = "otel")]
     let command = command.arg(
@@ -253,6 +248,15 @@ pub(crate) fn command() -> Command {
     let command = command.args(serve_http::flags());
     command
 }
+
+/// `--metrics-token-file`'s help; it names the HTTP listener only where there is one.
+#[cfg(feature = "http")]
+const METRICS_TOKEN_HELP: &str = "The bearer token (first line of FILE, mode 600) that /metrics \
+     requires: on the --metrics-addr listener, and on the MCP listener of an HTTP server too \
+     (no MCP or OAuth token opens it; without this file the MCP listener has no /metrics)";
+#[cfg(not(feature = "http"))]
+const METRICS_TOKEN_HELP: &str = "The bearer token (first line of FILE, mode 600) that /metrics on the --metrics-addr \
+     listener requires (no MCP token opens it)";
 
 /// `--metrics-addr` and `--metrics-token-file`: the metrics listener started, and the
 /// token the HTTP listener's `/metrics` takes; the message when they cannot be used.
