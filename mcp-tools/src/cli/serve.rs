@@ -252,8 +252,8 @@ pub(crate) fn command() -> Command {
 /// `--metrics-token-file`'s help; it names the HTTP listener only where there is one.
 #[cfg(feature = "http")]
 const METRICS_TOKEN_HELP: &str = "The bearer token (first line of FILE, mode 600) that /metrics \
-     requires: on the --metrics-addr listener, and on the MCP listener of an HTTP server too \
-     (no MCP or OAuth token opens it; without this file the MCP listener has no /metrics)";
+     requires: on the --metrics-addr listener, and with --http on the MCP listener too (no MCP \
+     or OAuth token opens it; without this file the MCP listener has no /metrics)";
 #[cfg(not(feature = "http"))]
 const METRICS_TOKEN_HELP: &str = "The bearer token (first line of FILE, mode 600) that /metrics on the --metrics-addr \
      listener requires (no MCP token opens it)";
