@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::notify::ListChanged;
+use super::redis_conn::RedisUrlError;
 use super::subscriptions::Subscriptions;
-use super::tasks::RedisUrlError;
 use crate::registry::ChangeListener;
 use crate::registry::ToolRegistry;
 use crate::registry::listeners::Listening;

@@ -85,6 +85,8 @@ pub(crate) mod protocol;
 #[cfg(feature = "redis")]
 mod pubsub;
 mod rate_limit;
+#[cfg(feature = "redis")]
+mod redis_conn;
 mod request_state;
 mod state;
 mod stream;

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::{McpHandler, request_id_text};
 use crate::Caller;
 use crate::definition::ResourceAddress;
+use crate::definition::ToolDef;
 use crate::output::error::ErrorKind;
 use crate::server::AuditLog;
 use crate::server::audit::{Entry, Outcome, arguments_digest, kept_arguments, object_digest};
@@ -111,16 +112,17 @@ impl McpHandler {
         })
     }
 
-    /// A `tools/call` of `name` to audit: `None` without an audit log, or when the caller
-    /// cannot see the tool (answered as unknown, no line).
+    /// A `tools/call` of `def`, the tool as the caller's view found it, to audit: `None`
+    /// without an audit log, or when the caller cannot see the tool (`def` is `None`: it is
+    /// answered as unknown, with no line).
     pub(super) fn audit_tool(
         &self,
         context: &RequestContext<RoleServer>,
-        name: &str,
+        def: Option<&ToolDef>,
         arguments: Option<&Map<String, Value>>,
     ) -> Option<Audited> {
         self.shared.audit.as_ref()?;
-        let def = self.caller_view(context).0.get(name)?;
+        let def = def?;
         let kept = arguments.and_then(|object| kept_arguments(object, def.audit_kept()));
         self.audit_start(
             context,

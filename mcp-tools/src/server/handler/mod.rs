@@ -518,7 +518,7 @@ impl ServerHandler for McpHandler {
         // A call of a tool the caller can see gets an audit line, a refusal by a rate limit
         // included; any other answers as unknown and writes none.
         #[cfg(feature = "audit")]
-        let audited = self.audit_tool(&context, &request.name, request.arguments.as_ref());
+        let audited = self.audit_tool(&context, def.as_deref(), request.arguments.as_ref());
         let span = observation.span().clone();
         let (answer, tool_error) = async {
             if let Some(def) = &def

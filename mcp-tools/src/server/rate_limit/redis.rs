@@ -6,12 +6,11 @@
 
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, Script};
-use tokio::sync::OnceCell;
+use redis::Script;
+use redis::aio::ConnectionManager;
 
 use crate::rate::{Draw, RateRefusal};
-use crate::server::tasks::RedisUrlError;
+use crate::server::redis_conn::{RedisConnection, RedisUrlError};
 
 /// How long one check may wait for Redis before the store counts as down.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(1);
@@ -68,9 +67,8 @@ return 0
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub struct RedisRateStore {
-    client: Client,
+    redis: RedisConnection,
     prefix: String,
-    connection: OnceCell<ConnectionManager>,
     admit: Script,
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     wait: Script,
@@ -92,11 +90,9 @@ impl RedisRateStore {
     ///
     /// The URL is not a Redis URL.
     pub fn open(url: &str) -> Result<RedisRateStore, RedisUrlError> {
-        let client = Client::open(url).map_err(RedisUrlError)?;
         Ok(RedisRateStore {
-            client,
+            redis: RedisConnection::open(url, COMMAND_TIMEOUT)?,
             prefix: "mcp-toolbelt:rate:".into(),
-            connection: OnceCell::new(),
             admit: Script::new(ADMIT),
             wait: Script::new(WAIT),
         })
@@ -116,15 +112,7 @@ impl RedisRateStore {
     }
 
     async fn connection(&self) -> redis::RedisResult<ConnectionManager> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(COMMAND_TIMEOUT))
-            .set_response_timeout(Some(COMMAND_TIMEOUT))
-            .set_number_of_retries(1);
-        let manager = self
-            .connection
-            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), config))
-            .await?;
-        Ok(manager.clone())
+        self.redis.manager().await
     }
 
     /// Draw on every bucket of `draws` (all or none): `Ok(Err(refusal))` when a limit

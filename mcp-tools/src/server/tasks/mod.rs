@@ -17,7 +17,9 @@ pub(crate) mod run;
 pub(crate) mod wire;
 
 #[cfg(feature = "redis")]
-pub use redis::{RedisTaskStore, RedisUrlError};
+pub use super::redis_conn::RedisUrlError;
+#[cfg(feature = "redis")]
+pub use redis::RedisTaskStore;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -15,11 +15,12 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{AsyncCommands, Client, Script};
-use tokio::sync::{OnceCell, broadcast};
+use redis::aio::ConnectionManager;
+use redis::{AsyncCommands, Script};
+use tokio::sync::broadcast;
 
 use super::{TaskChange, TaskLimits, TaskRecord, TaskSignal, TaskStore, TaskStoreError, now_ms};
+use crate::server::redis_conn::{RedisConnection, RedisUrlError};
 
 /// How long one Redis command may take before the request it serves gets a retryable
 /// error.
@@ -72,9 +73,8 @@ return 1
 /// # }
 /// ```
 pub struct RedisTaskStore {
-    client: Client,
+    redis: RedisConnection,
     prefix: String,
-    connection: OnceCell<ConnectionManager>,
     create: Script,
     compare_and_set: Script,
     signals: broadcast::Sender<TaskSignal>,
@@ -90,11 +90,6 @@ impl std::fmt::Debug for RedisTaskStore {
     }
 }
 
-/// Why a [`RedisTaskStore`] could not be made.
-#[derive(Debug, thiserror::Error)]
-#[error("invalid Redis URL: {0}")]
-pub struct RedisUrlError(#[source] pub(crate) redis::RedisError);
-
 impl RedisTaskStore {
     /// A store on the Redis server at `url` (`redis://HOST:PORT/DB`,
     /// `redis://:PASSWORD@HOST/`, `redis+unix:///PATH`). Nothing is connected yet.
@@ -109,11 +104,9 @@ impl RedisTaskStore {
     /// assert!(RedisTaskStore::open("http://example.com/").is_err());
     /// ```
     pub fn open(url: &str) -> Result<RedisTaskStore, RedisUrlError> {
-        let client = Client::open(url).map_err(RedisUrlError)?;
         Ok(RedisTaskStore {
-            client,
+            redis: RedisConnection::open(url, COMMAND_TIMEOUT)?,
             prefix: "mcp-toolbelt:tasks:".into(),
-            connection: OnceCell::new(),
             create: Script::new(CREATE),
             compare_and_set: Script::new(COMPARE_AND_SET),
             signals: broadcast::channel(1024).0,
@@ -129,16 +122,7 @@ impl RedisTaskStore {
     }
 
     async fn connection(&self) -> Result<ConnectionManager, TaskStoreError> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(COMMAND_TIMEOUT))
-            .set_response_timeout(Some(COMMAND_TIMEOUT))
-            .set_number_of_retries(1);
-        let manager = self
-            .connection
-            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), config))
-            .await
-            .map_err(unavailable)?;
-        Ok(manager.clone())
+        self.redis.manager().await.map_err(unavailable)
     }
 
     fn task_key(&self, id: &str) -> String {
@@ -173,7 +157,7 @@ impl RedisTaskStore {
 
     /// Start forwarding the Redis channel into `self.signals`, reconnecting as needed.
     fn listen(self: &RedisTaskStore) {
-        let client = self.client.clone();
+        let client = self.redis.client().clone();
         let channel = self.channel();
         let sender = self.signals.clone();
         // Signals missed while Redis is away are made up for by the runners' reads at each
