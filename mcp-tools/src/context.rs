@@ -129,6 +129,7 @@ impl ClientFeature {
     }
 
     /// The feature whose request is `method`.
+    #[cfg(feature = "server")]
     pub(crate) fn of_method(method: &str) -> Option<ClientFeature> {
         [
             ClientFeature::Sampling,

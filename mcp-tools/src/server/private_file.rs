@@ -1,11 +1,11 @@
-//! Files holding secrets (tokens, TLS private keys): read only when no other user can
-//! access them.
+//! Private files (tokens, TLS private keys, the audit log): used only when no other user
+//! can access them.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// A file holding a secret that other users can access (Unix mode bits `0o077`, e.g. the
-/// usual `0644`): it is not used until only its owner can read it.
+/// A private file (tokens, a TLS private key, the audit log) that other users can access
+/// (Unix mode bits `0o077`, e.g. the usual `0644`): it is not used until only its owner can.
 ///
 /// ```
 /// use std::os::unix::fs::PermissionsExt;
@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
-    "{what} {} is accessible to other users (mode {mode:04o}); it holds a secret, so it is not \
-     used: run `chmod 600 {}`",
+    "{what} {} is accessible to other users (mode {mode:04o}); only its owner may have \
+     access, so it is not used: run `chmod 600 {}`",
     path.display(),
     path.display()
 )]
