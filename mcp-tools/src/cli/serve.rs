@@ -561,24 +561,36 @@ async fn serve_unix(server: Server, path: &std::path::Path) -> Result<(), ServeE
     bound.serve().await
 }
 
-/// Cancel `stop` on Ctrl-C or SIGTERM.
-async fn stop_on_signal(stop: CancellationToken) {
+/// Cancel `stop` on Ctrl-C or SIGTERM. The handlers are installed before this returns, so
+/// a signal that comes while the server is still starting drains it too, instead of the
+/// default action ending the process at once.
+fn stop_on_signal(stop: CancellationToken) -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    {
+    let signals = {
         use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return stop.cancel();
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+        (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        )
+    };
+    async move {
+        #[cfg(unix)]
+        match signals {
+            (Ok(mut interrupt), Ok(mut term)) => {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        print_err("shutting down: accepting nothing new; calls in flight may finish\n");
+        stop.cancel();
     }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
-    print_err("shutting down: accepting nothing new; calls in flight may finish\n");
-    stop.cancel();
 }
 
 #[cfg(test)]
