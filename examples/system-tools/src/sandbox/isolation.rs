@@ -18,6 +18,11 @@
 //! - `/dev` with `null`, `zero`, `full`, `random`, `urandom` (Landlock narrows it);
 //!   no `/proc`, no `/sys`, no `/tmp`.
 //!
+//! With the sandbox holder ([`super::holder`], the default) the view and the user, mount and
+//! network namespaces are built once by one long-lived bubblewrap ([`Isolation::holder_line`])
+//! and each call gets new user, pid, IPC and UTS namespaces from the holder; otherwise one
+//! bubblewrap per call builds everything ([`Isolation::command_line`]).
+//!
 //! Namespaces: user (the command's uid maps to an unprivileged host uid: the server's own, or
 //! when the server is root the configured `command_uid`, else the owner of the base
 //! directory, else 65534), mount, pid, IPC, UTS, cgroup, and network (only loopback, unless
@@ -286,7 +291,12 @@ impl Isolation {
             ),
             read_write: shown(&mut writable.into_iter()),
             hidden: shown(&mut self.denied.iter()),
-            network: if !self.host_network {
+            network: if !self.host_network && self.holder.is_some() {
+                "none: a network namespace with only loopback, shared by the calls of one \
+                 sandbox holder (no TCP port, no UDP; abstract Unix sockets and signals scoped \
+                 to each call by Landlock)"
+                    .into()
+            } else if !self.host_network {
                 "none: a network namespace of its own with only loopback".into()
             } else if self.allow_listen {
                 "the host's, limited by Landlock to the configured TCP ports (connect and bind); \
