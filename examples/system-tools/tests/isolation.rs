@@ -834,8 +834,7 @@ print("shm", libc.shmget(0x5157, 0, 0), ctypes.get_errno())
     assert!(out.stdout.contains("seen [1, 2] me 2"), "{out:?}");
     assert!(!out.stdout.contains("killed"), "{out:?}");
     assert!(
-        out.stdout
-            .contains(&format!("shm -1 {}", libc::ENOENT)),
+        out.stdout.contains(&format!("shm -1 {}", libc::ENOENT)),
         "{out:?}"
     );
     // Host side: the first call's processes still run, and it ends normally.

@@ -407,7 +407,11 @@ async fn start_in(
 /// Sends one request (length, then body) with `fds` attached to its first bytes.
 async fn send_request(control: &UnixStream, request: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
     let mut framed = Vec::with_capacity(4 + request.len());
-    framed.extend_from_slice(&u32::try_from(request.len()).unwrap_or(u32::MAX).to_le_bytes());
+    framed.extend_from_slice(
+        &u32::try_from(request.len())
+            .unwrap_or(u32::MAX)
+            .to_le_bytes(),
+    );
     framed.extend_from_slice(request);
     let mut sent = 0;
     while sent < framed.len() {
@@ -597,7 +601,10 @@ fn holder_main(mut args: impl Iterator<Item = OsString>) -> Result<(), String> {
         }
         if pid < 0 {
             let e = std::io::Error::last_os_error();
-            report_failure(channel, &format!("cannot create the call's namespaces: {e}"));
+            report_failure(
+                channel,
+                &format!("cannot create the call's namespaces: {e}"),
+            );
             continue;
         }
         let pid = pid as i32;
@@ -653,7 +660,10 @@ fn call_child(request: &Request, fds: &[OwnedFd], inherited: [RawFd; 2]) -> ! {
         let fail = |what: String| setup_failed(stderr, channel, &what);
         let name = b"sandbox";
         if libc::sethostname(name.as_ptr().cast(), name.len()) != 0 {
-            fail(format!("setting the host name: {}", std::io::Error::last_os_error()));
+            fail(format!(
+                "setting the host name: {}",
+                std::io::Error::last_os_error()
+            ));
         }
         libc::setsid();
         if libc::chdir(request.cwd.as_ptr()) != 0 {
