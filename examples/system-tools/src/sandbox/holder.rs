@@ -534,6 +534,12 @@ fn holder_main(mut args: impl Iterator<Item = OsString>) -> Result<(), String> {
         super::launch::remount_noexec(p)
             .map_err(|e| format!("remounting {} noexec: {e}", p.to_string_lossy()))?;
     }
+    // Compiled once here; every call's command inherits them.
+    for allow_listen in [false, true] {
+        if let Err(e) = super::launch::compiled_filters(allow_listen) {
+            return Err(format!("building the seccomp filter: {e}"));
+        }
+    }
     // Each call's child is reaped by the kernel (the holder needs none of their statuses).
     // SAFETY: setting a signal disposition.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };

@@ -180,11 +180,11 @@ pub(crate) fn launch(spec: &LaunchSpec, env: Option<&[CString]>) -> String {
         // SAFETY: as above (kernels before 5.9 have no close_range).
         unsafe { libc::close(fd) };
     }
-    let filters = match seccomp_filters(spec.allow_listen) {
+    let filters = match compiled_filters(spec.allow_listen) {
         Ok(f) => f,
         Err(e) => return format!("building the seccomp filter: {e}"),
     };
-    for f in &filters {
+    for f in filters {
         if let Err(e) = seccompiler::apply_filter(f) {
             return format!("applying the seccomp filter: {e}");
         }
@@ -223,6 +223,14 @@ pub(crate) fn launch(spec: &LaunchSpec, env: Option<&[CString]>) -> String {
         spec.program.to_string_lossy(),
         std::io::Error::last_os_error()
     )
+}
+
+/// The seccomp filters, compiled once per process (the sandbox holder compiles them before
+/// its first call, so each call's command inherits them compiled).
+pub(crate) fn compiled_filters(allow_listen: bool) -> &'static Result<Vec<BpfProgram>, String> {
+    static COMPILED: [std::sync::OnceLock<Result<Vec<BpfProgram>, String>>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    COMPILED[usize::from(allow_listen)].get_or_init(|| seccomp_filters(allow_listen))
 }
 
 /// Adds `noexec` (and keeps `nosuid`, `nodev`, read-only and the other flags the mount has).
