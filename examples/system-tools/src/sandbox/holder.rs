@@ -143,9 +143,15 @@ impl HeldCall {
     pub(crate) async fn wait(&mut self) -> std::io::Result<ExitStatus> {
         let mut msg = [0u8; 5];
         match self.channel.read_exact(&mut msg).await {
-            Ok(_) if msg[0] == STATUS => Ok(ExitStatus::from_raw(i32::from_le_bytes([
-                msg[1], msg[2], msg[3], msg[4],
-            ]))),
+            Ok(_) if msg[0] == STATUS => {
+                // The child exits right after: its end of the channel closing means it is
+                // (nearly) out of the call's cgroup, which can then be removed at once.
+                let mut rest = [0u8; 1];
+                while self.channel.read(&mut rest).await? > 0 {}
+                Ok(ExitStatus::from_raw(i32::from_le_bytes([
+                    msg[1], msg[2], msg[3], msg[4],
+                ])))
+            }
             Ok(_) => Err(std::io::Error::other(
                 "the sandbox holder sent an unexpected message",
             )),

@@ -222,6 +222,9 @@ impl CallTree {
     /// leaving it, for at most [`KILL_WAIT`].
     fn remove_group(&self, dir: &Path, what: &str) {
         let deadline = Instant::now() + KILL_WAIT;
+        // Processes just killed leave within microseconds to milliseconds: wait 50 µs
+        // first, doubling up to 5 ms.
+        let mut pause = Duration::from_micros(50);
         loop {
             match std::fs::remove_dir(dir) {
                 Ok(()) => break,
@@ -232,7 +235,8 @@ impl CallTree {
                 }
                 Err(_) => {
                     self.kill();
-                    std::thread::sleep(Duration::from_millis(5));
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(5));
                 }
             }
         }
