@@ -12,6 +12,7 @@ target=${CARGO_TARGET_DIR:-target}
 cargo build --release --locked -p system-tools-mcp >&2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+chmod 755 "$dir"
 mkdir "$dir/base"
 [ "$(id -u)" = 0 ] && chown 65534:65534 "$dir/base"
 for layout in off holder per-call; do
