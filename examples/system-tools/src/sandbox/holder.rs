@@ -860,3 +860,55 @@ fn recv_with_fds(sock: RawFd, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> std::io
         Ok(n as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> LaunchSpec {
+        LaunchSpec {
+            noexec: Vec::new(),
+            landlock_fd: None,
+            nproc: 64,
+            address_space: 1 << 30,
+            cpu_secs: 5,
+            allow_listen: false,
+            program: "/usr/bin/printf".into(),
+            args: vec![
+                "%s\n".into(),
+                "two words".into(),
+                String::new().into(),
+                "--".into(),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_request_decodes_to_what_was_encoded() {
+        let env = vec![
+            ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+            ("LANG".to_string(), "C.UTF-8".to_string()),
+        ];
+        let body = encode_request(&spec(), Path::new("/work/base dir"), &env).unwrap();
+        let r = decode_request(&body).unwrap();
+        assert_eq!(r.cwd.as_bytes(), b"/work/base dir");
+        let env: Vec<&[u8]> = r.env.iter().map(|c| c.as_bytes()).collect();
+        assert_eq!(env, [&b"PATH=/usr/bin:/bin"[..], b"LANG=C.UTF-8"]);
+        assert_eq!(r.spec, spec());
+    }
+
+    #[test]
+    fn a_truncated_or_oversized_request_is_refused() {
+        let body = encode_request(&spec(), Path::new("/"), &[]).unwrap();
+        for cut in [1, 5, body.len() - 1] {
+            assert!(decode_request(&body[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut big = spec();
+        big.args = vec!["x".repeat(MAX_REQUEST_BYTES).into()];
+        let err = encode_request(&big, Path::new("/"), &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("over the sandbox holder's limit"),
+            "{err}"
+        );
+    }
+}
