@@ -112,7 +112,7 @@ impl LaunchSpec {
 }
 
 /// Runs the launcher when the process was started as one (`args[1] == --sandbox-exec`), or
-/// the sandbox holder ([`super::holder`], `args[1] == --sandbox-holder`); returns only when
+/// the sandbox holder (`src/sandbox/holder.rs`, `args[1] == --sandbox-holder`); returns only when
 /// it was neither.
 pub fn run_if_launcher() {
     let mut args = std::env::args_os();
