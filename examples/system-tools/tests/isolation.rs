@@ -743,3 +743,203 @@ attempt("replace", lambda: os.replace("bin/new", "bin/run.sh"))
     assert_eq!(std::fs::metadata(&script).unwrap().mode() & 0o777, 0o755);
     assert!(!fx.root.join("bin/moved").exists());
 }
+
+/// The sandbox holders (`--sandbox-holder`) whose view holds `root`, by host pid.
+fn holders_of(root: &Path) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        if args.get(1) == Some(&&b"--sandbox-holder"[..])
+            && args.contains(&root.as_os_str().as_encoded_bytes())
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Two calls running at once through the same holder: the second sees only its own pid
+/// namespace (pid 1 and itself), cannot signal the first call's processes by their host pids
+/// and cannot open the first call's System V shared memory; host side, the first call's
+/// processes survive and it finishes normally.
+#[tokio::test]
+async fn two_concurrent_calls_through_the_holder_see_only_their_own_processes_and_ipc() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let first = {
+        let (sb, file) = (sb.clone(), fx.root.join("first.py"));
+        std::fs::write(
+            &file,
+            r#"
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+print("shm", libc.shmget(0x5157, 4096, 0o1600) >= 0, flush=True)
+open("first-running", "w").write("x")
+time.sleep(4)
+print("first done")
+"#,
+        )
+        .unwrap();
+        give_to_nobody(&file);
+        tokio::spawn(async move {
+            execute_command(&sb, "/usr/bin/python3", &["first.py".into()], None, None).await
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !fx.root.join("first-running").exists() {
+        assert!(Instant::now() < deadline, "the first call never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let uid = std::fs::metadata(&fx.root).unwrap().uid();
+    let first_pids = processes_of(if uid == 0 { 65534 } else { uid }, &fx.root);
+    assert!(!first_pids.is_empty(), "no process of the first call found");
+    let pids: Vec<String> = first_pids.iter().map(i32::to_string).collect();
+    let out = python(
+        &sb,
+        &fx,
+        "second.py",
+        &format!(
+            r#"
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+seen = []
+for p in range(1, 4097):
+    try:
+        os.kill(p, 0)
+        seen.append(p)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        seen.append(p)
+print("seen", seen, "me", os.getpid())
+for p in [{pids}]:
+    try:
+        os.kill(p, signal.SIGKILL)
+        print("killed", p)
+    except OSError as e:
+        print("refused", p, e.errno)
+print("shm", libc.shmget(0x5157, 0, 0), ctypes.get_errno())
+"#,
+            pids = pids.join(", ")
+        ),
+    )
+    .await;
+    assert!(out.success, "{out:?}");
+    assert!(out.stdout.contains("seen [1, 2] me 2"), "{out:?}");
+    assert!(!out.stdout.contains("killed"), "{out:?}");
+    assert!(
+        out.stdout.contains(&format!("shm -1 {}", libc::ENOENT)),
+        "{out:?}"
+    );
+    // Host side: the first call's processes still run, and it ends normally.
+    for p in &first_pids {
+        assert!(
+            std::path::Path::new(&format!("/proc/{p}")).exists(),
+            "process {p} of the first call is gone"
+        );
+    }
+    let first = first.await.unwrap().unwrap();
+    assert!(first.success, "{first:?}");
+    assert!(first.stdout.contains("shm True"), "{first:?}");
+    assert!(first.stdout.contains("first done"), "{first:?}");
+}
+
+/// The holder's view is built once; a denied path that appears after it started is hidden
+/// from the next call all the same (the holder is rebuilt when the set of existing denied
+/// paths changes), and Landlock still refuses what the view does not cover.
+#[tokio::test]
+async fn a_denied_path_created_after_the_holder_started_is_hidden_from_the_next_call() {
+    let fx = Fixture::new();
+    let mut c = config(&fx);
+    c.denied_paths.push(fx.root.join("later"));
+    let sb = Sandbox::from_config(c).unwrap();
+    let out = run(&sb, "ls", &[]).await;
+    assert!(out.success, "{out:?}");
+    let before = holders_of(&fx.root);
+    assert_eq!(before.len(), 1, "one holder expected: {before:?}");
+    std::fs::create_dir(fx.root.join("later")).unwrap();
+    std::fs::write(fx.root.join("later/key.txt"), DENIED_SECRET).unwrap();
+    give_to_nobody(&fx.root.join("later"));
+    for a in [
+        &["ls", "-A", "later"][..],
+        &["cat", "later/key.txt"],
+        &["grep", "-r", "DENIED", "."],
+    ] {
+        let out = run(&sb, a[0], &a[1..]).await;
+        no_secret(&out);
+        if a[0] == "ls" {
+            assert!(out.success && out.stdout.trim().is_empty(), "{out:?}");
+        }
+    }
+    let after = holders_of(&fx.root);
+    assert!(
+        after.len() == 1 && after != before,
+        "the view was not rebuilt: {before:?} -> {after:?}"
+    );
+}
+
+/// A holder that died is replaced by the next call, which runs normally.
+#[tokio::test]
+async fn a_holder_that_died_is_replaced_by_the_next_call() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let out = run(&sb, "echo", &["one"]).await;
+    assert!(out.success, "{out:?}");
+    let holders = holders_of(&fx.root);
+    assert_eq!(holders.len(), 1, "{holders:?}");
+    // SAFETY: kill(2) of the test's own sandbox holder.
+    unsafe { libc::kill(holders[0], libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while holders_of(&fx.root).contains(&holders[0]) {
+        assert!(Instant::now() < deadline, "the holder did not die");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let out = run(&sb, "echo", &["two"]).await;
+    assert!(out.success && out.stdout.contains("two"), "{out:?}");
+    let now = holders_of(&fx.root);
+    assert!(now.len() == 1 && now != holders, "{holders:?} -> {now:?}");
+}
+
+/// With `command_holder = false` each call gets a bubblewrap of its own, with the same
+/// guarantees: unprivileged, its own pid namespace, denied paths hidden; no holder runs.
+#[tokio::test]
+async fn one_bubblewrap_per_call_keeps_the_same_guarantees() {
+    let fx = Fixture::new();
+    let mut c = config(&fx);
+    c.command_holder = false;
+    let sb = Sandbox::from_config(c).unwrap();
+    let out = python(
+        &sb,
+        &fx,
+        "percall.py",
+        r#"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("bounding", sum(libc.prctl(23, c, 0, 0, 0) == 1 for c in range(41)))
+seen = []
+for p in range(1, 4097):
+    try:
+        os.kill(p, 0)
+        seen.append(p)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        seen.append(p)
+print("seen", seen, "me", os.getpid())
+"#,
+    )
+    .await;
+    assert!(out.success, "{out:?}");
+    assert!(out.stdout.contains("bounding 0"), "{out:?}");
+    assert!(out.stdout.contains("seen [1, 2] me 2"), "{out:?}");
+    let out = run(&sb, "ls", &["-A", "secret"]).await;
+    assert!(out.success && out.stdout.trim().is_empty(), "{out:?}");
+    no_secret(&out);
+    assert!(holders_of(&fx.root).is_empty());
+}

@@ -129,6 +129,11 @@ pub struct SandboxConfig {
     /// built by bubblewrap (`"required"`, the default: without bubblewrap commands are
     /// refused) or under Landlock and the cgroup only (`"off"`).
     pub command_namespaces: NamespaceMode,
+    /// With namespaces: whether commands start in one long-lived sandbox holder that keeps
+    /// the namespaces and the view every call shares (`true`, the default: each call then
+    /// only gets its own user, pid, IPC and UTS namespaces), or each in a bubblewrap of its
+    /// own (`false`: slower, and the network namespace is the call's own).
+    pub command_holder: bool,
     /// Host uid commands run as when the server runs as root (never 0). Default: the owner of
     /// the base directory when it is not root, else 65534 (`nobody`). A server that is not
     /// root runs commands as its own uid, in a user namespace without capabilities.
@@ -195,6 +200,7 @@ impl Default for SandboxConfig {
             command_tcp_bind: Vec::new(),
             process_containment: ProcessContainment::Auto,
             command_namespaces: NamespaceMode::Required,
+            command_holder: true,
             command_uid: None,
             command_gid: None,
             command_pids_max: DEFAULT_COMMAND_PIDS_MAX,

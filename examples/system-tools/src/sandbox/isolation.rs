@@ -18,6 +18,11 @@
 //! - `/dev` with `null`, `zero`, `full`, `random`, `urandom` (Landlock narrows it);
 //!   no `/proc`, no `/sys`, no `/tmp`.
 //!
+//! With the sandbox holder ([`super::holder`], the default) the view and the user, mount and
+//! network namespaces are built once by one long-lived bubblewrap ([`Isolation::holder_line`])
+//! and each call gets new user, pid, IPC and UTS namespaces from the holder; otherwise one
+//! bubblewrap per call builds everything ([`Isolation::command_line`]).
+//!
 //! Namespaces: user (the command's uid maps to an unprivileged host uid: the server's own, or
 //! when the server is root the configured `command_uid`, else the owner of the base
 //! directory, else 65534), mount, pid, IPC, UTS, cgroup, and network (only loopback, unless
@@ -122,6 +127,8 @@ pub(crate) struct Isolation {
     host_network: bool,
     allow_listen: bool,
     pub limits: CommandLimits,
+    /// The long-lived holder calls go through (`None`: one bubblewrap per call).
+    holder: Option<super::holder::HolderSlot>,
 }
 
 /// Inputs of [`Isolation::new`].
@@ -140,6 +147,8 @@ pub(crate) struct IsolationInput<'a> {
     pub tcp_connect: bool,
     pub tcp_bind: bool,
     pub limits: CommandLimits,
+    /// Calls go through one long-lived sandbox holder (`command_holder`).
+    pub holder: bool,
 }
 
 /// Device nodes a command sees (Landlock narrows what it may do with them).
@@ -244,6 +253,7 @@ impl Isolation {
             host_network: input.tcp_connect || input.tcp_bind,
             allow_listen: input.tcp_bind,
             limits: input.limits,
+            holder: input.holder.then(super::holder::HolderSlot::default),
         })
     }
 
@@ -281,7 +291,12 @@ impl Isolation {
             ),
             read_write: shown(&mut writable.into_iter()),
             hidden: shown(&mut self.denied.iter()),
-            network: if !self.host_network {
+            network: if !self.host_network && self.holder.is_some() {
+                "none: a network namespace with only loopback, shared by the calls of one \
+                 sandbox holder (no TCP port, no UDP; abstract Unix sockets and signals scoped \
+                 to each call by Landlock)"
+                    .into()
+            } else if !self.host_network {
                 "none: a network namespace of its own with only loopback".into()
             } else if self.allow_listen {
                 "the host's, limited by Landlock to the configured TCP ports (connect and bind); \
@@ -312,37 +327,126 @@ impl Isolation {
         landlock_fd: Option<i32>,
         dev_null: i32,
     ) -> (PathBuf, Vec<OsString>) {
-        let empty_fd = dev_null.to_string();
         let mut a: Vec<OsString> = Vec::with_capacity(64);
-        let mut push = |parts: &[&OsStr]| a.extend(parts.iter().map(|p| p.to_os_string()));
+        self.namespace_args(&mut a, true);
+        let (noexec, _) = self.view_args(&mut a, dev_null);
+        let cwd_arg: &OsStr = cwd.as_os_str();
+        for part in [
+            "--chdir".as_ref(),
+            cwd_arg,
+            "--".as_ref(),
+            LAUNCHER_INSIDE.as_ref(),
+        ] {
+            a.push(part.to_os_string());
+        }
+        let mut spec = self.launch_spec(program, args);
+        spec.noexec = noexec;
+        spec.landlock_fd = landlock_fd;
+        a.extend(spec.to_args());
+        (self.bwrap.clone(), a)
+    }
+
+    /// Bubblewrap's path and arguments for the sandbox holder ([`super::holder`]): the
+    /// namespaces and the view every call shares, then this binary in its holder mode, which
+    /// reads requests from `control` and opens `/proc/PID/uid_map` of its children below
+    /// `proc_dir` (both descriptors inherited). Also returns the denied paths' kinds the
+    /// view was built from ([`Isolation::hidden_now`]).
+    pub(crate) fn holder_line(
+        &self,
+        dev_null: i32,
+        control: i32,
+        proc_dir: i32,
+    ) -> (PathBuf, Vec<OsString>, Vec<HiddenKind>) {
+        let mut a: Vec<OsString> = Vec::with_capacity(64);
+        self.namespace_args(&mut a, false);
+        let (noexec, hidden) = self.view_args(&mut a, dev_null);
+        for part in [
+            "--chdir",
+            "/",
+            "--",
+            LAUNCHER_INSIDE,
+            super::holder::HOLDER_ARG,
+            "--control-fd",
+            &control.to_string(),
+            "--proc-fd",
+            &proc_dir.to_string(),
+        ] {
+            a.push(part.into());
+        }
+        for p in noexec {
+            a.push("--noexec".into());
+            a.push(p);
+        }
+        (self.bwrap.clone(), a, hidden)
+    }
+
+    /// What the launcher applies to one command, without `noexec` mount points or a Landlock
+    /// descriptor (the caller adds those).
+    pub(crate) fn launch_spec(&self, program: &Path, args: &[String]) -> LaunchSpec {
+        LaunchSpec {
+            noexec: Vec::new(),
+            landlock_fd: None,
+            nproc: self.limits.pids_max,
+            address_space: self.limits.memory_max_bytes,
+            cpu_secs: self.limits.cpu_secs,
+            allow_listen: self.allow_listen,
+            program: program.as_os_str().to_os_string(),
+            args: args.iter().map(OsString::from).collect(),
+        }
+    }
+
+    /// Whether calls go through a long-lived sandbox holder (`command_holder = true`).
+    pub(crate) fn holder(&self) -> Option<&super::holder::HolderSlot> {
+        self.holder.as_ref()
+    }
+
+    /// The kind of each denied path now (the holder's view is rebuilt when it differs from
+    /// the kinds it was built from).
+    pub(crate) fn hidden_now(&self) -> Vec<HiddenKind> {
+        self.denied.iter().map(|d| HiddenKind::of(d)).collect()
+    }
+
+    /// bubblewrap's namespace options: with `per_call`, every namespace of one command (user,
+    /// pid, IPC, UTS, cgroup, network); else the holder's (no pid namespace: the holder's
+    /// children keep host pids the server can put in the call's cgroup; each call gets its
+    /// own user, pid, IPC and UTS namespaces from the holder).
+    fn namespace_args(&self, a: &mut Vec<OsString>, per_call: bool) {
+        let mut push = |parts: &[&str]| a.extend(parts.iter().map(OsString::from));
         push(&[
-            "--unshare-user".as_ref(),
-            "--unshare-pid".as_ref(),
-            "--unshare-ipc".as_ref(),
-            "--unshare-uts".as_ref(),
-            "--unshare-cgroup-try".as_ref(),
-            "--die-with-parent".as_ref(),
-            "--new-session".as_ref(),
-            "--hostname".as_ref(),
-            "sandbox".as_ref(),
+            "--unshare-user",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--new-session",
+            "--hostname",
+            "sandbox",
             // Held in the command's user namespace by the launcher only (to remount noexec,
             // then to empty the bounding set); it drops both before the program runs.
-            "--cap-add".as_ref(),
-            "CAP_SYS_ADMIN".as_ref(),
-            "--cap-add".as_ref(),
-            "CAP_SETPCAP".as_ref(),
+            "--cap-add",
+            "CAP_SYS_ADMIN",
+            "--cap-add",
+            "CAP_SETPCAP",
         ]);
+        if per_call {
+            push(&["--unshare-pid", "--die-with-parent"]);
+        } else {
+            // The holder writes the uid and gid maps of each call's user namespace.
+            push(&["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]);
+        }
         if !self.host_network {
-            push(&["--unshare-net".as_ref()]);
+            push(&["--unshare-net"]);
         }
         let uid = self.uid.to_string();
         let gid = self.gid.to_string();
-        push(&[
-            "--uid".as_ref(),
-            uid.as_ref(),
-            "--gid".as_ref(),
-            gid.as_ref(),
-        ]);
+        push(&["--uid", &uid, "--gid", &gid]);
+    }
+
+    /// The view's bubblewrap options; returns the mount points to remount `noexec` and the
+    /// kind of each denied path it hid.
+    fn view_args(&self, a: &mut Vec<OsString>, dev_null: i32) -> (Vec<OsString>, Vec<HiddenKind>) {
+        let empty_fd = dev_null.to_string();
+        let hidden = self.hidden_now();
+        let mut push = |parts: &[&OsStr]| a.extend(parts.iter().map(|p| p.to_os_string()));
         // The namespace's root (a tmpfs holding only mount points and the launcher) gets no
         // Landlock right, so nothing can be written there.
         let mut noexec: Vec<OsString> = Vec::new();
@@ -368,21 +472,24 @@ impl Isolation {
             }
             push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
             noexec.push(root.clone().into_os_string());
-            for d in self.denied.iter().filter(|d| d.starts_with(root)) {
-                match std::fs::symlink_metadata(d) {
-                    Ok(m) if m.is_dir() => push(&[
+            for (d, kind) in self.denied.iter().zip(&hidden) {
+                if !d.starts_with(root) {
+                    continue;
+                }
+                match kind {
+                    HiddenKind::Directory => push(&[
                         "--tmpfs".as_ref(),
                         d.as_os_str(),
                         "--remount-ro".as_ref(),
                         d.as_os_str(),
                     ]),
                     // An empty read-only file, read by bubblewrap from `/dev/null`.
-                    Ok(m) if m.is_file() => {
+                    HiddenKind::File => {
                         push(&["--ro-bind-data".as_ref(), empty_fd.as_ref(), d.as_os_str()])
                     }
                     // Missing (nothing to hide) or another kind of entry (a symlink's
                     // target needs its own grant to be reached).
-                    _ => {}
+                    HiddenKind::Absent => {}
                 }
             }
         }
@@ -399,23 +506,29 @@ impl Isolation {
             "--ro-bind".as_ref(),
             self.launcher.as_os_str(),
             LAUNCHER_INSIDE.as_ref(),
-            "--chdir".as_ref(),
-            cwd.as_os_str(),
-            "--".as_ref(),
-            LAUNCHER_INSIDE.as_ref(),
         ]);
-        let spec = LaunchSpec {
-            noexec,
-            landlock_fd,
-            nproc: self.limits.pids_max,
-            address_space: self.limits.memory_max_bytes,
-            cpu_secs: self.limits.cpu_secs,
-            allow_listen: self.allow_listen,
-            program: program.as_os_str().to_os_string(),
-            args: args.iter().map(OsString::from).collect(),
-        };
-        a.extend(spec.to_args());
-        (self.bwrap.clone(), a)
+        (noexec, hidden)
+    }
+}
+
+/// What stands at a denied path, as far as the view is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HiddenKind {
+    /// A directory: covered by an empty read-only tmpfs.
+    Directory,
+    /// A file: covered by an empty read-only file.
+    File,
+    /// Nothing, or another kind of entry: nothing to cover.
+    Absent,
+}
+
+impl HiddenKind {
+    fn of(path: &Path) -> Self {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => HiddenKind::Directory,
+            Ok(m) if m.is_file() => HiddenKind::File,
+            _ => HiddenKind::Absent,
+        }
     }
 }
 

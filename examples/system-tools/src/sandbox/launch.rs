@@ -77,7 +77,7 @@ impl LaunchSpec {
         out
     }
 
-    fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Self, String> {
+    pub(crate) fn parse(mut args: impl Iterator<Item = OsString>) -> Result<Self, String> {
         let mut spec = LaunchSpec::default();
         let number = |v: Option<OsString>, what: &str| -> Result<u64, String> {
             v.and_then(|v| v.to_str().and_then(|s| s.parse().ok()))
@@ -111,26 +111,33 @@ impl LaunchSpec {
     }
 }
 
-/// Runs the launcher when the process was started as one (`args[1] == --sandbox-exec`);
-/// returns only when it was not.
+/// Runs the launcher when the process was started as one (`args[1] == --sandbox-exec`), or
+/// the sandbox holder (`src/sandbox/holder.rs`, `args[1] == --sandbox-holder`); returns only when
+/// it was neither.
 pub fn run_if_launcher() {
     let mut args = std::env::args_os();
     let _argv0 = args.next();
     let mut rest = args.peekable();
-    if rest.peek().map(|a| a.as_bytes()) != Some(SANDBOX_EXEC_ARG.as_bytes()) {
+    let mode = rest.peek().map(|a| a.as_bytes().to_vec());
+    if mode.as_deref() == Some(super::holder::HOLDER_ARG.as_bytes()) {
+        rest.next();
+        super::holder::run_holder(rest);
+    }
+    if mode.as_deref() != Some(SANDBOX_EXEC_ARG.as_bytes()) {
         return;
     }
     rest.next();
     let err = match LaunchSpec::parse(rest) {
-        Ok(spec) => launch(&spec),
+        Ok(spec) => launch(&spec, None),
         Err(e) => format!("bad launcher arguments: {e}"),
     };
     eprintln!("{SETUP_PREFIX}{err}");
     std::process::exit(SETUP_FAILED);
 }
 
-/// Applies the spec and executes the program; returns only the reason it could not.
-fn launch(spec: &LaunchSpec) -> String {
+/// Applies the spec and executes the program, with `env` as its environment when given (else
+/// the process's own); returns only the reason it could not.
+pub(crate) fn launch(spec: &LaunchSpec, env: Option<&[CString]>) -> String {
     for p in &spec.noexec {
         if let Err(e) = remount_noexec(p) {
             return format!("remounting {} noexec: {e}", p.to_string_lossy());
@@ -173,11 +180,11 @@ fn launch(spec: &LaunchSpec) -> String {
         // SAFETY: as above (kernels before 5.9 have no close_range).
         unsafe { libc::close(fd) };
     }
-    let filters = match seccomp_filters(spec.allow_listen) {
+    let filters = match compiled_filters(spec.allow_listen) {
         Ok(f) => f,
         Err(e) => return format!("building the seccomp filter: {e}"),
     };
-    for f in &filters {
+    for f in filters {
         if let Err(e) = seccompiler::apply_filter(f) {
             return format!("applying the seccomp filter: {e}");
         }
@@ -194,6 +201,17 @@ fn launch(spec: &LaunchSpec) -> String {
     }
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|c| c.as_ptr()).collect();
     ptrs.push(std::ptr::null());
+    if let Some(env) = env {
+        let mut envp: Vec<*const libc::c_char> = env.iter().map(|c| c.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        // SAFETY: NUL-terminated strings and null-terminated arrays that outlive the call.
+        unsafe { libc::execve(program.as_ptr(), ptrs.as_ptr(), envp.as_ptr()) };
+        return format!(
+            "cannot execute {}: {}",
+            spec.program.to_string_lossy(),
+            std::io::Error::last_os_error()
+        );
+    }
     // bubblewrap sets PWD for its --chdir; the program gets exactly the configured variables.
     // SAFETY: the launcher is single-threaded.
     unsafe { libc::unsetenv(c"PWD".as_ptr()) };
@@ -207,8 +225,16 @@ fn launch(spec: &LaunchSpec) -> String {
     )
 }
 
+/// The seccomp filters, compiled once per process (the sandbox holder compiles them before
+/// its first call, so each call's command inherits them compiled).
+pub(crate) fn compiled_filters(allow_listen: bool) -> &'static Result<Vec<BpfProgram>, String> {
+    static COMPILED: [std::sync::OnceLock<Result<Vec<BpfProgram>, String>>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    COMPILED[usize::from(allow_listen)].get_or_init(|| seccomp_filters(allow_listen))
+}
+
 /// Adds `noexec` (and keeps `nosuid`, `nodev`, read-only and the other flags the mount has).
-fn remount_noexec(path: &std::ffi::OsStr) -> std::io::Result<()> {
+pub(crate) fn remount_noexec(path: &std::ffi::OsStr) -> std::io::Result<()> {
     let c = CString::new(path.as_bytes()).map_err(std::io::Error::other)?;
     // SAFETY: statvfs/mount on a valid C string and a zeroed struct.
     unsafe {

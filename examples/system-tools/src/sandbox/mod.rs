@@ -9,6 +9,7 @@
 mod commands;
 mod config;
 mod error;
+pub(crate) mod holder;
 pub(crate) mod isolation;
 pub(crate) mod kernel;
 pub mod launch;
@@ -279,6 +280,7 @@ impl Sandbox {
                 protected: commands.refused_programs(),
                 tcp_connect: !config.command_tcp_connect.is_empty(),
                 tcp_bind: !config.command_tcp_bind.is_empty(),
+                holder: config.command_holder,
                 limits: CommandLimits {
                     pids_max: config.command_pids_max,
                     memory_max_bytes: config.command_memory_max_bytes,

@@ -84,9 +84,26 @@ pub(crate) async fn run(
     confinement: (&PreparedRuleset, Option<&Isolation>),
     mut tree: CallTree,
 ) -> Result<RunOutcome, RunError> {
-    let (timeout, max_output_bytes) = limits;
     let (ruleset, isolation) = confinement;
     let ruleset_fd = ruleset.raw_fd();
+    if let Some(iso) = isolation
+        && let Some(slot) = iso.holder()
+    {
+        let started = Instant::now();
+        let spec = iso.launch_spec(program, args);
+        let mut call = slot
+            .start_call(iso, &spec, cwd, env, ruleset_fd)
+            .await
+            .map_err(RunError::Spawn)?;
+        if let Err(e) = tree.enter(call.pid) {
+            // SAFETY: kill(2) of the call's first process, still waiting to be let go.
+            unsafe { libc::kill(call.pid, libc::SIGKILL) };
+            return Err(RunError::Spawn(e));
+        }
+        call.go().await.map_err(RunError::Spawn)?;
+        let (stdout, stderr) = call.take_output();
+        return collect(stdout, stderr, &mut call, limits, &tree, started).await;
+    }
     // Kept open until the child is spawned: bubblewrap reads the empty files it binds over
     // denied files from it (the launcher closes it, with every other inherited descriptor).
     let dev_null = match isolation {
@@ -159,22 +176,53 @@ pub(crate) async fn run(
     drop(dev_null);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    collect(stdout, stderr, &mut child, limits, &tree, started).await
+}
 
+/// A started command whose exit status can be awaited.
+pub(crate) trait Exits {
+    /// Waits for the exit status.
+    async fn exit_status(&mut self) -> std::io::Result<ExitStatus>;
+}
+
+impl Exits for tokio::process::Child {
+    async fn exit_status(&mut self) -> std::io::Result<ExitStatus> {
+        self.wait().await
+    }
+}
+
+impl Exits for super::holder::HeldCall {
+    async fn exit_status(&mut self) -> std::io::Result<ExitStatus> {
+        self.wait().await
+    }
+}
+
+/// Reads both streams (capped) and the exit status within the time-out; whatever is left of
+/// the tree afterwards is killed.
+async fn collect(
+    stdout: Option<impl AsyncRead + Unpin>,
+    stderr: Option<impl AsyncRead + Unpin>,
+    child: &mut impl Exits,
+    limits: (Duration, usize),
+    tree: &CallTree,
+    started: Instant,
+) -> Result<RunOutcome, RunError> {
+    let (timeout, max_output_bytes) = limits;
     let work = async {
         let read_out = async {
             match stdout {
-                Some(s) => read_capped(s, max_output_bytes, &tree).await,
+                Some(s) => read_capped(s, max_output_bytes, tree).await,
                 None => Ok(Captured::default()),
             }
         };
         let read_err = async {
             match stderr {
-                Some(s) => read_capped(s, max_output_bytes, &tree).await,
+                Some(s) => read_capped(s, max_output_bytes, tree).await,
                 None => Ok(Captured::default()),
             }
         };
         let wait = async {
-            let status = child.wait().await;
+            let status = child.exit_status().await;
             // Background children left behind would otherwise keep the pipes open.
             tree.kill();
             status
@@ -198,7 +246,7 @@ pub(crate) async fn run(
         Err(_) => {
             tree.kill();
             // Reap the direct child (it was just sent SIGKILL, so this returns promptly).
-            let _ = child.wait().await;
+            let _ = child.exit_status().await;
             Err(RunError::Timeout)
         }
     }

@@ -165,6 +165,22 @@ impl CallTree {
         Ok(child)
     }
 
+    /// Puts `pid` (a process the sandbox holder started for this call, waiting to be let
+    /// go) in the call's cgroup and memory group, and records it as the tree's root.
+    pub(crate) fn enter(&mut self, pid: i32) -> std::io::Result<()> {
+        let mut live = live_roots().lock().unwrap_or_else(|e| e.into_inner());
+        let groups = [self.cgroup_procs(), self.memory_procs()];
+        for procs in groups.into_iter().flatten() {
+            std::fs::write(
+                std::ffi::OsStr::from_bytes(procs.to_bytes()),
+                pid.to_string(),
+            )?;
+        }
+        self.pid = Some(pid);
+        live.insert(pid);
+        Ok(())
+    }
+
     /// Kills every process of the tree that is still running. Cheap to call more than once.
     pub(crate) fn kill(&self) {
         match &self.inner {
@@ -206,6 +222,9 @@ impl CallTree {
     /// leaving it, for at most [`KILL_WAIT`].
     fn remove_group(&self, dir: &Path, what: &str) {
         let deadline = Instant::now() + KILL_WAIT;
+        // Processes just killed leave within microseconds to milliseconds: wait 50 µs
+        // first, doubling up to 5 ms.
+        let mut pause = Duration::from_micros(50);
         loop {
             match std::fs::remove_dir(dir) {
                 Ok(()) => break,
@@ -216,7 +235,8 @@ impl CallTree {
                 }
                 Err(_) => {
                     self.kill();
-                    std::thread::sleep(Duration::from_millis(5));
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(5));
                 }
             }
         }
@@ -300,6 +320,27 @@ fn probe_cgroup(dir: &Path) -> Result<(), String> {
 fn live_roots() -> &'static Mutex<BTreeSet<i32>> {
     static ROOTS: OnceLock<Mutex<BTreeSet<i32>>> = OnceLock::new();
     ROOTS.get_or_init(|| Mutex::new(BTreeSet::new()))
+}
+
+/// Spawns a long-lived child of the server (the sandbox holder's bubblewrap) and records it
+/// as live until [`forget_live`], so the subreaper's sweep never takes it for an orphan.
+pub(crate) fn spawn_live(
+    spawn: impl FnOnce() -> std::io::Result<std::process::Child>,
+) -> std::io::Result<std::process::Child> {
+    let mut live = live_roots().lock().unwrap_or_else(|e| e.into_inner());
+    let child = spawn()?;
+    if let Ok(pid) = i32::try_from(child.id()) {
+        live.insert(pid);
+    }
+    Ok(child)
+}
+
+/// Ends what [`spawn_live`] recorded.
+pub(crate) fn forget_live(pid: i32) {
+    live_roots()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&pid);
 }
 
 fn become_subreaper() -> std::io::Result<()> {
