@@ -943,3 +943,21 @@ print("seen", seen, "me", os.getpid())
     no_secret(&out);
     assert!(holders_of(&fx.root).is_empty());
 }
+
+/// Commands start with SIGPIPE at its default, on both paths (the server's Rust runtime
+/// ignores it, and an ignored signal stays ignored across `execve`): `yes | head -n 1` ends
+/// quietly, where `yes` with SIGPIPE ignored says "Broken pipe" and exits 1.
+#[tokio::test]
+async fn commands_start_with_sigpipe_at_its_default() {
+    for holder in [true, false] {
+        let fx = Fixture::new();
+        let mut c = config(&fx);
+        c.allowed_commands.extend(["yes", "head"].map(String::from));
+        c.command_holder = holder;
+        let sb = Sandbox::from_config(c).unwrap();
+        let out = run(&sb, "sh", &["-c", "yes | head -n 1"]).await;
+        assert!(out.success, "holder {holder}: {out:?}");
+        assert_eq!(out.stdout, "y\n", "holder {holder}: {out:?}");
+        assert_eq!(out.stderr, "", "holder {holder}: {out:?}");
+    }
+}

@@ -13,7 +13,7 @@
 //! 3. drop every capability (effective, permitted, inheritable, ambient, bounding set), keep
 //!    `no_new_privs`;
 //! 4. the Landlock ruleset the server prepared (its descriptor is inherited);
-//! 5. the seccomp filters ([`seccomp_filters`]).
+//! 5. the seccomp filters (`seccomp_filters`).
 //!
 //! Any failure prints `system-tools-mcp sandbox: …` on stderr and exits with
 //! [`SETUP_FAILED`]: the program is never run half-confined.
@@ -164,6 +164,13 @@ pub(crate) fn launch(spec: &LaunchSpec, env: Option<&[CString]>) -> String {
         if unsafe { libc::setrlimit(resource, &lim) } != 0 {
             return format!("setrlimit: {}", std::io::Error::last_os_error());
         }
+    }
+    // The Rust runtime of this binary ignores SIGPIPE, and an ignored signal stays ignored
+    // across execve: the program gets the default (a writer to a closed pipe ends, as
+    // `yes | head` expects).
+    // SAFETY: setting a signal disposition in a single-threaded process about to exec.
+    if unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) } == libc::SIG_ERR {
+        return format!("resetting SIGPIPE: {}", std::io::Error::last_os_error());
     }
     if let Err(e) = drop_capabilities() {
         return format!("dropping capabilities: {e}");

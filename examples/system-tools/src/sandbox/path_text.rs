@@ -34,7 +34,7 @@ use super::error::SandboxError;
 const ESCAPE: &str = "\\x";
 
 /// How a path appears in replies: as it is when it is UTF-8 without `\x`, else escaped
-/// (see the [module docs](self)).
+/// (see the module docs).
 pub fn path_text(path: &OsStr) -> String {
     let bytes = path.as_bytes();
     if let Ok(text) = std::str::from_utf8(bytes)
@@ -58,8 +58,8 @@ pub fn path_text(path: &OsStr) -> String {
     out
 }
 
-/// The path a client's text names: as it is without `\x`, else unescaped (see the [module
-/// docs](self)).
+/// The path a client's text names: as it is without `\x`, else unescaped (see the module
+/// docs).
 ///
 /// # Errors
 /// `InvalidInput` for a path with `\x` that holds a backslash not starting `\\` or `\xHH`,
