@@ -15,7 +15,7 @@ use super::value;
 /// so well inside a 2 MiB thread stack). The arguments nest at most 100 levels, a recursive
 /// schema takes two or three steps a level, and `$ref`s cannot cycle in place, so only a
 /// pathological schema gets here.
-const MAX_CHAIN: usize = 400;
+pub(super) const MAX_CHAIN: usize = 400;
 
 /// The most bytes of a value a message shows.
 const SHOWN_BYTES: usize = 200;

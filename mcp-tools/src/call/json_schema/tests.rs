@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::Schema;
+use super::check::MAX_CHAIN;
 
 fn reference(schema: &Value) -> jsonschema::Validator {
     jsonschema::options()
@@ -180,6 +181,9 @@ fn each_keyword_matches_the_reference() {
         json!({"oneOf": [{"required": ["a"], "properties": {"a": true}}, {"required": ["b"]}],
             "unevaluatedProperties": false}),
         json!({"if": {"properties": {"a": {"const": 1}}}, "unevaluatedProperties": false}),
+        // A subschema that fails evaluates nothing: its `properties` do not count.
+        json!({"anyOf": [{"properties": {"a": true}, "required": ["zzz"]}, true],
+            "unevaluatedProperties": false}),
         json!({"prefixItems": [true], "unevaluatedItems": false}),
         json!({"allOf": [{"prefixItems": [true, true]}], "unevaluatedItems": {"type": "integer"}}),
         json!({"contains": {"type": "integer"}, "unevaluatedItems": false}),
@@ -858,6 +862,19 @@ fn the_stack_a_schema_uses_is_bounded_when_compiled_and_when_checked() {
     );
 }
 
+/// The limit on steps is exact: a chain of subschemas exactly as long as it is checked, one
+/// step longer is refused. (`ref_chain(length, …)` puts its last schema `length + 1` steps
+/// from the root.)
+#[test]
+fn a_chain_of_subschemas_as_long_as_the_limit_is_checked() {
+    let at = |length: usize| {
+        let schema = Schema::compile(&ref_chain(length, json!({"type": "string"}))).unwrap();
+        on_a_default_stack(move || (schema.is_valid(&json!("x")), schema.is_valid(&json!(1))))
+    };
+    assert_eq!(at(MAX_CHAIN - 1), (true, false));
+    assert_eq!(at(MAX_CHAIN), (false, false));
+}
+
 /// Patterns are regex-lite's: `\d`, `\w` and `\s` are ASCII classes (ECMA-262's `\d` and
 /// `\w` are too; its `\s` also takes Unicode spaces), `.` is one character.
 #[test]
@@ -876,4 +893,26 @@ fn pattern_classes_are_ascii() {
             "{pattern} on {text:?}"
         );
     }
+}
+
+/// A subschema that fails evaluates nothing: besides its own problem, the properties it
+/// names are reported as unevaluated, as the reference reports them.
+#[test]
+fn a_failed_subschema_leaves_its_properties_unevaluated() {
+    let schema = json!({"allOf": [{"properties": {"a": true}, "required": ["zzz"]}],
+        "unevaluatedProperties": false});
+    let value = json!({"a": 1});
+    let ours: Vec<(String, String)> = Schema::compile(&schema)
+        .unwrap()
+        .problems(&value, 10)
+        .listed
+        .into_iter()
+        .map(|problem| (problem.pointer, problem.message))
+        .collect();
+    let theirs: Vec<(String, String)> = reference(&schema)
+        .iter_errors(&value)
+        .map(|error| (error.instance_path().as_str().to_owned(), error.to_string()))
+        .collect();
+    assert_eq!(ours, theirs);
+    assert_eq!(ours.len(), 2, "{ours:?}");
 }
