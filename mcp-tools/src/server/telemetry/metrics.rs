@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
+pub(crate) use crate::server::tasks::counts::STATUSES;
+
 /// The bucket bounds (seconds) of both duration histograms: the ones the MCP semantic
 /// conventions recommend for `mcp.server.operation.duration`.
 pub(crate) const BUCKETS: [f64; 14] = [
@@ -144,6 +146,7 @@ pub(crate) struct OperationKey {
 #[derive(Default)]
 pub(crate) struct Counted {
     pub(crate) rate: Option<crate::server::rate_limit::RateLimiter>,
+    pub(crate) tasks: Option<crate::server::tasks::counts::TaskCounts>,
     #[cfg(feature = "audit")]
     pub(crate) audit: Option<crate::server::AuditLog>,
 }
@@ -312,6 +315,7 @@ impl Metrics {
             audit_queue_drops: 0,
             auth_refusals: AuthRefusal::ALL
                 .map(|r| (r, inner.auth_refusals[r.index()].load(Ordering::Relaxed))),
+            tasks: counted.tasks.as_ref().map_or([0; STATUSES.len()], |t| t.read()),
         }
     }
 
@@ -342,6 +346,8 @@ pub(crate) struct Scalars {
     pub(crate) audit_write_failures: u64,
     pub(crate) audit_queue_drops: u64,
     pub(crate) auth_refusals: [(AuthRefusal, u64); AuthRefusal::ALL.len()],
+    /// The tasks this replica runs or ran, by status ([`STATUSES`]'s order).
+    pub(crate) tasks: [i64; STATUSES.len()],
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use super::metrics::{BUCKETS, Metrics, OperationKey};
+use super::metrics::{BUCKETS, Metrics, OperationKey, STATUSES};
 
 /// The instrumentation scope of the spans and metrics.
 const SCOPE: &str = "mcp-toolbelt";
@@ -209,6 +209,19 @@ impl Otel {
             })
             .build();
         let read = metrics.clone();
+        let tasks = meter
+            .i64_observable_gauge("mcp_toolbelt.tasks")
+            .with_description(
+                "Tasks this replica runs, or ran and still keeps readable, by status",
+            )
+            .with_callback(move |observer| {
+                let counts = read.scalars().tasks;
+                for (status, count) in STATUSES.iter().zip(counts) {
+                    observer.observe(count, &[KeyValue::new("status", *status)]);
+                }
+            })
+            .build();
+        let read = metrics.clone();
         let refusals = meter
             .u64_observable_counter("mcp_toolbelt.refusals")
             .with_description("Requests refused: by authentication (reason), by rate limiting")
@@ -226,7 +239,7 @@ impl Otel {
         let instruments = Instruments {
             operation,
             session,
-            _observed: (gauges, sessions, refusals),
+            _observed: (gauges, sessions, tasks, refusals),
         };
         let _ = metrics.inner.otel.set(instruments);
     }
@@ -249,6 +262,7 @@ pub(crate) struct Instruments {
     session: Histogram<f64>,
     /// The observable instruments, alive while these are.
     _observed: (
+        opentelemetry::metrics::ObservableGauge<i64>,
         opentelemetry::metrics::ObservableGauge<i64>,
         opentelemetry::metrics::ObservableGauge<i64>,
         opentelemetry::metrics::ObservableCounter<u64>,

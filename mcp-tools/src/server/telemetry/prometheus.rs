@@ -14,7 +14,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::metrics::{BUCKETS, HistogramSnapshot, Metrics};
+use super::metrics::{BUCKETS, HistogramSnapshot, Metrics, STATUSES};
 
 /// The `Content-Type` of the exposition.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -84,6 +84,16 @@ impl Metrics {
             "HTTP sessions parked now (idle, kept as a small record).",
             scalars.sessions_parked,
         );
+        let tasks = "mcp_toolbelt_tasks";
+        header(
+            &mut out,
+            tasks,
+            "gauge",
+            "Tasks this replica runs (working, input_required) or ran and still keeps readable (completed, failed, cancelled), by status.",
+        );
+        for (status, count) in STATUSES.iter().zip(scalars.tasks) {
+            let _ = writeln!(out, "{tasks}{{status=\"{status}\"}} {count}");
+        }
         let refusals = "mcp_toolbelt_auth_refusals_total";
         header(
             &mut out,
