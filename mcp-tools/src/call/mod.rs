@@ -10,3 +10,4 @@ pub(crate) mod validate;
 
 pub use blocking::run_blocking;
 pub use middleware::{Around, Next, ToolStats};
+pub(crate) use middleware::REQUEST_SPAN;
