@@ -9,5 +9,5 @@ pub(crate) mod middleware;
 pub(crate) mod validate;
 
 pub use blocking::run_blocking;
-pub use middleware::{Around, Next, ToolStats};
 pub(crate) use middleware::REQUEST_SPAN;
+pub use middleware::{Around, Next, ToolStats};

@@ -339,7 +339,10 @@ impl Metrics {
             audit_queue_drops: 0,
             auth_refusals: AuthRefusal::ALL
                 .map(|r| (r, inner.auth_refusals[r.index()].load(Ordering::Relaxed))),
-            tasks: counted.tasks.as_ref().map_or([0; STATUSES.len()], |t| t.read()),
+            tasks: counted
+                .tasks
+                .as_ref()
+                .map_or([0; STATUSES.len()], |t| t.read()),
         }
     }
 

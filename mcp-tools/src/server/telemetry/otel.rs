@@ -35,7 +35,9 @@ use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider};
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -215,7 +217,11 @@ impl Otel {
     /// `tracing_opentelemetry::OpenTelemetrySpanExt::context(&tracing::Span::current())`.
     pub fn layer<S>(
         &self,
-    ) -> Filtered<tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>, Targets, S>
+    ) -> Filtered<
+        tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>,
+        Targets,
+        S,
+    >
     where
         S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     {
@@ -271,9 +277,7 @@ impl Otel {
         let read = metrics.clone();
         let tasks = meter
             .i64_observable_gauge("mcp_toolbelt.tasks")
-            .with_description(
-                "Tasks this replica runs, or ran and still keeps readable, by status",
-            )
+            .with_description("Tasks this replica runs, or ran and still keeps readable, by status")
             .with_callback(move |observer| {
                 let counts = read.scalars().tasks;
                 for (status, count) in STATUSES.iter().zip(counts) {
