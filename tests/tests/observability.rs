@@ -15,7 +15,9 @@
 //!   operation-duration metric over OTLP too;
 //! - the tasks gauge (`mcp_toolbelt_tasks`): one task of `slow-tools` in each status, read
 //!   in `/metrics` and through Prometheus, and a waiting task answered moving on to
-//!   `completed`.
+//!   `completed`;
+//! - `--otlp-sample-ratio 0`: only the trace a client sampled is exported, every call is
+//!   still measured.
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
@@ -801,4 +803,98 @@ fn the_task_gauge_counts_the_tasks_a_replica_runs_by_status() {
     assert!(updated["result"].is_object(), "{updated}");
     wait_status(&authority, &asking, "completed");
     wait_task_gauge(&authority, [1, 0, 2, 1, 1]);
+}
+
+#[test]
+fn a_sample_ratio_of_zero_exports_only_the_traces_a_client_sampled() {
+    let out = scratch_dir("otlp-sampled").join("received.jsonl");
+    let _ = std::fs::remove_file(&out);
+    let script = workspace_root().join("tests/peers/otlp_receiver.py");
+    let out_arg = out.display().to_string();
+    let receiver = ServerProcess::start(
+        &python(),
+        &[&script.display().to_string(), "--out", &out_arg],
+    );
+    let tokens = scratch_file("otlp-sampled-tokens", TOKENS);
+    let tokens_arg = tokens.display().to_string();
+    let mut server = ServerProcess::start_cli_http(
+        observed_tools(),
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--tokens-file",
+            &tokens_arg,
+            "--otlp-endpoint",
+            &receiver.endpoint,
+            "--otlp-sample-ratio",
+            "0",
+        ],
+    );
+    let authority = server.authority().to_string();
+    // A trace the client sampled (flags 01) is exported whatever the ratio; one it did not
+    // (00), and one that starts here, are not.
+    let sampled = ("5bf92f3577b34da6a3ce929d0e0e4736", "10f067aa0ba902b7");
+    let unsampled = "00-6bf92f3577b34da6a3ce929d0e0e4736-20f067aa0ba902b7-00";
+    let meta = |traceparent: String| Some(json!({ "traceparent": traceparent }));
+    let answer = call(
+        &authority,
+        READER,
+        1,
+        "traced",
+        meta(traceparent(sampled.0, sampled.1)),
+        &[],
+    );
+    assert!(answer["result"].is_object(), "{answer}");
+    let answer = call(&authority, READER, 2, "flaky", meta(unsampled.into()), &[]);
+    assert!(is_tool_error(&answer), "{answer}");
+    let answer = call(&authority, READER, 3, "echo", None, &[]);
+    assert!(answer["result"].is_object(), "{answer}");
+
+    server.terminate();
+    assert!(
+        server.wait_exit(Duration::from_secs(30)).is_some(),
+        "the server did not exit"
+    );
+    // The metrics are never sampled: they arrive, and with them the flushed spans.
+    let started = Instant::now();
+    let records: Vec<Value> = loop {
+        let records: Vec<Value> = std::fs::read_to_string(&out)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let operations = records
+            .iter()
+            .filter(|r| r["kind"] == "metric" && r["name"] == "mcp.server.operation.duration")
+            .count();
+        if operations >= 3 || started.elapsed() > Duration::from_secs(20) {
+            break records;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let spans: Vec<&str> = records
+        .iter()
+        .filter(|r| r["kind"] == "span")
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(spans.contains(&"tools/call traced"), "{records:#?}");
+    assert!(spans.contains(&"inner_work"), "{records:#?}");
+    assert!(
+        records
+            .iter()
+            .filter(|r| r["kind"] == "span")
+            .all(|r| r["trace_id"] == sampled.0),
+        "only the client's sampled trace is exported: {records:#?}"
+    );
+    let tools: Vec<&str> = records
+        .iter()
+        .filter(|r| r["kind"] == "metric" && r["name"] == "mcp.server.operation.duration")
+        .filter_map(|r| r["attributes"]["gen_ai.tool.name"].as_str())
+        .collect();
+    for tool in ["traced", "flaky", "echo"] {
+        assert!(tools.contains(&tool), "{tool} not measured: {records:#?}");
+    }
+    drop(receiver);
 }
