@@ -5,20 +5,30 @@
 # another; prints the exposition's size and the p50/p99/max of curl's total time.
 # The issue's target is <= 10 ms.
 #
-# usage: scripts/perf/metrics-endpoint.sh [-n SCRAPES]
+# usage: scripts/perf/metrics-endpoint.sh [-n SCRAPES] [-r ROUNDS] [-s SERVER]...
 # Needs a release build: cargo build --release -p mcp-toolbelt-tests --bin many-tools-fixture
+# (the default SERVER). With several -s, each server is measured in turn, in the same run,
+# the whole series repeated -r ROUNDS times (default 1), A B A B …
 set -euo pipefail
 scrapes=200
-while getopts "n:" opt; do
+rounds=1
+servers=()
+while getopts "n:s:r:" opt; do
     case $opt in
         n) scrapes=$OPTARG ;;
+        s) servers+=("$OPTARG") ;;
+        r) rounds=$OPTARG ;;
         *) exit 2 ;;
     esac
 done
 here=$(cd "$(dirname "$0")" && pwd)
-server=${CARGO_TARGET_DIR:-$here/../../target}/release/many-tools-fixture
+[ ${#servers[@]} -gt 0 ] || servers=("${CARGO_TARGET_DIR:-$here/../../target}/release/many-tools-fixture")
 work=$(mktemp -d)
+pid=""
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+measure() {
+server=$1
+echo "== $server"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$server" serve --http 127.0.0.1:0 --stateless --metrics-addr "127.0.0.1:$port" 2>"$work/stderr" &
 pid=$!
@@ -46,3 +56,11 @@ for _ in $(seq "$scrapes"); do
     curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$port/metrics"
 done | sort -n | awk '{ t[NR] = $1 } END {
     printf "scrapes: %d  p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", NR, t[int(NR * 0.5)] * 1000, t[int(NR * 0.99)] * 1000, t[NR] * 1000 }'
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+}
+for _ in $(seq "$rounds"); do
+    for server in "${servers[@]}"; do
+        measure "$server"
+    done
+done

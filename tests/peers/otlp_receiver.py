@@ -2,7 +2,7 @@
 protobuf classes (opentelemetry-proto) and writes one JSON line per span and per metric
 data point to --out.
 
-    otlp_receiver.py --out FILE
+    otlp_receiver.py --out FILE [--count-only]
 
 Listens on 127.0.0.1 (a free port) and prints `listening on http://127.0.0.1:PORT` on
 stderr. Serves `POST /v1/traces` and `POST /v1/metrics` with
@@ -11,6 +11,10 @@ Lines:
   {"kind": "span", "name", "trace_id", "span_id", "parent_span_id", "span_kind",
    "attributes": {...}, "resource": {...}}
   {"kind": "metric", "name", "unit", "attributes": {...}, "count" | "value"}
+With --count-only (for load runs, where a line per span would make the receiver the
+bottleneck) each request is still decoded, and one line per traces request is written:
+  {"kind": "spans", "count": N, "names": {name: N, ...}}
+and none for metrics.
 """
 
 import argparse
@@ -42,6 +46,7 @@ def attributes(key_values):
 class Receiver(BaseHTTPRequestHandler):
     lock = threading.Lock()
     out = None
+    count_only = False
 
     def log_message(self, *args):  # keep stderr for the announcement
         pass
@@ -63,12 +68,12 @@ class Receiver(BaseHTTPRequestHandler):
         if self.path == "/v1/traces":
             request = trace_service_pb2.ExportTraceServiceRequest()
             request.ParseFromString(body)
-            self.write(spans(request))
+            self.write([span_count(request)] if Receiver.count_only else spans(request))
             return self.reply(200, trace_service_pb2.ExportTraceServiceResponse().SerializeToString())
         if self.path == "/v1/metrics":
             request = metrics_service_pb2.ExportMetricsServiceRequest()
             request.ParseFromString(body)
-            self.write(points(request))
+            self.write([] if Receiver.count_only else points(request))
             return self.reply(200, metrics_service_pb2.ExportMetricsServiceResponse().SerializeToString())
         return self.reply(404, b"not found", "text/plain")
 
@@ -96,6 +101,15 @@ def spans(request):
                 }
 
 
+def span_count(request):
+    names = {}
+    for resource_spans in request.resource_spans:
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                names[span.name] = names.get(span.name, 0) + 1
+    return {"kind": "spans", "count": sum(names.values()), "names": names}
+
+
 def points(request):
     for resource_metrics in request.resource_metrics:
         for scope_metrics in resource_metrics.scope_metrics:
@@ -120,8 +134,10 @@ def points(request):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
+    parser.add_argument("--count-only", action="store_true")
     args = parser.parse_args()
     Receiver.out = open(args.out, "a", encoding="utf-8")
+    Receiver.count_only = args.count_only
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     print(f"listening on http://127.0.0.1:{server.server_address[1]}", file=sys.stderr, flush=True)
     server.serve_forever()

@@ -343,12 +343,14 @@ fn memo_over_http_records_which_token_holder_created_each_memo() {
         authors,
         [("From Bob", &json!("bob")), ("From Alice", &json!("alice"))]
     );
-    // The audit trail: each call's span names its caller's subject (and never the token).
+    // The audit trail: each call's span (the request's) names its caller's subject (and
+    // never the token).
     let stderr = server.stderr();
     let created_by = |subject: &str| {
         stderr.lines().any(|line| {
-            line.contains("tool_call{tool=memo_create request_id=")
-                && line.contains(&format!(" subject=\"{subject}\""))
+            line.contains("mcp.request{")
+                && line.contains("gen_ai.tool.name=\"memo_create\"")
+                && line.contains(&format!(" enduser.id=\"{subject}\""))
         })
     };
     assert!(created_by("alice") && created_by("bob"), "{stderr}");

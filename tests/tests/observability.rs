@@ -12,7 +12,12 @@
 //! - spans exported over OTLP: `tools/call NAME` with the conventions' attributes, the
 //!   client's `traceparent` (from `params._meta`, else the HTTP header; `_meta` wins) as the
 //!   request span's parent, the tool fn's own span in the same trace under it; and the
-//!   operation-duration metric over OTLP too.
+//!   operation-duration metric over OTLP too;
+//! - the tasks gauge (`mcp_toolbelt_tasks`): one task of `slow-tools` in each status, read
+//!   in `/metrics` and through Prometheus, and a waiting task answered moving on to
+//!   `completed`;
+//! - `--otlp-sample-ratio 0`: only the trace a client sampled is exported, every call is
+//!   still measured.
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
@@ -139,7 +144,9 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(target: &str, token_file: &Path) -> Prometheus {
-        let dir = scratch_dir("prometheus");
+        let port = free_port();
+        // A directory of its own: tests in this process run at the same time.
+        let dir = scratch_dir(&format!("prometheus-{port}"));
         let config = dir.join("prometheus.yml");
         std::fs::write(
             &config,
@@ -153,7 +160,7 @@ impl Prometheus {
             ),
         )
         .expect("the config can be written");
-        let authority = format!("127.0.0.1:{}", free_port());
+        let authority = format!("127.0.0.1:{port}");
         let child = Command::new(prometheus())
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
@@ -608,5 +615,286 @@ fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
         .max()
         .unwrap_or(0);
     assert_eq!(flaky_calls, 1, "{records:#?}");
+    drop(receiver);
+}
+
+fn slow_tools() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_slow-tools"))
+}
+
+/// One 2026-07-28 request `method` (`name`: its `Mcp-Name`) declaring the tasks extension
+/// and elicitation, as `READER`; the JSON-RPC answer.
+fn modern(authority: &str, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": { "io.modelcontextprotocol/tasks": {} },
+        },
+    });
+    let request = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let authorization = format!("Bearer {READER}");
+    let (status, response) = http_request(
+        authority,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+            ("Mcp-Name", name),
+            ("Authorization", &authorization),
+        ],
+        &request.to_string(),
+    );
+    assert_eq!(status, 200, "{response}");
+    let text = body(&response);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text:?}"))
+}
+
+/// `tools/call` of `tool` that becomes a task: its id.
+fn start_task(authority: &str, tool: &str, arguments: Value) -> String {
+    let created = modern(
+        authority,
+        "tools/call",
+        tool,
+        json!({ "name": tool, "arguments": arguments }),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no taskId: {created}"))
+        .to_string()
+}
+
+/// `tasks/get` of `task` until its status is `status` (at most 10 s).
+fn wait_status(authority: &str, task: &str, status: &str) {
+    let started = Instant::now();
+    loop {
+        let got = modern(authority, "tasks/get", task, json!({ "taskId": task }));
+        if got["result"]["status"] == status {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "task {task} never became {status}: {got}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// The `mcp_toolbelt_tasks` lines of `authority`'s `/metrics` once they read `expected`
+/// (working, input_required, completed, failed, cancelled), at most 10 s.
+fn wait_task_gauge(authority: &str, expected: [u32; 5]) {
+    let statuses = [
+        "working",
+        "input_required",
+        "completed",
+        "failed",
+        "cancelled",
+    ];
+    let want: Vec<String> = statuses
+        .iter()
+        .zip(expected)
+        .map(|(status, n)| format!("mcp_toolbelt_tasks{{status=\"{status}\"}} {n}"))
+        .collect();
+    let started = Instant::now();
+    loop {
+        let (status, text) = scrape(authority, Some(&format!("Bearer {METRICS_TOKEN}")));
+        assert_eq!(status, 200, "{text}");
+        let have: Vec<String> = text
+            .lines()
+            .filter(|line| line.starts_with("mcp_toolbelt_tasks{"))
+            .map(str::to_string)
+            .collect();
+        if have == want {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the task gauge reads {have:#?}, not {want:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_task_gauge_counts_the_tasks_a_replica_runs_by_status() {
+    let tokens = scratch_file("observability-task-tokens", TOKENS);
+    let token_file = scratch_file(
+        "observability-task-metrics-token",
+        &format!("{METRICS_TOKEN}\n"),
+    );
+    let tokens_arg = tokens.display().to_string();
+    let token_arg = token_file.display().to_string();
+    let server = ServerProcess::start_cli_http(
+        slow_tools(),
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--tokens-file",
+            &tokens_arg,
+            "--metrics-token-file",
+            &token_arg,
+        ],
+    );
+    let authority = server.authority().to_string();
+    wait_task_gauge(&authority, [0, 0, 0, 0, 0]);
+
+    // One task in each status: still working, waiting for the client, done, failed (an
+    // internal error), cancelled by the client.
+    let _working = start_task(&authority, "crunch", json!({ "ms": 60_000 }));
+    let asking = start_task(&authority, "confirm", json!({ "what": "drop the table" }));
+    wait_status(&authority, &asking, "input_required");
+    let done = start_task(&authority, "crunch", json!({ "ms": 100 }));
+    wait_status(&authority, &done, "completed");
+    let broken = start_task(&authority, "give_up", json!({ "ms": 50 }));
+    wait_status(&authority, &broken, "failed");
+    let stopped = start_task(&authority, "crunch", json!({ "ms": 60_000 }));
+    let cancelled = modern(
+        &authority,
+        "tasks/cancel",
+        &stopped,
+        json!({ "taskId": stopped }),
+    );
+    assert!(cancelled["result"].is_object(), "{cancelled}");
+    wait_task_gauge(&authority, [1, 1, 1, 1, 1]);
+
+    // A real Prometheus reads the same, by status.
+    let prometheus = Prometheus::start(&authority, &token_file);
+    let expected: BTreeMap<String, f64> = [
+        ("working", 1.0),
+        ("input_required", 1.0),
+        ("completed", 1.0),
+        ("failed", 1.0),
+        ("cancelled", 1.0),
+    ]
+    .into_iter()
+    .map(|(status, n)| (status.to_string(), n))
+    .collect();
+    let started = Instant::now();
+    let mut seen = BTreeMap::new();
+    while started.elapsed() < Duration::from_secs(60) {
+        seen = prometheus
+            .query("sum by (status) (mcp_toolbelt_tasks{job=\"mcp\"})")
+            .into_iter()
+            .map(|(labels, value)| (labels.get("status").cloned().unwrap_or_default(), value))
+            .collect();
+        if seen == expected {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(seen, expected, "Prometheus after {:?}", started.elapsed());
+
+    // The client answers: the waiting task works again and completes.
+    let updated = modern(
+        &authority,
+        "tasks/update",
+        &asking,
+        json!({
+            "taskId": asking,
+            "inputResponses": { "confirm": { "action": "accept", "content": { "ok": true } } },
+        }),
+    );
+    assert!(updated["result"].is_object(), "{updated}");
+    wait_status(&authority, &asking, "completed");
+    wait_task_gauge(&authority, [1, 0, 2, 1, 1]);
+}
+
+#[test]
+fn a_sample_ratio_of_zero_exports_only_the_traces_a_client_sampled() {
+    let out = scratch_dir("otlp-sampled").join("received.jsonl");
+    let _ = std::fs::remove_file(&out);
+    let script = workspace_root().join("tests/peers/otlp_receiver.py");
+    let out_arg = out.display().to_string();
+    let receiver = ServerProcess::start(
+        &python(),
+        &[&script.display().to_string(), "--out", &out_arg],
+    );
+    let tokens = scratch_file("otlp-sampled-tokens", TOKENS);
+    let tokens_arg = tokens.display().to_string();
+    let mut server = ServerProcess::start_cli_http(
+        observed_tools(),
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--tokens-file",
+            &tokens_arg,
+            "--otlp-endpoint",
+            &receiver.endpoint,
+            "--otlp-sample-ratio",
+            "0",
+        ],
+    );
+    let authority = server.authority().to_string();
+    // A trace the client sampled (flags 01) is exported whatever the ratio; one it did not
+    // (00), and one that starts here, are not.
+    let sampled = ("5bf92f3577b34da6a3ce929d0e0e4736", "10f067aa0ba902b7");
+    let unsampled = "00-6bf92f3577b34da6a3ce929d0e0e4736-20f067aa0ba902b7-00";
+    let meta = |traceparent: String| Some(json!({ "traceparent": traceparent }));
+    let answer = call(
+        &authority,
+        READER,
+        1,
+        "traced",
+        meta(traceparent(sampled.0, sampled.1)),
+        &[],
+    );
+    assert!(answer["result"].is_object(), "{answer}");
+    let answer = call(&authority, READER, 2, "flaky", meta(unsampled.into()), &[]);
+    assert!(is_tool_error(&answer), "{answer}");
+    let answer = call(&authority, READER, 3, "echo", None, &[]);
+    assert!(answer["result"].is_object(), "{answer}");
+
+    server.terminate();
+    assert!(
+        server.wait_exit(Duration::from_secs(30)).is_some(),
+        "the server did not exit"
+    );
+    // The metrics are never sampled: they arrive, and with them the flushed spans.
+    let started = Instant::now();
+    let records: Vec<Value> = loop {
+        let records: Vec<Value> = std::fs::read_to_string(&out)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let operations = records
+            .iter()
+            .filter(|r| r["kind"] == "metric" && r["name"] == "mcp.server.operation.duration")
+            .count();
+        if operations >= 3 || started.elapsed() > Duration::from_secs(20) {
+            break records;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let spans: Vec<&str> = records
+        .iter()
+        .filter(|r| r["kind"] == "span")
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(spans.contains(&"tools/call traced"), "{records:#?}");
+    assert!(spans.contains(&"inner_work"), "{records:#?}");
+    assert!(
+        records
+            .iter()
+            .filter(|r| r["kind"] == "span")
+            .all(|r| r["trace_id"] == sampled.0),
+        "only the client's sampled trace is exported: {records:#?}"
+    );
+    let tools: Vec<&str> = records
+        .iter()
+        .filter(|r| r["kind"] == "metric" && r["name"] == "mcp.server.operation.duration")
+        .filter_map(|r| r["attributes"]["gen_ai.tool.name"].as_str())
+        .collect();
+    for tool in ["traced", "flaky", "echo"] {
+        assert!(tools.contains(&tool), "{tool} not measured: {records:#?}");
+    }
     drop(receiver);
 }

@@ -1,7 +1,8 @@
 //! The layers around every handler call, outermost first:
-//! 1. a `tracing` span (`tool_call`, with tool, request id, the caller's `subject` and
-//!    `client_id` when it has them — the audit trail —, outcome, `duration_us`) and the
-//!    tool's call statistics;
+//! 1. a `tracing` span and the tool's call statistics: the span of the request when the
+//!    server observes it (`mcp.request`, which has the tool, request id, caller and
+//!    outcome: one span per call), else a `tool_call` span of its own (tool, request id,
+//!    the caller's `subject` and `client_id` when it has them, outcome, `duration_us`);
 //! 2. the user's [`Around`] hooks, first registered outermost;
 //! 3. the tool's concurrency limit (`max_concurrency`);
 //! 4. the time budget (`timeout_ms`, or the registry default) and client cancellation;
@@ -27,6 +28,11 @@ use crate::definition::tool::ToolDef;
 use crate::output::error::{ErrorKind, ToolError};
 use crate::output::result::ToolResult;
 use crate::schema::JsonObject;
+
+/// The name of the span a server opens for each request it answers (`server/telemetry`:
+/// `Observation`); a call made inside it runs in it rather than in a `tool_call` span of
+/// its own.
+pub(crate) const REQUEST_SPAN: &str = "mcp.request";
 
 /// The rest of the chain, handed to an [`Around`] hook.
 pub type Next =
@@ -146,15 +152,27 @@ pub(crate) async fn run(
     arguments: JsonObject,
     ctx: ToolContext,
 ) -> ToolResult {
-    let span = tracing::info_span!(
-        "tool_call",
-        tool = %def.name(),
-        request_id = ctx.request_id().unwrap_or(""),
-        subject = ctx.caller().subject(),
-        client_id = ctx.caller().client_id(),
-        outcome = tracing::field::Empty,
-        duration_us = tracing::field::Empty,
-    );
+    // In the request's span when the server observes the call (the tool fn's own spans
+    // are its children, and a task's later polls stay in it); else one of its own.
+    let current = tracing::Span::current();
+    let observed = current
+        .metadata()
+        .is_some_and(|meta| meta.name() == REQUEST_SPAN);
+    let (span, own) = match observed {
+        true => (current, false),
+        false => (
+            tracing::info_span!(
+                "tool_call",
+                tool = %def.name(),
+                request_id = ctx.request_id().unwrap_or(""),
+                subject = ctx.caller().subject(),
+                client_id = ctx.caller().client_id(),
+                outcome = tracing::field::Empty,
+                duration_us = tracing::field::Empty,
+            ),
+            true,
+        ),
+    };
     let started = Instant::now();
     let limit = runtime.limit.clone();
     let timeout = config.default_timeout;
@@ -184,8 +202,10 @@ pub(crate) async fn run(
     };
     runtime.counters.record(elapsed, result.is_error());
     let label = result.error_kind().map_or("ok", ErrorKind::as_str);
-    span.record("outcome", label);
-    span.record("duration_us", elapsed.as_micros() as u64);
+    if own {
+        span.record("outcome", label);
+        span.record("duration_us", elapsed.as_micros() as u64);
+    }
     tracing::debug!(parent: &span, elapsed_us = elapsed.as_micros() as u64, outcome = label, "tool call finished");
     if let Some(limit) = config.max_response_bytes {
         limit_size(&mut result, limit);

@@ -553,12 +553,16 @@ fn start(matches: &ArgMatches, scanned: Option<&PathBuf>, name: &str) -> Result<
     #[cfg(not(feature = "otel"))]
     let _ = name;
     #[cfg(feature = "otel")]
-    if let Some(url) = matches
-        .subcommand_matches("serve")
-        .and_then(|serve| serve.get_one::<String>("otlp_endpoint"))
+    if let Some(serve) = matches.subcommand_matches("serve")
+        && let Some(url) = serve.get_one::<String>("otlp_endpoint")
     {
+        let ratio = serve
+            .get_one::<f64>("otlp_sample_ratio")
+            .copied()
+            .unwrap_or(1.0);
         return match crate::server::telemetry::otel::Otel::new(url)
             .service_name(name)
+            .sample_ratio(ratio)
             .build()
         {
             Ok(otel) => {
@@ -567,7 +571,13 @@ fn start(matches: &ArgMatches, scanned: Option<&PathBuf>, name: &str) -> Result<
                 Ok(())
             }
             Err(err) => {
-                print_err(&format!("error: --otlp-endpoint: {err}\n"));
+                let flag = match err {
+                    crate::server::telemetry::otel::OtelError::SampleRatio(_) => {
+                        "--otlp-sample-ratio"
+                    }
+                    _ => "--otlp-endpoint",
+                };
+                print_err(&format!("error: {flag}: {err}\n"));
                 Err(ExitCode::from(USAGE))
             }
         };

@@ -93,7 +93,7 @@ pub(crate) fn init_with_otel(level: Option<&str>, otel: &crate::server::telemetr
         .with_filter(layer_filter(level));
     let _ = tracing_subscriber::registry()
         .with(stderr)
-        .with(otel.layer().with_filter(LevelFilter::INFO))
+        .with(otel.layer())
         .try_init();
 }
 

@@ -235,15 +235,28 @@ pub(crate) fn command() -> Command {
                 .help(METRICS_TOKEN_HELP),
         );
     #[cfg(feature = "otel")]
-    let command = command.arg(
-        Arg::new("otlp_endpoint")
-            .long("otlp-endpoint")
-            .value_name("URL")
-            .help(
-                "Export every request's span and the metrics over OTLP (HTTP/protobuf) to URL \
-                 (e.g. http://127.0.0.1:4318: /v1/traces and /v1/metrics are added)",
-            ),
-    );
+    let command = command
+        .arg(
+            Arg::new("otlp_endpoint")
+                .long("otlp-endpoint")
+                .value_name("URL")
+                .help(
+                    "Export every request's span and the metrics over OTLP (HTTP/protobuf) to \
+                     URL (e.g. http://127.0.0.1:4318: /v1/traces and /v1/metrics are added)",
+                ),
+        )
+        .arg(
+            Arg::new("otlp_sample_ratio")
+                .long("otlp-sample-ratio")
+                .value_name("RATIO")
+                .value_parser(clap::value_parser!(f64))
+                .requires("otlp_endpoint")
+                .help(
+                    "With --otlp-endpoint: export this share (0 to 1) of the traces that \
+                     start here; a request continuing a client's trace follows its \
+                     traceparent's sampled flag [default: 1]",
+                ),
+        );
     #[cfg(feature = "http")]
     let command = command.args(serve_http::flags());
     command

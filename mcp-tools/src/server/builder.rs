@@ -26,6 +26,7 @@ use super::state::{Shared, Tasks};
 use super::stream;
 use super::stream::StreamLimits;
 use super::subscriptions::Subscriptions;
+use super::tasks::counts::TaskCounts;
 use super::tasks::run::TaskRuntime;
 use super::tasks::{MemoryTaskStore, TaskLimits, TaskStore};
 use super::tcp::{self, TcpOptions};
@@ -646,10 +647,12 @@ impl Server {
                 &subscriptions,
             ))
         });
+        let task_counts = TaskCounts::new(self.tasks.ttl, self.tasks.limits.total);
         self.telemetry
             .metrics
             .count_from(super::telemetry::Counted {
                 rate: Some(self.rate.clone()),
+                tasks: Some(task_counts.clone()),
                 #[cfg(feature = "audit")]
                 audit: self.audit.clone(),
             });
@@ -677,6 +680,7 @@ impl Server {
                         .clone()
                         .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
                     lease: self.tasks.lease,
+                    counts: task_counts,
                 },
                 limits: self.tasks.limits,
                 ttl: self.tasks.ttl,

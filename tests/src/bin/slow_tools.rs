@@ -3,7 +3,8 @@
 //! what happens to a call whose client is gone. `wait_runs` reports how `wait` calls ended.
 //! `sleep` ends by itself after a while (a call in flight during a graceful shutdown).
 //! `toggle_echo` changes the tool list at run time. `crunch` and `confirm` may run as tasks (the MCP tasks extension: the replica tests
-//! share them through Redis); `crunch_runs` reports how this process's `crunch` calls ended.
+//! share them through Redis); `crunch_runs` reports how this process's `crunch` calls ended;
+//! `give_up` (a task too) fails with an internal error after a while.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -100,6 +101,17 @@ async fn crunch(
     tokio::time::sleep(std::time::Duration::from_millis(ms - first)).await;
     done.1 = true;
     format!("crunched for {ms} ms")
+}
+
+/// Work for `ms` milliseconds, then fail as a broken server would: an internal error (a
+/// task that ends `failed`).
+#[mcp_tool(name = "give_up", read_only, task = "optional")]
+async fn give_up(
+    /// How long to work first, in milliseconds
+    ms: u64,
+) -> Result<String, mcp_toolbelt::ToolError> {
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    Err(mcp_toolbelt::ToolError::internal("gave up on purpose"))
 }
 
 /// `crunch` calls of this process so far.

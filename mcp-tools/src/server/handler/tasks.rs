@@ -147,10 +147,11 @@ impl McpHandler {
             cancellation.cancel();
             return Err(wire::store_error(error));
         }
+        let tally = tasks.runtime.counts.started();
         let input = TaskInput::new(record.id.clone(), tasks.runtime.clone());
         round.attach_task(input.clone());
         tracing::debug!(task = %record.id, tool = %record.tool, "a call became a task");
-        tokio::spawn(run::drive(run, input, cancellation));
+        tokio::spawn(run::drive(run, input, cancellation, tally));
         Ok(CallToolResponse::Task(wire::created(
             &record,
             millis(tasks.poll_interval),

@@ -11,6 +11,7 @@
 //! This module holds the store's interface and records; `run.rs` drives a task's fn and
 //! `wire.rs` turns records into the protocol's shapes.
 
+pub(crate) mod counts;
 #[cfg(feature = "redis")]
 mod redis;
 pub(crate) mod run;
@@ -58,6 +59,17 @@ pub enum TaskState {
 }
 
 impl TaskState {
+    /// The protocol's name of its status (`working`, `input_required`, `completed`,
+    /// `failed`, `cancelled`).
+    ///
+    /// ```
+    /// use mcp_toolbelt::server::tasks::TaskState;
+    /// assert_eq!(TaskState::Cancelled.status(), "cancelled");
+    /// ```
+    pub fn status(&self) -> &'static str {
+        counts::STATUSES[counts::slot(self)]
+    }
+
     /// True once nothing changes the task any more.
     pub fn is_terminal(&self) -> bool {
         matches!(

@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::counts::{TaskCounts, TaskTally};
 use super::wire::error_object;
 use super::{TaskRecord, TaskSignal, TaskState, TaskStore, now_ms};
 use crate::context::ClientFeature;
@@ -29,6 +30,8 @@ pub(crate) struct TaskRuntime {
     pub(crate) store: Arc<dyn TaskStore>,
     /// How long a lease holds without being refreshed (refreshed every third of it).
     pub(crate) lease: Duration,
+    /// The tasks run here, by status (for the metrics).
+    pub(crate) counts: TaskCounts,
 }
 
 /// What a running task's questions reach: each is recorded in the store (the task turns
@@ -157,11 +160,13 @@ impl TaskInput {
 pub(crate) type Outcome = Result<ToolResult, ToolNotFound>;
 
 /// Drive a task's fn (already polled once, by the call that created the task) to its end:
-/// record the outcome, hand it answers, follow cancellation, keep the lease.
+/// record the outcome, hand it answers, follow cancellation, keep the lease; `tally`
+/// follows the task's status as the driver writes and reads it.
 pub(crate) async fn drive(
     mut run: Pin<Box<dyn Future<Output = Outcome> + Send>>,
     input: Arc<TaskInput>,
     cancellation: CancellationToken,
+    mut tally: TaskTally,
 ) {
     let runtime = input.runtime.clone();
     let id = input.id.clone();
@@ -175,10 +180,19 @@ pub(crate) async fn drive(
     loop {
         let look = tokio::select! {
             outcome = &mut run => {
-                finish(&runtime, &id, outcome).await;
+                if let Some(task) = finish(&runtime, &id, outcome).await {
+                    tally.saw(&task.state);
+                }
                 return;
             }
-            signal = signals.next() => !matches!(signal, Some(TaskSignal::Cancelled(_))),
+            signal = signals.next() => {
+                // A cancel is signalled only after the store recorded it.
+                let cancelled = matches!(signal, Some(TaskSignal::Cancelled(_)));
+                if cancelled {
+                    tally.saw(&TaskState::Cancelled);
+                }
+                !cancelled
+            }
             () = input.poke.notified() => true,
             _ = refresh.tick() => {
                 let lease_until = now_ms().saturating_add(super::millis(runtime.lease));
@@ -189,9 +203,11 @@ pub(crate) async fn drive(
                     task.lease_until_ms = lease_until;
                     true
                 }).await;
-                if let Err(error) = kept {
+                match kept {
+                    Ok(Some(task)) => tally.saw(&task.state),
+                    Ok(None) => {}
                     // The store is down: the fn goes on; the lease is tried again.
-                    tracing::warn!(task = %id, %error, "cannot refresh a task's lease");
+                    Err(error) => tracing::warn!(task = %id, %error, "cannot refresh a task's lease"),
                 }
                 true
             }
@@ -201,9 +217,12 @@ pub(crate) async fn drive(
         }
         match input.deliver().await {
             // Cancelled, failed for a lost lease, or expired: the fn stops.
-            Ok(Some(task)) if task.state.is_terminal() => break,
+            Ok(Some(task)) if task.state.is_terminal() => {
+                tally.saw(&task.state);
+                break;
+            }
             Ok(None) => break,
-            Ok(Some(_)) => {}
+            Ok(Some(task)) => tally.saw(&task.state),
             Err(error) => tracing::warn!(task = %id, %error, "cannot read a task's answers"),
         }
     }
@@ -214,7 +233,8 @@ pub(crate) async fn drive(
 /// Record how the fn ended, unless the task ended already (cancelled, or failed for a
 /// lost lease): a tool error is a completed task with an `isError` result; an internal
 /// error (a panic, a failing server) or a tool gone from the registry fails the task.
-async fn finish(runtime: &TaskRuntime, id: &str, outcome: Outcome) {
+/// The record as it is after, when the store answered.
+async fn finish(runtime: &TaskRuntime, id: &str, outcome: Outcome) -> Option<TaskRecord> {
     let state = match outcome {
         Ok(result) if result.error_kind() == Some(ErrorKind::Internal) => TaskState::Failed {
             error: error_object(ErrorCode::INTERNAL_ERROR, text_of(&result)),
@@ -244,9 +264,10 @@ async fn finish(runtime: &TaskRuntime, id: &str, outcome: Outcome) {
             true
         })
         .await;
-    if let Err(error) = finished {
-        tracing::warn!(task = %id, %error, "cannot record a task's outcome");
-    }
+    finished
+        .inspect_err(|error| tracing::warn!(task = %id, %error, "cannot record a task's outcome"))
+        .ok()
+        .flatten()
 }
 
 /// The text of a result's content.

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
+pub(crate) use crate::server::tasks::counts::STATUSES;
+
 /// The bucket bounds (seconds) of both duration histograms: the ones the MCP semantic
 /// conventions recommend for `mcp.server.operation.duration`.
 pub(crate) const BUCKETS: [f64; 14] = [
@@ -129,6 +131,24 @@ pub(crate) struct HistogramSnapshot {
     pub(crate) sum: f64,
 }
 
+/// One `mcp.server.operation.duration` series: its histogram, and its labels as the
+/// Prometheus text writes them (escaped once, when the series is made: a scrape of many
+/// series then only copies them).
+pub(crate) struct Series {
+    pub(crate) histogram: Histogram,
+    /// `mcp_method_name="…",gen_ai_tool_name="…",error_type="…"`.
+    pub(crate) labels: Box<str>,
+}
+
+impl Series {
+    fn of(key: &OperationKey) -> Series {
+        Series {
+            histogram: Histogram::default(),
+            labels: super::prometheus::labels(key).into_boxed_str(),
+        }
+    }
+}
+
 /// The labels of one `mcp.server.operation.duration` series.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct OperationKey {
@@ -144,6 +164,7 @@ pub(crate) struct OperationKey {
 #[derive(Default)]
 pub(crate) struct Counted {
     pub(crate) rate: Option<crate::server::rate_limit::RateLimiter>,
+    pub(crate) tasks: Option<crate::server::tasks::counts::TaskCounts>,
     #[cfg(feature = "audit")]
     pub(crate) audit: Option<crate::server::AuditLog>,
 }
@@ -159,7 +180,8 @@ pub(crate) trait GaugeSource: Send + Sync {
 /// exporter read it.
 ///
 /// The server's rate limiter and audit log keep their own counters (refusals, store
-/// errors, lines dropped or failed); the metrics read them when they are read. What another
+/// errors, lines dropped or failed), and its task runners their tasks by status; the
+/// metrics read them when they are read. What another
 /// layer of an application may feed: [`Metrics::auth_refused`].
 ///
 /// ```
@@ -168,6 +190,7 @@ pub(crate) trait GaugeSource: Send + Sync {
 /// let metrics = server.metrics();
 /// let text = metrics.prometheus_text();
 /// assert!(text.contains("mcp_toolbelt_rate_limit_refusals_total 0\n"));
+/// assert!(text.contains("mcp_toolbelt_tasks{status=\"input_required\"} 0\n"));
 /// ```
 ///
 /// [`Server`]: crate::server::Server
@@ -185,7 +208,7 @@ impl std::fmt::Debug for Metrics {
 
 #[derive(Default)]
 pub(crate) struct MetricsInner {
-    pub(crate) operations: RwLock<HashMap<OperationKey, Arc<Histogram>>>,
+    pub(crate) operations: RwLock<HashMap<OperationKey, Arc<Series>>>,
     pub(crate) sessions: Histogram,
     pub(crate) calls_in_flight: AtomicI64,
     /// Sessions of the line transports (stdio, TCP, Unix) open now.
@@ -207,14 +230,14 @@ impl Metrics {
         if let Some(otel) = self.inner.otel.get() {
             otel.operation(&key, elapsed);
         }
-        if let Some(histogram) = self
+        if let Some(series) = self
             .inner
             .operations
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(&key)
         {
-            histogram.record(elapsed);
+            series.histogram.record(elapsed);
             return;
         }
         let mut operations = self
@@ -230,7 +253,11 @@ impl Metrics {
         } else {
             key
         };
-        operations.entry(key).or_default().record(elapsed);
+        operations
+            .entry(key)
+            .or_insert_with_key(|key| Arc::new(Series::of(key)))
+            .histogram
+            .record(elapsed);
     }
 
     /// A session ended after `lasted`: one observation of `mcp.server.session.duration`.
@@ -312,20 +339,26 @@ impl Metrics {
             audit_queue_drops: 0,
             auth_refusals: AuthRefusal::ALL
                 .map(|r| (r, inner.auth_refusals[r.index()].load(Ordering::Relaxed))),
+            tasks: counted
+                .tasks
+                .as_ref()
+                .map_or([0; STATUSES.len()], |t| t.read()),
         }
     }
 
-    /// Every operation series and its histogram, sorted by labels (a stable exposition).
-    pub(crate) fn operations(&self) -> Vec<(OperationKey, HistogramSnapshot)> {
+    /// Every operation series, sorted by labels (a stable exposition). The map's lock is
+    /// held only to copy the handles: the histograms are read after, without it, so a
+    /// scrape never makes a call wait.
+    pub(crate) fn operations(&self) -> Vec<(OperationKey, Arc<Series>)> {
         let mut series: Vec<_> = self
             .inner
             .operations
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .map(|(key, histogram)| (key.clone(), histogram.snapshot()))
+            .map(|(key, series)| (key.clone(), series.clone()))
             .collect();
-        series.sort_by(|(a, _), (b, _)| {
+        series.sort_unstable_by(|(a, _), (b, _)| {
             (a.method, a.tool.as_deref(), a.error).cmp(&(b.method, b.tool.as_deref(), b.error))
         });
         series
@@ -342,6 +375,8 @@ pub(crate) struct Scalars {
     pub(crate) audit_write_failures: u64,
     pub(crate) audit_queue_drops: u64,
     pub(crate) auth_refusals: [(AuthRefusal, u64); AuthRefusal::ALL.len()],
+    /// The tasks this replica runs or ran, by status ([`STATUSES`]'s order).
+    pub(crate) tasks: [i64; STATUSES.len()],
 }
 
 #[cfg(test)]
@@ -384,6 +419,6 @@ mod tests {
             .iter()
             .find(|(key, _)| key.tool.as_deref() == Some(OTHER_TOOL))
             .expect("the placeholder series");
-        assert_eq!(other.1.count, 10);
+        assert_eq!(other.1.histogram.snapshot().count, 10);
     }
 }

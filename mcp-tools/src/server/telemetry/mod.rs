@@ -76,7 +76,7 @@ impl Observation {
         let method = known_method(method);
         let call = method == "tools/call";
         let span = tracing::info_span!(
-            "mcp.request",
+            crate::call::REQUEST_SPAN,
             otel.name = tracing::field::Empty,
             otel.kind = "server",
             mcp.method.name = method,

@@ -35,12 +35,16 @@ use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{
+    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::filter::{Filtered, LevelFilter, Targets};
 
-use super::metrics::{BUCKETS, Metrics, OperationKey};
+use super::metrics::{BUCKETS, Metrics, OperationKey, STATUSES};
 
 /// The instrumentation scope of the spans and metrics.
 const SCOPE: &str = "mcp-toolbelt";
@@ -55,7 +59,16 @@ pub enum OtelError {
     /// The exporter could not be built.
     #[error("cannot build the OTLP exporter: {0}")]
     Exporter(String),
+    /// A sample ratio outside 0..=1 (or not a number).
+    #[error("the sample ratio must be a number from 0 to 1, not {0}")]
+    SampleRatio(f64),
 }
+
+/// At most this many ended spans wait for export; past it new ones are dropped (and
+/// counted by the SDK) rather than held.
+const MAX_QUEUED_SPANS: usize = 8192;
+/// Spans per OTLP request (one protobuf message, one HTTP POST).
+const SPANS_PER_EXPORT: usize = 2048;
 
 /// The builder of the OTLP export: endpoint, service name, metric interval.
 #[derive(Debug, Clone)]
@@ -63,6 +76,7 @@ pub struct OtelBuilder {
     endpoint: String,
     service_name: String,
     interval: Option<Duration>,
+    sample_ratio: f64,
 }
 
 impl OtelBuilder {
@@ -79,17 +93,36 @@ impl OtelBuilder {
         self
     }
 
+    /// Export this share of the traces that start here (default 1.0: all). The decision
+    /// is the parent's when the request continues a client's trace (its `traceparent`'s
+    /// sampled flag), else made by the trace id (`ParentBased(TraceIdRatioBased)`), so a
+    /// trace is exported whole or not at all. The metrics are never sampled.
+    ///
+    /// ```
+    /// use mcp_toolbelt::server::telemetry::otel::{Otel, OtelError};
+    /// let too_many = Otel::new("http://127.0.0.1:4318").sample_ratio(1.5).build();
+    /// assert!(matches!(too_many, Err(OtelError::SampleRatio(_))));
+    /// ```
+    pub fn sample_ratio(mut self, ratio: f64) -> OtelBuilder {
+        self.sample_ratio = ratio;
+        self
+    }
+
     /// Build the exporters (spans in batches, metrics periodically), over OTLP/HTTP with
     /// protobuf to `{endpoint}/v1/traces` and `{endpoint}/v1/metrics`, and make the W3C
     /// trace-context propagator the global one. Needs a Tokio runtime only to serve.
     ///
     /// # Errors
     /// [`OtelError::Endpoint`] for an endpoint that is not an http(s) URL,
+    /// [`OtelError::SampleRatio`] for a ratio outside 0..=1,
     /// [`OtelError::Exporter`] when an exporter cannot be built.
     pub fn build(self) -> Result<Otel, OtelError> {
         let base = self.endpoint.trim_end_matches('/');
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(OtelError::Endpoint(self.endpoint));
+        }
+        if !(0.0..=1.0).contains(&self.sample_ratio) {
+            return Err(OtelError::SampleRatio(self.sample_ratio));
         }
         let resource = Resource::builder()
             .with_service_name(self.service_name)
@@ -100,8 +133,19 @@ impl OtelBuilder {
             .with_endpoint(format!("{base}/v1/traces"))
             .build()
             .map_err(|e| OtelError::Exporter(e.to_string()))?;
+        let batches = BatchSpanProcessor::builder(spans)
+            .with_batch_config(
+                BatchConfigBuilder::default()
+                    .with_max_queue_size(MAX_QUEUED_SPANS)
+                    .with_max_export_batch_size(SPANS_PER_EXPORT)
+                    .build(),
+            )
+            .build();
         let tracers = SdkTracerProvider::builder()
-            .with_batch_exporter(spans)
+            .with_span_processor(batches)
+            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
+                self.sample_ratio,
+            ))))
             .with_resource(resource.clone())
             .build();
         let metrics = opentelemetry_otlp::MetricExporter::builder()
@@ -156,20 +200,42 @@ impl Otel {
             endpoint: endpoint.into(),
             service_name: "mcp-server".into(),
             interval: None,
+            sample_ratio: 1.0,
         }
     }
 
-    /// The `tracing` layer exporting spans (add it to your subscriber; the request span is
-    /// at `INFO`, so a filter in front of it must let `INFO` spans through).
+    /// The `tracing` layer exporting spans (add it to your subscriber). It takes spans and
+    /// events at `INFO` and above (the request span is at `INFO`), except rmcp's own
+    /// (`rmcp::…`: the service loop rmcp runs for each stateless HTTP request would add a
+    /// span and events of its own to every call); a filter in front of it must let `INFO`
+    /// spans through.
+    ///
+    /// Each span carries the fields it was given and nothing more: no source location,
+    /// thread or target attributes, and entering a span does not make its OpenTelemetry
+    /// context the current one (`opentelemetry::Context::current()`); code that needs the
+    /// current span's context (to propagate it on an outgoing request) reads it with
+    /// `tracing_opentelemetry::OpenTelemetrySpanExt::context(&tracing::Span::current())`.
     pub fn layer<S>(
         &self,
-    ) -> tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>
+    ) -> Filtered<
+        tracing_opentelemetry::OpenTelemetryLayer<S, opentelemetry_sdk::trace::Tracer>,
+        Targets,
+        S,
+    >
     where
         S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
     {
+        let exported = Targets::new()
+            .with_default(LevelFilter::INFO)
+            .with_target("rmcp", LevelFilter::OFF);
         tracing_opentelemetry::layer()
             .with_tracer(self.inner.tracers.tracer(SCOPE))
             .with_tracked_inactivity(false)
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_context_activation(false)
+            .with_filter(exported)
     }
 
     /// Export `metrics` (a [`Server::metrics`](crate::server::Server::metrics)) too: the
@@ -209,6 +275,17 @@ impl Otel {
             })
             .build();
         let read = metrics.clone();
+        let tasks = meter
+            .i64_observable_gauge("mcp_toolbelt.tasks")
+            .with_description("Tasks this replica runs, or ran and still keeps readable, by status")
+            .with_callback(move |observer| {
+                let counts = read.scalars().tasks;
+                for (status, count) in STATUSES.iter().zip(counts) {
+                    observer.observe(count, &[KeyValue::new("status", *status)]);
+                }
+            })
+            .build();
+        let read = metrics.clone();
         let refusals = meter
             .u64_observable_counter("mcp_toolbelt.refusals")
             .with_description("Requests refused: by authentication (reason), by rate limiting")
@@ -226,7 +303,7 @@ impl Otel {
         let instruments = Instruments {
             operation,
             session,
-            _observed: (gauges, sessions, refusals),
+            _observed: (gauges, sessions, tasks, refusals),
         };
         let _ = metrics.inner.otel.set(instruments);
     }
@@ -251,6 +328,7 @@ pub(crate) struct Instruments {
     _observed: (
         opentelemetry::metrics::ObservableGauge<i64>,
         opentelemetry::metrics::ObservableGauge<i64>,
+        opentelemetry::metrics::ObservableGauge<i64>,
         opentelemetry::metrics::ObservableCounter<u64>,
     ),
 }
@@ -260,7 +338,7 @@ impl Instruments {
         let mut attributes = Vec::with_capacity(3);
         attributes.push(KeyValue::new("mcp.method.name", key.method));
         if let Some(tool) = &key.tool {
-            attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_string()));
+            attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
         }
         if let Some(error) = key.error {
             attributes.push(KeyValue::new("error.type", error));

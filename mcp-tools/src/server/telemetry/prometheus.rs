@@ -14,7 +14,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::metrics::{BUCKETS, HistogramSnapshot, Metrics};
+use super::metrics::{BUCKETS, HistogramSnapshot, Metrics, OperationKey, STATUSES};
 
 /// The `Content-Type` of the exposition.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -36,25 +36,30 @@ impl Metrics {
     /// assert!(text.contains("mcp_toolbelt_calls_in_flight 0\n"));
     /// ```
     pub fn prometheus_text(&self) -> String {
-        let mut out = String::with_capacity(4096);
         let operation = "mcp_server_operation_duration_seconds";
+        let series = self.operations();
+        // One buffer, sized for what follows: per series, its bucket, sum and count lines
+        // (name, labels, bound and a count of up to 20 digits each).
+        let line = operation.len() + r#"_bucket{,le="0.01"} "#.len() + 21;
+        let capacity = 4096
+            + series
+                .iter()
+                .map(|(_, s)| (BUCKETS.len() + 3) * (line + s.labels.len()))
+                .sum::<usize>();
+        let mut out = String::with_capacity(capacity);
         header(
             &mut out,
             operation,
             "histogram",
             "MCP request duration as observed on the server, from the request received to the answer ready.",
         );
-        let mut labels = String::new();
-        for (key, histogram) in self.operations() {
-            labels.clear();
-            label(&mut labels, "mcp_method_name", key.method);
-            if let Some(tool) = key.tool.as_deref() {
-                label(&mut labels, "gen_ai_tool_name", tool);
-            }
-            if let Some(error) = key.error {
-                label(&mut labels, "error_type", error);
-            }
-            histogram_lines(&mut out, operation, &labels, &histogram);
+        for (_, series) in &series {
+            histogram_lines(
+                &mut out,
+                operation,
+                &series.labels,
+                &series.histogram.snapshot(),
+            );
         }
         let session = "mcp_server_session_duration_seconds";
         header(
@@ -84,6 +89,16 @@ impl Metrics {
             "HTTP sessions parked now (idle, kept as a small record).",
             scalars.sessions_parked,
         );
+        let tasks = "mcp_toolbelt_tasks";
+        header(
+            &mut out,
+            tasks,
+            "gauge",
+            "Tasks this replica runs (working, input_required) or ran and still keeps readable (completed, failed, cancelled), by status.",
+        );
+        for (status, count) in STATUSES.iter().zip(scalars.tasks) {
+            let _ = writeln!(out, "{tasks}{{status=\"{status}\"}} {count}");
+        }
         let refusals = "mcp_toolbelt_auth_refusals_total";
         header(
             &mut out,
@@ -135,6 +150,19 @@ fn gauge(out: &mut String, name: &str, help: &str, value: i64) {
 fn counter(out: &mut String, name: &str, help: &str, value: u64) {
     header(out, name, "counter", help);
     let _ = writeln!(out, "{name} {value}");
+}
+
+/// The labels of an operation series as the exposition writes them.
+pub(super) fn labels(key: &OperationKey) -> String {
+    let mut labels = String::new();
+    label(&mut labels, "mcp_method_name", key.method);
+    if let Some(tool) = key.tool.as_deref() {
+        label(&mut labels, "gen_ai_tool_name", tool);
+    }
+    if let Some(error) = key.error {
+        label(&mut labels, "error_type", error);
+    }
+    labels
 }
 
 /// Append `name="value"` (comma-separated) to `labels`, the value escaped as the format
@@ -322,19 +350,20 @@ async fn scrape(
     } else {
         answer(&head, metrics, token)
     };
-    let mut reply = format!(
+    let mut head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     if status.starts_with("401") {
-        reply.push_str("WWW-Authenticate: Bearer realm=\"metrics\"\r\n");
+        head.push_str("WWW-Authenticate: Bearer realm=\"metrics\"\r\n");
     }
     if status.starts_with("405") {
-        reply.push_str("Allow: GET\r\n");
+        head.push_str("Allow: GET\r\n");
     }
-    reply.push_str("\r\n");
-    reply.push_str(&body);
-    stream.write_all(reply.as_bytes()).await?;
+    head.push_str("\r\n");
+    // Head and body as they are (the body is never copied into a reply buffer).
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
     stream.shutdown().await
 }
 
@@ -376,7 +405,6 @@ fn answer(
 mod tests {
     use std::time::Duration;
 
-    use super::super::metrics::OperationKey;
     use super::*;
 
     #[test]
