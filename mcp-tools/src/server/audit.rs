@@ -112,6 +112,12 @@ struct Queue {
     writing: usize,
     bound: usize,
     closed: bool,
+    /// The writer waits on `ready`: only then does a new line wake it (a writer at work
+    /// takes the line with the next batch), so a busy log costs no wake-up per line.
+    writer_waiting: bool,
+    /// Callers of [`AuditLog::flush`] waiting on `idle`: only then does a batch written
+    /// wake anyone.
+    flushing: usize,
 }
 
 struct Closer(Arc<Inner>);
@@ -197,6 +203,8 @@ impl AuditLog {
                 writing: 0,
                 bound: DEFAULT_AUDIT_QUEUE,
                 closed: false,
+                writer_waiting: false,
+                flushing: 0,
             }),
             ready: Condvar::new(),
             idle: Condvar::new(),
@@ -276,10 +284,13 @@ impl AuditLog {
     pub fn flush(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut queue = lock(&self.inner.queue);
+        queue.flushing += 1;
+        let mut empty = true;
         while !queue.lines.is_empty() || queue.writing > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return false;
+                empty = false;
+                break;
             }
             queue = self
                 .inner
@@ -288,7 +299,8 @@ impl AuditLog {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-        true
+        queue.flushing -= 1;
+        empty
     }
 
     /// Queue one line (without its newline); never waits.
@@ -302,8 +314,11 @@ impl AuditLog {
             return;
         }
         queue.lines.push_back(line);
+        let wake = queue.writer_waiting;
         drop(queue);
-        self.inner.ready.notify_one();
+        if wake {
+            self.inner.ready.notify_one();
+        }
     }
 
     /// Write the line of a call that ended.
@@ -329,7 +344,9 @@ impl Inner {
             let taken = {
                 let mut queue = lock(&self.queue);
                 while queue.lines.is_empty() && !queue.closed {
+                    queue.writer_waiting = true;
                     queue = self.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
+                    queue.writer_waiting = false;
                 }
                 if queue.lines.is_empty() {
                     return;
@@ -351,8 +368,13 @@ impl Inner {
                     self.warn(Some(&error.to_string()));
                 }
             }
-            lock(&self.queue).writing = 0;
-            self.idle.notify_all();
+            let mut queue = lock(&self.queue);
+            queue.writing = 0;
+            let flushing = queue.flushing > 0;
+            drop(queue);
+            if flushing {
+                self.idle.notify_all();
+            }
         }
     }
 
