@@ -395,6 +395,26 @@ pub fn scratch_file(name: &str, contents: &str) -> PathBuf {
     path
 }
 
+/// POST `body` to `/mcp` as a stateless client (protocol 2025-11-25) holding the bearer
+/// `token`, with `extra` headers after the usual ones (a `Host`, a `traceparent`); the status
+/// code and the whole response text.
+pub fn post_mcp_as(
+    authority: &str,
+    token: &str,
+    extra: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let authorization = format!("Bearer {token}");
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", authorization.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    headers.extend_from_slice(extra);
+    http_request(authority, "POST", "/mcp", &headers, body)
+}
+
 /// One HTTP/1.1 request over a plain socket (`Connection: close`); returns the status code
 /// and the whole response text. For checks a client library would hide (401, 403, 404).
 pub fn http_request(

@@ -9,9 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use cli_common::{read_only, run_expect};
-use mcp_toolbelt_tests::{
-    ServerProcess, http_request, quickstart, run_with_deadline, scratch_file,
-};
+use mcp_toolbelt_tests::{ServerProcess, post_mcp_as, quickstart, run_with_deadline, scratch_file};
 use serde_json::{Value, json};
 
 fn names(list: &Value) -> Vec<String> {
@@ -209,15 +207,8 @@ fn scopes_are_mapped_by_the_scope_map_and_missing_ones_named() {
 
 /// `tools/list` of a real quickstart server over HTTP with `token`: the names.
 fn served_tools(server: &ServerProcess, token: &str) -> Vec<String> {
-    let authorization = format!("Bearer {token}");
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("Authorization", authorization.as_str()),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
-    let (status, response) = http_request(server.authority(), "POST", "/mcp", &headers, &body);
+    let (status, response) = post_mcp_as(server.authority(), token, &[], &body);
     assert_eq!(status, 200, "{response}");
     let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
     let json = body

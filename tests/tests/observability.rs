@@ -26,7 +26,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp_toolbelt_tests::{
-    ServerProcess, http_request, python, scratch_dir, scratch_file, workspace_root,
+    ServerProcess, http_request, post_mcp_as, python, scratch_dir, scratch_file, workspace_root,
 };
 use serde_json::{Value, json};
 
@@ -94,14 +94,6 @@ fn call(
     meta: Option<Value>,
     extra: &[(&str, &str)],
 ) -> Value {
-    let authorization = format!("Bearer {token}");
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("Authorization", authorization.as_str()),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
-    headers.extend_from_slice(extra);
     let mut params = json!({"name": tool, "arguments": {}});
     if tool == "echo" {
         params["arguments"] = json!({"message": "hi"});
@@ -110,8 +102,7 @@ fn call(
         params["_meta"] = meta;
     }
     let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-    let (status, response) =
-        http_request(authority, "POST", "/mcp", &headers, &request.to_string());
+    let (status, response) = post_mcp_as(authority, token, extra, &request.to_string());
     assert_eq!(status, 200, "{response}");
     let text = body(&response);
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text:?}"))

@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_toolbelt_tests::{ServerProcess, http_request, workspace_root};
+use mcp_toolbelt_tests::{ServerProcess, http_request, post_mcp_as, workspace_root};
 
 /// The HAProxy binary: `MCP_TOOLBELT_HAPROXY`, else Debian's `/usr/sbin/haproxy`, else `PATH`.
 pub fn haproxy() -> PathBuf {
@@ -202,17 +202,8 @@ pub fn message(response: &str) -> serde_json::Value {
 /// `Host: host` when given (else the authority), on a connection of its own; the whole
 /// response.
 pub fn post_mcp(authority: &str, host: Option<&str>, token: &str, body: &str) -> String {
-    let authorization = format!("Bearer {token}");
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("Authorization", authorization.as_str()),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
-    if let Some(host) = host {
-        headers.push(("Host", host));
-    }
-    http_request(authority, "POST", "/mcp", &headers, body).1
+    let host = host.map(|host| ("Host", host));
+    post_mcp_as(authority, token, host.as_slice(), body).1
 }
 
 /// A `slow-tools` replica put into a long drain, as in a rolling restart: a `wait` call of
