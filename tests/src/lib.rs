@@ -256,7 +256,21 @@ impl ServerProcess {
 }
 
 impl Drop for ServerProcess {
+    /// Kills the server. When a test fails while it runs, what the server said (and whether
+    /// it had already exited) goes to the test's output, which keeps it on failure.
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            let exited = self.child.try_wait().ok().flatten();
+            eprintln!(
+                "--- server {} (pid {}, {}) said on stderr:\n{}\n---",
+                self.endpoint,
+                self.pid(),
+                exited.map_or("still running".to_string(), |status| format!(
+                    "exited: {status}"
+                )),
+                self.stderr()
+            );
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
