@@ -11,17 +11,25 @@
 //!    working directory, environment and limits, and as `SCM_RIGHTS` descriptors the
 //!    command's stdin, stdout and stderr, one end of a fresh socket pair (the call's channel)
 //!    and the call's Landlock ruleset;
-//! 2. the holder `clone`s a child with new user, pid, IPC and UTS namespaces (the user
-//!    namespace nested in the holder's, so `RLIMIT_NPROC` counts per call), writes its uid and
-//!    gid maps (the same uid and gid as the holder's) and sends the child's host pid on the
-//!    call's channel (the holder is in the host's pid namespace);
+//! 2. the holder hands the request to its spare: a child `clone`d ahead of the call with new
+//!    user, pid, IPC and UTS namespaces (the user namespace nested in the holder's, so
+//!    `RLIMIT_NPROC` counts per call), its uid and gid maps written (the same uid and gid as
+//!    the holder's), its host name set and the commands' seccomp filters applied, waiting for
+//!    a request. The holder sends the child's host pid on the call's channel (the holder is
+//!    in the host's pid namespace), then makes the next spare. With no spare (the first
+//!    call, or one that died) it makes the child for this request the same way;
 //! 3. the server puts that pid in the call's cgroup (and memory group), then releases the
 //!    child with one byte on the channel: nothing of the call runs before it is contained;
-//! 4. the child (pid 1 of the call's pid namespace) sets the host name, forks the command
-//!    (pid 2), which applies the launcher's limits, drops every capability, restricts itself
-//!    with Landlock and seccomp and executes the program ([`super::launch`]); the child
-//!    sends the command's wait status on the channel when it ends, then exits, which ends
-//!    every process left in the call's pid namespace.
+//! 4. the child (pid 1 of the call's pid namespace) forks the command (pid 2), which applies
+//!    the launcher's limits, drops every capability, restricts itself with Landlock (and
+//!    seccomp when its parent was not a spare) and executes the program
+//!    ([`super::launch`]); the child sends the command's wait status on the channel when it
+//!    ends, then exits, which ends every process left in the call's pid namespace.
+//!
+//! The spare moves the kernel's per-call set-up out of the call's way: building the
+//! namespaces, and compiling and caching the seccomp filters (the kernel JIT-compiles a filter
+//! and works out which system calls it always allows each time one is applied). That is about
+//! a quarter of a millisecond of an `echo` call's 4–5 ms (`scripts/perf/system-tools-exec.sh`).
 //!
 //! Calls share the holder's mount and network namespaces only: each has its own pid, IPC,
 //! UTS and user namespaces and its own Landlock domain (which scopes signals and abstract
@@ -274,19 +282,7 @@ async fn start_holder(iso: &Isolation) -> std::io::Result<Holder> {
             if libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            if let Some((uid, gid)) = switch_to {
-                let groups = [gid];
-                if libc::setgroups(1, groups.as_ptr()) != 0
-                    || libc::setresgid(gid, gid, gid) != 0
-                    || libc::setresuid(uid, uid, uid) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
+            super::process::become_unprivileged(switch_to)
         });
     }
     let mut child = super::tree::spawn_live(|| cmd.spawn())?;
@@ -412,13 +408,7 @@ async fn start_in(
 
 /// Sends one request (length, then body) with `fds` attached to its first bytes.
 async fn send_request(control: &UnixStream, request: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
-    let mut framed = Vec::with_capacity(4 + request.len());
-    framed.extend_from_slice(
-        &u32::try_from(request.len())
-            .unwrap_or(u32::MAX)
-            .to_le_bytes(),
-    );
-    framed.extend_from_slice(request);
+    let framed = framed(request);
     let mut sent = 0;
     while sent < framed.len() {
         control.writable().await?;
@@ -432,6 +422,13 @@ async fn send_request(control: &UnixStream, request: &[u8], fds: &[RawFd]) -> st
         }
     }
     Ok(())
+}
+
+/// A request frame: the body's length (4 bytes, little-endian), then the body (at most
+/// [`MAX_REQUEST_BYTES`], which [`encode_request`] checks).
+fn framed(body: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
+    [&len.to_le_bytes()[..], body].concat()
 }
 
 /// The request's body: length-prefixed fields — the working directory, the number of
@@ -552,30 +549,24 @@ fn holder_main(mut args: impl Iterator<Item = OsString>) -> Result<(), String> {
     write_all(control, &[READY]).map_err(|e| format!("reporting ready: {e}"))?;
     // SAFETY: getuid/getgid never fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let ids = CallIds {
+        proc_dir,
+        uid,
+        gid,
+        inherited: [control, proc_dir],
+    };
+    // Made after the first request (whose seccomp variant it then knows), and again after
+    // each call was handed on.
+    let mut spare: Option<Spare> = None;
     let mut body = Vec::new();
     loop {
-        let mut head = [0u8; 4];
         let mut fds = Vec::new();
-        let n = match recv_with_fds(control, &mut head, &mut fds) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
+        match read_frame(control, &mut body, &mut fds) {
+            Ok(true) => {}
+            Ok(false) => return Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(format!("reading a request: {e}")),
-        };
-        let mut stream = borrowed_stream(control);
-        if n < 4 {
-            stream
-                .read_exact(&mut head[n..])
-                .map_err(|e| format!("reading a request: {e}"))?;
         }
-        let len = u32::from_le_bytes(head) as usize;
-        if len > MAX_REQUEST_BYTES {
-            return Err(format!("a request of {len} bytes"));
-        }
-        body.resize(len, 0);
-        stream
-            .read_exact(&mut body)
-            .map_err(|e| format!("reading a request: {e}"))?;
         if fds.len() < REQUEST_FDS - 1 {
             // Not a request this server sends; nothing to answer on.
             continue;
@@ -591,46 +582,176 @@ fn holder_main(mut args: impl Iterator<Item = OsString>) -> Result<(), String> {
                 continue;
             }
         };
-        let flags = libc::CLONE_NEWUSER
-            | libc::CLONE_NEWPID
-            | libc::CLONE_NEWIPC
-            | libc::CLONE_NEWUTS
-            | libc::SIGCHLD;
-        // SAFETY: a fork-like clone (no new stack, no shared memory) in a single-threaded
-        // process; the child runs `call_child` and never returns.
-        let pid = unsafe {
-            libc::syscall(
-                libc::SYS_clone,
-                flags as libc::c_ulong,
-                0usize,
-                0usize,
-                0usize,
-                0usize,
-            )
+        let allow_listen = request.spec.allow_listen;
+        let handed = spare
+            .take()
+            .and_then(|s| s.hand_on(&request, &body, &fds).ok());
+        let pid = match handed {
+            Some(pid) => pid,
+            None => match start_call_child(&ids, &request, &fds) {
+                Ok(pid) => pid,
+                Err(e) => {
+                    report_failure(channel, &e);
+                    continue;
+                }
+            },
         };
-        if pid == 0 {
-            call_child(&request, &fds, [control, proc_dir]);
-        }
-        if pid < 0 {
-            let e = std::io::Error::last_os_error();
-            report_failure(
-                channel,
-                &format!("cannot create the call's namespaces: {e}"),
-            );
-            continue;
-        }
-        let pid = pid as i32;
-        if let Err(e) = write_id_maps(proc_dir, pid, uid, gid) {
-            // SAFETY: kill of our own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            report_failure(channel, &format!("cannot map the call's uid: {e}"));
-            continue;
-        }
         let mut msg = [STARTED, 0, 0, 0, 0];
         msg[1..].copy_from_slice(&(pid as u32).to_le_bytes());
         let _ = write_all(channel, &msg);
-        // The request's descriptors close here (the child has its copies).
+        // The request's descriptors close here (the child has its copies), before the next
+        // spare is made: it must hold none of them.
+        drop(fds);
+        spare = Spare::make(&ids, allow_listen).ok();
     }
+}
+
+/// What every call's first process gets from the holder: the `/proc` it writes the id maps
+/// through, the uid and gid they map to, and the holder's descriptors it must close.
+struct CallIds {
+    proc_dir: RawFd,
+    uid: u32,
+    gid: u32,
+    inherited: [RawFd; 2],
+}
+
+/// The namespaces every call gets of its own (the user namespace nested in the holder's).
+const CALL_NAMESPACES: libc::c_int =
+    libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+
+/// `clone`s a call's first process into its own namespaces and writes its id maps; the
+/// child runs `child` (which does not return) and never returns. Returns its host pid.
+fn clone_call_process(ids: &CallIds, child: impl FnOnce()) -> Result<i32, String> {
+    // SAFETY: a fork-like clone (no new stack, no shared memory) in a single-threaded
+    // process; the child runs `child`, which never returns.
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            (CALL_NAMESPACES | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    if pid == 0 {
+        child();
+        quit(1);
+    }
+    if pid < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(format!("cannot create the call's namespaces: {e}"));
+    }
+    let pid = pid as i32;
+    if let Err(e) = write_id_maps(ids.proc_dir, pid, ids.uid, ids.gid) {
+        // SAFETY: kill of our own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        return Err(format!("cannot map the call's uid: {e}"));
+    }
+    Ok(pid)
+}
+
+/// Starts the call's first process for `request` now (no spare, or it could not take it).
+fn start_call_child(ids: &CallIds, request: &Request, fds: &[OwnedFd]) -> Result<i32, String> {
+    clone_call_process(ids, || {
+        let fd = |i: usize| fds.get(i).map_or(-1, AsRawFd::as_raw_fd);
+        if let Err(e) = enter_call(ids.inherited) {
+            setup_failed(fd(2), fd(3), &e);
+        }
+        run_call(request, fds, false)
+    })
+}
+
+/// A call's first process made ahead of the request it will run: its namespaces built, its
+/// id maps written and the commands' seccomp filters applied to it (the kernel's work for
+/// both — namespace set-up, compiling and caching the filter — then happens between calls
+/// instead of in one), waiting on `feed` for the request and its descriptors.
+struct Spare {
+    pid: i32,
+    /// The holder's end of the socket the request is handed on through.
+    feed: OwnedFd,
+    /// The seccomp variant applied (the operator's TCP bind setting).
+    allow_listen: bool,
+}
+
+impl Spare {
+    fn make(ids: &CallIds, allow_listen: bool) -> Result<Self, String> {
+        let mut pair = [0; 2];
+        // SAFETY: socketpair fills two descriptors this process then owns.
+        if unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                pair.as_mut_ptr(),
+            )
+        } != 0
+        {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        // SAFETY: as above.
+        let (feed, theirs) =
+            unsafe { (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1])) };
+        let pid = clone_call_process(ids, || {
+            // SAFETY: closing the holder's end in the child, which never uses it.
+            unsafe { libc::close(feed.as_raw_fd()) };
+            spare_child(ids.inherited, theirs.as_raw_fd(), allow_listen)
+        })?;
+        drop(theirs);
+        Ok(Spare {
+            pid,
+            feed,
+            allow_listen,
+        })
+    }
+
+    /// Hands `request` (as `body`, with `fds`) on to the spare; returns its pid. On an error
+    /// the spare is killed (the call then gets a fresh child).
+    fn hand_on(self, request: &Request, body: &[u8], fds: &[OwnedFd]) -> std::io::Result<i32> {
+        let fits = request.spec.allow_listen == self.allow_listen && request.spec.noexec.is_empty();
+        let sent = if fits {
+            let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+            write_frame(self.feed.as_raw_fd(), body, &raw)
+        } else {
+            Err(std::io::Error::other(
+                "the spare's seccomp variant does not fit",
+            ))
+        };
+        if sent.is_err() {
+            // SAFETY: kill of our own child.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
+        sent.map(|()| self.pid)
+    }
+}
+
+/// A spare's life: enters the call's namespaces, applies the commands' seccomp filters,
+/// waits for its request, then runs the call. Exits quietly when the holder closes `feed`
+/// without one (it was discarded, or the holder ended); the holder then starts the call
+/// afresh.
+fn spare_child(inherited: [RawFd; 2], feed: RawFd, allow_listen: bool) -> ! {
+    if enter_call(inherited).is_err() {
+        quit(1);
+    }
+    let Ok(filters) = super::launch::compiled_filters(allow_listen) else {
+        quit(1);
+    };
+    for f in filters {
+        if seccompiler::apply_filter(f).is_err() {
+            quit(1);
+        }
+    }
+    let (mut body, mut fds) = (Vec::new(), Vec::new());
+    if !matches!(read_frame(feed, &mut body, &mut fds), Ok(true)) {
+        quit(0);
+    }
+    // SAFETY: the feed is not used again.
+    unsafe { libc::close(feed) };
+    let Ok(mut request) = decode_request(&body) else {
+        quit(1);
+    };
+    request.spec.landlock_fd = fds.get(4).map(AsRawFd::as_raw_fd);
+    run_call(&request, &fds, true)
 }
 
 /// Maps the call's uid and gid to the holder's own (so the command runs as the same
@@ -650,12 +771,10 @@ fn write_id_maps(proc_dir: RawFd, pid: i32, uid: u32, gid: u32) -> std::io::Resu
     Ok(())
 }
 
-/// The call's first process: pid 1 of its pid namespace. Waits until the server has put it
-/// in the call's cgroup, forks the command, reports its wait status. Never returns.
-fn call_child(request: &Request, fds: &[OwnedFd], inherited: [RawFd; 2]) -> ! {
-    let fd = |i: usize| fds.get(i).map_or(-1, AsRawFd::as_raw_fd);
-    let (stdin, stdout, stderr, channel) = (fd(0), fd(1), fd(2), fd(3));
-    // SAFETY: plain system calls on integers and C strings in a single-threaded process.
+/// The first steps of a call's first process (pid 1 of its pid namespace), before its
+/// request: it dies with the holder, closes the holder's descriptors and names its host.
+fn enter_call(inherited: [RawFd; 2]) -> Result<(), String> {
+    // SAFETY: plain system calls on integers in a single-threaded process.
     unsafe {
         // Dies with the holder (which dies with the server). (`getppid` is 0 in a new pid
         // namespace, so a holder that died before this line goes unnoticed here; the child
@@ -665,18 +784,30 @@ fn call_child(request: &Request, fds: &[OwnedFd], inherited: [RawFd; 2]) -> ! {
         for fd in inherited {
             libc::close(fd);
         }
+        let name = b"sandbox";
+        if libc::sethostname(name.as_ptr().cast(), name.len()) != 0 {
+            return Err(format!(
+                "setting the host name: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The rest of a call's first process: waits until the server has put it in the call's
+/// cgroup, forks the command, reports its wait status. `filtered`: the seccomp filters are
+/// applied already (a spare), so the command's launcher skips them. Never returns.
+fn run_call(request: &Request, fds: &[OwnedFd], filtered: bool) -> ! {
+    let fd = |i: usize| fds.get(i).map_or(-1, AsRawFd::as_raw_fd);
+    let (stdin, stdout, stderr, channel) = (fd(0), fd(1), fd(2), fd(3));
+    // SAFETY: plain system calls on integers and C strings in a single-threaded process.
+    unsafe {
         let mut go = [0u8; 1];
         if libc::read(channel, go.as_mut_ptr().cast(), 1) != 1 || go[0] != GO {
             libc::_exit(1);
         }
         let fail = |what: String| setup_failed(stderr, channel, &what);
-        let name = b"sandbox";
-        if libc::sethostname(name.as_ptr().cast(), name.len()) != 0 {
-            fail(format!(
-                "setting the host name: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
         libc::setsid();
         if libc::chdir(request.cwd.as_ptr()) != 0 {
             fail(format!(
@@ -694,7 +825,7 @@ fn call_child(request: &Request, fds: &[OwnedFd], inherited: [RawFd; 2]) -> ! {
                     libc::_exit(SETUP_FAILED);
                 }
             }
-            let err = super::launch::launch(&request.spec, Some(&request.env));
+            let err = super::launch::launch(&request.spec, Some(&request.env), filtered);
             let line = format!("{SETUP_PREFIX}{err}\n");
             libc::write(2, line.as_ptr().cast(), line.len());
             libc::_exit(SETUP_FAILED);
@@ -746,6 +877,58 @@ fn report_failure(channel: RawFd, text: &str) {
 // ---------------------------------------------------------------------------------------
 // Descriptors and sockets.
 // ---------------------------------------------------------------------------------------
+
+/// Reads one request frame (length, then body, descriptors on its first bytes) from `sock`
+/// into `body` and `fds`. `Ok(false)`: the peer closed the socket.
+fn read_frame(sock: RawFd, body: &mut Vec<u8>, fds: &mut Vec<OwnedFd>) -> std::io::Result<bool> {
+    let mut head = [0u8; 4];
+    let n = recv_with_fds(sock, &mut head, fds)?;
+    if n == 0 {
+        return Ok(false);
+    }
+    let mut stream = borrowed_stream(sock);
+    if n < 4 {
+        stream.read_exact(&mut head[n..])?;
+    }
+    let len = u32::from_le_bytes(head) as usize;
+    if len > MAX_REQUEST_BYTES {
+        return Err(std::io::Error::other(format!("a request of {len} bytes")));
+    }
+    body.resize(len, 0);
+    stream.read_exact(body)?;
+    Ok(true)
+}
+
+/// Writes one request frame (see [`read_frame`]) to a blocking peer, waiting while its
+/// socket buffer is full.
+fn write_frame(sock: RawFd, body: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
+    let framed = framed(body);
+    let mut sent = 0;
+    while sent < framed.len() {
+        let attach: &[RawFd] = if sent == 0 { fds } else { &[] };
+        match send_with_fds(sock, &framed[sent..], attach) {
+            Ok(n) => sent += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let mut ready = libc::pollfd {
+                    fd: sock,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: poll on one live pollfd.
+                unsafe { libc::poll(&mut ready, 1, -1) };
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Ends a call's process at once (it must not run the holder's exit handlers).
+fn quit(code: i32) -> ! {
+    // SAFETY: _exit never returns.
+    unsafe { libc::_exit(code) }
+}
 
 /// A `std` stream over a descriptor this process keeps (never closed through it).
 fn borrowed_stream(fd: RawFd) -> std::mem::ManuallyDrop<StdUnixStream> {

@@ -128,7 +128,7 @@ pub fn run_if_launcher() {
     }
     rest.next();
     let err = match LaunchSpec::parse(rest) {
-        Ok(spec) => launch(&spec, None),
+        Ok(spec) => launch(&spec, None, false),
         Err(e) => format!("bad launcher arguments: {e}"),
     };
     eprintln!("{SETUP_PREFIX}{err}");
@@ -136,8 +136,10 @@ pub fn run_if_launcher() {
 }
 
 /// Applies the spec and executes the program, with `env` as its environment when given (else
-/// the process's own); returns only the reason it could not.
-pub(crate) fn launch(spec: &LaunchSpec, env: Option<&[CString]>) -> String {
+/// the process's own); returns only the reason it could not. `filtered`: the process has the
+/// seccomp filters of `spec` already (the sandbox holder's spare call process applied them,
+/// and they are inherited), so they are not stacked a second time.
+pub(crate) fn launch(spec: &LaunchSpec, env: Option<&[CString]>, filtered: bool) -> String {
     for p in &spec.noexec {
         if let Err(e) = remount_noexec(p) {
             return format!("remounting {} noexec: {e}", p.to_string_lossy());
@@ -187,13 +189,15 @@ pub(crate) fn launch(spec: &LaunchSpec, env: Option<&[CString]>) -> String {
         // SAFETY: as above (kernels before 5.9 have no close_range).
         unsafe { libc::close(fd) };
     }
-    let filters = match compiled_filters(spec.allow_listen) {
-        Ok(f) => f,
-        Err(e) => return format!("building the seccomp filter: {e}"),
-    };
-    for f in filters {
-        if let Err(e) = seccompiler::apply_filter(f) {
-            return format!("applying the seccomp filter: {e}");
+    if !filtered {
+        let filters = match compiled_filters(spec.allow_listen) {
+            Ok(f) => f,
+            Err(e) => return format!("building the seccomp filter: {e}"),
+        };
+        for f in filters {
+            if let Err(e) = seccompiler::apply_filter(f) {
+                return format!("applying the seccomp filter: {e}");
+            }
         }
     }
     let Ok(program) = CString::new(spec.program.clone().into_vec()) else {

@@ -154,19 +154,7 @@ pub(crate) async fn run(
                     return Err(std::io::Error::last_os_error());
                 }
             }
-            if let Some((uid, gid)) = switch_to {
-                let groups = [gid];
-                if libc::setgroups(1, groups.as_ptr()) != 0
-                    || libc::setresgid(gid, gid, gid) != 0
-                    || libc::setresuid(uid, uid, uid) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
+            become_unprivileged(switch_to)
         });
     }
     let started = Instant::now();
@@ -250,4 +238,30 @@ async fn collect(
             Err(RunError::Timeout)
         }
     }
+}
+
+/// Between `fork` and `exec` of bubblewrap (per call, or the sandbox holder's): becomes
+/// `switch_to`'s uid and gid (with that gid as the only group) when given, and sets
+/// `no_new_privs`. Allocation-free.
+///
+/// # Errors
+///
+/// The system call that failed.
+pub(crate) fn become_unprivileged(switch_to: Option<(u32, u32)>) -> std::io::Result<()> {
+    // SAFETY: plain system calls on integers and a live one-element array.
+    unsafe {
+        if let Some((uid, gid)) = switch_to {
+            let groups = [gid];
+            if libc::setgroups(1, groups.as_ptr()) != 0
+                || libc::setresgid(gid, gid, gid) != 0
+                || libc::setresuid(uid, uid, uid) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
