@@ -52,6 +52,21 @@ EQUIVALENT=(
     # it to SHOWN_BYTES and says so; copying up to SHOWN_BYTES * 8 bytes gives the same
     # message (only a larger copy).
     "replace + with * in Checker<'_>::string"
+    # string(): the copy's end moves back to a character boundary; moving it forward instead
+    # copies one character more, which `shown` cuts off again (the copy is longer than
+    # SHOWN_BYTES either way).
+    "replace -= with += in Checker<'_>::string"
+    # oneOf stops at the second branch that passes only to save work: the outcome (valid
+    # under more than one) and its message are the same however many branches pass, and the
+    # branch remembered for unevaluated* is used only when exactly one passed.
+    "replace > with < in Checker<'_>::in_place"
+    # all_distinct: up to 16 items are compared pairwise, more through their canonical texts;
+    # both decide the same (value.rs's equality_and_canonical_text_agree), only the cost
+    # differs, so swapping which size gets which is not observable but in time.
+    'replace <= with > in all_distinct'
+    # pointer(): escaping a key that holds neither `~` nor `/` changes nothing; the guard
+    # only skips two allocations.
+    "replace match guard key.contains(['~', '/']) with true in pointer"
 )
 
 if ! cargo mutants --version >/dev/null 2>&1; then

@@ -916,3 +916,24 @@ fn a_failed_subschema_leaves_its_properties_unevaluated() {
     assert_eq!(ours, theirs);
     assert_eq!(ours.len(), 2, "{ours:?}");
 }
+
+/// A value in a message is cut at 200 bytes, on a character boundary, with `…` only when
+/// something was left out: exactly at the edges of that limit.
+#[test]
+fn a_value_is_cut_exactly_at_the_limit_and_only_when_longer() {
+    let schema = Schema::compile(&json!({"maxLength": 1})).unwrap();
+    let message = |text: &str| schema.problems(&json!(text), 1).listed[0].message.clone();
+    let a = |count: usize| "a".repeat(count);
+    let said = |shown: String| format!("{shown} is longer than 1 character");
+    // 200 bytes with its quotes: whole, no mark.
+    assert_eq!(message(&a(198)), said(format!("\"{}\"", a(198))));
+    // 201 bytes: the first 200, then the mark.
+    assert_eq!(message(&a(199)), said(format!("\"{}…", a(199))));
+    // The 200th byte inside a two-byte character: cut before that character.
+    let straddling = format!("{}é{}", a(198), "b".repeat(5));
+    assert_eq!(message(&straddling), said(format!("\"{}…", a(198))));
+    // A long text is copied only in part before it is shown, also on a boundary (the 208th
+    // byte is inside `é`).
+    let long = format!("{}é{}", a(207), "b".repeat(10));
+    assert_eq!(message(&long), said(format!("\"{}…", a(199))));
+}
