@@ -509,6 +509,18 @@ fn messages_say_what_was_expected_and_what_came() {
             "[1,2] has less than 3 items",
         ),
         (
+            json!({"maxProperties": 1}),
+            json!({"a": 1, "b": [2]}),
+            "",
+            "{\"a\":1,\"b\":[2]} has more than 1 property",
+        ),
+        (
+            json!({"minProperties": 3}),
+            json!({"a": 1}),
+            "",
+            "{\"a\":1} has less than 3 properties",
+        ),
+        (
             json!({"uniqueItems": true}),
             json!([1, 1.0]),
             "",
