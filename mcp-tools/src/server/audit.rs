@@ -92,6 +92,9 @@ pub enum AuditLogError {
     Thread(std::io::Error),
 }
 
+/// How long the writer waits for more lines after the first before writing them.
+const GATHER: Duration = Duration::from_millis(2);
+
 struct Inner {
     target: String,
     queue: Mutex<Queue>,
@@ -112,9 +115,13 @@ struct Queue {
     writing: usize,
     bound: usize,
     closed: bool,
-    /// The writer waits on `ready`: only then does a new line wake it (a writer at work
-    /// takes the line with the next batch), so a busy log costs no wake-up per line.
+    /// The writer waits on `ready` for a first line: only then does a new line wake it (a
+    /// writer at work or gathering a batch takes the line with the next batch), so a busy
+    /// log costs no wake-up per line.
     writer_waiting: bool,
+    /// The writer has a line and waits up to [`GATHER`] for more before writing: a line
+    /// wakes it only when the queue is half full (or a flush or the close does).
+    gathering: bool,
     /// Callers of [`AuditLog::flush`] waiting on `idle`: only then does a batch written
     /// wake anyone.
     flushing: usize,
@@ -205,6 +212,7 @@ impl AuditLog {
                 closed: false,
                 writer_waiting: false,
                 flushing: 0,
+                gathering: false,
             }),
             ready: Condvar::new(),
             idle: Condvar::new(),
@@ -285,6 +293,10 @@ impl AuditLog {
         let deadline = Instant::now() + timeout;
         let mut queue = lock(&self.inner.queue);
         queue.flushing += 1;
+        if queue.gathering {
+            // Write what is there now.
+            self.inner.ready.notify_one();
+        }
         let mut empty = true;
         while !queue.lines.is_empty() || queue.writing > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -314,7 +326,8 @@ impl AuditLog {
             return;
         }
         queue.lines.push_back(line);
-        let wake = queue.writer_waiting;
+        let wake = queue.writer_waiting
+            || (queue.gathering && queue.lines.len() + queue.writing >= queue.bound / 2);
         drop(queue);
         if wake {
             self.inner.ready.notify_one();
@@ -350,6 +363,25 @@ impl Inner {
                 }
                 if queue.lines.is_empty() {
                     return;
+                }
+                // One write (and one wake-up) for the lines of the next moment rather than
+                // for each: a line lands at most GATHER later.
+                let until = Instant::now() + GATHER;
+                while !queue.closed
+                    && queue.flushing == 0
+                    && queue.lines.len() + queue.writing < queue.bound / 2
+                {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    queue.gathering = true;
+                    queue = self
+                        .ready
+                        .wait_timeout(queue, left)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                    queue.gathering = false;
                 }
                 let taken = queue.lines.len();
                 queue.writing = taken;
