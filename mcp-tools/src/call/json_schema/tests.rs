@@ -949,3 +949,19 @@ fn a_value_is_cut_exactly_at_the_limit_and_only_when_longer() {
     let long = format!("{}é{}", a(207), "b".repeat(10));
     assert_eq!(message(&long), said(format!("\"{}…", a(199))));
 }
+
+/// The values an `enum` allows are listed until the list passes 400 bytes, then counted.
+#[test]
+fn a_long_list_of_allowed_values_stops_after_400_bytes() {
+    // Each shown in 199 bytes: two make 400 with the comma between them, not yet past it.
+    let allowed: Vec<String> = ['a', 'b', 'c', 'd']
+        .map(|c| c.to_string().repeat(197))
+        .into();
+    let schema = Schema::compile(&json!({ "enum": allowed })).unwrap();
+    let message = schema.problems(&json!(1), 1).listed[0].message.clone();
+    let [a, b, c, _] = [0, 1, 2, 3].map(|i| format!("\"{}\"", allowed[i]));
+    assert_eq!(
+        message,
+        format!("1 is not one of {a}, {b}, {c} … (4 in all)")
+    );
+}
