@@ -756,6 +756,15 @@ attempt("replace", lambda: os.replace("bin/new", "bin/run.sh"))
 /// spare call processes (forked from a holder, so with its command line too), whose parent
 /// is a holder where a holder's is bubblewrap.
 fn holders_of(root: &Path) -> Vec<i32> {
+    holder_processes(root, false)
+}
+
+/// The spare call processes of the holders whose view holds `root` (see [`holders_of`]).
+fn spares_of(root: &Path) -> Vec<i32> {
+    holder_processes(root, true)
+}
+
+fn holder_processes(root: &Path, spares: bool) -> Vec<i32> {
     let runs_holder = |proc: &Path| {
         std::fs::read(proc.join("cmdline")).is_ok_and(|cmdline| {
             let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
@@ -765,8 +774,9 @@ fn holders_of(root: &Path) -> Vec<i32> {
     };
     pids_where(|proc| {
         runs_holder(proc)
-            && !parent_of(proc)
+            && parent_of(proc)
                 .is_some_and(|ppid| runs_holder(&Path::new("/proc").join(ppid.to_string())))
+                == spares
     })
 }
 
@@ -921,6 +931,38 @@ async fn a_holder_that_died_is_replaced_by_the_next_call() {
     assert!(out.success && out.stdout.contains("two"), "{out:?}");
     let now = holders_of(&fx.root);
     assert!(now.len() == 1 && now != holders, "{holders:?} -> {now:?}");
+}
+
+/// A spare (the next call's first process, made ahead) that died is not the call's end: the
+/// holder starts the call's process afresh, and makes a new spare after it.
+#[tokio::test]
+async fn a_spare_that_died_is_replaced_by_a_fresh_call_process() {
+    let fx = Fixture::new();
+    let sb = sandbox(&fx);
+    let out = run(&sb, "echo", &["one"]).await;
+    assert!(out.success, "{out:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let spare = loop {
+        if let [spare] = spares_of(&fx.root)[..] {
+            break spare;
+        }
+        assert!(Instant::now() < deadline, "no spare was made");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    // SAFETY: kill(2) of the test's own holder's spare.
+    unsafe { libc::kill(spare, libc::SIGKILL) };
+    while spares_of(&fx.root).contains(&spare) {
+        assert!(Instant::now() < deadline, "the spare did not die");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let holders = holders_of(&fx.root);
+    for word in ["two", "three"] {
+        let out = run(&sb, "echo", &[word]).await;
+        assert!(out.success && out.stdout.contains(word), "{out:?}");
+    }
+    assert_eq!(holders_of(&fx.root), holders, "the holder was replaced");
+    let now = spares_of(&fx.root);
+    assert!(now.len() == 1 && now[0] != spare, "{spare} -> {now:?}");
 }
 
 /// With `command_holder = false` each call gets a bubblewrap of its own, with the same
