@@ -674,6 +674,20 @@ fn schemas_it_cannot_check_are_refused_with_the_place_and_the_reason() {
             "",
         ),
         (json!({"$ref": "#"}), "$ref cycle", ""),
+        // Definitions are compiled even when nothing refers to them.
+        (
+            json!({"$defs": {"unused": {"type": 5}}}),
+            "\"type\" must be",
+            "/$defs/unused/type",
+        ),
+        (
+            json!({"definitions": {"unused": {"minLength": "2"}}}),
+            "non-negative integer",
+            "/definitions/unused/minLength",
+        ),
+        // Only the exclusive bounds have draft 4's boolean form.
+        (json!({"minimum": true}), "a number", "/minimum"),
+        (json!({"maximum": false}), "a number", "/maximum"),
     ];
     for (schema, reason, place) in cases {
         let error = Schema::compile(&schema).unwrap_err();
@@ -964,4 +978,57 @@ fn a_long_list_of_allowed_values_stops_after_400_bytes() {
         message,
         format!("1 is not one of {a}, {b}, {c} … (4 in all)")
     );
+}
+
+/// Forms of older drafts that tool schemas still use: `dependencies` (draft 7: required
+/// names or a schema), `items` as an array with `additionalItems`, boolean
+/// `exclusiveMinimum`/`exclusiveMaximum` (draft 4), and an `$id` at the root.
+#[test]
+fn older_drafts_forms_are_checked() {
+    let cases = [
+        (
+            json!({"dependencies": {"a": ["b"]}}),
+            vec![json!({"a": 1, "b": 2}), json!({"b": 2})],
+            vec![json!({"a": 1})],
+        ),
+        (
+            json!({"dependencies": {"a": {"required": ["c"]}}}),
+            vec![json!({"a": 1, "c": 2}), json!({})],
+            vec![json!({"a": 1})],
+        ),
+        (
+            json!({"items": [{"type": "integer"}], "additionalItems": false}),
+            vec![json!([]), json!([1])],
+            vec![json!(["x"]), json!([1, 2])],
+        ),
+        (
+            json!({"items": [{"type": "integer"}], "additionalItems": {"type": "string"}}),
+            vec![json!([1, "x", "y"])],
+            vec![json!([1, 2])],
+        ),
+        (
+            json!({"minimum": 1, "exclusiveMinimum": true, "maximum": 3, "exclusiveMaximum": true}),
+            vec![json!(2)],
+            vec![json!(1), json!(3)],
+        ),
+        (
+            json!({"minimum": 1, "exclusiveMinimum": false}),
+            vec![json!(1)],
+            vec![json!(0)],
+        ),
+        (
+            json!({"$id": "https://example.com/tool-input", "type": "string"}),
+            vec![json!("x")],
+            vec![json!(1)],
+        ),
+    ];
+    for (schema, valid, invalid) in cases {
+        let compiled = Schema::compile(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
+        for value in valid {
+            assert!(compiled.is_valid(&value), "{schema} refused {value}");
+        }
+        for value in invalid {
+            assert!(!compiled.is_valid(&value), "{schema} took {value}");
+        }
+    }
 }
