@@ -442,6 +442,23 @@ fn a_tcp_server_serves_its_metrics_on_a_listener_of_their_own() {
     }
 }
 
+/// The test OTLP receiver (`tests/peers/otlp_receiver.py`), writing what it decodes to a
+/// fresh `received.jsonl` in the scratch directory `name`: the process and that file.
+fn otlp_receiver(name: &str) -> (ServerProcess, PathBuf) {
+    let out = scratch_dir(name).join("received.jsonl");
+    let _ = std::fs::remove_file(&out);
+    let script = workspace_root().join("tests/peers/otlp_receiver.py");
+    let receiver = ServerProcess::start(
+        &python(),
+        &[
+            &script.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+        ],
+    );
+    (receiver, out)
+}
+
 /// A W3C `traceparent` for trace `trace` and parent span `span`.
 fn traceparent(trace: &str, span: &str) -> String {
     format!("00-{trace}-{span}-01")
@@ -449,14 +466,7 @@ fn traceparent(trace: &str, span: &str) -> String {
 
 #[test]
 fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
-    let out = scratch_dir("otlp").join("received.jsonl");
-    let _ = std::fs::remove_file(&out);
-    let script = workspace_root().join("tests/peers/otlp_receiver.py");
-    let out_arg = out.display().to_string();
-    let receiver = ServerProcess::start(
-        &python(),
-        &[&script.display().to_string(), "--out", &out_arg],
-    );
+    let (receiver, out) = otlp_receiver("otlp");
     let tokens = scratch_file("otlp-tokens", TOKENS);
     let tokens_arg = tokens.display().to_string();
     let mut server = ServerProcess::start_cli_http(
@@ -798,14 +808,7 @@ fn the_task_gauge_counts_the_tasks_a_replica_runs_by_status() {
 
 #[test]
 fn a_sample_ratio_of_zero_exports_only_the_traces_a_client_sampled() {
-    let out = scratch_dir("otlp-sampled").join("received.jsonl");
-    let _ = std::fs::remove_file(&out);
-    let script = workspace_root().join("tests/peers/otlp_receiver.py");
-    let out_arg = out.display().to_string();
-    let receiver = ServerProcess::start(
-        &python(),
-        &[&script.display().to_string(), "--out", &out_arg],
-    );
+    let (receiver, out) = otlp_receiver("otlp-sampled");
     let tokens = scratch_file("otlp-sampled-tokens", TOKENS);
     let tokens_arg = tokens.display().to_string();
     let mut server = ServerProcess::start_cli_http(
