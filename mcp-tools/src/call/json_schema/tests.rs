@@ -1032,3 +1032,20 @@ fn older_drafts_forms_are_checked() {
         }
     }
 }
+
+/// A `$ref` may name the schema by the `$id` at its root, as well as by `#` alone.
+#[test]
+fn a_ref_may_name_the_schema_by_its_root_id() {
+    let schema = Schema::compile(&json!({
+        "$id": "https://example.com/tool-input",
+        "$defs": {"name": {"type": "string"}},
+        "properties": {
+            "full": {"$ref": "https://example.com/tool-input#/$defs/name"},
+            "short": {"$ref": "#/$defs/name"},
+        },
+    }))
+    .unwrap();
+    assert!(schema.is_valid(&json!({"full": "a", "short": "b"})));
+    assert!(!schema.is_valid(&json!({"full": 1})));
+    assert!(!schema.is_valid(&json!({"short": 1})));
+}
