@@ -1022,6 +1022,11 @@ fn older_drafts_forms_are_checked() {
             vec![json!(1)],
         ),
     ];
+    takes_and_refuses(cases);
+}
+
+/// Each schema compiles, takes its valid values and refuses its invalid ones.
+fn takes_and_refuses(cases: impl IntoIterator<Item = (Value, Vec<Value>, Vec<Value>)>) {
     for (schema, valid, invalid) in cases {
         let compiled = Schema::compile(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
         for value in valid {
@@ -1031,6 +1036,50 @@ fn older_drafts_forms_are_checked() {
             assert!(!compiled.is_valid(&value), "{schema} took {value}");
         }
     }
+}
+
+/// Less common but valid forms: an `$anchor` inside an array of subschemas, a `$ref` that is
+/// the root's `$id` alone (the whole schema), a count written as `2.0`, and both a numeric
+/// exclusive and an inclusive bound (the tighter one holds).
+#[test]
+fn anchors_whole_schema_refs_float_counts_and_paired_bounds() {
+    takes_and_refuses([
+        (
+            json!({"anyOf": [{"type": "object"}, {"$anchor": "number", "type": "integer"}],
+                "properties": {"a": {"$ref": "#number"}}}),
+            vec![json!({"a": 1}), json!(5)],
+            vec![json!({"a": "x"}), json!("x")],
+        ),
+        (
+            json!({"$id": "https://example.com/node", "type": "object",
+                "properties": {"child": {"$ref": "https://example.com/node"}},
+                "additionalProperties": false}),
+            vec![json!({"child": {"child": {}}})],
+            vec![json!({"child": {"other": 1}})],
+        ),
+        (
+            json!({"maxLength": 2.0}),
+            vec![json!("ab")],
+            vec![json!("abc")],
+        ),
+        (
+            json!({"minimum": 1, "exclusiveMinimum": 3}),
+            vec![json!(4)],
+            vec![json!(2), json!(3)],
+        ),
+        (
+            json!({"minimum": 5, "exclusiveMinimum": 3}),
+            vec![json!(5)],
+            vec![json!(4)],
+        ),
+        (
+            json!({"maximum": 9, "exclusiveMaximum": 3}),
+            vec![json!(2)],
+            vec![json!(3), json!(5)],
+        ),
+    ]);
+    let error = Schema::compile(&json!({"maxLength": 2.5})).unwrap_err();
+    assert!(error.contains("non-negative integer"), "{error}");
 }
 
 /// A `$ref` may name the schema by the `$id` at its root, as well as by `#` alone.
