@@ -1098,3 +1098,32 @@ fn a_ref_may_name_the_schema_by_its_root_id() {
     assert!(!schema.is_valid(&json!({"full": 1})));
     assert!(!schema.is_valid(&json!({"short": 1})));
 }
+
+/// Dates and times at the edges the reference's corpus above leaves out: the last day of a
+/// February in a common year, offsets of 23 hours and of 59 minutes, a leap second under an
+/// offset with minutes, and nothing after `Z`.
+#[test]
+fn date_and_time_edges() {
+    takes_and_refuses([
+        (
+            json!({"format": "date"}),
+            vec![json!("2023-02-28"), json!("2024-02-29")],
+            vec![json!("2023-02-29"), json!("2023-02-00")],
+        ),
+        (
+            json!({"format": "time"}),
+            vec![
+                json!("12:00:00+23:00"),
+                json!("12:00:00-00:59"),
+                json!("23:29:60-00:30"),
+                json!("00:29:60+00:30"),
+            ],
+            vec![
+                json!("12:00:00Zx"),
+                json!("12:00:00+24:00"),
+                json!("12:00:00+00:60"),
+                json!("23:29:60+00:30"),
+            ],
+        ),
+    ]);
+}
