@@ -1127,3 +1127,41 @@ fn date_and_time_edges() {
         ),
     ]);
 }
+
+/// E-mail addresses with a quoted local part (RFC 5321: printable ASCII, `"` and `\` only
+/// after a backslash; `idn-email` also takes characters beyond ASCII but controls), and the
+/// local part's 64-byte limit.
+#[test]
+fn quoted_local_parts_and_the_local_part_limit() {
+    let local = |length: usize| format!("{}@example.com", "a".repeat(length));
+    takes_and_refuses([
+        (
+            json!({"format": "email"}),
+            vec![
+                json!(r#""john doe"@example.com"#),
+                json!(r#""a\"b"@example.com"#),
+                json!(r#""a\\b"@example.com"#),
+                json!(local(64)),
+            ],
+            vec![
+                json!(r#""a"b"@example.com"#),
+                json!(r#""a\"@example.com"#),
+                json!("\"tab\there\"@example.com"),
+                json!("\"jöhn\"@example.com"),
+                json!(local(65)),
+            ],
+        ),
+        (
+            json!({"format": "idn-email"}),
+            vec![
+                json!("\"jöhn\"@example.com"),
+                json!(r#""a\"b"@example.com"#),
+            ],
+            vec![
+                json!("\"a\u{85}b\"@example.com"),
+                json!("\"a\u{7}b\"@example.com"),
+                json!(r#""a"b"@example.com"#),
+            ],
+        ),
+    ]);
+}
