@@ -1165,3 +1165,25 @@ fn quoted_local_parts_and_the_local_part_limit() {
         ),
     ]);
 }
+
+/// A URI's host may be an IPv6 address or an RFC 3986 IPvFuture address in brackets
+/// (`v`, hex digits, `.`, then unreserved, sub-delims or `:`), nothing else.
+#[test]
+fn bracketed_hosts_are_ipv6_or_future_addresses() {
+    takes_and_refuses([(
+        json!({"format": "uri"}),
+        vec![
+            json!("http://[v1.fe]/"),
+            json!("http://[V1F.a:b]:8080/x"),
+            json!("http://[::1]:80/"),
+        ],
+        vec![
+            json!("http://[1.2.3.4]/"),
+            json!("http://[v.fe]/"),
+            json!("http://[vx.fe]/"),
+            json!("http://[v1.]/"),
+            json!("http://[v1fe]/"),
+            json!("http://[v1.f e]/"),
+        ],
+    )]);
+}
