@@ -1187,3 +1187,13 @@ fn bracketed_hosts_are_ipv6_or_future_addresses() {
         ],
     )]);
 }
+
+/// An RFC 6570 variable name's `%` escape takes two hex digits.
+#[test]
+fn a_template_variables_escape_takes_two_hex_digits() {
+    takes_and_refuses([(
+        json!({"format": "uri-template"}),
+        vec![json!("/x/{%4F}"), json!("/x/{a.b%2c}")],
+        vec![json!("/x/{%4g}"), json!("/x/{%g4}"), json!("/x/{a%4}")],
+    )]);
+}
