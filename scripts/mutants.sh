@@ -48,6 +48,9 @@ EQUIVALENT=(
     # types() sets a bit only after checking it is not set yet (bits & next == 0), so
     # `bits | next` and `bits ^ next` are the same number.
     'replace | with ^ in types'
+    # The same in json_schema/node.rs: Types::with's one caller (compile.rs, types()) adds a
+    # bit only after has_any said it is not set.
+    'replace | with ^ in Types::with'
     # string(): a long text is copied only up to SHOWN_BYTES + 8 bytes before `shown` cuts
     # it to SHOWN_BYTES and says so; copying up to SHOWN_BYTES * 8 bytes gives the same
     # message (only a larger copy).
