@@ -618,6 +618,10 @@ fn unique_items_of_a_long_array_are_compared_by_value() {
     let mut repeated = distinct;
     repeated.push(json!({"n": 17.0}));
     assert!(!schema.is_valid(&Value::Array(repeated)));
+    // Only a whole number is written without its fraction: 1.5 is not 1.
+    let mut numbers: Vec<Value> = (0..20).map(|n| json!(n)).collect();
+    numbers.push(json!(1.5));
+    assert!(schema.is_valid(&Value::Array(numbers)));
 }
 
 #[test]
