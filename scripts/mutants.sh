@@ -4,7 +4,7 @@
 # - `access` (default): the code that decides who sees and calls which tool: permission
 #   sets (permissions.rs), admission (registry/admission.rs), visibility in the registry and
 #   its per-caller views (registry.rs: the catalog, build, register, enable, views), and
-#   argument validation (call/validate.rs). 106 mutants.
+#   argument validation (call/validate.rs). 111 mutants.
 # - `validator`: the JSON Schema validator arguments go through (call/json_schema/: compile,
 #   check, formats, values, nodes; call/flat.rs). 781 mutants: about two hours on a quiet
 #   2-core machine, so it is its own run.
@@ -17,18 +17,21 @@
 # mutant no test can kill because the program behaves the same, with the reason.
 #
 # Not part of scripts/test.sh: it builds mcp-toolbelt once per mutant. Last runs (shared
-# 2-core machine, cargo-mutants 27.1.0, others building at the same time):
-# - access, 2026-11-27: 105 mutants in 50 min, 84 caught, 0 missed, 21 unviable. Before
-#   the registry test of issue 34 it had 3 missed (LazyValidator::problem replaced by
-#   None, Some("") and Some("xyzzy")).
-# - validator: not run in full yet. Its flat.rs part (84 mutants, 16 min): 8 missed, 7 of them
-#   killed by the flat.rs tests added then, the 8th listed in EQUIVALENT. 2026-11-27: 137 of
-#   781 (flat.rs, json_schema/mod.rs and the first 44 of check.rs) in 75 min at nice 19 beside
-#   two helpers' builds: 121 caught, 1 timeout, 10 unviable, 5 missed: the flat.rs equivalent,
-#   three in Checker::check (killed by the json_schema tests added then: the step limit's
-#   exact bound, a failed subschema's unevaluated properties) and one more equivalent (below).
-#   To go on from there: the same MUTANTS_OUT with `--iterate` (it skips what was caught or
-#   unviable).
+# 2-core machine, cargo-mutants 27.1.0):
+# - access, 2026-11-28 (beside the validator run): 111 mutants in 41 min, 87 caught,
+#   24 unviable, 0 missed. (2026-11-27: 105, 84 caught, 21 unviable, 0 missed; before the
+#   registry test of issue 34 it had 3 missed: LazyValidator::problem replaced by None,
+#   Some("") and Some("xyzzy").)
+# - validator, complete as of 2026-11-28: all 781 mutants, 741 caught, 6 timeouts (hangs,
+#   which count as caught), 23 unviable, 11 missed, each listed in EQUIVALENT. Run in
+#   parts: 137 on 2026-11-27 (5 missed, then killed or listed), then with `--iterate` the
+#   650 not yet caught or unviable, with the unit tests only (`-C --lib`, a subset of what
+#   the script runs, so stricter; about 10 s a mutant instead of 15): 63 missed, 6 timeouts.
+#   After the json_schema tests added then (messages cut at their limits, older drafts'
+#   forms, anchors, formats' edges, quoted e-mail local parts, IPvFuture hosts, template
+#   escapes) those 69 were run again: 52 caught, 6 hang, 11 missed, the listed
+#   equivalents. To go on after a change: the
+#   same MUTANTS_OUT with `--iterate` (it skips what was caught or unviable).
 #
 # Usage: scripts/mutants.sh [extra cargo-mutants args, e.g. --list]
 # Installs cargo-mutants (crates.io, --locked) when absent. cargo-mutants copies the source
