@@ -127,6 +127,13 @@ struct Queue {
     flushing: usize,
 }
 
+impl Queue {
+    /// Lines waiting or being written fill half the bound: the writer gathers no longer.
+    fn half_full(&self) -> bool {
+        self.lines.len() + self.writing >= self.bound / 2
+    }
+}
+
 struct Closer(Arc<Inner>);
 
 impl Drop for Closer {
@@ -326,8 +333,7 @@ impl AuditLog {
             return;
         }
         queue.lines.push_back(line);
-        let wake = queue.writer_waiting
-            || (queue.gathering && queue.lines.len() + queue.writing >= queue.bound / 2);
+        let wake = queue.writer_waiting || (queue.gathering && queue.half_full());
         drop(queue);
         if wake {
             self.inner.ready.notify_one();
@@ -367,10 +373,7 @@ impl Inner {
                 // One write (and one wake-up) for the lines of the next moment rather than
                 // for each: a line lands at most GATHER later.
                 let until = Instant::now() + GATHER;
-                while !queue.closed
-                    && queue.flushing == 0
-                    && queue.lines.len() + queue.writing < queue.bound / 2
-                {
+                while !queue.closed && queue.flushing == 0 && !queue.half_full() {
                     let left = until.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
