@@ -255,6 +255,9 @@ pub struct ToolContext {
     peer: Option<Arc<dyn ClientPeer>>,
     /// Where `resource_updated` goes: the registry serving the call (set by it).
     pub(crate) notifier: Option<Arc<dyn ResourceNotifier>>,
+    /// A server observes the request (its span is the call's): the middleware opens no
+    /// `tool_call` span of its own.
+    observed: bool,
 }
 
 impl fmt::Debug for ToolContext {
@@ -289,7 +292,19 @@ impl ToolContext {
             states: NO_STATES.get_or_init(Arc::default).clone(),
             peer: None,
             notifier: None,
+            observed: false,
         }
+    }
+
+    /// Mark the request as one a server observes (`server/telemetry`: `Observation`).
+    pub(crate) fn observed(mut self) -> Self {
+        self.observed = true;
+        self
+    }
+
+    /// Whether a server observes the request ([`observed`](Self::observed)).
+    pub(crate) fn is_observed(&self) -> bool {
+        self.observed
     }
 
     /// Set the request id (the JSON-RPC id, as text).

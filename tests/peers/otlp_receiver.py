@@ -9,7 +9,7 @@ stderr. Serves `POST /v1/traces` and `POST /v1/metrics` with
 `Content-Type: application/x-protobuf` (bodies up to 16 MiB); anything else is 404/415/413.
 Lines:
   {"kind": "span", "name", "trace_id", "span_id", "parent_span_id", "span_kind",
-   "attributes": {...}, "resource": {...}}
+   "status": {"code", "message"}, "attributes": {...}, "resource": {...}}
   {"kind": "metric", "name", "unit", "attributes": {...}, "count" | "value"}
 With --count-only (for load runs, where a line per span would make the receiver the
 bottleneck) each request is still decoded, and one line per traces request is written:
@@ -96,6 +96,7 @@ def spans(request):
                     "span_id": span.span_id.hex(),
                     "parent_span_id": span.parent_span_id.hex(),
                     "span_kind": span.kind,
+                    "status": {"code": span.status.code, "message": span.status.message},
                     "attributes": attributes(span.attributes),
                     "resource": resource,
                 }

@@ -11,7 +11,8 @@
 //!   the MCP bearer tokens; a hidden or unknown tool's name never appears in it;
 //! - spans exported over OTLP: `tools/call NAME` with the conventions' attributes, the
 //!   client's `traceparent` (from `params._meta`, else the HTTP header; `_meta` wins) as the
-//!   request span's parent, the tool fn's own span in the same trace under it; and the
+//!   request span's parent, the tool fn's own span in the same trace under it, and a
+//!   task's work after its request was answered still under that request's span; and the
 //!   operation-duration metric over OTLP too;
 //! - the tasks gauge (`mcp_toolbelt_tasks`): one task of `slow-tools` in each status, read
 //!   in `/metrics` and through Prometheus, and a waiting task answered moving on to
@@ -459,6 +460,22 @@ fn otlp_receiver(name: &str) -> (ServerProcess, PathBuf) {
     (receiver, out)
 }
 
+/// What the receiver wrote to `out`, read again until `enough` says so (at most 20 s).
+fn received(out: &Path, enough: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let started = Instant::now();
+    loop {
+        let records: Vec<Value> = std::fs::read_to_string(out)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        if enough(&records) || started.elapsed() > Duration::from_secs(20) {
+            return records;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A W3C `traceparent` for trace `trace` and parent span `span`.
 fn traceparent(trace: &str, span: &str) -> String {
     format!("00-{trace}-{span}-01")
@@ -529,25 +546,14 @@ fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
         "the server did not exit"
     );
 
-    let started = Instant::now();
-    let records: Vec<Value> = loop {
-        let records: Vec<Value> = std::fs::read_to_string(&out)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect();
+    let records = received(&out, |records| {
         let has = |kind: &str, name: &str| {
             records
                 .iter()
                 .any(|r| r["kind"] == kind && r["name"] == name)
         };
-        if (has("span", "tools/call flaky") && has("metric", "mcp.server.operation.duration"))
-            || started.elapsed() > Duration::from_secs(20)
-        {
-            break records;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        has("span", "tools/call flaky") && has("metric", "mcp.server.operation.duration")
+    });
     let span = |name: &str| {
         records
             .iter()
@@ -573,24 +579,24 @@ fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
         "{traced:#}"
     );
     assert!(attributes.get("error.type").is_none(), "{traced:#}");
+    assert_eq!(traced["status"]["code"], 0, "STATUS_CODE_UNSET: {traced:#}");
     // The tool fn's own span is in the client's trace, under the request's span.
     let inner = span("inner_work");
     assert_eq!(inner["trace_id"], meta_trace, "{inner:#}");
-    let mut parent = inner["parent_span_id"].clone();
-    let mut chain = 0;
-    while parent != traced["span_id"] {
-        let up = records
-            .iter()
-            .find(|r| r["kind"] == "span" && r["span_id"] == parent)
-            .unwrap_or_else(|| {
-                panic!("inner_work's ancestor {parent} is not exported: {records:#?}")
-            });
-        assert_eq!(up["trace_id"], meta_trace);
-        parent = up["parent_span_id"].clone();
-        chain += 1;
-        assert!(chain < 5, "inner_work is not under the request span");
-    }
+    assert_eq!(
+        inner["parent_span_id"], traced["span_id"],
+        "inner_work is not a child of the request's span: {records:#?}"
+    );
 
+    // One span per request: the request's own, no `tool_call` span beside it.
+    let named = |name: &str| {
+        records
+            .iter()
+            .filter(|r| r["kind"] == "span" && r["name"] == name)
+            .count()
+    };
+    assert_eq!(named("tools/call traced"), 1, "{records:#?}");
+    assert_eq!(named("tool_call"), 0, "{records:#?}");
     let echo = span("tools/call echo");
     assert_eq!(echo["trace_id"], header_trace, "{echo:#}");
     assert_eq!(echo["parent_span_id"], header_parent, "{echo:#}");
@@ -599,6 +605,7 @@ fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
     assert_eq!(flaky["trace_id"], both_trace, "{flaky:#}");
     assert_eq!(flaky["parent_span_id"], both_parent, "{flaky:#}");
     assert_eq!(flaky["attributes"]["error.type"], "tool_error", "{flaky:#}");
+    assert_eq!(flaky["status"]["code"], 2, "STATUS_CODE_ERROR: {flaky:#}");
     assert_eq!(
         flaky["attributes"]["mcp_toolbelt.tool.error_kind"], "upstream_error",
         "{flaky:#}"
@@ -624,14 +631,16 @@ fn slow_tools() -> &'static Path {
 }
 
 /// One 2026-07-28 request `method` (`name`: its `Mcp-Name`) declaring the tasks extension
-/// and elicitation, as `READER`; the JSON-RPC answer.
+/// and elicitation, as `READER` (`params._meta` keeps what it has); the JSON-RPC answer.
 fn modern(authority: &str, method: &str, name: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {
-            "elicitation": {},
-            "extensions": { "io.modelcontextprotocol/tasks": {} },
-        },
+    let meta = &mut params["_meta"];
+    if meta.is_null() {
+        *meta = json!({});
+    }
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({
+        "elicitation": {},
+        "extensions": { "io.modelcontextprotocol/tasks": {} },
     });
     let request = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
     let authorization = format!("Bearer {READER}");
@@ -852,22 +861,13 @@ fn a_sample_ratio_of_zero_exports_only_the_traces_a_client_sampled() {
         "the server did not exit"
     );
     // The metrics are never sampled: they arrive, and with them the flushed spans.
-    let started = Instant::now();
-    let records: Vec<Value> = loop {
-        let records: Vec<Value> = std::fs::read_to_string(&out)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect();
+    let records = received(&out, |records| {
         let operations = records
             .iter()
             .filter(|r| r["kind"] == "metric" && r["name"] == "mcp.server.operation.duration")
             .count();
-        if operations >= 3 || started.elapsed() > Duration::from_secs(20) {
-            break records;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        operations >= 3
+    });
     let spans: Vec<&str> = records
         .iter()
         .filter(|r| r["kind"] == "span")
@@ -890,5 +890,66 @@ fn a_sample_ratio_of_zero_exports_only_the_traces_a_client_sampled() {
     for tool in ["traced", "flaky", "echo"] {
         assert!(tools.contains(&tool), "{tool} not measured: {records:#?}");
     }
+    drop(receiver);
+}
+
+#[test]
+fn a_tasks_later_work_stays_in_the_trace_of_its_request() {
+    let (receiver, out) = otlp_receiver("otlp-task");
+    let tokens = scratch_file("otlp-task-tokens", TOKENS);
+    let tokens_arg = tokens.display().to_string();
+    let mut server = ServerProcess::start_cli_http(
+        slow_tools(),
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--tokens-file",
+            &tokens_arg,
+            "--otlp-endpoint",
+            &receiver.endpoint,
+        ],
+    );
+    let authority = server.authority().to_string();
+    let (trace, parent) = ("5d0e8b2a7c4f4a1e9b3c6d2f1a0e9d8c", "1f2e3d4c5b6a7980");
+    let created = modern(
+        &authority,
+        "tools/call",
+        "crunch",
+        json!({
+            "name": "crunch",
+            "arguments": { "ms": 100 },
+            "_meta": { "traceparent": traceparent(trace, parent) },
+        }),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_string();
+    wait_status(&authority, &task, "completed");
+    server.terminate();
+    assert!(
+        server.wait_exit(Duration::from_secs(30)).is_some(),
+        "the server did not exit"
+    );
+
+    let records = received(&out, |records| {
+        records
+            .iter()
+            .any(|r| r["kind"] == "span" && r["name"] == "crunching")
+    });
+    let span = |name: &str| {
+        records
+            .iter()
+            .find(|r| r["kind"] == "span" && r["name"] == name)
+            .unwrap_or_else(|| panic!("no span {name:?} among {records:#?}"))
+            .clone()
+    };
+    let request = span("tools/call crunch");
+    assert_eq!(request["trace_id"], trace, "{request:#}");
+    assert_eq!(request["parent_span_id"], parent, "{request:#}");
+    // Opened after the request was answered with the task, by the task's own run.
+    let later = span("crunching");
+    assert_eq!(later["trace_id"], trace, "{later:#}");
+    assert_eq!(later["parent_span_id"], request["span_id"], "{later:#}");
     drop(receiver);
 }

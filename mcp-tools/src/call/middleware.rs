@@ -1,8 +1,9 @@
 //! The layers around every handler call, outermost first:
-//! 1. a `tracing` span and the tool's call statistics: the span of the request when the
+//! 1. a `tracing` span and the tool's call statistics: the span of the request when a
 //!    server observes it (`mcp.request`, which has the tool, request id, caller and
-//!    outcome: one span per call), else a `tool_call` span of its own (tool, request id,
-//!    the caller's `subject` and `client_id` when it has them, outcome, `duration_us`);
+//!    outcome: one span per call; `ToolContext::is_observed`), else a `tool_call` span of
+//!    its own (tool, request id, the caller's `subject` and `client_id` when it has them,
+//!    outcome, `duration_us`);
 //! 2. the user's [`Around`] hooks, first registered outermost;
 //! 3. the tool's concurrency limit (`max_concurrency`);
 //! 4. the time budget (`timeout_ms`, or the registry default) and client cancellation;
@@ -28,11 +29,6 @@ use crate::definition::tool::ToolDef;
 use crate::output::error::{ErrorKind, ToolError};
 use crate::output::result::ToolResult;
 use crate::schema::JsonObject;
-
-/// The name of the span a server opens for each request it answers (`server/telemetry`:
-/// `Observation`); a call made inside it runs in it rather than in a `tool_call` span of
-/// its own.
-pub(crate) const REQUEST_SPAN: &str = "mcp.request";
 
 /// The rest of the chain, handed to an [`Around`] hook.
 pub type Next =
@@ -152,14 +148,10 @@ pub(crate) async fn run(
     arguments: JsonObject,
     ctx: ToolContext,
 ) -> ToolResult {
-    // In the request's span when the server observes the call (the tool fn's own spans
-    // are its children, and a task's later polls stay in it); else one of its own.
-    let current = tracing::Span::current();
-    let observed = current
-        .metadata()
-        .is_some_and(|meta| meta.name() == REQUEST_SPAN);
-    let (span, own) = match observed {
-        true => (current, false),
+    // In the request's span when a server observes the call (the tool fn's own spans are
+    // its children, and a task's later polls stay in it); else one of its own.
+    let (span, own) = match ctx.is_observed() {
+        true => (tracing::Span::current(), false),
         false => (
             tracing::info_span!(
                 "tool_call",

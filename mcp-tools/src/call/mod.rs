@@ -10,5 +10,4 @@ pub(crate) mod validate;
 
 pub use blocking::run_blocking;
 #[cfg(feature = "server")]
-pub(crate) use middleware::REQUEST_SPAN;
 pub use middleware::{Around, Next, ToolStats};

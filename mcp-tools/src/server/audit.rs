@@ -11,7 +11,6 @@
 //! [`ToolDefBuilder::audit_keep`]: crate::definition::ToolDefBuilder::audit_keep
 
 use std::collections::VecDeque;
-use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -496,25 +495,34 @@ impl Entry<'_> {
             Outcome::ToolError(kind) => ("tool_error", Some(kind.as_str()), None),
             Outcome::ProtocolError(code, kind) => ("protocol_error", kind.as_deref(), Some(*code)),
         };
-        serde_json::to_vec(&Line {
-            time: &time,
-            subject: self.caller.subject(),
-            client_id: self.caller.client_id(),
-            method: self.method,
-            target: self.target,
-            outcome,
-            error_kind,
-            error_code,
-            duration_us: u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX),
-            replica,
-            request_id: self.request_id,
-            session: self.session,
-            protocol_version: self.protocol_version,
-            arguments_digest: self.digest,
-            arguments: self.kept.as_ref(),
-        })
+        let mut line = Vec::with_capacity(LINE_CAPACITY);
+        serde_json::to_writer(
+            &mut line,
+            &Line {
+                time: &time,
+                subject: self.caller.subject(),
+                client_id: self.caller.client_id(),
+                method: self.method,
+                target: self.target,
+                outcome,
+                error_kind,
+                error_code,
+                duration_us: u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX),
+                replica,
+                request_id: self.request_id,
+                session: self.session,
+                protocol_version: self.protocol_version,
+                arguments_digest: self.digest,
+                arguments: self.kept.as_ref(),
+            },
+        )?;
+        Ok(line)
     }
 }
+
+/// Room for a usual line (its fields without kept arguments take about 300 bytes), so
+/// writing one seldom grows its buffer.
+const LINE_CAPACITY: usize = 384;
 
 /// The top-level arguments of `arguments` named in `keep` (those present), if any.
 pub(crate) fn kept_arguments<'k>(
@@ -560,7 +568,7 @@ pub(crate) fn object_digest(object: Option<&Map<String, Value>>) -> String {
             if at > 0 {
                 hasher.update(b",");
             }
-            hasher.update(serde_json::to_vec(key).unwrap_or_default());
+            json_to(key.as_str(), &mut |bytes| hasher.update(bytes));
             hasher.update(b":");
             canonical(item, &mut |bytes| hasher.update(bytes));
         }
@@ -570,12 +578,35 @@ pub(crate) fn object_digest(object: Option<&Map<String, Value>>) -> String {
 }
 
 fn hex(hasher: Sha256) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let digest = hasher.finalize();
     let mut hex = String::with_capacity(64);
     for byte in digest {
-        let _ = write!(hex, "{byte:02x}");
+        hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(byte & 0xf)]));
     }
     hex
+}
+
+/// The bytes `serde_json` writes, handed to `out` as they come (no buffer in between).
+struct Forward<'o, F>(&'o mut F);
+
+impl<F: FnMut(&[u8])> std::io::Write for Forward<'_, F> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        (self.0)(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `value` as `serde_json` writes it (a string escaped and quoted, a number as read), to
+/// `out`.
+fn json_to(value: &(impl Serialize + ?Sized), out: &mut impl FnMut(&[u8])) {
+    // Writing a string or a number to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(Forward(out), value);
 }
 
 /// Write `value`'s canonical JSON to `out`, iteratively (no nesting depth can overflow
@@ -591,16 +622,14 @@ fn canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
         match step {
             Step::Raw(bytes) => out(bytes),
             Step::Key(key) => {
-                out(&serde_json::to_vec(key).unwrap_or_default());
+                json_to(key, out);
                 out(b":");
             }
             Step::Value(Value::Null) => out(b"null"),
             Step::Value(Value::Bool(true)) => out(b"true"),
             Step::Value(Value::Bool(false)) => out(b"false"),
-            Step::Value(Value::Number(number)) => out(number.to_string().as_bytes()),
-            Step::Value(Value::String(text)) => {
-                out(&serde_json::to_vec(text).unwrap_or_default());
-            }
+            Step::Value(Value::Number(number)) => json_to(number, out),
+            Step::Value(Value::String(text)) => json_to(text.as_str(), out),
             Step::Value(Value::Array(items)) => {
                 out(b"[");
                 stack.push(Step::Raw(b"]"));
@@ -628,19 +657,28 @@ fn canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
     }
 }
 
-/// `time` as RFC 3339 in UTC with milliseconds, e.g. `2026-11-27T17:51:18.123Z`.
+/// `time` as RFC 3339 in UTC with milliseconds, e.g. `2026-11-27T17:51:18.123Z` (years
+/// 0 to 9999; the clock of a running server is within them).
 fn rfc3339(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (days, rest) = (secs / 86_400, secs % 86_400);
     let (year, month, day) = civil_from_days(days as i64);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60,
-        since.subsec_millis()
-    )
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let mut digits = |at: usize, width: usize, mut value: u64| {
+        for place in (at..at + width).rev() {
+            text[place] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    digits(0, 4, year.clamp(0, 9999) as u64);
+    digits(5, 2, u64::from(month));
+    digits(8, 2, u64::from(day));
+    digits(11, 2, rest / 3600);
+    digits(14, 2, rest % 3600 / 60);
+    digits(17, 2, rest % 60);
+    digits(20, 3, u64::from(since.subsec_millis()));
+    text.iter().map(|&b| char::from(b)).collect()
 }
 
 /// The proleptic Gregorian date of `days` after 1970-01-01 (Howard Hinnant's algorithm).
@@ -724,6 +762,8 @@ mod tests {
         assert_eq!(rfc3339(t), "2026-11-27T17:51:18.123Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
+        let last = UNIX_EPOCH + Duration::from_millis(946_684_799_999); // every digit 9
+        assert_eq!(rfc3339(last), "1999-12-31T23:59:59.999Z");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_toolbelt::{Json, State, ToolRegistry, mcp_tool};
+use tracing::Instrument;
 
 /// How `wait` calls ended.
 #[derive(Debug, Default)]
@@ -84,7 +85,7 @@ impl Drop for Stopped<'_> {
 }
 
 /// Work for `ms` milliseconds (a task when the client takes tasks), saying so after the
-/// first 20 ms.
+/// first 20 ms; the rest in a `crunching` span.
 #[mcp_tool(name = "crunch", read_only, task = "optional")]
 async fn crunch(
     ctx: mcp_toolbelt::ToolContext,
@@ -98,7 +99,11 @@ async fn crunch(
     tokio::time::sleep(std::time::Duration::from_millis(first)).await;
     ctx.progress(first as f64, Some(ms as f64), "crunching")
         .await;
-    tokio::time::sleep(std::time::Duration::from_millis(ms - first)).await;
+    // The rest in a span of its own: opened after the request was answered when the call
+    // became a task (the observability tests find it in the request's trace).
+    tokio::time::sleep(std::time::Duration::from_millis(ms - first))
+        .instrument(tracing::info_span!("crunching", ms))
+        .await;
     done.1 = true;
     format!("crunched for {ms} ms")
 }

@@ -46,7 +46,6 @@ use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
 use crate::{Caller, ErrorKind, PermissionSet};
-use tracing::Instrument;
 
 /// rmcp's [`ServerHandler`] over a [`ToolRegistry`](crate::ToolRegistry), one per MCP session.
 ///
@@ -195,6 +194,7 @@ impl McpHandler {
         ToolContext::for_request(Some(request_id_text(&context.id)), context.ct.clone())
             .with_caller(self.caller(context))
             .with_peer(Arc::new(peer))
+            .observed()
     }
 
     /// What a resumable request's state is bound to: `method` on `target` with `arguments`
@@ -476,12 +476,12 @@ fn custom_request(
     Err(method_not_found(&request.method))
 }
 
-/// Run `answer` inside `observation`'s span and end the observation with its result.
+/// Run `answer` as part of `observation`'s request and end the observation with its result.
 async fn observed<T>(
     observation: Observation,
     answer: impl Future<Output = Result<T, McpError>>,
 ) -> Result<T, McpError> {
-    let result = answer.instrument(observation.span().clone()).await;
+    let result = observation.within(answer).await;
     observation.end_with(&result);
     result
 }
@@ -519,17 +519,16 @@ impl ServerHandler for McpHandler {
         // included; any other answers as unknown and writes none.
         #[cfg(feature = "audit")]
         let audited = self.audit_tool(&context, def.as_deref(), request.arguments.as_ref());
-        let span = observation.span().clone();
-        let (answer, tool_error) = async {
-            if let Some(def) = &def
-                && let Err(refused) = self.admit_call(def, &context).await
-            {
-                return (Err(refused), None);
-            }
-            self.call_tool_in(registry, request, context).await
-        }
-        .instrument(span)
-        .await;
+        let (answer, tool_error) = observation
+            .within(async {
+                if let Some(def) = &def
+                    && let Err(refused) = self.admit_call(def, &context).await
+                {
+                    return (Err(refused), None);
+                }
+                self.call_tool_in(registry, request, context).await
+            })
+            .await;
         #[cfg(feature = "audit")]
         if let Some(audited) = audited {
             audited.finish(&answer, tool_error.flatten());

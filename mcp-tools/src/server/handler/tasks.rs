@@ -109,8 +109,11 @@ impl McpHandler {
         let cancellation = CancellationToken::new();
         let ctx = ctx.with_cancellation(cancellation.clone());
         let name = request.name.to_string();
-        let mut run: Pin<Box<dyn Future<Output = Outcome> + Send>> =
-            Box::pin(async move { registry.call_tool(&name, arguments, ctx).await });
+        let run = async move { registry.call_tool(&name, arguments, ctx).await };
+        // The run goes on after the request is answered, still in the request's trace.
+        #[cfg(feature = "otel")]
+        let run = crate::server::telemetry::otel::in_current_trace(run);
+        let mut run: Pin<Box<dyn Future<Output = Outcome> + Send>> = Box::pin(run);
         if let Poll::Ready(outcome) =
             std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await
         {

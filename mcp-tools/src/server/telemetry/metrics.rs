@@ -133,11 +133,15 @@ pub(crate) struct HistogramSnapshot {
 
 /// One `mcp.server.operation.duration` series: its histogram, and its labels as the
 /// Prometheus text writes them (escaped once, when the series is made: a scrape of many
-/// series then only copies them).
+/// series then only copies them) and as the OTLP export records them.
 pub(crate) struct Series {
     pub(crate) histogram: Histogram,
     /// `mcp_method_name="…",gen_ai_tool_name="…",error_type="…"`.
     pub(crate) labels: Box<str>,
+    /// The same labels as OpenTelemetry attributes, built once per series rather than per
+    /// measurement.
+    #[cfg(feature = "otel")]
+    pub(crate) attributes: Box<[opentelemetry::KeyValue]>,
 }
 
 impl Series {
@@ -145,6 +149,8 @@ impl Series {
         Series {
             histogram: Histogram::default(),
             labels: super::prometheus::labels(key).into_boxed_str(),
+            #[cfg(feature = "otel")]
+            attributes: super::otel::attributes(key),
         }
     }
 }
@@ -218,7 +224,7 @@ pub(crate) struct MetricsInner {
     pub(crate) counted: Mutex<Counted>,
     /// The HTTP listeners' session tables, asked when the metrics are read.
     pub(crate) sources: Mutex<Vec<Weak<dyn GaugeSource>>>,
-    /// Where the same measurements go over OTLP, when set up.
+    /// Where the same measurements (and the requests' spans) go over OTLP, when set up.
     #[cfg(feature = "otel")]
     pub(crate) otel: std::sync::OnceLock<super::otel::Instruments>,
 }
@@ -226,10 +232,6 @@ pub(crate) struct MetricsInner {
 impl Metrics {
     /// A request answered: one observation of `mcp.server.operation.duration`.
     pub(crate) fn operation(&self, key: OperationKey, elapsed: Duration) {
-        #[cfg(feature = "otel")]
-        if let Some(otel) = self.inner.otel.get() {
-            otel.operation(&key, elapsed);
-        }
         if let Some(series) = self
             .inner
             .operations
@@ -237,7 +239,7 @@ impl Metrics {
             .unwrap_or_else(|e| e.into_inner())
             .get(&key)
         {
-            series.histogram.record(elapsed);
+            self.measure(series, elapsed);
             return;
         }
         let mut operations = self
@@ -253,11 +255,19 @@ impl Metrics {
         } else {
             key
         };
-        operations
+        let series = operations
             .entry(key)
-            .or_insert_with_key(|key| Arc::new(Series::of(key)))
-            .histogram
-            .record(elapsed);
+            .or_insert_with_key(|key| Arc::new(Series::of(key)));
+        self.measure(series, elapsed);
+    }
+
+    /// One measurement of `series`, here and over OTLP when that is set up.
+    fn measure(&self, series: &Series, elapsed: Duration) {
+        series.histogram.record(elapsed);
+        #[cfg(feature = "otel")]
+        if let Some(otel) = self.inner.otel.get() {
+            otel.operation(&series.attributes, elapsed);
+        }
     }
 
     /// A session ended after `lasted`: one observation of `mcp.server.session.duration`.

@@ -16,12 +16,14 @@ mod metrics;
 pub mod otel;
 mod prometheus;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::NumberOrString;
+use rmcp::model::{NumberOrString, ProtocolVersion};
 use rmcp::service::{RequestContext, RoleServer};
+use tracing::Instrument;
 
 #[cfg(feature = "http")]
 pub(crate) use metrics::GaugeSource;
@@ -53,10 +55,21 @@ pub(crate) struct Telemetry {
     pub(crate) replica: Option<Arc<str>>,
 }
 
-/// One request observed: its span (entered by the request's future) and its clock; ends
-/// with [`Observation::end`] (or, when the request's future is dropped, as [`CANCELLED`]).
+/// The name of the `tracing` span a server opens for each request it answers.
+pub(crate) const REQUEST_SPAN: &str = "mcp.request";
+
+/// The target of [`REQUEST_SPAN`]: a log filter may name it (`mcp_toolbelt::request=info`),
+/// and the OTLP export's layer leaves it out (the export makes the request's span itself).
+pub(crate) const REQUEST_TARGET: &str = "mcp_toolbelt::request";
+
+/// One request observed: its `tracing` span, its exported span (feature `otel`, when
+/// [`Otel::record`](otel::Otel::record) was given the server's metrics) and its clock;
+/// ends with [`Observation::end`] (or, when the request's future is dropped, as
+/// [`CANCELLED`]).
 pub(crate) struct Observation {
     span: tracing::Span,
+    #[cfg(feature = "otel")]
+    exported: Option<otel::RequestSpan>,
     started: Instant,
     metrics: Metrics,
     key: Option<OperationKey>,
@@ -76,10 +89,9 @@ impl Observation {
         let method = known_method(method);
         let call = method == "tools/call";
         let span = tracing::info_span!(
-            crate::call::REQUEST_SPAN,
-            otel.name = tracing::field::Empty,
-            otel.kind = "server",
-            mcp.method.name = method,
+            target: REQUEST_TARGET,
+            REQUEST_SPAN,
+            mcp.method.name = tracing::field::Empty,
             gen_ai.tool.name = tracing::field::Empty,
             mcp.protocol.version = tracing::field::Empty,
             jsonrpc.request.id = tracing::field::Empty,
@@ -90,14 +102,28 @@ impl Observation {
             mcp_toolbelt.client.id = tracing::field::Empty,
             mcp_toolbelt.replica.id = tracing::field::Empty,
         );
-        if !span.is_disabled() {
-            describe(&span, method, tool.as_deref(), telemetry, context, caller);
+        #[cfg(feature = "otel")]
+        let otel = telemetry.metrics.inner.otel.get();
+        #[cfg(not(feature = "otel"))]
+        let otel: Option<()> = None;
+        let attributes = (otel.is_some() || !span.is_disabled())
+            .then(|| RequestAttributes::of(method, tool.as_ref(), telemetry, context, caller));
+        if let Some(attributes) = &attributes
+            && !span.is_disabled()
+        {
+            attributes.record(&span);
         }
+        #[cfg(feature = "otel")]
+        let exported = otel
+            .zip(attributes.as_ref())
+            .map(|(otel, attributes)| otel.start_request(attributes, context));
         if call {
             telemetry.metrics.calls_in_flight(1);
         }
         Observation {
             span,
+            #[cfg(feature = "otel")]
+            exported,
             started: Instant::now(),
             metrics: telemetry.metrics.clone(),
             key: Some(OperationKey {
@@ -109,14 +135,20 @@ impl Observation {
         }
     }
 
-    /// The request's span: its future runs inside it.
-    pub(crate) fn span(&self) -> &tracing::Span {
-        &self.span
+    /// Run `work` as part of this request: inside its `tracing` span, and with its
+    /// exported span's context current (the spans the tool fn opens are its children).
+    pub(crate) fn within<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
+        #[cfg(feature = "otel")]
+        let work = match &self.exported {
+            Some(exported) => futures::future::Either::Left(exported.attach(work)),
+            None => futures::future::Either::Right(work),
+        };
+        work.instrument(self.span.clone())
     }
 
     /// The request was answered; `error`: its `error.type` (`None`: success).
     pub(crate) fn end(mut self, error: Option<&'static str>) {
-        self.finish(error);
+        self.finish(error, None);
     }
 
     /// The request ended with `result`: its `error.type` from the JSON-RPC error's code.
@@ -125,20 +157,24 @@ impl Observation {
     }
 
     /// A `tools/call` answered with `isError: true` of `kind`.
-    pub(crate) fn end_tool_error(self, kind: Option<crate::ErrorKind>) {
-        if let Some(kind) = kind {
-            self.span
-                .record("mcp_toolbelt.tool.error_kind", kind.as_str());
-        }
-        self.end(Some(TOOL_ERROR));
+    pub(crate) fn end_tool_error(mut self, kind: Option<crate::ErrorKind>) {
+        self.finish(Some(TOOL_ERROR), kind);
     }
 
-    fn finish(&mut self, error: Option<&'static str>) {
+    fn finish(&mut self, error: Option<&'static str>, kind: Option<crate::ErrorKind>) {
         let Some(mut key) = self.key.take() else {
             return;
         };
         if let Some(error) = error {
             self.span.record("error.type", error);
+        }
+        if let Some(kind) = kind {
+            self.span
+                .record("mcp_toolbelt.tool.error_kind", kind.as_str());
+        }
+        #[cfg(feature = "otel")]
+        if let Some(exported) = self.exported.take() {
+            exported.end(error, kind);
         }
         key.error = error;
         self.metrics.operation(key, self.started.elapsed());
@@ -150,51 +186,76 @@ impl Observation {
 
 impl Drop for Observation {
     fn drop(&mut self) {
-        self.finish(Some(CANCELLED));
+        self.finish(Some(CANCELLED), None);
     }
 }
 
-/// Record the span's descriptive fields (only when someone listens to it).
-fn describe(
-    span: &tracing::Span,
-    method: &'static str,
-    tool: Option<&str>,
-    telemetry: &Telemetry,
-    context: &RequestContext<RoleServer>,
-    caller: Option<&Caller>,
-) {
-    match tool {
-        Some(tool) => {
-            span.record("otel.name", format!("{method} {tool}"));
-            span.record("gen_ai.tool.name", tool);
+/// What a request's span says of it besides its outcome (the conventions' attributes),
+/// read from the request once for the `tracing` span and the exported one.
+pub(crate) struct RequestAttributes<'a> {
+    /// `mcp.method.name`.
+    pub(crate) method: &'static str,
+    /// `gen_ai.tool.name`.
+    pub(crate) tool: Option<&'a Arc<str>>,
+    /// `mcp.protocol.version`.
+    pub(crate) protocol_version: Option<ProtocolVersion>,
+    /// `jsonrpc.request.id`.
+    pub(crate) request_id: &'a NumberOrString,
+    /// `mcp.session.id`.
+    pub(crate) session: Option<&'a str>,
+    /// `enduser.id`.
+    pub(crate) subject: Option<&'a str>,
+    /// `mcp_toolbelt.client.id`.
+    pub(crate) client: Option<&'a str>,
+    /// `mcp_toolbelt.replica.id`.
+    pub(crate) replica: Option<&'a Arc<str>>,
+}
+
+impl<'a> RequestAttributes<'a> {
+    fn of(
+        method: &'static str,
+        tool: Option<&'a Arc<str>>,
+        telemetry: &'a Telemetry,
+        context: &'a RequestContext<RoleServer>,
+        caller: Option<&'a Caller>,
+    ) -> RequestAttributes<'a> {
+        RequestAttributes {
+            method,
+            tool,
+            protocol_version: context.protocol_version(),
+            request_id: &context.id,
+            session: session_id(context),
+            subject: caller.and_then(Caller::subject),
+            client: caller.and_then(Caller::client_id),
+            replica: telemetry.replica.as_ref(),
         }
-        None => {
-            span.record("otel.name", method);
+    }
+
+    /// Record them on the request's `tracing` span.
+    fn record(&self, span: &tracing::Span) {
+        span.record("mcp.method.name", self.method);
+        if let Some(tool) = self.tool {
+            span.record("gen_ai.tool.name", &**tool);
+        }
+        if let Some(version) = &self.protocol_version {
+            span.record("mcp.protocol.version", version.as_str());
+        }
+        match self.request_id {
+            NumberOrString::Number(n) => span.record("jsonrpc.request.id", *n),
+            NumberOrString::String(s) => span.record("jsonrpc.request.id", &**s),
+        };
+        let text = [
+            ("mcp.session.id", self.session),
+            ("enduser.id", self.subject),
+            ("mcp_toolbelt.client.id", self.client),
+            ("mcp_toolbelt.replica.id", self.replica.map(|r| &**r)),
+        ];
+        for (field, value) in text {
+            if let Some(value) = value {
+                span.record(field, value);
+            }
         }
     }
-    if let Some(version) = context.protocol_version() {
-        span.record("mcp.protocol.version", version.as_str());
-    }
-    match &context.id {
-        NumberOrString::Number(n) => span.record("jsonrpc.request.id", *n),
-        NumberOrString::String(s) => span.record("jsonrpc.request.id", &**s),
-    };
-    if let Some(session) = session_id(context) {
-        span.record("mcp.session.id", session);
-    }
-    if let Some(caller) = caller {
-        if let Some(subject) = caller.subject() {
-            span.record("enduser.id", subject);
-        }
-        if let Some(client) = caller.client_id() {
-            span.record("mcp_toolbelt.client.id", client);
-        }
-    }
-    if let Some(replica) = telemetry.replica.as_deref() {
-        span.record("mcp_toolbelt.replica.id", replica);
-    }
-    #[cfg(feature = "otel")]
-    otel::continue_trace(span, context);
 }
 
 /// The HTTP session this request belongs to (stateful streamable HTTP).

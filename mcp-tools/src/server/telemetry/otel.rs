@@ -24,13 +24,16 @@
 //! # Ok(()) }
 //! ```
 
+use std::borrow::Cow;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use opentelemetry::KeyValue;
+use opentelemetry::context::FutureExt as _;
 use opentelemetry::metrics::{Histogram, MeterProvider as _};
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _};
+use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
@@ -38,13 +41,15 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
 };
+use rmcp::model::NumberOrString;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{Filtered, LevelFilter, Targets};
 
 use super::metrics::{BUCKETS, Metrics, OperationKey, STATUSES};
+use super::{REQUEST_TARGET, RequestAttributes};
+use crate::output::error::ErrorKind;
 
 /// The instrumentation scope of the spans and metrics.
 const SCOPE: &str = "mcp-toolbelt";
@@ -204,17 +209,20 @@ impl Otel {
         }
     }
 
-    /// The `tracing` layer exporting spans (add it to your subscriber). It takes spans and
-    /// events at `INFO` and above (the request span is at `INFO`), except rmcp's own
-    /// (`rmcp::…`: the service loop rmcp runs for each stateless HTTP request would add a
-    /// span and events of its own to every call); a filter in front of it must let `INFO`
-    /// spans through.
+    /// The `tracing` layer exporting spans (add it to your subscriber): those the tool,
+    /// resource and prompt fns open, under their request's span. It takes spans and events
+    /// at `INFO` and above, except rmcp's own (`rmcp::…`: the service loop rmcp runs for
+    /// each stateless HTTP request would add a span and events of its own to every call)
+    /// and the server's `mcp.request` `tracing` span, whose OpenTelemetry twin the server
+    /// exports itself (see [`record`](Otel::record)); a filter in front of it must let
+    /// `INFO` spans through.
     ///
     /// Each span carries the fields it was given and nothing more: no source location,
-    /// thread or target attributes, and entering a span does not make its OpenTelemetry
-    /// context the current one (`opentelemetry::Context::current()`); code that needs the
-    /// current span's context (to propagate it on an outgoing request) reads it with
-    /// `tracing_opentelemetry::OpenTelemetrySpanExt::context(&tracing::Span::current())`.
+    /// thread or target attributes. While a request runs, its span's context is the
+    /// current OpenTelemetry context (`opentelemetry::Context::current()`), which is what
+    /// a tool fn propagates on a request of its own; entering a `tracing` span does not
+    /// change it (inside one of its own spans, a tool fn reads that span's context with
+    /// `tracing_opentelemetry::OpenTelemetrySpanExt::context(&tracing::Span::current())`).
     pub fn layer<S>(
         &self,
     ) -> Filtered<
@@ -227,7 +235,8 @@ impl Otel {
     {
         let exported = Targets::new()
             .with_default(LevelFilter::INFO)
-            .with_target("rmcp", LevelFilter::OFF);
+            .with_target("rmcp", LevelFilter::OFF)
+            .with_target(REQUEST_TARGET, LevelFilter::OFF);
         tracing_opentelemetry::layer()
             .with_tracer(self.inner.tracers.tracer(SCOPE))
             .with_tracked_inactivity(false)
@@ -238,10 +247,17 @@ impl Otel {
             .with_filter(exported)
     }
 
-    /// Export `metrics` (a [`Server::metrics`](crate::server::Server::metrics)) too: the
-    /// operation and session histograms as measured from now on, and the gauges and
-    /// counters as read at each export. A `Metrics` is exported by the first `Otel` it is
-    /// given to.
+    /// Export the server whose `metrics` these are ([`Server::metrics`]): a span for each
+    /// request it answers from now on (`{mcp.method.name} {target}`, with the attributes
+    /// `docs/operations.md` lists), the operation and session histograms as measured from
+    /// now on, and the gauges and counters as read at each export. A server is exported by
+    /// the first `Otel` it is given to.
+    ///
+    /// The request spans are made here, not from the `tracing` span of the same request
+    /// (which [`layer`](Otel::layer) leaves out): their attributes are known when the
+    /// request starts, and are set once.
+    ///
+    /// [`Server::metrics`]: crate::server::Server::metrics
     pub fn record(&self, metrics: &Metrics) {
         let meter = self.inner.meters.meter(SCOPE);
         let operation = meter
@@ -301,6 +317,7 @@ impl Otel {
             })
             .build();
         let instruments = Instruments {
+            tracer: self.inner.tracers.tracer(SCOPE),
             operation,
             session,
             _observed: (gauges, sessions, tasks, refusals),
@@ -320,8 +337,10 @@ impl Otel {
     }
 }
 
-/// The OTel instruments the observation point records into ([`Otel::record`]).
+/// What the observation point records into over OTLP ([`Otel::record`]): the tracer of
+/// the request spans and the metric instruments.
 pub(crate) struct Instruments {
+    tracer: opentelemetry_sdk::trace::Tracer,
     operation: Histogram<f64>,
     session: Histogram<f64>,
     /// The observable instruments, alive while these are.
@@ -334,20 +353,114 @@ pub(crate) struct Instruments {
 }
 
 impl Instruments {
-    pub(crate) fn operation(&self, key: &OperationKey, elapsed: Duration) {
-        let mut attributes = Vec::with_capacity(3);
-        attributes.push(KeyValue::new("mcp.method.name", key.method));
-        if let Some(tool) = &key.tool {
-            attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
-        }
-        if let Some(error) = key.error {
-            attributes.push(KeyValue::new("error.type", error));
-        }
-        self.operation.record(elapsed.as_secs_f64(), &attributes);
+    /// One measurement of `mcp.server.operation.duration` with a series' `attributes`.
+    pub(crate) fn operation(&self, attributes: &[KeyValue], elapsed: Duration) {
+        self.operation.record(elapsed.as_secs_f64(), attributes);
     }
 
     pub(crate) fn session(&self, lasted: Duration) {
         self.session.record(lasted.as_secs_f64(), &[]);
+    }
+
+    /// Start the span of the request `request` describes, under the client's trace when
+    /// the request carries one (`context`'s `_meta`, else its HTTP headers).
+    pub(crate) fn start_request(
+        &self,
+        request: &RequestAttributes<'_>,
+        context: &RequestContext<RoleServer>,
+    ) -> RequestSpan {
+        let parent = client_trace(context).unwrap_or_else(Context::current);
+        let name = match request.tool {
+            Some(tool) => Cow::Owned(format!("{} {tool}", request.method)),
+            None => Cow::Borrowed(request.method),
+        };
+        let mut attributes = Vec::with_capacity(8);
+        attributes.push(KeyValue::new("mcp.method.name", request.method));
+        if let Some(tool) = request.tool {
+            attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+        }
+        if let Some(version) = &request.protocol_version {
+            attributes.push(KeyValue::new(
+                "mcp.protocol.version",
+                version.as_str().to_string(),
+            ));
+        }
+        attributes.push(match request.request_id {
+            NumberOrString::Number(n) => KeyValue::new("jsonrpc.request.id", *n),
+            NumberOrString::String(s) => KeyValue::new("jsonrpc.request.id", s.clone()),
+        });
+        let mut text = |key: &'static str, value: Option<&str>| {
+            if let Some(value) = value {
+                attributes.push(KeyValue::new(key, value.to_string()));
+            }
+        };
+        text("mcp.session.id", request.session);
+        text("enduser.id", request.subject);
+        text("mcp_toolbelt.client.id", request.client);
+        if let Some(replica) = request.replica {
+            attributes.push(KeyValue::new("mcp_toolbelt.replica.id", replica.clone()));
+        }
+        let span = self
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &parent);
+        RequestSpan {
+            context: parent.with_span(span),
+        }
+    }
+}
+
+/// The `mcp.server.operation.duration` attributes of the series `key`.
+pub(crate) fn attributes(key: &OperationKey) -> Box<[KeyValue]> {
+    let mut attributes = Vec::with_capacity(3);
+    attributes.push(KeyValue::new("mcp.method.name", key.method));
+    if let Some(tool) = &key.tool {
+        attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+    }
+    if let Some(error) = key.error {
+        attributes.push(KeyValue::new("error.type", error));
+    }
+    attributes.into_boxed_slice()
+}
+
+/// A request's span, exported over OTLP: started by the observation point, current while
+/// the request's future runs, ended with the request's outcome.
+pub(crate) struct RequestSpan {
+    /// The parent's context with this span in it.
+    context: Context,
+}
+
+impl RequestSpan {
+    /// Run `work` with this span's context as the current one: spans the tool fn opens
+    /// are its children.
+    pub(crate) fn attach<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
+        work.with_context(self.context.clone())
+    }
+
+    /// End the span: `error` is its `error.type` (and makes its status `Error`), `kind` the
+    /// kind of a tool's error result.
+    pub(crate) fn end(self, error: Option<&'static str>, kind: Option<ErrorKind>) {
+        let span = self.context.span();
+        if let Some(error) = error {
+            span.set_attribute(KeyValue::new("error.type", error));
+            span.set_status(Status::error(error));
+        }
+        if let Some(kind) = kind {
+            span.set_attribute(KeyValue::new("mcp_toolbelt.tool.error_kind", kind.as_str()));
+        }
+        span.end();
+    }
+}
+
+/// `work` in the current request's trace, however much later it is polled (a task's
+/// run goes on after its request was answered).
+pub(crate) fn in_current_trace<F: Future>(work: F) -> impl Future<Output = F::Output> {
+    let current = Context::current();
+    match current.has_active_span() {
+        true => futures::future::Either::Left(work.with_context(current)),
+        false => futures::future::Either::Right(work),
     }
 }
 
@@ -376,8 +489,8 @@ impl Extractor for Carrier<'_> {
     }
 }
 
-/// Make the client's trace (from `context`) the parent of the request's `span`.
-pub(crate) fn continue_trace(span: &tracing::Span, context: &RequestContext<RoleServer>) {
+/// The client's trace the request (`context`) continues, when it carries a valid one.
+fn client_trace(context: &RequestContext<RoleServer>) -> Option<Context> {
     let meta = Some(&**context.meta).filter(|meta| meta.contains_key("traceparent"));
     let carrier = Carrier {
         meta,
@@ -387,12 +500,8 @@ pub(crate) fn continue_trace(span: &tracing::Span, context: &RequestContext<Role
             .get::<http::request::Parts>()
             .map(|parts| &parts.headers),
     };
-    if carrier.get("traceparent").is_none() {
-        return;
-    }
+    carrier.get("traceparent")?;
     let parent = TraceContextPropagator::new().extract(&carrier);
-    if parent.span().span_context().is_valid() {
-        // Without the OpenTelemetry layer installed there is nothing to continue.
-        let _ = span.set_parent(parent);
-    }
+    let valid = parent.span().span_context().is_valid();
+    valid.then_some(parent)
 }
