@@ -499,7 +499,7 @@ impl Entry<'_> {
         serde_json::to_writer(
             &mut line,
             &Line {
-                time: &time,
+                time: time.as_str(),
                 subject: self.caller.subject(),
                 client_id: self.caller.client_id(),
                 method: self.method,
@@ -551,35 +551,40 @@ pub(crate) fn kept_arguments<'k>(
 /// assert_ne!(a, arguments_digest(&json!({"b": 2, "a": [true, null, "x"]})));
 /// ```
 pub fn arguments_digest(value: &Value) -> String {
-    let mut hasher = Sha256::new();
-    canonical(value, &mut |bytes| hasher.update(bytes));
-    hex(hasher)
+    let mut text = Vec::with_capacity(DIGESTED_CAPACITY);
+    canonical(value, &mut |bytes| text.extend_from_slice(bytes));
+    hex(&text)
 }
 
 /// [`arguments_digest`] of a request's arguments object (none counts as `{}`), without
 /// copying it into a [`Value`].
 pub(crate) fn object_digest(object: Option<&Map<String, Value>>) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(b"{");
+    let mut text = Vec::with_capacity(DIGESTED_CAPACITY);
+    text.push(b'{');
     if let Some(object) = object {
         let mut keys: Vec<(&String, &Value)> = object.iter().collect();
         keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let mut out = |bytes: &[u8]| text.extend_from_slice(bytes);
         for (at, (key, item)) in keys.into_iter().enumerate() {
             if at > 0 {
-                hasher.update(b",");
+                out(b",");
             }
-            json_to(key.as_str(), &mut |bytes| hasher.update(bytes));
-            hasher.update(b":");
-            canonical(item, &mut |bytes| hasher.update(bytes));
+            json_to(key.as_str(), &mut out);
+            out(b":");
+            canonical(item, &mut out);
         }
     }
-    hasher.update(b"}");
-    hex(hasher)
+    text.push(b'}');
+    hex(&text)
 }
 
-fn hex(hasher: Sha256) -> String {
+/// Room for the canonical text of usual arguments: digested in one go, not piece by piece.
+const DIGESTED_CAPACITY: usize = 256;
+
+/// The SHA-256 digest of `text`, in lower-case hex.
+fn hex(text: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = hasher.finalize();
+    let digest = Sha256::digest(text);
     let mut hex = String::with_capacity(64);
     for byte in digest {
         hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
@@ -657,9 +662,19 @@ fn canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
     }
 }
 
-/// `time` as RFC 3339 in UTC with milliseconds, e.g. `2026-11-27T17:51:18.123Z` (years
-/// 0 to 9999; the clock of a running server is within them).
-fn rfc3339(time: SystemTime) -> String {
+/// A time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-27T17:51:18.123Z`.
+struct Rfc3339([u8; 24]);
+
+impl Rfc3339 {
+    fn as_str(&self) -> &str {
+        // Only ASCII digits and separators are ever written.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+/// `time` as RFC 3339 in UTC with milliseconds (years 0 to 9999; the clock of a running
+/// server is within them).
+fn rfc3339(time: SystemTime) -> Rfc3339 {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let (days, rest) = (secs / 86_400, secs % 86_400);
@@ -678,7 +693,7 @@ fn rfc3339(time: SystemTime) -> String {
     digits(14, 2, rest % 3600 / 60);
     digits(17, 2, rest % 60);
     digits(20, 3, u64::from(since.subsec_millis()));
-    text.iter().map(|&b| char::from(b)).collect()
+    Rfc3339(text)
 }
 
 /// The proleptic Gregorian date of `days` after 1970-01-01 (Howard Hinnant's algorithm).
@@ -757,13 +772,14 @@ mod tests {
 
     #[test]
     fn times_are_rfc3339_utc() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let text = |time| rfc3339(time).as_str().to_string();
+        assert_eq!(text(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         let t = UNIX_EPOCH + Duration::from_millis(1_795_801_878_123);
-        assert_eq!(rfc3339(t), "2026-11-27T17:51:18.123Z");
+        assert_eq!(text(t), "2026-11-27T17:51:18.123Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
+        assert_eq!(text(leap), "2000-02-29T00:00:00.000Z");
         let last = UNIX_EPOCH + Duration::from_millis(946_684_799_999); // every digit 9
-        assert_eq!(rfc3339(last), "1999-12-31T23:59:59.999Z");
+        assert_eq!(text(last), "1999-12-31T23:59:59.999Z");
     }
 
     #[test]

@@ -41,7 +41,7 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
 };
-use rmcp::model::NumberOrString;
+use rmcp::model::{NumberOrString, ProtocolVersion};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tracing_subscriber::Layer as _;
@@ -371,19 +371,30 @@ impl Instruments {
     ) -> RequestSpan {
         let parent = client_trace(context).unwrap_or_else(Context::current);
         let name = match request.tool {
-            Some(tool) => Cow::Owned(format!("{} {tool}", request.method)),
+            Some(tool) => {
+                let mut name = String::with_capacity(request.method.len() + 1 + tool.len());
+                name.push_str(request.method);
+                name.push(' ');
+                name.push_str(tool);
+                Cow::Owned(name)
+            }
             None => Cow::Borrowed(request.method),
         };
-        let mut attributes = Vec::with_capacity(8);
+        let mut attributes = Vec::with_capacity(9);
         attributes.push(KeyValue::new("mcp.method.name", request.method));
         if let Some(tool) = request.tool {
             attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
         }
         if let Some(version) = &request.protocol_version {
-            attributes.push(KeyValue::new(
-                "mcp.protocol.version",
-                version.as_str().to_string(),
-            ));
+            // A known revision's text is static: no copy per request.
+            let value = match ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .find(|k| *k == version)
+            {
+                Some(known) => opentelemetry::Value::from(known.as_str()),
+                None => opentelemetry::Value::from(version.as_str().to_string()),
+            };
+            attributes.push(KeyValue::new("mcp.protocol.version", value));
         }
         attributes.push(match request.request_id {
             NumberOrString::Number(n) => KeyValue::new("jsonrpc.request.id", *n),
