@@ -461,61 +461,65 @@ pub(crate) struct Entry<'a> {
     pub(crate) kept: Option<Map<String, Value>>,
 }
 
-/// The line's fields, in the order they are written.
-#[derive(Serialize)]
-struct Line<'a> {
-    time: &'a str,
-    subject: Option<&'a str>,
-    client_id: Option<&'a str>,
-    method: &'a str,
-    target: &'a str,
-    outcome: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_kind: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_code: Option<i32>,
-    duration_us: u64,
-    replica: Option<&'a str>,
-    request_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    protocol_version: Option<&'a str>,
-    arguments_digest: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    arguments: Option<&'a Map<String, Value>>,
-}
-
 impl Entry<'_> {
-    /// The JSON line (no newline) at time `now`.
+    /// The JSON line (no newline) at time `now`: its fields in a fixed order (`time`,
+    /// `subject`, `client_id`, `method`, `target`, `outcome`, `error_kind`, `error_code`,
+    /// `duration_us`, `replica`, `request_id`, `session`, `protocol_version`,
+    /// `arguments_digest`, `arguments`), the optional ones left out when absent and
+    /// `subject`, `client_id` and `replica` written as `null`. The names are written as
+    /// they are; every value that did not come from this module is escaped by
+    /// `serde_json`.
     fn line(&self, replica: Option<&str>, now: SystemTime) -> serde_json::Result<Vec<u8>> {
-        let time = rfc3339(now);
         let (outcome, error_kind, error_code) = match &self.outcome {
             Outcome::Ok => ("ok", None, None),
             Outcome::ToolError(kind) => ("tool_error", Some(kind.as_str()), None),
             Outcome::ProtocolError(code, kind) => ("protocol_error", kind.as_deref(), Some(*code)),
         };
         let mut line = Vec::with_capacity(LINE_CAPACITY);
-        serde_json::to_writer(
-            &mut line,
-            &Line {
-                time: time.as_str(),
-                subject: self.caller.subject(),
-                client_id: self.caller.client_id(),
-                method: self.method,
-                target: self.target,
-                outcome,
-                error_kind,
-                error_code,
-                duration_us: u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX),
-                replica,
-                request_id: self.request_id,
-                session: self.session,
-                protocol_version: self.protocol_version,
-                arguments_digest: self.digest,
-                arguments: self.kept.as_ref(),
-            },
-        )?;
+        let mut digits = itoa::Buffer::new();
+        line.extend_from_slice(b"{\"time\":\"");
+        line.extend_from_slice(rfc3339(now).as_str().as_bytes());
+        line.extend_from_slice(b"\",\"subject\":");
+        serde_json::to_writer(&mut line, &self.caller.subject())?;
+        line.extend_from_slice(b",\"client_id\":");
+        serde_json::to_writer(&mut line, &self.caller.client_id())?;
+        line.extend_from_slice(b",\"method\":");
+        serde_json::to_writer(&mut line, self.method)?;
+        line.extend_from_slice(b",\"target\":");
+        serde_json::to_writer(&mut line, self.target)?;
+        line.extend_from_slice(b",\"outcome\":\"");
+        line.extend_from_slice(outcome.as_bytes());
+        line.push(b'"');
+        if let Some(kind) = error_kind {
+            line.extend_from_slice(b",\"error_kind\":");
+            serde_json::to_writer(&mut line, kind)?;
+        }
+        if let Some(code) = error_code {
+            line.extend_from_slice(b",\"error_code\":");
+            line.extend_from_slice(digits.format(code).as_bytes());
+        }
+        line.extend_from_slice(b",\"duration_us\":");
+        let micros = u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX);
+        line.extend_from_slice(digits.format(micros).as_bytes());
+        line.extend_from_slice(b",\"replica\":");
+        serde_json::to_writer(&mut line, &replica)?;
+        line.extend_from_slice(b",\"request_id\":");
+        serde_json::to_writer(&mut line, self.request_id)?;
+        if let Some(session) = self.session {
+            line.extend_from_slice(b",\"session\":");
+            serde_json::to_writer(&mut line, session)?;
+        }
+        if let Some(version) = self.protocol_version {
+            line.extend_from_slice(b",\"protocol_version\":");
+            serde_json::to_writer(&mut line, version)?;
+        }
+        line.extend_from_slice(b",\"arguments_digest\":");
+        serde_json::to_writer(&mut line, self.digest)?;
+        if let Some(kept) = &self.kept {
+            line.extend_from_slice(b",\"arguments\":");
+            serde_json::to_writer(&mut line, kept)?;
+        }
+        line.push(b'}');
         Ok(line)
     }
 }
@@ -780,6 +784,59 @@ mod tests {
         assert_eq!(text(leap), "2000-02-29T00:00:00.000Z");
         let last = UNIX_EPOCH + Duration::from_millis(946_684_799_999); // every digit 9
         assert_eq!(text(last), "1999-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn values_are_escaped_and_the_fields_keep_their_order() {
+        let hostile = "al\"ice\n\u{7}}{";
+        let caller = Caller::new(
+            Some(hostile.into()),
+            None,
+            vec![],
+            crate::PermissionSet::empty(),
+            Default::default(),
+        );
+        let entry = Entry {
+            method: "tools/call",
+            target: "t\\x",
+            caller: &caller,
+            request_id: "\"7\"",
+            session: None,
+            protocol_version: None,
+            outcome: Outcome::ProtocolError(-32000, Some("odd\r\nkind".into())),
+            duration: Duration::from_micros(3),
+            digest: "00",
+            kept: None,
+        };
+        let text = String::from_utf8(entry.line(Some("r\"1"), UNIX_EPOCH).unwrap()).unwrap();
+        assert!(!text.contains(['\n', '\r', '\u{7}']), "{text}");
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed["subject"], hostile);
+        assert_eq!(parsed["client_id"], Value::Null);
+        assert_eq!(parsed["target"], "t\\x");
+        assert_eq!(parsed["request_id"], "\"7\"");
+        assert_eq!(parsed["error_kind"], "odd\r\nkind");
+        assert_eq!(parsed["replica"], "r\"1");
+        let order = [
+            "time",
+            "subject",
+            "client_id",
+            "method",
+            "target",
+            "outcome",
+            "error_kind",
+            "error_code",
+            "duration_us",
+            "replica",
+            "request_id",
+            "arguments_digest",
+        ];
+        let at: Vec<usize> = order
+            .iter()
+            .map(|key| text.find(&format!("\"{key}\":")).expect(key))
+            .collect();
+        assert!(at.windows(2).all(|pair| pair[0] < pair[1]), "{text}");
+        assert_eq!(parsed.as_object().unwrap().len(), order.len(), "{text}");
     }
 
     #[test]
