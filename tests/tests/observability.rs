@@ -460,6 +460,34 @@ fn otlp_receiver(name: &str) -> (ServerProcess, PathBuf) {
     (receiver, out)
 }
 
+/// `binary` serving stateless HTTP to the holders of [`TOKENS`], exporting over OTLP to
+/// `receiver`, with `extra` arguments.
+fn exporting(binary: &Path, name: &str, receiver: &ServerProcess, extra: &[&str]) -> ServerProcess {
+    let tokens = scratch_file(&format!("{name}-tokens"), TOKENS);
+    let tokens = tokens.display().to_string();
+    let mut arguments = vec![
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--stateless",
+        "--tokens-file",
+        &tokens,
+        "--otlp-endpoint",
+        &receiver.endpoint,
+    ];
+    arguments.extend_from_slice(extra);
+    ServerProcess::start_cli_http(binary, &arguments)
+}
+
+/// SIGTERM, and wait until the server has flushed what it exports and exited.
+fn shut_down(server: &mut ServerProcess) {
+    server.terminate();
+    assert!(
+        server.wait_exit(Duration::from_secs(30)).is_some(),
+        "the server did not exit"
+    );
+}
+
 /// What the receiver wrote to `out`, read again until `enough` says so (at most 20 s).
 fn received(out: &Path, enough: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     let started = Instant::now();
@@ -484,22 +512,11 @@ fn traceparent(trace: &str, span: &str) -> String {
 #[test]
 fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
     let (receiver, out) = otlp_receiver("otlp");
-    let tokens = scratch_file("otlp-tokens", TOKENS);
-    let tokens_arg = tokens.display().to_string();
-    let mut server = ServerProcess::start_cli_http(
+    let mut server = exporting(
         observed_tools(),
-        &[
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--tokens-file",
-            &tokens_arg,
-            "--replica-id",
-            "replica-7",
-            "--otlp-endpoint",
-            &receiver.endpoint,
-        ],
+        "otlp",
+        &receiver,
+        &["--replica-id", "replica-7"],
     );
     let authority = server.authority().to_string();
 
@@ -540,11 +557,7 @@ fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
     assert!(is_tool_error(&answer), "{answer}");
 
     // SIGTERM: the server shuts down and flushes its spans and metrics.
-    server.terminate();
-    assert!(
-        server.wait_exit(Duration::from_secs(30)).is_some(),
-        "the server did not exit"
-    );
+    shut_down(&mut server);
 
     let records = received(&out, |records| {
         let has = |kind: &str, name: &str| {
@@ -818,22 +831,11 @@ fn the_task_gauge_counts_the_tasks_a_replica_runs_by_status() {
 #[test]
 fn a_sample_ratio_of_zero_exports_only_the_traces_a_client_sampled() {
     let (receiver, out) = otlp_receiver("otlp-sampled");
-    let tokens = scratch_file("otlp-sampled-tokens", TOKENS);
-    let tokens_arg = tokens.display().to_string();
-    let mut server = ServerProcess::start_cli_http(
+    let mut server = exporting(
         observed_tools(),
-        &[
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--tokens-file",
-            &tokens_arg,
-            "--otlp-endpoint",
-            &receiver.endpoint,
-            "--otlp-sample-ratio",
-            "0",
-        ],
+        "otlp-sampled",
+        &receiver,
+        &["--otlp-sample-ratio", "0"],
     );
     let authority = server.authority().to_string();
     // A trace the client sampled (flags 01) is exported whatever the ratio; one it did not
@@ -855,11 +857,7 @@ fn a_sample_ratio_of_zero_exports_only_the_traces_a_client_sampled() {
     let answer = call(&authority, READER, 3, "echo", None, &[]);
     assert!(answer["result"].is_object(), "{answer}");
 
-    server.terminate();
-    assert!(
-        server.wait_exit(Duration::from_secs(30)).is_some(),
-        "the server did not exit"
-    );
+    shut_down(&mut server);
     // The metrics are never sampled: they arrive, and with them the flushed spans.
     let records = received(&out, |records| {
         let operations = records
@@ -896,21 +894,7 @@ fn a_sample_ratio_of_zero_exports_only_the_traces_a_client_sampled() {
 #[test]
 fn a_tasks_later_work_stays_in_the_trace_of_its_request() {
     let (receiver, out) = otlp_receiver("otlp-task");
-    let tokens = scratch_file("otlp-task-tokens", TOKENS);
-    let tokens_arg = tokens.display().to_string();
-    let mut server = ServerProcess::start_cli_http(
-        slow_tools(),
-        &[
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--tokens-file",
-            &tokens_arg,
-            "--otlp-endpoint",
-            &receiver.endpoint,
-        ],
-    );
+    let mut server = exporting(slow_tools(), "otlp-task", &receiver, &[]);
     let authority = server.authority().to_string();
     let (trace, parent) = ("5d0e8b2a7c4f4a1e9b3c6d2f1a0e9d8c", "1f2e3d4c5b6a7980");
     let created = modern(
@@ -926,11 +910,7 @@ fn a_tasks_later_work_stays_in_the_trace_of_its_request() {
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let task = created["result"]["taskId"].as_str().unwrap().to_string();
     wait_status(&authority, &task, "completed");
-    server.terminate();
-    assert!(
-        server.wait_exit(Duration::from_secs(30)).is_some(),
-        "the server did not exit"
-    );
+    shut_down(&mut server);
 
     let records = received(&out, |records| {
         records
