@@ -488,6 +488,15 @@ fn shut_down(server: &mut ServerProcess) {
     );
 }
 
+/// The first span named `name` among `records`.
+fn span_named(records: &[Value], name: &str) -> Value {
+    records
+        .iter()
+        .find(|r| r["kind"] == "span" && r["name"] == name)
+        .unwrap_or_else(|| panic!("no span {name:?} among {records:#?}"))
+        .clone()
+}
+
 /// What the receiver wrote to `out`, read again until `enough` says so (at most 20 s).
 fn received(out: &Path, enough: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     let started = Instant::now();
@@ -567,13 +576,7 @@ fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
         };
         has("span", "tools/call flaky") && has("metric", "mcp.server.operation.duration")
     });
-    let span = |name: &str| {
-        records
-            .iter()
-            .find(|r| r["kind"] == "span" && r["name"] == name)
-            .unwrap_or_else(|| panic!("no span {name:?} among {records:#?}"))
-            .clone()
-    };
+    let span = |name: &str| span_named(&records, name);
 
     let traced = span("tools/call traced");
     assert_eq!(traced["trace_id"], meta_trace, "{traced:#}");
@@ -917,13 +920,7 @@ fn a_tasks_later_work_stays_in_the_trace_of_its_request() {
             .iter()
             .any(|r| r["kind"] == "span" && r["name"] == "crunching")
     });
-    let span = |name: &str| {
-        records
-            .iter()
-            .find(|r| r["kind"] == "span" && r["name"] == name)
-            .unwrap_or_else(|| panic!("no span {name:?} among {records:#?}"))
-            .clone()
-    };
+    let span = |name: &str| span_named(&records, name);
     let request = span("tools/call crunch");
     assert_eq!(request["trace_id"], trace, "{request:#}");
     assert_eq!(request["parent_span_id"], parent, "{request:#}");
