@@ -68,6 +68,9 @@ pub struct ItemAttr {
     pub rate: Option<(mcp_toolbelt_names::rate::Rate, Span)>,
     /// `task = "optional" | "required"`: the variant of `TaskSupport`.
     pub task: Option<(syn::Ident, Span)>,
+    /// `audit_keep = ["field", …]`: fields of the tool's `#[args]` struct the audit log
+    /// writes as they are.
+    pub audit_keep: Option<Vec<LitStr>>,
     pub cli_category: Option<LitStr>,
     pub cli_name: Option<LitStr>,
     pub hidden_from_cli: Option<Span>,
@@ -229,6 +232,18 @@ pub const ITEM_KEYS: &[ItemKey] = &[
                 );
             }
             attr.max_concurrency = Some(limit);
+            Ok(())
+        },
+    },
+    ItemKey {
+        name: "audit_keep",
+        syntax: "audit_keep = [\"field\", ...]",
+        kinds: &[Tool],
+        doc: "fields of the tool's `#[args]` struct whose values the audit log writes as they are (`serve --audit-log`), by their names in the input schema; a name the schema lacks fails the registry's build. A tool with plain parameters marks them `#[arg(audit = \"keep\")]` instead. For values safe to keep (ids, regions), never secrets or personal data",
+        default: "none (the arguments reach the log only in their digest)",
+        parse: |meta, attr, _| {
+            let list = bracketed(meta.value()?, |input| input.parse::<LitStr>())?;
+            attr.audit_keep = Some(list);
             Ok(())
         },
     },
@@ -484,6 +499,7 @@ impl ItemAttr {
             task: None,
             max_concurrency: None,
             rate: None,
+            audit_keep: None,
             cli_category: None,
             cli_name: None,
             hidden_from_cli: None,

@@ -686,6 +686,9 @@ fn metadata(tool: &AnnotatedFn) -> TokenStream {
             calls.push(quote! { .audit_keep(#wire) });
         }
     }
+    for field in attr.audit_keep.iter().flatten() {
+        calls.push(quote! { .audit_keep(#field) });
+    }
     if let Some((variant, span)) = &attr.task {
         calls.push(
             quote::quote_spanned! { *span=> .task_support(#rt::definition::TaskSupport::#variant) },

@@ -2,6 +2,7 @@
 
 use proc_macro2::Span;
 use quote::ToTokens;
+use syn::LitStr;
 use syn::spanned::Spanned;
 
 use crate::ast::{self, AnnotatedFn, Param, ParamKind};
@@ -295,6 +296,15 @@ fn tool(cx: &Ctxt, item: &AnnotatedFn) {
         .iter()
         .filter(|p| matches!(p.kind, ParamKind::Args))
         .collect();
+    if let Some(kept) = &item.attr.audit_keep
+        && args_structs.is_empty()
+    {
+        let at = kept.first().map_or_else(Span::call_site, LitStr::span);
+        cx.error_at(
+            at,
+            "`audit_keep` names fields of an #[args] struct, and this tool has none; mark each parameter to keep with `#[arg(audit = \"keep\")]`",
+        );
+    }
     let plain_args = item
         .params
         .iter()
