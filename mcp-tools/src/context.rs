@@ -297,6 +297,7 @@ impl ToolContext {
     }
 
     /// Mark the request as one a server observes (`server/telemetry`: `Observation`).
+    #[cfg(feature = "server")]
     pub(crate) fn observed(mut self) -> Self {
         self.observed = true;
         self

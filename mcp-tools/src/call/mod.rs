@@ -9,5 +9,4 @@ pub(crate) mod middleware;
 pub(crate) mod validate;
 
 pub use blocking::run_blocking;
-#[cfg(feature = "server")]
 pub use middleware::{Around, Next, ToolStats};
