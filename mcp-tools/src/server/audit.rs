@@ -555,31 +555,16 @@ pub(crate) fn kept_arguments<'k>(
 /// assert_ne!(a, arguments_digest(&json!({"b": 2, "a": [true, null, "x"]})));
 /// ```
 pub fn arguments_digest(value: &Value) -> String {
-    let mut text = Vec::with_capacity(DIGESTED_CAPACITY);
-    canonical(value, &mut |bytes| text.extend_from_slice(bytes));
-    hex(&text)
+    hex(&canonical(Step::Value(value)))
 }
 
 /// [`arguments_digest`] of a request's arguments object (none counts as `{}`), without
 /// copying it into a [`Value`].
 pub(crate) fn object_digest(object: Option<&Map<String, Value>>) -> String {
-    let mut text = Vec::with_capacity(DIGESTED_CAPACITY);
-    text.push(b'{');
-    if let Some(object) = object {
-        let mut keys: Vec<(&String, &Value)> = object.iter().collect();
-        keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let mut out = |bytes: &[u8]| text.extend_from_slice(bytes);
-        for (at, (key, item)) in keys.into_iter().enumerate() {
-            if at > 0 {
-                out(b",");
-            }
-            json_to(key.as_str(), &mut out);
-            out(b":");
-            canonical(item, &mut out);
-        }
+    match object {
+        Some(object) => hex(&canonical(Step::Object(object))),
+        None => hex(b"{}"),
     }
-    text.push(b'}');
-    hex(&text)
 }
 
 /// Room for the canonical text of usual arguments: digested in one go, not piece by piece.
@@ -597,50 +582,34 @@ fn hex(text: &[u8]) -> String {
     hex
 }
 
-/// The bytes `serde_json` writes, handed to `out` as they come (no buffer in between).
-struct Forward<'o, F>(&'o mut F);
-
-impl<F: FnMut(&[u8])> std::io::Write for Forward<'_, F> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        (self.0)(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+/// A piece of canonical JSON still to write.
+enum Step<'v> {
+    Value(&'v Value),
+    /// An object, whether inside a [`Value`] or not.
+    Object(&'v Map<String, Value>),
+    Raw(&'static [u8]),
+    Key(&'v str),
 }
 
-/// `value` as `serde_json` writes it (a string escaped and quoted, a number as read), to
-/// `out`.
-fn json_to(value: &(impl Serialize + ?Sized), out: &mut impl FnMut(&[u8])) {
-    // Writing a string or a number to a sink that never fails cannot fail.
-    let _ = serde_json::to_writer(Forward(out), value);
-}
-
-/// Write `value`'s canonical JSON to `out`, iteratively (no nesting depth can overflow
-/// the stack).
-fn canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
-    enum Step<'v> {
-        Value(&'v Value),
-        Raw(&'static [u8]),
-        Key(&'v str),
-    }
-    let mut stack = vec![Step::Value(value)];
+/// The canonical JSON of `first`, written iteratively (no nesting depth can overflow the
+/// stack).
+fn canonical(first: Step<'_>) -> Vec<u8> {
+    let mut text = Vec::with_capacity(DIGESTED_CAPACITY);
+    let mut stack = vec![first];
     while let Some(step) = stack.pop() {
         match step {
-            Step::Raw(bytes) => out(bytes),
+            Step::Raw(bytes) => text.extend_from_slice(bytes),
             Step::Key(key) => {
-                json_to(key, out);
-                out(b":");
+                json_to(&mut text, key);
+                text.push(b':');
             }
-            Step::Value(Value::Null) => out(b"null"),
-            Step::Value(Value::Bool(true)) => out(b"true"),
-            Step::Value(Value::Bool(false)) => out(b"false"),
-            Step::Value(Value::Number(number)) => json_to(number, out),
-            Step::Value(Value::String(text)) => json_to(text.as_str(), out),
+            Step::Value(Value::Null) => text.extend_from_slice(b"null"),
+            Step::Value(Value::Bool(true)) => text.extend_from_slice(b"true"),
+            Step::Value(Value::Bool(false)) => text.extend_from_slice(b"false"),
+            Step::Value(Value::Number(number)) => json_to(&mut text, number),
+            Step::Value(Value::String(string)) => json_to(&mut text, string.as_str()),
             Step::Value(Value::Array(items)) => {
-                out(b"[");
+                text.push(b'[');
                 stack.push(Step::Raw(b"]"));
                 for (at, item) in items.iter().enumerate().rev() {
                     stack.push(Step::Value(item));
@@ -649,8 +618,8 @@ fn canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
                     }
                 }
             }
-            Step::Value(Value::Object(object)) => {
-                out(b"{");
+            Step::Value(Value::Object(object)) | Step::Object(object) => {
+                text.push(b'{');
                 stack.push(Step::Raw(b"}"));
                 let mut keys: Vec<(&String, &Value)> = object.iter().collect();
                 keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -664,6 +633,14 @@ fn canonical(value: &Value, out: &mut impl FnMut(&[u8])) {
             }
         }
     }
+    text
+}
+
+/// `value` as `serde_json` writes it (a string escaped and quoted, a number as read),
+/// appended to `text`.
+fn json_to(text: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    // Writing a string or a number into a `Vec` cannot fail.
+    let _ = serde_json::to_writer(text, value);
 }
 
 /// A time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-27T17:51:18.123Z`.
@@ -720,9 +697,7 @@ mod tests {
     use serde_json::json;
 
     fn canonical_text(value: &Value) -> String {
-        let mut bytes = Vec::new();
-        canonical(value, &mut |b| bytes.extend_from_slice(b));
-        String::from_utf8(bytes).unwrap()
+        String::from_utf8(canonical(Step::Value(value))).unwrap()
     }
 
     #[test]
