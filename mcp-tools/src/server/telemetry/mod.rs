@@ -166,11 +166,10 @@ impl Observation {
             return;
         };
         if let Some(error) = error {
-            self.span.record("error.type", error);
+            self.span.record(attribute::ERROR_TYPE, error);
         }
         if let Some(kind) = kind {
-            self.span
-                .record("mcp_toolbelt.tool.error_kind", kind.as_str());
+            self.span.record(attribute::ERROR_KIND, kind.as_str());
         }
         #[cfg(feature = "otel")]
         if let Some(exported) = self.exported.take() {
@@ -231,31 +230,76 @@ impl<'a> RequestAttributes<'a> {
         }
     }
 
-    /// Record them on the request's `tracing` span.
-    fn record(&self, span: &tracing::Span) {
-        span.record("mcp.method.name", self.method);
+    /// Each attribute the request has, in order, by its name in [`attribute`].
+    pub(crate) fn each(&self, mut each: impl FnMut(&'static str, AttributeValue<'_>)) {
+        use AttributeValue::{Int, Shared, Static, Text};
+        each(attribute::METHOD, Static(self.method));
         if let Some(tool) = self.tool {
-            span.record("gen_ai.tool.name", &**tool);
+            each(attribute::TOOL, Shared(tool));
         }
         if let Some(version) = &self.protocol_version {
-            span.record("mcp.protocol.version", version.as_str());
+            // A known revision's text is static: no copy per request.
+            let known = ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .find(|k| *k == version);
+            let value = known.map_or(Text(version.as_str()), |known| Static(known.as_str()));
+            each(attribute::PROTOCOL_VERSION, value);
         }
-        match self.request_id {
-            NumberOrString::Number(n) => span.record("jsonrpc.request.id", *n),
-            NumberOrString::String(s) => span.record("jsonrpc.request.id", &**s),
+        let id = match self.request_id {
+            NumberOrString::Number(n) => Int(*n),
+            NumberOrString::String(s) => Shared(s),
         };
+        each(attribute::REQUEST_ID, id);
         let text = [
-            ("mcp.session.id", self.session),
-            ("enduser.id", self.subject),
-            ("mcp_toolbelt.client.id", self.client),
-            ("mcp_toolbelt.replica.id", self.replica.map(|r| &**r)),
+            (attribute::SESSION, self.session),
+            (attribute::SUBJECT, self.subject),
+            (attribute::CLIENT, self.client),
         ];
-        for (field, value) in text {
+        for (key, value) in text {
             if let Some(value) = value {
-                span.record(field, value);
+                each(key, Text(value));
             }
         }
+        if let Some(replica) = self.replica {
+            each(attribute::REPLICA, Shared(replica));
+        }
     }
+
+    /// Record them on the request's `tracing` span.
+    fn record(&self, span: &tracing::Span) {
+        self.each(|key, value| {
+            match value {
+                AttributeValue::Static(text) | AttributeValue::Text(text) => span.record(key, text),
+                AttributeValue::Shared(text) => span.record(key, &**text),
+                AttributeValue::Int(n) => span.record(key, n),
+            };
+        });
+    }
+}
+
+/// One attribute's value as the request holds it: the exported span copies only
+/// [`Text`](AttributeValue::Text).
+pub(crate) enum AttributeValue<'a> {
+    Static(&'static str),
+    Shared(&'a Arc<str>),
+    Text(&'a str),
+    Int(i64),
+}
+
+/// The attribute names of a request's spans. The `tracing` span (in
+/// [`Observation::start`]) declares the same names as its fields, which its macro needs
+/// written out.
+pub(crate) mod attribute {
+    pub(crate) const METHOD: &str = "mcp.method.name";
+    pub(crate) const TOOL: &str = "gen_ai.tool.name";
+    pub(crate) const PROTOCOL_VERSION: &str = "mcp.protocol.version";
+    pub(crate) const REQUEST_ID: &str = "jsonrpc.request.id";
+    pub(crate) const SESSION: &str = "mcp.session.id";
+    pub(crate) const SUBJECT: &str = "enduser.id";
+    pub(crate) const CLIENT: &str = "mcp_toolbelt.client.id";
+    pub(crate) const REPLICA: &str = "mcp_toolbelt.replica.id";
+    pub(crate) const ERROR_TYPE: &str = "error.type";
+    pub(crate) const ERROR_KIND: &str = "mcp_toolbelt.tool.error_kind";
 }
 
 /// The HTTP session this request belongs to (stateful streamable HTTP).

@@ -41,14 +41,13 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
 };
-use rmcp::model::{NumberOrString, ProtocolVersion};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{Filtered, LevelFilter, Targets};
 
 use super::metrics::{BUCKETS, Metrics, OperationKey, STATUSES};
-use super::{REQUEST_TARGET, RequestAttributes};
+use super::{AttributeValue, REQUEST_TARGET, RequestAttributes, attribute};
 use crate::output::error::ErrorKind;
 
 /// The instrumentation scope of the spans and metrics.
@@ -381,36 +380,15 @@ impl Instruments {
             None => Cow::Borrowed(request.method),
         };
         let mut attributes = Vec::with_capacity(9);
-        attributes.push(KeyValue::new("mcp.method.name", request.method));
-        if let Some(tool) = request.tool {
-            attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
-        }
-        if let Some(version) = &request.protocol_version {
-            // A known revision's text is static: no copy per request.
-            let value = match ProtocolVersion::KNOWN_VERSIONS
-                .iter()
-                .find(|k| *k == version)
-            {
-                Some(known) => opentelemetry::Value::from(known.as_str()),
-                None => opentelemetry::Value::from(version.as_str().to_string()),
+        request.each(|key, value| {
+            let value = match value {
+                AttributeValue::Static(text) => opentelemetry::Value::from(text),
+                AttributeValue::Shared(text) => opentelemetry::Value::from(text.clone()),
+                AttributeValue::Text(text) => opentelemetry::Value::from(text.to_string()),
+                AttributeValue::Int(n) => opentelemetry::Value::from(n),
             };
-            attributes.push(KeyValue::new("mcp.protocol.version", value));
-        }
-        attributes.push(match request.request_id {
-            NumberOrString::Number(n) => KeyValue::new("jsonrpc.request.id", *n),
-            NumberOrString::String(s) => KeyValue::new("jsonrpc.request.id", s.clone()),
+            attributes.push(KeyValue::new(key, value));
         });
-        let mut text = |key: &'static str, value: Option<&str>| {
-            if let Some(value) = value {
-                attributes.push(KeyValue::new(key, value.to_string()));
-            }
-        };
-        text("mcp.session.id", request.session);
-        text("enduser.id", request.subject);
-        text("mcp_toolbelt.client.id", request.client);
-        if let Some(replica) = request.replica {
-            attributes.push(KeyValue::new("mcp_toolbelt.replica.id", replica.clone()));
-        }
         let span = self
             .tracer
             .span_builder(name)
@@ -426,12 +404,12 @@ impl Instruments {
 /// The `mcp.server.operation.duration` attributes of the series `key`.
 pub(crate) fn attributes(key: &OperationKey) -> Box<[KeyValue]> {
     let mut attributes = Vec::with_capacity(3);
-    attributes.push(KeyValue::new("mcp.method.name", key.method));
+    attributes.push(KeyValue::new(attribute::METHOD, key.method));
     if let Some(tool) = &key.tool {
-        attributes.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+        attributes.push(KeyValue::new(attribute::TOOL, tool.clone()));
     }
     if let Some(error) = key.error {
-        attributes.push(KeyValue::new("error.type", error));
+        attributes.push(KeyValue::new(attribute::ERROR_TYPE, error));
     }
     attributes.into_boxed_slice()
 }
@@ -455,11 +433,11 @@ impl RequestSpan {
     pub(crate) fn end(self, error: Option<&'static str>, kind: Option<ErrorKind>) {
         let span = self.context.span();
         if let Some(error) = error {
-            span.set_attribute(KeyValue::new("error.type", error));
+            span.set_attribute(KeyValue::new(attribute::ERROR_TYPE, error));
             span.set_status(Status::error(error));
         }
         if let Some(kind) = kind {
-            span.set_attribute(KeyValue::new("mcp_toolbelt.tool.error_kind", kind.as_str()));
+            span.set_attribute(KeyValue::new(attribute::ERROR_KIND, kind.as_str()));
         }
         span.end();
     }
