@@ -10,7 +10,7 @@
 //!
 //! [`ToolDefBuilder::audit_keep`]: crate::definition::ToolDefBuilder::audit_keep
 
-use std::collections::VecDeque;
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -109,7 +109,12 @@ struct Inner {
 }
 
 struct Queue {
-    lines: VecDeque<Vec<u8>>,
+    /// The queued lines, each with its newline, one after the other: a line is copied in
+    /// and the writer takes them all by swapping buffers, so no line is allocated on a
+    /// call's thread and freed on the writer's.
+    waiting: Vec<u8>,
+    /// How many lines `waiting` holds.
+    queued: usize,
     /// Lines the writer took and has not finished writing (they count against the bound).
     writing: usize,
     bound: usize,
@@ -129,7 +134,7 @@ struct Queue {
 impl Queue {
     /// Lines waiting or being written fill half the bound: the writer gathers no longer.
     fn half_full(&self) -> bool {
-        self.lines.len() + self.writing >= self.bound / 2
+        self.queued + self.writing >= self.bound / 2
     }
 }
 
@@ -212,7 +217,8 @@ impl AuditLog {
         let inner = Arc::new(Inner {
             target,
             queue: Mutex::new(Queue {
-                lines: VecDeque::new(),
+                waiting: Vec::new(),
+                queued: 0,
                 writing: 0,
                 bound: DEFAULT_AUDIT_QUEUE,
                 closed: false,
@@ -304,7 +310,7 @@ impl AuditLog {
             self.inner.ready.notify_one();
         }
         let mut empty = true;
-        while !queue.lines.is_empty() || queue.writing > 0 {
+        while queue.queued > 0 || queue.writing > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 empty = false;
@@ -322,16 +328,17 @@ impl AuditLog {
     }
 
     /// Queue one line (without its newline); never waits.
-    fn push(&self, mut line: Vec<u8>) {
-        line.push(b'\n');
+    fn push(&self, line: &[u8]) {
         let mut queue = lock(&self.inner.queue);
-        if queue.lines.len() + queue.writing >= queue.bound {
+        if queue.queued + queue.writing >= queue.bound {
             drop(queue);
             self.inner.queue_drops.fetch_add(1, Ordering::Relaxed);
             self.inner.warn(None);
             return;
         }
-        queue.lines.push_back(line);
+        queue.waiting.extend_from_slice(line);
+        queue.waiting.push(b'\n');
+        queue.queued += 1;
         let wake = queue.writer_waiting || (queue.gathering && queue.half_full());
         drop(queue);
         if wake {
@@ -341,8 +348,21 @@ impl AuditLog {
 
     /// Write the line of a call that ended.
     pub(crate) fn record(&self, entry: &Entry<'_>) {
-        match entry.line(self.replica_id(), SystemTime::now()) {
-            Ok(line) => self.push(line),
+        thread_local! {
+            /// Where this thread writes a line before it is queued (kept between calls).
+            static LINE: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(LINE_CAPACITY));
+        }
+        let written = LINE.with_borrow_mut(|line| {
+            line.clear();
+            let written = entry.write(line, self.replica_id(), SystemTime::now());
+            if written.is_ok() {
+                self.push(line);
+            }
+            line.shrink_to(KEPT_BUFFER);
+            written
+        });
+        match written {
+            Ok(()) => {}
             // Serializing a map of strings and numbers does not fail; if it ever did, the
             // line is counted as lost, not skipped silently.
             Err(error) => {
@@ -361,12 +381,12 @@ impl Inner {
         loop {
             let taken = {
                 let mut queue = lock(&self.queue);
-                while queue.lines.is_empty() && !queue.closed {
+                while queue.queued == 0 && !queue.closed {
                     queue.writer_waiting = true;
                     queue = self.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
                     queue.writer_waiting = false;
                 }
-                if queue.lines.is_empty() {
+                if queue.queued == 0 {
                     return;
                 }
                 // One write (and one wake-up) for the lines of the next moment rather than
@@ -385,12 +405,11 @@ impl Inner {
                         .0;
                     queue.gathering = false;
                 }
-                let taken = queue.lines.len();
+                let taken = queue.queued;
+                queue.queued = 0;
                 queue.writing = taken;
                 batch.clear();
-                for line in queue.lines.drain(..) {
-                    batch.extend_from_slice(&line);
-                }
+                std::mem::swap(&mut batch, &mut queue.waiting);
                 taken as u64
             };
             match sink.write(&batch) {
@@ -402,6 +421,8 @@ impl Inner {
                     self.warn(Some(&error.to_string()));
                 }
             }
+            // Swapped back next time: a burst of long lines leaves no large buffer behind.
+            batch.shrink_to(KEPT_BUFFER);
             let mut queue = lock(&self.queue);
             queue.writing = 0;
             let flushing = queue.flushing > 0;
@@ -462,37 +483,41 @@ pub(crate) struct Entry<'a> {
 }
 
 impl Entry<'_> {
-    /// The JSON line (no newline) at time `now`: its fields in a fixed order (`time`,
+    /// Append the JSON line (no newline) at time `now` to `line`: its fields in a fixed order (`time`,
     /// `subject`, `client_id`, `method`, `target`, `outcome`, `error_kind`, `error_code`,
     /// `duration_us`, `replica`, `request_id`, `session`, `protocol_version`,
     /// `arguments_digest`, `arguments`), the optional ones left out when absent and
     /// `subject`, `client_id` and `replica` written as `null`. The names are written as
     /// they are; every value that did not come from this module is escaped by
     /// `serde_json`.
-    fn line(&self, replica: Option<&str>, now: SystemTime) -> serde_json::Result<Vec<u8>> {
+    fn write(
+        &self,
+        line: &mut Vec<u8>,
+        replica: Option<&str>,
+        now: SystemTime,
+    ) -> serde_json::Result<()> {
         let (outcome, error_kind, error_code) = match &self.outcome {
             Outcome::Ok => ("ok", None, None),
             Outcome::ToolError(kind) => ("tool_error", Some(kind.as_str()), None),
             Outcome::ProtocolError(code, kind) => ("protocol_error", kind.as_deref(), Some(*code)),
         };
-        let mut line = Vec::with_capacity(LINE_CAPACITY);
         let mut digits = itoa::Buffer::new();
         line.extend_from_slice(b"{\"time\":\"");
         line.extend_from_slice(rfc3339(now).as_str().as_bytes());
         line.extend_from_slice(b"\",\"subject\":");
-        serde_json::to_writer(&mut line, &self.caller.subject())?;
+        serde_json::to_writer(&mut *line, &self.caller.subject())?;
         line.extend_from_slice(b",\"client_id\":");
-        serde_json::to_writer(&mut line, &self.caller.client_id())?;
+        serde_json::to_writer(&mut *line, &self.caller.client_id())?;
         line.extend_from_slice(b",\"method\":");
-        serde_json::to_writer(&mut line, self.method)?;
+        serde_json::to_writer(&mut *line, self.method)?;
         line.extend_from_slice(b",\"target\":");
-        serde_json::to_writer(&mut line, self.target)?;
+        serde_json::to_writer(&mut *line, self.target)?;
         line.extend_from_slice(b",\"outcome\":\"");
         line.extend_from_slice(outcome.as_bytes());
         line.push(b'"');
         if let Some(kind) = error_kind {
             line.extend_from_slice(b",\"error_kind\":");
-            serde_json::to_writer(&mut line, kind)?;
+            serde_json::to_writer(&mut *line, kind)?;
         }
         if let Some(code) = error_code {
             line.extend_from_slice(b",\"error_code\":");
@@ -502,31 +527,34 @@ impl Entry<'_> {
         let micros = u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX);
         line.extend_from_slice(digits.format(micros).as_bytes());
         line.extend_from_slice(b",\"replica\":");
-        serde_json::to_writer(&mut line, &replica)?;
+        serde_json::to_writer(&mut *line, &replica)?;
         line.extend_from_slice(b",\"request_id\":");
-        serde_json::to_writer(&mut line, self.request_id)?;
+        serde_json::to_writer(&mut *line, self.request_id)?;
         if let Some(session) = self.session {
             line.extend_from_slice(b",\"session\":");
-            serde_json::to_writer(&mut line, session)?;
+            serde_json::to_writer(&mut *line, session)?;
         }
         if let Some(version) = self.protocol_version {
             line.extend_from_slice(b",\"protocol_version\":");
-            serde_json::to_writer(&mut line, version)?;
+            serde_json::to_writer(&mut *line, version)?;
         }
         line.extend_from_slice(b",\"arguments_digest\":");
-        serde_json::to_writer(&mut line, self.digest)?;
+        serde_json::to_writer(&mut *line, self.digest)?;
         if let Some(kept) = &self.kept {
             line.extend_from_slice(b",\"arguments\":");
-            serde_json::to_writer(&mut line, kept)?;
+            serde_json::to_writer(&mut *line, kept)?;
         }
         line.push(b'}');
-        Ok(line)
+        Ok(())
     }
 }
 
 /// Room for a usual line (its fields without kept arguments take about 300 bytes), so
 /// writing one seldom grows its buffer.
 const LINE_CAPACITY: usize = 384;
+
+/// The most a line or batch buffer keeps between uses (a longer one is shrunk to this).
+const KEPT_BUFFER: usize = 256 * 1024;
 
 /// The top-level arguments of `arguments` named in `keep` (those present), if any.
 pub(crate) fn kept_arguments<'k>(
@@ -695,6 +723,15 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    impl Entry<'_> {
+        /// The line on its own.
+        fn line(&self, replica: Option<&str>, now: SystemTime) -> serde_json::Result<Vec<u8>> {
+            let mut line = Vec::new();
+            self.write(&mut line, replica, now)?;
+            Ok(line)
+        }
+    }
 
     fn canonical_text(value: &Value) -> String {
         String::from_utf8(canonical(Step::Value(value))).unwrap()
@@ -885,7 +922,7 @@ mod tests {
         let path = dir.join("queue.jsonl");
         let log = AuditLog::to_file(&path).unwrap().queue_bound(4);
         for n in 0..1000 {
-            log.push(format!("{{\"n\":{n}}}").into_bytes());
+            log.push(format!("{{\"n\":{n}}}").as_bytes());
         }
         assert!(log.flush(Duration::from_secs(10)));
         let lines = std::fs::read_to_string(&path).unwrap().lines().count() as u64;
@@ -907,7 +944,7 @@ mod tests {
         // /dev/full: every write fails with ENOSPC, a real device refusing lines.
         let log = AuditLog::to_file("/dev/full").unwrap();
         for n in 0..10 {
-            log.push(format!("{{\"n\":{n}}}").into_bytes());
+            log.push(format!("{{\"n\":{n}}}").as_bytes());
         }
         assert!(log.flush(Duration::from_secs(10)));
         assert_eq!(log.write_failures(), 10);

@@ -15,6 +15,8 @@ mod metrics;
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel;
 mod prometheus;
+#[cfg(feature = "otel")]
+mod span_export;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -47,6 +47,7 @@ use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{Filtered, LevelFilter, Targets};
 
 use super::metrics::{BUCKETS, Metrics, OperationKey, STATUSES};
+use super::span_export::ProtobufSpanExporter;
 use super::{AttributeValue, REQUEST_TARGET, RequestAttributes, attribute};
 use crate::output::error::ErrorKind;
 
@@ -131,12 +132,7 @@ impl OtelBuilder {
         let resource = Resource::builder()
             .with_service_name(self.service_name)
             .build();
-        let spans = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(format!("{base}/v1/traces"))
-            .build()
-            .map_err(|e| OtelError::Exporter(e.to_string()))?;
+        let spans = ProtobufSpanExporter::new(format!("{base}/v1/traces"));
         let batches = BatchSpanProcessor::builder(spans)
             .with_batch_config(
                 BatchConfigBuilder::default()
