@@ -18,6 +18,7 @@ use crate::definition::ToolDef;
 use crate::output::error::ErrorKind;
 use crate::server::AuditLog;
 use crate::server::audit::{Entry, Outcome, arguments_digest, kept_arguments, object_digest};
+use crate::server::telemetry::session_id;
 
 /// A call being audited: what its line says besides the outcome.
 pub(super) struct Audited {
@@ -65,26 +66,6 @@ impl Audited {
     }
 }
 
-/// The HTTP session a request belongs to (its `Mcp-Session-Id`), if any.
-#[cfg(feature = "http")]
-fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
-    context
-        .extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| {
-            parts
-                .headers
-                .get(crate::server::protocol::header::SESSION_ID)
-        })
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_string)
-}
-
-#[cfg(not(feature = "http"))]
-fn session_of(_: &RequestContext<RoleServer>) -> Option<String> {
-    None
-}
-
 impl McpHandler {
     /// The start of an audited call of `target`, when the server keeps an audit log.
     fn audit_start(
@@ -104,7 +85,7 @@ impl McpHandler {
             kept,
             caller: self.caller(context),
             request_id: request_id_text(&context.id),
-            session: session_of(context),
+            session: session_id(context).map(str::to_string),
             protocol_version: context
                 .protocol_version()
                 .map(|version| version.as_str().to_string()),

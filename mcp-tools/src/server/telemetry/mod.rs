@@ -304,20 +304,24 @@ pub(crate) mod attribute {
     pub(crate) const ERROR_KIND: &str = "mcp_toolbelt.tool.error_kind";
 }
 
-/// The HTTP session this request belongs to (stateful streamable HTTP).
+/// The HTTP session this request belongs to (stateful streamable HTTP): its
+/// `Mcp-Session-Id`.
 #[cfg(feature = "http")]
-fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
+pub(crate) fn session_id(context: &RequestContext<RoleServer>) -> Option<&str> {
+    // Looked up by a parsed name: a name given as text is parsed on every lookup.
+    const SESSION_ID: http::HeaderName =
+        http::HeaderName::from_static(super::protocol::header::SESSION_ID);
     context
         .extensions
         .get::<http::request::Parts>()?
         .headers
-        .get(super::protocol::header::SESSION_ID)?
+        .get(&SESSION_ID)?
         .to_str()
         .ok()
 }
 
 #[cfg(not(feature = "http"))]
-fn session_id(_: &RequestContext<RoleServer>) -> Option<&str> {
+pub(crate) fn session_id(_: &RequestContext<RoleServer>) -> Option<&str> {
     None
 }
 

@@ -449,6 +449,10 @@ pub(crate) fn in_current_trace<F: Future>(work: F) -> impl Future<Output = F::Ou
     }
 }
 
+/// The W3C trace-context fields, by these names in `_meta` and as HTTP headers.
+const TRACEPARENT: &str = "traceparent";
+const TRACESTATE: &str = "tracestate";
+
 /// The carrier of a request's trace context: its `_meta` when that has a `traceparent`
 /// (it wins), else its HTTP headers.
 struct Carrier<'a> {
@@ -464,19 +468,27 @@ impl Extractor for Carrier<'_> {
         }
         #[cfg(feature = "http")]
         if let Some(headers) = self.headers {
-            return headers.get(key).and_then(|v| v.to_str().ok());
+            // The two names the propagator asks for, parsed once.
+            const PARENT_HEADER: http::HeaderName = http::HeaderName::from_static(TRACEPARENT);
+            const STATE_HEADER: http::HeaderName = http::HeaderName::from_static(TRACESTATE);
+            let value = match key {
+                TRACEPARENT => headers.get(&PARENT_HEADER),
+                TRACESTATE => headers.get(&STATE_HEADER),
+                other => headers.get(other),
+            };
+            return value.and_then(|v| v.to_str().ok());
         }
         None
     }
 
     fn keys(&self) -> Vec<&str> {
-        vec!["traceparent", "tracestate"]
+        vec![TRACEPARENT, TRACESTATE]
     }
 }
 
 /// The client's trace the request (`context`) continues, when it carries a valid one.
 fn client_trace(context: &RequestContext<RoleServer>) -> Option<Context> {
-    let meta = Some(&**context.meta).filter(|meta| meta.contains_key("traceparent"));
+    let meta = Some(&**context.meta).filter(|meta| meta.contains_key(TRACEPARENT));
     let carrier = Carrier {
         meta,
         #[cfg(feature = "http")]
@@ -485,7 +497,7 @@ fn client_trace(context: &RequestContext<RoleServer>) -> Option<Context> {
             .get::<http::request::Parts>()
             .map(|parts| &parts.headers),
     };
-    carrier.get("traceparent")?;
+    carrier.get(TRACEPARENT)?;
     let parent = TraceContextPropagator::new().extract(&carrier);
     let valid = parent.span().span_context().is_valid();
     valid.then_some(parent)
