@@ -29,6 +29,17 @@ source scripts/env.sh
 cargo fmt --all -- --check
 # Lints with warnings denied, on every target and feature.
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
+# The library alone with no feature, and with each feature on its own: an item gated by the
+# wrong feature, or code left unused by one, fails here rather than in a user's build (the
+# line above and the tests build everything at once).
+for features in "" server http oauth tls axum redis otel testing cli audit; do
+    cargo clippy -p mcp-toolbelt --lib --no-default-features --features "$features" --locked \
+        -- -D warnings
+done
+# A library of tools built on its own, as its users build it: without the server feature
+# (the workspace's builds unify features, so only a build of it alone shows an item its
+# macros or its hook need that a feature hides).
+cargo clippy -p tool-lib --all-targets --locked -- -D warnings
 cargo test --workspace --locked --no-fail-fast
 # The benches compile and run each measurement once (criterion's test mode); `oauth` is the
 # feature benches/oauth.rs needs.

@@ -34,6 +34,27 @@ async fn tools_from_a_library_crate_are_collected_and_callable() {
 }
 
 #[tokio::test]
+async fn a_hook_from_the_library_wraps_every_call() {
+    let counter = tool_lib::CallCounter::default();
+    let registry = ToolRegistry::builder()
+        .around(counter.clone())
+        .build()
+        .unwrap();
+    for text in ["ab", "cd"] {
+        let reversed = registry
+            .call_tool(
+                TEXT_REVERSE_TOOL,
+                json!({ "text": text }),
+                ToolContext::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(reversed.text_content().len(), 2);
+    }
+    assert_eq!(counter.calls(), 2);
+}
+
+#[tokio::test]
 async fn permissions_of_library_tools_apply_in_the_binary() {
     let registry = ToolRegistry::builder()
         .allowed_permissions(PermissionSet::empty())
