@@ -151,11 +151,7 @@ pub const ITEM_KEYS: &[ItemKey] = &[
         kinds: ALL,
         doc: "permissions a caller needs: string literals or `&str` consts",
         default: "none (always available)",
-        parse: |meta, attr, _| {
-            let list = bracketed(meta.value()?, |input| input.parse::<Expr>())?;
-            attr.permissions = Some(list);
-            Ok(())
-        },
+        parse: |meta, attr, _| list(meta, &mut attr.permissions),
     },
     ItemKey {
         name: "category",
@@ -171,11 +167,7 @@ pub const ITEM_KEYS: &[ItemKey] = &[
         kinds: &[Tool],
         doc: "free-form tags (registry selection by tag)",
         default: "none",
-        parse: |meta, attr, _| {
-            let list = bracketed(meta.value()?, |input| input.parse::<LitStr>())?;
-            attr.tags = Some(list);
-            Ok(())
-        },
+        parse: |meta, attr, _| list(meta, &mut attr.tags),
     },
     ItemKey {
         name: "read_only",
@@ -241,11 +233,7 @@ pub const ITEM_KEYS: &[ItemKey] = &[
         kinds: &[Tool],
         doc: "fields of the tool's `#[args]` struct whose values the audit log writes as they are (`serve --audit-log`), by their names in the input schema; a name the schema lacks fails the registry's build. A tool with plain parameters marks them `#[arg(audit = \"keep\")]` instead. For values safe to keep (ids, regions), never secrets or personal data",
         default: "none (the arguments reach the log only in their digest)",
-        parse: |meta, attr, _| {
-            let list = bracketed(meta.value()?, |input| input.parse::<LitStr>())?;
-            attr.audit_keep = Some(list);
-            Ok(())
-        },
+        parse: |meta, attr, _| list(meta, &mut attr.audit_keep),
     },
     ItemKey {
         name: "rate",
@@ -388,6 +376,16 @@ fn value<T: Parse>(meta: &ParseNestedMeta, slot: &mut Option<T>) -> syn::Result<
     Ok(())
 }
 
+/// A key whose value is a bracketed list, `key = [a, b]`.
+fn list<T: Parse>(meta: &ParseNestedMeta, slot: &mut Option<Vec<T>>) -> syn::Result<()> {
+    let input = meta.value()?;
+    let content;
+    syn::bracketed!(content in input);
+    let items: Punctuated<T, Token![,]> = Punctuated::parse_terminated(&content)?;
+    *slot = Some(items.into_iter().collect());
+    Ok(())
+}
+
 /// A key without a value.
 fn flag(meta: &ParseNestedMeta, slot: &mut Option<Span>) -> syn::Result<()> {
     if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
@@ -415,16 +413,6 @@ fn hint(meta: &ParseNestedMeta, slot: &mut Option<LitBool>) -> syn::Result<()> {
     };
     *slot = Some(value);
     Ok(())
-}
-
-fn bracketed<T>(
-    input: ParseStream,
-    item: fn(ParseStream) -> syn::Result<T>,
-) -> syn::Result<Vec<T>> {
-    let content;
-    syn::bracketed!(content in input);
-    let items: Punctuated<T, Token![,]> = Punctuated::parse_terminated_with(&content, item)?;
-    Ok(items.into_iter().collect())
 }
 
 fn key_name(path: &syn::Path) -> String {
