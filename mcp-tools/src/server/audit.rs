@@ -483,9 +483,9 @@ pub(crate) struct Entry<'a> {
 }
 
 impl Entry<'_> {
-    /// Append the JSON line (no newline) at time `now` to `line`: its fields in a fixed order (`time`,
-    /// `subject`, `client_id`, `method`, `target`, `outcome`, `error_kind`, `error_code`,
-    /// `duration_us`, `replica`, `request_id`, `session`, `protocol_version`,
+    /// Append the JSON line (no newline) at time `now` to `line`: its fields in a fixed
+    /// order (`time`, `subject`, `client_id`, `method`, `target`, `outcome`, `error_kind`,
+    /// `error_code`, `duration_us`, `replica`, `request_id`, `session`, `protocol_version`,
     /// `arguments_digest`, `arguments`), the optional ones left out when absent and
     /// `subject`, `client_id` and `replica` written as `null`. The names are written as
     /// they are; every value that did not come from this module is escaped by

@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use opentelemetry::trace::{SpanId, SpanKind, Status};
-use opentelemetry::{Array, InstrumentationScope, Value};
+use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
@@ -27,6 +27,7 @@ const MAX_ANSWER: u64 = 64 * 1024;
 const WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// Exports spans over OTLP/HTTP with protobuf (see the module docs).
+#[derive(Debug)]
 pub(crate) struct ProtobufSpanExporter {
     url: String,
     /// The encoded `Resource` message's fields (set by the SDK before the first export).
@@ -37,14 +38,6 @@ pub(crate) struct ProtobufSpanExporter {
     /// made or dropped inside the server's async runtime.
     client: OnceLock<Result<reqwest::blocking::Client, String>>,
     last_warning: Mutex<Option<Instant>>,
-}
-
-impl std::fmt::Debug for ProtobufSpanExporter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProtobufSpanExporter")
-            .field("url", &self.url)
-            .finish_non_exhaustive()
-    }
 }
 
 impl ProtobufSpanExporter {
@@ -138,11 +131,7 @@ fn encode_request(resource: &[u8], resource_schema: &str, spans: &[SpanData]) ->
                 message(out, 1, |out| {
                     string(out, 1, scope.name());
                     string(out, 2, scope.version().unwrap_or_default());
-                    for attribute in scope.attributes() {
-                        message(out, 3, |out| {
-                            key_value(out, attribute.key.as_str(), &attribute.value);
-                        });
-                    }
+                    attributes(out, 3, scope.attributes());
                 });
                 for span in members {
                     message(out, 2, |out| encode_span(out, span));
@@ -166,48 +155,35 @@ fn encode_span(out: &mut Vec<u8>, span: &SpanData) {
         bytes(out, 4, &span.parent_span_id.to_bytes());
     }
     string(out, 5, &span.name);
-    let kind: u64 = match span.span_kind {
+    let kind = match span.span_kind {
         SpanKind::Internal => 1,
         SpanKind::Server => 2,
         SpanKind::Client => 3,
         SpanKind::Producer => 4,
         SpanKind::Consumer => 5,
     };
-    tag(out, 6, VARINT);
-    varint(out, kind);
+    uint(out, 6, kind);
     fixed64(out, 7, nanos(span.start_time));
     fixed64(out, 8, nanos(span.end_time));
-    for attribute in &span.attributes {
-        message(out, 9, |out| {
-            key_value(out, attribute.key.as_str(), &attribute.value);
-        });
-    }
-    count(out, 10, span.dropped_attributes_count);
+    attributes(out, 9, &span.attributes);
+    uint(out, 10, span.dropped_attributes_count);
     for event in span.events.iter() {
         message(out, 11, |out| {
             fixed64(out, 1, nanos(event.timestamp));
             string(out, 2, &event.name);
-            for attribute in &event.attributes {
-                message(out, 3, |out| {
-                    key_value(out, attribute.key.as_str(), &attribute.value);
-                });
-            }
-            count(out, 4, event.dropped_attributes_count);
+            attributes(out, 3, &event.attributes);
+            uint(out, 4, event.dropped_attributes_count);
         });
     }
-    count(out, 12, span.events.dropped_count);
+    uint(out, 12, span.events.dropped_count);
     for link in span.links.iter() {
         message(out, 13, |out| {
             let linked = &link.span_context;
             bytes(out, 1, &linked.trace_id().to_bytes());
             bytes(out, 2, &linked.span_id().to_bytes());
             string(out, 3, &linked.trace_state().header());
-            for attribute in &link.attributes {
-                message(out, 4, |out| {
-                    key_value(out, attribute.key.as_str(), &attribute.value);
-                });
-            }
-            count(out, 5, link.dropped_attributes_count);
+            attributes(out, 4, &link.attributes);
+            uint(out, 5, link.dropped_attributes_count);
             fixed32(
                 out,
                 6,
@@ -215,18 +191,15 @@ fn encode_span(out: &mut Vec<u8>, span: &SpanData) {
             );
         });
     }
-    count(out, 14, span.links.dropped_count);
+    uint(out, 14, span.links.dropped_count);
     message(out, 15, |out| {
-        let (code, text): (u64, &str) = match &span.status {
+        let (code, text): (u32, &str) = match &span.status {
             Status::Unset => (0, ""),
             Status::Ok => (1, ""),
             Status::Error { description } => (2, description),
         };
         string(out, 2, text);
-        if code != 0 {
-            tag(out, 3, VARINT);
-            varint(out, code);
-        }
+        uint(out, 3, code);
     });
     fixed32(
         out,
@@ -241,6 +214,15 @@ fn flags(trace_flags: u8, remote: bool) -> u32 {
     const HAS_IS_REMOTE: u32 = 0x100;
     const IS_REMOTE: u32 = 0x200;
     u32::from(trace_flags) | HAS_IS_REMOTE | if remote { IS_REMOTE } else { 0 }
+}
+
+/// A repeated `KeyValue` field: one message per attribute.
+fn attributes<'a>(out: &mut Vec<u8>, field: u32, each: impl IntoIterator<Item = &'a KeyValue>) {
+    for attribute in each {
+        message(out, field, |out| {
+            key_value(out, attribute.key.as_str(), &attribute.value);
+        });
+    }
 }
 
 /// The fields of a `KeyValue` message.
@@ -265,11 +247,7 @@ fn any_value(out: &mut Vec<u8>, value: &Value) {
             tag(out, 4, FIXED64);
             out.extend_from_slice(&number.to_bits().to_le_bytes());
         }
-        Value::String(text) => {
-            tag(out, 1, LEN);
-            varint(out, text.as_str().len() as u64);
-            out.extend_from_slice(text.as_str().as_bytes());
-        }
+        Value::String(text) => delimited(out, 1, text.as_str().as_bytes()),
         Value::Array(array) => message(out, 5, |out| match array {
             Array::Bool(items) => items.iter().for_each(|item| {
                 message(out, 1, |out| any_value(out, &Value::Bool(*item)));
@@ -281,24 +259,16 @@ fn any_value(out: &mut Vec<u8>, value: &Value) {
                 message(out, 1, |out| any_value(out, &Value::F64(*item)));
             }),
             Array::String(items) => items.iter().for_each(|item| {
-                message(out, 1, |out| {
-                    tag(out, 1, LEN);
-                    varint(out, item.as_str().len() as u64);
-                    out.extend_from_slice(item.as_str().as_bytes());
-                });
+                message(out, 1, |out| delimited(out, 1, item.as_str().as_bytes()));
             }),
             // A kind of array added to the API later: its text.
-            other => message(out, 1, |out| text_value(out, &other.to_string())),
+            other => message(out, 1, |out| {
+                delimited(out, 1, other.to_string().as_bytes())
+            }),
         }),
         // A kind of value added to the API later: its text.
-        other => text_value(out, &other.to_string()),
+        other => delimited(out, 1, other.to_string().as_bytes()),
     }
-}
-
-fn text_value(out: &mut Vec<u8>, text: &str) {
-    tag(out, 1, LEN);
-    varint(out, text.len() as u64);
-    out.extend_from_slice(text.as_bytes());
 }
 
 /// Nanoseconds since the Unix epoch (0 before it).
@@ -333,14 +303,19 @@ fn string(out: &mut Vec<u8>, field: u32, text: &str) {
 /// A `bytes` field, left out when empty (proto3's default).
 fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
     if !data.is_empty() {
-        tag(out, field, LEN);
-        varint(out, data.len() as u64);
-        out.extend_from_slice(data);
+        delimited(out, field, data);
     }
 }
 
-/// A `uint32` field, left out when 0.
-fn count(out: &mut Vec<u8>, field: u32, value: u32) {
+/// A length-delimited field, written even when empty (a oneof's member is).
+fn delimited(out: &mut Vec<u8>, field: u32, data: &[u8]) {
+    tag(out, field, LEN);
+    varint(out, data.len() as u64);
+    out.extend_from_slice(data);
+}
+
+/// A `uint32` or enum field, left out when 0 (proto3's default).
+fn uint(out: &mut Vec<u8>, field: u32, value: u32) {
     if value != 0 {
         tag(out, field, VARINT);
         varint(out, u64::from(value));
@@ -383,7 +358,6 @@ fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::KeyValue;
     use opentelemetry::trace::{Event, Link, SpanContext, TraceFlags, TraceId, TraceState};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
