@@ -112,7 +112,7 @@ impl McpHandler {
         let run = async move { registry.call_tool(&name, arguments, ctx).await };
         // The run goes on after the request is answered, still in the request's trace.
         #[cfg(feature = "otel")]
-        let run = crate::server::telemetry::otel::in_current_trace(run);
+        let run = crate::server::telemetry::request_span::in_current_trace(run);
         let mut run: Pin<Box<dyn Future<Output = Outcome> + Send>> = Box::pin(run);
         if let Poll::Ready(outcome) =
             std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await

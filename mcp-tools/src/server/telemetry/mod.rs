@@ -16,6 +16,10 @@ mod metrics;
 pub mod otel;
 mod prometheus;
 #[cfg(feature = "otel")]
+mod protobuf;
+#[cfg(feature = "otel")]
+pub(crate) mod request_span;
+#[cfg(feature = "otel")]
 mod span_export;
 
 use std::future::Future;
@@ -71,7 +75,7 @@ pub(crate) const REQUEST_TARGET: &str = "mcp_toolbelt::request";
 pub(crate) struct Observation {
     span: tracing::Span,
     #[cfg(feature = "otel")]
-    exported: Option<otel::RequestSpan>,
+    exported: Option<request_span::RequestSpan>,
     started: Instant,
     metrics: Metrics,
     key: Option<OperationKey>,
@@ -118,7 +122,7 @@ impl Observation {
         #[cfg(feature = "otel")]
         let exported = otel
             .zip(attributes.as_ref())
-            .map(|(otel, attributes)| otel.start_request(attributes, context));
+            .map(|(otel, attributes)| otel.requests.start_request(attributes, context));
         if call {
             telemetry.metrics.calls_in_flight(1);
         }

@@ -24,32 +24,24 @@
 //! # Ok(()) }
 //! ```
 
-use std::borrow::Cow;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use opentelemetry::context::FutureExt as _;
 use opentelemetry::metrics::{Histogram, MeterProvider as _};
-use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _};
-use opentelemetry::{Context, KeyValue};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use serde_json::Value;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{Filtered, LevelFilter, Targets};
 
 use super::metrics::{BUCKETS, Metrics, OperationKey, STATUSES};
-use super::span_export::ProtobufSpanExporter;
-use super::{AttributeValue, REQUEST_TARGET, RequestAttributes, attribute};
-use crate::output::error::ErrorKind;
+use super::request_span::RequestSpans;
+use super::span_export::{ExportProcessor, SpanQueue};
+use super::{REQUEST_TARGET, attribute};
 
 /// The instrumentation scope of the spans and metrics.
 const SCOPE: &str = "mcp-toolbelt";
@@ -68,12 +60,6 @@ pub enum OtelError {
     #[error("the sample ratio must be a number from 0 to 1, not {0}")]
     SampleRatio(f64),
 }
-
-/// At most this many ended spans wait for export; past it new ones are dropped (and
-/// counted by the SDK) rather than held.
-const MAX_QUEUED_SPANS: usize = 8192;
-/// Spans per OTLP request (one protobuf message, one HTTP POST).
-const SPANS_PER_EXPORT: usize = 2048;
 
 /// The builder of the OTLP export: endpoint, service name, metric interval.
 #[derive(Debug, Clone)]
@@ -132,20 +118,14 @@ impl OtelBuilder {
         let resource = Resource::builder()
             .with_service_name(self.service_name)
             .build();
-        let spans = ProtobufSpanExporter::new(format!("{base}/v1/traces"));
-        let batches = BatchSpanProcessor::builder(spans)
-            .with_batch_config(
-                BatchConfigBuilder::default()
-                    .with_max_queue_size(MAX_QUEUED_SPANS)
-                    .with_max_export_batch_size(SPANS_PER_EXPORT)
-                    .build(),
-            )
-            .build();
+        let spans = Arc::new(SpanQueue::new(
+            format!("{base}/v1/traces"),
+            InstrumentationScope::builder(SCOPE).build(),
+        ));
+        let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(self.sample_ratio)));
         let tracers = SdkTracerProvider::builder()
-            .with_span_processor(batches)
-            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-                self.sample_ratio,
-            ))))
+            .with_span_processor(ExportProcessor::new(spans.clone()))
+            .with_sampler(sampler.clone())
             .with_resource(resource.clone())
             .build();
         let metrics = opentelemetry_otlp::MetricExporter::builder()
@@ -162,9 +142,17 @@ impl OtelBuilder {
             .with_reader(reader.build())
             .with_resource(resource)
             .build();
+        spans
+            .start()
+            .map_err(|e| OtelError::Exporter(e.to_string()))?;
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         Ok(Otel {
-            inner: Arc::new(Providers { tracers, meters }),
+            inner: Arc::new(Providers {
+                tracers,
+                meters,
+                sampler,
+                spans,
+            }),
         })
     }
 }
@@ -172,6 +160,10 @@ impl OtelBuilder {
 struct Providers {
     tracers: SdkTracerProvider,
     meters: SdkMeterProvider,
+    /// The tracers' sampler, which decides for the request spans too.
+    sampler: Sampler,
+    /// Where the tracers' spans and the request spans are exported through.
+    spans: Arc<SpanQueue>,
 }
 
 /// The OTLP export of spans and metrics ([`Otel::new`]); clones share it. Call
@@ -312,7 +304,7 @@ impl Otel {
             })
             .build();
         let instruments = Instruments {
-            tracer: self.inner.tracers.tracer(SCOPE),
+            requests: RequestSpans::new(self.inner.sampler.clone(), self.inner.spans.clone()),
             operation,
             session,
             _observed: (gauges, sessions, tasks, refusals),
@@ -335,7 +327,7 @@ impl Otel {
 /// What the observation point records into over OTLP ([`Otel::record`]): the tracer of
 /// the request spans and the metric instruments.
 pub(crate) struct Instruments {
-    tracer: opentelemetry_sdk::trace::Tracer,
+    pub(crate) requests: RequestSpans,
     operation: Histogram<f64>,
     session: Histogram<f64>,
     /// The observable instruments, alive while these are.
@@ -356,45 +348,6 @@ impl Instruments {
     pub(crate) fn session(&self, lasted: Duration) {
         self.session.record(lasted.as_secs_f64(), &[]);
     }
-
-    /// Start the span of the request `request` describes, under the client's trace when
-    /// the request carries one (`context`'s `_meta`, else its HTTP headers).
-    pub(crate) fn start_request(
-        &self,
-        request: &RequestAttributes<'_>,
-        context: &RequestContext<RoleServer>,
-    ) -> RequestSpan {
-        let parent = client_trace(context).unwrap_or_else(Context::current);
-        let name = match request.tool {
-            Some(tool) => {
-                let mut name = String::with_capacity(request.method.len() + 1 + tool.len());
-                name.push_str(request.method);
-                name.push(' ');
-                name.push_str(tool);
-                Cow::Owned(name)
-            }
-            None => Cow::Borrowed(request.method),
-        };
-        let mut attributes = Vec::with_capacity(9);
-        request.each(|key, value| {
-            let value = match value {
-                AttributeValue::Static(text) => opentelemetry::Value::from(text),
-                AttributeValue::Shared(text) => opentelemetry::Value::from(text.clone()),
-                AttributeValue::Text(text) => opentelemetry::Value::from(text.to_string()),
-                AttributeValue::Int(n) => opentelemetry::Value::from(n),
-            };
-            attributes.push(KeyValue::new(key, value));
-        });
-        let span = self
-            .tracer
-            .span_builder(name)
-            .with_kind(SpanKind::Server)
-            .with_attributes(attributes)
-            .start_with_context(&self.tracer, &parent);
-        RequestSpan {
-            context: parent.with_span(span),
-        }
-    }
 }
 
 /// The `mcp.server.operation.duration` attributes of the series `key`.
@@ -408,97 +361,4 @@ pub(crate) fn attributes(key: &OperationKey) -> Box<[KeyValue]> {
         attributes.push(KeyValue::new(attribute::ERROR_TYPE, error));
     }
     attributes.into_boxed_slice()
-}
-
-/// A request's span, exported over OTLP: started by the observation point, current while
-/// the request's future runs, ended with the request's outcome.
-pub(crate) struct RequestSpan {
-    /// The parent's context with this span in it.
-    context: Context,
-}
-
-impl RequestSpan {
-    /// Run `work` with this span's context as the current one: spans the tool fn opens
-    /// are its children.
-    pub(crate) fn attach<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
-        work.with_context(self.context.clone())
-    }
-
-    /// End the span: `error` is its `error.type` (and makes its status `Error`), `kind` the
-    /// kind of a tool's error result.
-    pub(crate) fn end(self, error: Option<&'static str>, kind: Option<ErrorKind>) {
-        let span = self.context.span();
-        if let Some(error) = error {
-            span.set_attribute(KeyValue::new(attribute::ERROR_TYPE, error));
-            span.set_status(Status::error(error));
-        }
-        if let Some(kind) = kind {
-            span.set_attribute(KeyValue::new(attribute::ERROR_KIND, kind.as_str()));
-        }
-        span.end();
-    }
-}
-
-/// `work` in the current request's trace, however much later it is polled (a task's
-/// run goes on after its request was answered).
-pub(crate) fn in_current_trace<F: Future>(work: F) -> impl Future<Output = F::Output> {
-    let current = Context::current();
-    match current.has_active_span() {
-        true => futures::future::Either::Left(work.with_context(current)),
-        false => futures::future::Either::Right(work),
-    }
-}
-
-/// The W3C trace-context fields, by these names in `_meta` and as HTTP headers.
-const TRACEPARENT: &str = "traceparent";
-const TRACESTATE: &str = "tracestate";
-
-/// The carrier of a request's trace context: its `_meta` when that has a `traceparent`
-/// (it wins), else its HTTP headers.
-struct Carrier<'a> {
-    meta: Option<&'a serde_json::Map<String, Value>>,
-    #[cfg(feature = "http")]
-    headers: Option<&'a http::HeaderMap>,
-}
-
-impl Extractor for Carrier<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        if let Some(meta) = self.meta {
-            return meta.get(key).and_then(Value::as_str);
-        }
-        #[cfg(feature = "http")]
-        if let Some(headers) = self.headers {
-            // The two names the propagator asks for, parsed once.
-            const PARENT_HEADER: http::HeaderName = http::HeaderName::from_static(TRACEPARENT);
-            const STATE_HEADER: http::HeaderName = http::HeaderName::from_static(TRACESTATE);
-            let value = match key {
-                TRACEPARENT => headers.get(&PARENT_HEADER),
-                TRACESTATE => headers.get(&STATE_HEADER),
-                other => headers.get(other),
-            };
-            return value.and_then(|v| v.to_str().ok());
-        }
-        None
-    }
-
-    fn keys(&self) -> Vec<&str> {
-        vec![TRACEPARENT, TRACESTATE]
-    }
-}
-
-/// The client's trace the request (`context`) continues, when it carries a valid one.
-fn client_trace(context: &RequestContext<RoleServer>) -> Option<Context> {
-    let meta = Some(&**context.meta).filter(|meta| meta.contains_key(TRACEPARENT));
-    let carrier = Carrier {
-        meta,
-        #[cfg(feature = "http")]
-        headers: context
-            .extensions
-            .get::<http::request::Parts>()
-            .map(|parts| &parts.headers),
-    };
-    carrier.get(TRACEPARENT)?;
-    let parent = TraceContextPropagator::new().extract(&carrier);
-    let valid = parent.span().span_context().is_valid();
-    valid.then_some(parent)
 }

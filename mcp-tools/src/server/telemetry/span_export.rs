@@ -1,55 +1,316 @@
-//! The OTLP/HTTP span exporter behind [`Otel`](super::otel::Otel): each batch the SDK's
-//! batch processor hands over is written straight from its `SpanData` into one
-//! `ExportTraceServiceRequest` protobuf message and POSTed to `{endpoint}/v1/traces`.
+//! The span export behind [`Otel`](super::otel::Otel): a span is written as OTLP protobuf
+//! ([`protobuf`](super::protobuf)) by the thread that ends it, the bytes wait in one
+//! bounded [`SpanQueue`], and one export thread POSTs them in batches as an
+//! `ExportTraceServiceRequest` to `{endpoint}/v1/traces`.
 //!
-//! `opentelemetry-otlp` builds an owned copy of every span in the generated protobuf types
-//! (a `String` per attribute key and value), then encodes that copy; on a busy server that
-//! was most of the export's CPU. Written in one pass, the message is the same: the unit
-//! tests decode it with the official definitions (`opentelemetry-proto`) and compare it
-//! with that crate's own conversion of the same spans.
+//! Two kinds of span go in: the requests' own ([`request_span`](super::request_span)),
+//! and the SDK's spans (those `tracing-opentelemetry` makes of the fns' `tracing` spans),
+//! which [`ExportProcessor`], the SDK's `SpanProcessor`, writes as they end. Nothing a
+//! span holds crosses to the export thread: each is dropped where it was made, and the
+//! export thread only joins bytes (the SDK's batch processor carried every span there,
+//! then an exporter copied it into generated types before encoding).
 
+use std::cell::RefCell;
 use std::io::Read as _;
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use opentelemetry::trace::{SpanId, SpanKind, Status};
-use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
+use opentelemetry::{Context, InstrumentationScope};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 
+use super::protobuf;
+
+/// At most this many ended spans wait for export; past it new ones are dropped (and
+/// reported) rather than held.
+pub(crate) const MAX_QUEUED_SPANS: usize = 8192;
+/// The export thread wakes for a batch when this many spans wait.
+pub(crate) const SPANS_PER_EXPORT: usize = 2048;
+/// ... and at least this often when fewer do (the SDK's default schedule delay).
+pub(crate) const EXPORT_EVERY: Duration = Duration::from_secs(5);
 /// How long one POST may take (`opentelemetry-otlp`'s default export timeout).
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a flush the SDK asks for ([`SpanProcessor::force_flush`]) may wait.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 /// At most this much of a collector's answer is read (and thrown away): enough for any
 /// partial-success message, and the connection stays reusable.
 const MAX_ANSWER: u64 = 64 * 1024;
-/// A failing collector is reported at most this often.
+/// A failing collector, or a full queue, is reported at most this often.
 const WARN_EVERY: Duration = Duration::from_secs(60);
+/// A thread's buffer for writing the SDK's spans is kept up to this size.
+const KEPT_BUFFER: usize = 64 * 1024;
 
-/// Exports spans over OTLP/HTTP with protobuf (see the module docs).
-#[derive(Debug)]
-pub(crate) struct ProtobufSpanExporter {
+/// The spans waiting for export, as bytes, and the thread that POSTs them (see the module
+/// docs). Shared by the [`ExportProcessor`] and the request spans.
+pub(crate) struct SpanQueue {
     url: String,
-    /// The encoded `Resource` message's fields (set by the SDK before the first export).
-    resource: Vec<u8>,
-    /// The `ResourceSpans.schema_url`.
-    resource_schema: String,
+    pending: Mutex<Pending>,
+    /// Wakes the export thread: a batch is full, a flush is asked, the export stops.
+    wake: Condvar,
+    /// Wakes those waiting for an export (a flush, the shutdown).
+    exported: Condvar,
+    /// The encoded `Resource` message's fields and the `ResourceSpans.schema_url` (set
+    /// by the SDK before the first span).
+    resource: Mutex<(Vec<u8>, String)>,
     /// Built on the export thread at its first export: a blocking client must not be
     /// made or dropped inside the server's async runtime.
     client: OnceLock<Result<reqwest::blocking::Client, String>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
     last_warning: Mutex<Option<Instant>>,
 }
 
-impl ProtobufSpanExporter {
-    /// POST to `url` (the collector's `/v1/traces`).
-    pub(crate) fn new(url: String) -> ProtobufSpanExporter {
-        ProtobufSpanExporter {
+impl std::fmt::Debug for SpanQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpanQueue")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Pending {
+    /// The spans by instrumentation scope, each as a `ScopeSpans.spans` field; the first
+    /// is the server's own scope, the requests'.
+    scopes: Vec<Scoped>,
+    /// How many spans `scopes` holds.
+    spans: usize,
+    /// Spans dropped on a full queue, not yet reported.
+    dropped: u64,
+    /// Flushes asked for, and how many of them the export thread has done.
+    flushes_asked: u64,
+    flushes_done: u64,
+    /// The export is stopping (no span is taken any more), and has stopped.
+    stopping: bool,
+    stopped: bool,
+}
+
+/// Spans taken for export: each scope's `ScopeSpans.spans` fields.
+type Batch = Vec<(InstrumentationScope, Vec<u8>)>;
+
+struct Scoped {
+    scope: InstrumentationScope,
+    spans: Vec<u8>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl SpanQueue {
+    /// A queue POSTing to `url` (the collector's `/v1/traces`) whose first scope is
+    /// `own`, the requests' scope. Nothing is exported until [`start`](Self::start).
+    pub(crate) fn new(url: String, own: InstrumentationScope) -> SpanQueue {
+        SpanQueue {
             url,
-            resource: Vec::new(),
-            resource_schema: String::new(),
+            pending: Mutex::new(Pending {
+                scopes: vec![Scoped {
+                    scope: own,
+                    spans: Vec::new(),
+                }],
+                spans: 0,
+                dropped: 0,
+                flushes_asked: 0,
+                flushes_done: 0,
+                stopping: false,
+                stopped: false,
+            }),
+            wake: Condvar::new(),
+            exported: Condvar::new(),
+            resource: Mutex::new((Vec::new(), String::new())),
             client: OnceLock::new(),
+            thread: Mutex::new(None),
             last_warning: Mutex::new(None),
         }
+    }
+
+    /// Start the export thread.
+    ///
+    /// # Errors
+    /// When the thread cannot be spawned.
+    pub(crate) fn start(self: &Arc<Self>) -> std::io::Result<()> {
+        let queue = self.clone();
+        let thread = std::thread::Builder::new()
+            .name("mcp-otlp-spans".into())
+            .spawn(move || queue.run())?;
+        *lock(&self.thread) = Some(thread);
+        Ok(())
+    }
+
+    /// The resource every span is exported under.
+    pub(crate) fn set_resource(&self, resource: &Resource) {
+        *lock(&self.resource) = (
+            protobuf::resource(resource),
+            resource.schema_url().unwrap_or_default().to_owned(),
+        );
+    }
+
+    /// Queue a span of the server's own scope: `fields`, its `Span` message's fields.
+    pub(crate) fn push_own(&self, fields: &[u8]) {
+        self.push(|_| 0, fields);
+    }
+
+    /// Queue a span of `scope`.
+    fn push_scoped(&self, scope: &InstrumentationScope, fields: &[u8]) {
+        let index = |scopes: &mut Vec<Scoped>| match scopes.iter().position(|s| s.scope == *scope) {
+            Some(index) => index,
+            None => {
+                scopes.push(Scoped {
+                    scope: scope.clone(),
+                    spans: Vec::new(),
+                });
+                scopes.len() - 1
+            }
+        };
+        self.push(index, fields);
+    }
+
+    fn push(&self, index: impl FnOnce(&mut Vec<Scoped>) -> usize, fields: &[u8]) {
+        let mut pending = lock(&self.pending);
+        if pending.stopping {
+            return;
+        }
+        if pending.spans >= MAX_QUEUED_SPANS {
+            pending.dropped += 1;
+            return;
+        }
+        let at = index(&mut pending.scopes);
+        protobuf::span_field(&mut pending.scopes[at].spans, fields);
+        pending.spans += 1;
+        if pending.spans == SPANS_PER_EXPORT {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Take what waits, by scope (`None`: nothing waits).
+    fn take(pending: &mut Pending) -> Option<Batch> {
+        if pending.spans == 0 {
+            return None;
+        }
+        pending.spans = 0;
+        // A scope seen once does not stay: the list is bounded by the spans it held.
+        let mut at = 0;
+        pending.scopes.retain(|scoped| {
+            at += 1;
+            at == 1 || !scoped.spans.is_empty()
+        });
+        let batch = pending
+            .scopes
+            .iter_mut()
+            .filter(|scoped| !scoped.spans.is_empty())
+            .map(|scoped| (scoped.scope.clone(), std::mem::take(&mut scoped.spans)))
+            .collect();
+        Some(batch)
+    }
+
+    /// The body of the OTLP request exporting `batch`.
+    fn encode(&self, batch: &Batch) -> Vec<u8> {
+        let resource = lock(&self.resource);
+        protobuf::export_request(
+            &resource.0,
+            &resource.1,
+            batch.iter().map(|(scope, spans)| (scope, spans.as_slice())),
+        )
+    }
+
+    /// The export thread: wait for a full batch, a flush, the stop or [`EXPORT_EVERY`];
+    /// take what waits; POST it.
+    fn run(&self) {
+        let mut due = Instant::now() + EXPORT_EVERY;
+        loop {
+            let mut pending = lock(&self.pending);
+            loop {
+                let now = Instant::now();
+                if pending.stopping
+                    || pending.flushes_asked > pending.flushes_done
+                    || pending.spans >= SPANS_PER_EXPORT
+                    || now >= due
+                {
+                    break;
+                }
+                pending = self
+                    .wake
+                    .wait_timeout(pending, due - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            due = Instant::now() + EXPORT_EVERY;
+            let asked = pending.flushes_asked;
+            let stopping = pending.stopping;
+            let dropped = std::mem::take(&mut pending.dropped);
+            let batch = SpanQueue::take(&mut pending);
+            drop(pending);
+            if dropped > 0 {
+                self.warn(&format!(
+                    "{dropped} spans dropped: {MAX_QUEUED_SPANS} were waiting already"
+                ));
+            }
+            if let Some(batch) = batch
+                && let Err(error) = self.post(self.encode(&batch))
+            {
+                self.warn(&error);
+            }
+            let mut pending = lock(&self.pending);
+            pending.flushes_done = asked;
+            pending.stopped = stopping;
+            self.exported.notify_all();
+            if stopping {
+                return;
+            }
+        }
+    }
+
+    /// Export what waits now, and wait for it (at most `timeout`).
+    fn flush(&self, timeout: Duration) -> OTelSdkResult {
+        let deadline = Instant::now() + timeout;
+        let mut pending = lock(&self.pending);
+        if pending.stopping {
+            return Err(OTelSdkError::AlreadyShutdown);
+        }
+        pending.flushes_asked += 1;
+        let asked = pending.flushes_asked;
+        self.wake.notify_one();
+        while pending.flushes_done < asked && !pending.stopped {
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(OTelSdkError::Timeout(timeout));
+            }
+            pending = self
+                .exported
+                .wait_timeout(pending, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        Ok(())
+    }
+
+    /// Export what waits, and stop: spans ended later are not exported.
+    fn shutdown(&self, timeout: Duration) -> OTelSdkResult {
+        let deadline = Instant::now() + timeout;
+        {
+            let mut pending = lock(&self.pending);
+            if pending.stopping {
+                return Err(OTelSdkError::AlreadyShutdown);
+            }
+            pending.stopping = true;
+            self.wake.notify_one();
+            let running = lock(&self.thread).is_some();
+            while running && !pending.stopped {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(OTelSdkError::Timeout(timeout));
+                }
+                pending = self
+                    .exported
+                    .wait_timeout(pending, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+        }
+        if let Some(thread) = lock(&self.thread).take() {
+            let _ = thread.join();
+        }
+        Ok(())
     }
 
     fn post(&self, body: Vec<u8>) -> Result<(), String> {
@@ -80,7 +341,7 @@ impl ProtobufSpanExporter {
 
     fn warn(&self, error: &str) {
         let now = Instant::now();
-        let mut last = self.last_warning.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = lock(&self.last_warning);
         if last.is_none_or(|at| now.duration_since(at) >= WARN_EVERY) {
             *last = Some(now);
             tracing::warn!(url = %self.url, %error, "OTLP: spans not exported");
@@ -88,295 +349,100 @@ impl ProtobufSpanExporter {
     }
 }
 
-impl SpanExporter for ProtobufSpanExporter {
-    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        if batch.is_empty() {
-            return Ok(());
+/// The SDK's side of the export: the `SpanProcessor` of the tracer provider whose spans
+/// the fns' `tracing` spans become. Each sampled span is written into the
+/// [`SpanQueue`] as it ends, on the thread that ends it.
+#[derive(Debug)]
+pub(crate) struct ExportProcessor {
+    queue: Arc<SpanQueue>,
+}
+
+impl ExportProcessor {
+    pub(crate) fn new(queue: Arc<SpanQueue>) -> ExportProcessor {
+        ExportProcessor { queue }
+    }
+}
+
+impl SpanProcessor for ExportProcessor {
+    fn on_start(&self, _: &mut Span, _: &Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        if !span.span_context.is_sampled() {
+            return;
         }
-        let body = encode_request(&self.resource, &self.resource_schema, &batch);
-        drop(batch);
-        self.post(body).map_err(|error| {
-            self.warn(&error);
-            OTelSdkError::InternalFailure(error)
-        })
+        thread_local! {
+            static FIELDS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        }
+        FIELDS.with_borrow_mut(|fields| {
+            fields.clear();
+            protobuf::span_data(fields, &span);
+            self.queue.push_scoped(&span.instrumentation_scope, fields);
+            if fields.capacity() > KEPT_BUFFER {
+                *fields = Vec::new();
+            }
+        });
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.queue.flush(FLUSH_TIMEOUT)
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.queue.shutdown(timeout)
     }
 
     fn set_resource(&mut self, resource: &Resource) {
-        let mut fields = Vec::new();
-        for (key, value) in resource.iter() {
-            message(&mut fields, 1, |out| key_value(out, key.as_str(), value));
-        }
-        self.resource = fields;
-        self.resource_schema = resource.schema_url().unwrap_or_default().to_owned();
+        self.queue.set_resource(resource);
     }
-}
-
-/// The `ExportTraceServiceRequest` of `spans`: one `ResourceSpans` whose `Resource` has
-/// the fields `resource`, with a `ScopeSpans` per instrumentation scope in the order the
-/// scopes first appear.
-fn encode_request(resource: &[u8], resource_schema: &str, spans: &[SpanData]) -> Vec<u8> {
-    let mut scopes: Vec<(&InstrumentationScope, Vec<&SpanData>)> = Vec::new();
-    for span in spans {
-        let scope = &span.instrumentation_scope;
-        match scopes.iter_mut().find(|(seen, _)| *seen == scope) {
-            Some((_, members)) => members.push(span),
-            None => scopes.push((scope, vec![span])),
-        }
-    }
-    let mut out = Vec::with_capacity(64 + spans.len() * 512);
-    message(&mut out, 1, |out| {
-        message(out, 1, |out| out.extend_from_slice(resource));
-        for (scope, members) in &scopes {
-            message(out, 2, |out| {
-                message(out, 1, |out| {
-                    string(out, 1, scope.name());
-                    string(out, 2, scope.version().unwrap_or_default());
-                    attributes(out, 3, scope.attributes());
-                });
-                for span in members {
-                    message(out, 2, |out| encode_span(out, span));
-                }
-                string(out, 3, scope.schema_url().unwrap_or_default());
-            });
-        }
-        string(out, 3, resource_schema);
-    });
-    out
-}
-
-/// The fields of a `Span` message.
-fn encode_span(out: &mut Vec<u8>, span: &SpanData) {
-    let context = &span.span_context;
-    bytes(out, 1, &context.trace_id().to_bytes());
-    bytes(out, 2, &context.span_id().to_bytes());
-    let state = context.trace_state().header();
-    string(out, 3, &state);
-    if span.parent_span_id != SpanId::INVALID {
-        bytes(out, 4, &span.parent_span_id.to_bytes());
-    }
-    string(out, 5, &span.name);
-    let kind = match span.span_kind {
-        SpanKind::Internal => 1,
-        SpanKind::Server => 2,
-        SpanKind::Client => 3,
-        SpanKind::Producer => 4,
-        SpanKind::Consumer => 5,
-    };
-    uint(out, 6, kind);
-    fixed64(out, 7, nanos(span.start_time));
-    fixed64(out, 8, nanos(span.end_time));
-    attributes(out, 9, &span.attributes);
-    uint(out, 10, span.dropped_attributes_count);
-    for event in span.events.iter() {
-        message(out, 11, |out| {
-            fixed64(out, 1, nanos(event.timestamp));
-            string(out, 2, &event.name);
-            attributes(out, 3, &event.attributes);
-            uint(out, 4, event.dropped_attributes_count);
-        });
-    }
-    uint(out, 12, span.events.dropped_count);
-    for link in span.links.iter() {
-        message(out, 13, |out| {
-            let linked = &link.span_context;
-            bytes(out, 1, &linked.trace_id().to_bytes());
-            bytes(out, 2, &linked.span_id().to_bytes());
-            string(out, 3, &linked.trace_state().header());
-            attributes(out, 4, &link.attributes);
-            uint(out, 5, link.dropped_attributes_count);
-            fixed32(
-                out,
-                6,
-                flags(linked.trace_flags().to_u8(), linked.is_remote()),
-            );
-        });
-    }
-    uint(out, 14, span.links.dropped_count);
-    message(out, 15, |out| {
-        let (code, text): (u32, &str) = match &span.status {
-            Status::Unset => (0, ""),
-            Status::Ok => (1, ""),
-            Status::Error { description } => (2, description),
-        };
-        string(out, 2, text);
-        uint(out, 3, code);
-    });
-    fixed32(
-        out,
-        16,
-        flags(context.trace_flags().to_u8(), span.parent_span_is_remote),
-    );
-}
-
-/// `SpanFlags`: the W3C trace flags, and whether the parent (or the linked span) is
-/// remote, with the bit that says this is known.
-fn flags(trace_flags: u8, remote: bool) -> u32 {
-    const HAS_IS_REMOTE: u32 = 0x100;
-    const IS_REMOTE: u32 = 0x200;
-    u32::from(trace_flags) | HAS_IS_REMOTE | if remote { IS_REMOTE } else { 0 }
-}
-
-/// A repeated `KeyValue` field: one message per attribute.
-fn attributes<'a>(out: &mut Vec<u8>, field: u32, each: impl IntoIterator<Item = &'a KeyValue>) {
-    for attribute in each {
-        message(out, field, |out| {
-            key_value(out, attribute.key.as_str(), &attribute.value);
-        });
-    }
-}
-
-/// The fields of a `KeyValue` message.
-fn key_value(out: &mut Vec<u8>, key: &str, value: &Value) {
-    string(out, 1, key);
-    message(out, 2, |out| any_value(out, value));
-}
-
-/// The fields of an `AnyValue` message (a oneof: written even when it is the default).
-fn any_value(out: &mut Vec<u8>, value: &Value) {
-    match value {
-        Value::Bool(flag) => {
-            tag(out, 2, VARINT);
-            varint(out, u64::from(*flag));
-        }
-        Value::I64(number) => {
-            tag(out, 3, VARINT);
-            // int64: two's complement, as a 10-byte varint when negative.
-            varint(out, *number as u64);
-        }
-        Value::F64(number) => {
-            tag(out, 4, FIXED64);
-            out.extend_from_slice(&number.to_bits().to_le_bytes());
-        }
-        Value::String(text) => delimited(out, 1, text.as_str().as_bytes()),
-        Value::Array(array) => message(out, 5, |out| match array {
-            Array::Bool(items) => items.iter().for_each(|item| {
-                message(out, 1, |out| any_value(out, &Value::Bool(*item)));
-            }),
-            Array::I64(items) => items.iter().for_each(|item| {
-                message(out, 1, |out| any_value(out, &Value::I64(*item)));
-            }),
-            Array::F64(items) => items.iter().for_each(|item| {
-                message(out, 1, |out| any_value(out, &Value::F64(*item)));
-            }),
-            Array::String(items) => items.iter().for_each(|item| {
-                message(out, 1, |out| delimited(out, 1, item.as_str().as_bytes()));
-            }),
-            // A kind of array added to the API later: its text.
-            other => message(out, 1, |out| {
-                delimited(out, 1, other.to_string().as_bytes())
-            }),
-        }),
-        // A kind of value added to the API later: its text.
-        other => delimited(out, 1, other.to_string().as_bytes()),
-    }
-}
-
-/// Nanoseconds since the Unix epoch (0 before it).
-fn nanos(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
-        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
-    })
-}
-
-const VARINT: u8 = 0;
-const FIXED64: u8 = 1;
-const LEN: u8 = 2;
-const FIXED32: u8 = 5;
-
-fn tag(out: &mut Vec<u8>, field: u32, wire: u8) {
-    varint(out, u64::from(field) << 3 | u64::from(wire));
-}
-
-fn varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-/// A `string` field, left out when empty (proto3's default).
-fn string(out: &mut Vec<u8>, field: u32, text: &str) {
-    bytes(out, field, text.as_bytes());
-}
-
-/// A `bytes` field, left out when empty (proto3's default).
-fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
-    if !data.is_empty() {
-        delimited(out, field, data);
-    }
-}
-
-/// A length-delimited field, written even when empty (a oneof's member is).
-fn delimited(out: &mut Vec<u8>, field: u32, data: &[u8]) {
-    tag(out, field, LEN);
-    varint(out, data.len() as u64);
-    out.extend_from_slice(data);
-}
-
-/// A `uint32` or enum field, left out when 0 (proto3's default).
-fn uint(out: &mut Vec<u8>, field: u32, value: u32) {
-    if value != 0 {
-        tag(out, field, VARINT);
-        varint(out, u64::from(value));
-    }
-}
-
-/// A `fixed64` field, left out when 0.
-fn fixed64(out: &mut Vec<u8>, field: u32, value: u64) {
-    if value != 0 {
-        tag(out, field, FIXED64);
-        out.extend_from_slice(&value.to_le_bytes());
-    }
-}
-
-/// A `fixed32` field, left out when 0.
-fn fixed32(out: &mut Vec<u8>, field: u32, value: u32) {
-    if value != 0 {
-        tag(out, field, FIXED32);
-        out.extend_from_slice(&value.to_le_bytes());
-    }
-}
-
-/// A message field whose fields `body` writes. Its length goes before it: one byte is
-/// kept for it, and the body is moved only when its length needs more.
-fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
-    tag(out, field, LEN);
-    let at = out.len();
-    out.push(0);
-    body(out);
-    let length = out.len() - at - 1;
-    if length < 0x80 {
-        out[at] = length as u8;
-        return;
-    }
-    let mut prefix = Vec::with_capacity(10);
-    varint(&mut prefix, length as u64);
-    out.splice(at..=at, prefix);
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
-    use opentelemetry::trace::{Event, Link, SpanContext, TraceFlags, TraceId, TraceState};
+    use opentelemetry::KeyValue;
+    use opentelemetry::trace::{
+        Event, Link, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
+    };
+    use opentelemetry::{Array, Value};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::transform::common::tonic::ResourceAttributesWithSchema;
     use opentelemetry_proto::transform::trace::tonic::group_spans_by_resource_and_scope;
     use opentelemetry_sdk::trace::{SpanEvents, SpanLinks};
     use prost::Message as _;
     use std::borrow::Cow;
+    use std::time::UNIX_EPOCH;
 
-    fn exporter_of(resource: &Resource) -> ProtobufSpanExporter {
-        let mut exporter = ProtobufSpanExporter::new("http://127.0.0.1:9/v1/traces".into());
-        exporter.set_resource(resource);
-        exporter
+    /// A queue that is never started: what a test queues, it takes with `take`.
+    fn queue_of(resource: &Resource) -> Arc<SpanQueue> {
+        let queue = Arc::new(SpanQueue::new(
+            "http://127.0.0.1:9/v1/traces".into(),
+            scope(),
+        ));
+        queue.set_resource(resource);
+        queue
+    }
+
+    /// The OTLP request of what `queue` holds.
+    pub(in super::super) fn taken(queue: &SpanQueue) -> Vec<u8> {
+        let batch = SpanQueue::take(&mut lock(&queue.pending)).expect("spans are queued");
+        queue.encode(&batch)
+    }
+
+    /// How many spans `queue` holds.
+    pub(in super::super) fn queued(queue: &SpanQueue) -> usize {
+        lock(&queue.pending).spans
     }
 
     /// Ours, decoded with the official definitions, against `opentelemetry-proto`'s own
     /// conversion of the same spans.
     fn same_as_reference(resource: &Resource, spans: Vec<SpanData>) {
-        let exporter = exporter_of(resource);
-        let ours = encode_request(&exporter.resource, &exporter.resource_schema, &spans);
+        let queue = queue_of(resource);
+        let mut processor = ExportProcessor::new(queue.clone());
+        processor.set_resource(resource);
+        for span in spans.clone() {
+            processor.on_end(span);
+        }
+        let ours = taken(&queue);
         let decoded = ExportTraceServiceRequest::decode(ours.as_slice()).expect("decodes");
         let reference = ExportTraceServiceRequest {
             resource_spans: group_spans_by_resource_and_scope(
@@ -442,7 +508,7 @@ mod tests {
     }
 
     #[test]
-    fn a_request_span_is_the_message_opentelemetry_proto_makes() {
+    fn a_span_is_the_message_opentelemetry_proto_makes() {
         let resource = Resource::builder().with_service_name("memo").build();
         same_as_reference(&resource, vec![span("tools/call echo", scope())]);
     }
@@ -504,10 +570,10 @@ mod tests {
         ok.span_kind = SpanKind::Client;
         let mut producer = span("producer", scoped);
         producer.span_kind = SpanKind::Producer;
-        producer.span_context = context(1, 2, false, false);
         let mut consumer = span("consumer", scope());
         consumer.span_kind = SpanKind::Consumer;
-        same_as_reference(&resource, vec![full, ok, producer, consumer]);
+        // The server's own scope is the queue's first (the reference's is the first seen).
+        same_as_reference(&resource, vec![ok, full, producer, consumer]);
     }
 
     #[test]
@@ -523,14 +589,74 @@ mod tests {
     }
 
     #[test]
-    fn a_collector_that_is_not_there_fails_the_export() {
-        let exporter = exporter_of(&Resource::builder().build());
-        let result = futures::executor::block_on(exporter.export(vec![span("x", scope())]));
-        assert!(
-            matches!(result, Err(OTelSdkError::InternalFailure(_))),
-            "{result:?}"
+    fn a_span_not_sampled_is_not_queued() {
+        let queue = queue_of(&Resource::builder().build());
+        let processor = ExportProcessor::new(queue.clone());
+        let mut dropped = span("x", scope());
+        dropped.span_context = context(1, 2, false, false);
+        processor.on_end(dropped);
+        assert!(SpanQueue::take(&mut lock(&queue.pending)).is_none());
+    }
+
+    #[test]
+    fn past_the_bound_spans_are_dropped_and_counted() {
+        let queue = queue_of(&Resource::builder().build());
+        for _ in 0..MAX_QUEUED_SPANS + 3 {
+            queue.push_own(b"");
+        }
+        let mut pending = lock(&queue.pending);
+        assert_eq!((pending.spans, pending.dropped), (MAX_QUEUED_SPANS, 3));
+        assert!(SpanQueue::take(&mut pending).is_some());
+        assert_eq!(pending.spans, 0);
+        // A scope seen once is let go once its spans are taken.
+        drop(pending);
+        let other = InstrumentationScope::builder("other").build();
+        queue.push_scoped(&other, b"");
+        assert_eq!(lock(&queue.pending).scopes.len(), 2);
+        taken(&queue);
+        assert_eq!(
+            lock(&queue.pending).scopes.len(),
+            2,
+            "kept until taken empty"
         );
-        // Nothing to send: nothing fails.
-        assert!(futures::executor::block_on(exporter.export(Vec::new())).is_ok());
+        queue.push_own(b"");
+        taken(&queue);
+        assert_eq!(lock(&queue.pending).scopes.len(), 1);
+    }
+
+    #[test]
+    fn flush_exports_and_shutdown_stops() {
+        // A collector that is not there: the POST fails (and is warned about), the flush
+        // still returns once the export thread has tried.
+        let queue = queue_of(&Resource::builder().build());
+        queue.start().expect("thread");
+        queue.push_own(b"");
+        assert!(queue.flush(FLUSH_TIMEOUT).is_ok());
+        assert_eq!(lock(&queue.pending).spans, 0, "taken by the export");
+        assert!(queue.shutdown(FLUSH_TIMEOUT).is_ok());
+        assert!(lock(&queue.thread).is_none(), "joined");
+        queue.push_own(b"");
+        assert_eq!(
+            lock(&queue.pending).spans,
+            0,
+            "nothing is taken after the stop"
+        );
+        assert!(matches!(
+            queue.shutdown(FLUSH_TIMEOUT),
+            Err(OTelSdkError::AlreadyShutdown)
+        ));
+        assert!(matches!(
+            queue.flush(FLUSH_TIMEOUT),
+            Err(OTelSdkError::AlreadyShutdown)
+        ));
+    }
+
+    #[test]
+    fn a_collector_that_is_not_there_fails_the_post() {
+        let queue = queue_of(&Resource::builder().build());
+        let error = queue
+            .post(Vec::new())
+            .expect_err("nothing listens on port 9");
+        assert!(!error.is_empty());
     }
 }

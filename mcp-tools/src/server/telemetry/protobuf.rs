@@ -1,0 +1,372 @@
+//! The OTLP trace messages (`opentelemetry/proto/trace/v1`, `collector/trace/v1`) written
+//! as protobuf, straight from what the spans hold: no owned copy in generated types.
+//!
+//! A span is written once, when it ends, as the fields of its `Span` message
+//! ([`span_data`] for the SDK's spans, [`request_span`](super::request_span) for the
+//! requests' own); [`export_request`] puts a batch of them under the resource and their
+//! scopes. The unit tests of [`span_export`](super::span_export) and
+//! [`request_span`](super::request_span) decode the result with the official definitions.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
+use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
+use opentelemetry_sdk::trace::SpanData;
+
+/// `Span` field numbers.
+pub(super) mod span {
+    pub(in super::super) const TRACE_ID: u32 = 1;
+    pub(in super::super) const SPAN_ID: u32 = 2;
+    pub(in super::super) const TRACE_STATE: u32 = 3;
+    pub(in super::super) const PARENT_SPAN_ID: u32 = 4;
+    pub(in super::super) const NAME: u32 = 5;
+    pub(in super::super) const KIND: u32 = 6;
+    pub(in super::super) const START_TIME: u32 = 7;
+    pub(in super::super) const END_TIME: u32 = 8;
+    pub(in super::super) const ATTRIBUTES: u32 = 9;
+    pub(in super::super) const DROPPED_ATTRIBUTES: u32 = 10;
+    pub(in super::super) const EVENTS: u32 = 11;
+    pub(in super::super) const DROPPED_EVENTS: u32 = 12;
+    pub(in super::super) const LINKS: u32 = 13;
+    pub(in super::super) const DROPPED_LINKS: u32 = 14;
+    pub(in super::super) const STATUS: u32 = 15;
+    pub(in super::super) const FLAGS: u32 = 16;
+}
+
+/// The `ExportTraceServiceRequest` of one batch: one `ResourceSpans` whose `Resource` has
+/// the fields `resource`, and a `ScopeSpans` per scope of `scopes`, in that order, each
+/// with its spans as written by [`span_field`].
+pub(super) fn export_request<'a>(
+    resource: &[u8],
+    resource_schema: &str,
+    scopes: impl IntoIterator<Item = (&'a InstrumentationScope, &'a [u8])>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    message(&mut out, 1, |out| {
+        message(out, 1, |out| out.extend_from_slice(resource));
+        for (scope, spans) in scopes {
+            message(out, 2, |out| {
+                message(out, 1, |out| {
+                    string(out, 1, scope.name());
+                    string(out, 2, scope.version().unwrap_or_default());
+                    attributes(out, 3, scope.attributes());
+                });
+                out.extend_from_slice(spans);
+                string(out, 3, scope.schema_url().unwrap_or_default());
+            });
+        }
+        string(out, 3, resource_schema);
+    });
+    out
+}
+
+/// The fields of the `Resource` message of `resource`.
+pub(super) fn resource(resource: &opentelemetry_sdk::Resource) -> Vec<u8> {
+    let mut fields = Vec::new();
+    for (key, value) in resource.iter() {
+        message(&mut fields, 1, |out| key_value(out, key.as_str(), value));
+    }
+    fields
+}
+
+/// A span as the `ScopeSpans.spans` field that holds it, from the fields of its `Span`
+/// message.
+pub(super) fn span_field(out: &mut Vec<u8>, fields: &[u8]) {
+    delimited(out, 2, fields);
+}
+
+/// The fields of the `Span` message of an SDK span, in field order.
+pub(super) fn span_data(out: &mut Vec<u8>, span: &SpanData) {
+    let context = &span.span_context;
+    ids(out, context, span.parent_span_id);
+    string(out, span::NAME, &span.name);
+    kind(out, &span.span_kind);
+    fixed64(out, span::START_TIME, nanos(span.start_time));
+    fixed64(out, span::END_TIME, nanos(span.end_time));
+    attributes(out, span::ATTRIBUTES, &span.attributes);
+    uint(out, span::DROPPED_ATTRIBUTES, span.dropped_attributes_count);
+    for event in span.events.iter() {
+        self::event(
+            out,
+            event.timestamp,
+            &event.name,
+            &event.attributes,
+            event.dropped_attributes_count,
+        );
+    }
+    uint(out, span::DROPPED_EVENTS, span.events.dropped_count);
+    for link in span.links.iter() {
+        self::link(
+            out,
+            &link.span_context,
+            &link.attributes,
+            link.dropped_attributes_count,
+        );
+    }
+    uint(out, span::DROPPED_LINKS, span.links.dropped_count);
+    status(out, &span.status);
+    flags(out, context, span.parent_span_is_remote);
+}
+
+/// A span's trace id, span id, trace state and (when valid) parent's span id.
+pub(super) fn ids(out: &mut Vec<u8>, context: &SpanContext, parent: SpanId) {
+    bytes(out, span::TRACE_ID, &context.trace_id().to_bytes());
+    bytes(out, span::SPAN_ID, &context.span_id().to_bytes());
+    string(out, span::TRACE_STATE, &context.trace_state().header());
+    if parent != SpanId::INVALID {
+        bytes(out, span::PARENT_SPAN_ID, &parent.to_bytes());
+    }
+}
+
+/// A span's `kind` field.
+pub(super) fn kind(out: &mut Vec<u8>, kind: &SpanKind) {
+    let number = match kind {
+        SpanKind::Internal => 1,
+        SpanKind::Server => 2,
+        SpanKind::Client => 3,
+        SpanKind::Producer => 4,
+        SpanKind::Consumer => 5,
+    };
+    uint(out, span::KIND, number);
+}
+
+/// One `events` field of a span.
+pub(super) fn event(
+    out: &mut Vec<u8>,
+    at: SystemTime,
+    name: &str,
+    attributes: &[KeyValue],
+    dropped_attributes: u32,
+) {
+    message(out, span::EVENTS, |out| {
+        fixed64(out, 1, nanos(at));
+        string(out, 2, name);
+        self::attributes(out, 3, attributes);
+        uint(out, 4, dropped_attributes);
+    });
+}
+
+/// One `links` field of a span.
+pub(super) fn link(
+    out: &mut Vec<u8>,
+    linked: &SpanContext,
+    attributes: &[KeyValue],
+    dropped_attributes: u32,
+) {
+    message(out, span::LINKS, |out| {
+        bytes(out, 1, &linked.trace_id().to_bytes());
+        bytes(out, 2, &linked.span_id().to_bytes());
+        string(out, 3, &linked.trace_state().header());
+        self::attributes(out, 4, attributes);
+        uint(out, 5, dropped_attributes);
+        fixed32(
+            out,
+            6,
+            flag_bits(linked.trace_flags().to_u8(), linked.is_remote()),
+        );
+    });
+}
+
+/// A span's `status` field (always written, as the SDK's conversion does).
+pub(super) fn status(out: &mut Vec<u8>, status: &Status) {
+    message(out, span::STATUS, |out| {
+        let (code, text): (u32, &str) = match status {
+            Status::Unset => (0, ""),
+            Status::Ok => (1, ""),
+            Status::Error { description } => (2, description),
+        };
+        string(out, 2, text);
+        uint(out, 3, code);
+    });
+}
+
+/// A span's `flags` field: its trace flags, and whether its parent is remote.
+pub(super) fn flags(out: &mut Vec<u8>, context: &SpanContext, parent_is_remote: bool) {
+    fixed32(
+        out,
+        span::FLAGS,
+        flag_bits(context.trace_flags().to_u8(), parent_is_remote),
+    );
+}
+
+/// `SpanFlags`: the W3C trace flags, and whether the parent (or the linked span) is
+/// remote, with the bit that says this is known.
+fn flag_bits(trace_flags: u8, remote: bool) -> u32 {
+    const HAS_IS_REMOTE: u32 = 0x100;
+    const IS_REMOTE: u32 = 0x200;
+    u32::from(trace_flags) | HAS_IS_REMOTE | if remote { IS_REMOTE } else { 0 }
+}
+
+/// A repeated `KeyValue` field: one message per attribute.
+pub(super) fn attributes<'a>(
+    out: &mut Vec<u8>,
+    field: u32,
+    each: impl IntoIterator<Item = &'a KeyValue>,
+) {
+    for attribute in each {
+        message(out, field, |out| {
+            key_value(out, attribute.key.as_str(), &attribute.value);
+        });
+    }
+}
+
+/// A `KeyValue` field whose value is the string `text`.
+pub(super) fn text_attribute(out: &mut Vec<u8>, field: u32, key: &str, text: &str) {
+    message(out, field, |out| {
+        string(out, 1, key);
+        message(out, 2, |out| delimited(out, 1, text.as_bytes()));
+    });
+}
+
+/// A `KeyValue` field whose value is the integer `number`.
+pub(super) fn int_attribute(out: &mut Vec<u8>, field: u32, key: &str, number: i64) {
+    message(out, field, |out| {
+        string(out, 1, key);
+        message(out, 2, |out| int(out, number));
+    });
+}
+
+/// The fields of a `KeyValue` message.
+fn key_value(out: &mut Vec<u8>, key: &str, value: &Value) {
+    string(out, 1, key);
+    message(out, 2, |out| any_value(out, value));
+}
+
+/// The `AnyValue` member of an integer.
+fn int(out: &mut Vec<u8>, number: i64) {
+    tag(out, 3, VARINT);
+    // int64: two's complement, as a 10-byte varint when negative.
+    varint(out, number as u64);
+}
+
+/// The fields of an `AnyValue` message (a oneof: written even when it is the default).
+fn any_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Bool(flag) => {
+            tag(out, 2, VARINT);
+            varint(out, u64::from(*flag));
+        }
+        Value::I64(number) => int(out, *number),
+        Value::F64(number) => {
+            tag(out, 4, FIXED64);
+            out.extend_from_slice(&number.to_bits().to_le_bytes());
+        }
+        Value::String(text) => delimited(out, 1, text.as_str().as_bytes()),
+        Value::Array(array) => message(out, 5, |out| match array {
+            Array::Bool(items) => items.iter().for_each(|item| {
+                message(out, 1, |out| any_value(out, &Value::Bool(*item)));
+            }),
+            Array::I64(items) => items.iter().for_each(|item| {
+                message(out, 1, |out| any_value(out, &Value::I64(*item)));
+            }),
+            Array::F64(items) => items.iter().for_each(|item| {
+                message(out, 1, |out| any_value(out, &Value::F64(*item)));
+            }),
+            Array::String(items) => items.iter().for_each(|item| {
+                message(out, 1, |out| delimited(out, 1, item.as_str().as_bytes()));
+            }),
+            // A kind of array added to the API later: its text.
+            other => message(out, 1, |out| {
+                delimited(out, 1, other.to_string().as_bytes())
+            }),
+        }),
+        // A kind of value added to the API later: its text.
+        other => delimited(out, 1, other.to_string().as_bytes()),
+    }
+}
+
+/// Nanoseconds since the Unix epoch (0 before it).
+pub(super) fn nanos(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+    })
+}
+
+const VARINT: u8 = 0;
+const FIXED64: u8 = 1;
+const LEN: u8 = 2;
+const FIXED32: u8 = 5;
+
+fn tag(out: &mut Vec<u8>, field: u32, wire: u8) {
+    varint(out, u64::from(field) << 3 | u64::from(wire));
+}
+
+fn varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// A `string` field, left out when empty (proto3's default).
+pub(super) fn string(out: &mut Vec<u8>, field: u32, text: &str) {
+    bytes(out, field, text.as_bytes());
+}
+
+/// A `string` field of the text `parts` make together, left out when empty.
+pub(super) fn string_of(out: &mut Vec<u8>, field: u32, parts: &[&str]) {
+    let length: usize = parts.iter().map(|part| part.len()).sum();
+    if length > 0 {
+        tag(out, field, LEN);
+        varint(out, length as u64);
+        for part in parts {
+            out.extend_from_slice(part.as_bytes());
+        }
+    }
+}
+
+/// A `bytes` field, left out when empty (proto3's default).
+fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
+    if !data.is_empty() {
+        delimited(out, field, data);
+    }
+}
+
+/// A length-delimited field, written even when empty (a oneof's member is).
+fn delimited(out: &mut Vec<u8>, field: u32, data: &[u8]) {
+    tag(out, field, LEN);
+    varint(out, data.len() as u64);
+    out.extend_from_slice(data);
+}
+
+/// A `uint32` or enum field, left out when 0 (proto3's default).
+pub(super) fn uint(out: &mut Vec<u8>, field: u32, value: u32) {
+    if value != 0 {
+        tag(out, field, VARINT);
+        varint(out, u64::from(value));
+    }
+}
+
+/// A `fixed64` field, left out when 0.
+pub(super) fn fixed64(out: &mut Vec<u8>, field: u32, value: u64) {
+    if value != 0 {
+        tag(out, field, FIXED64);
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+}
+
+/// A `fixed32` field, left out when 0.
+fn fixed32(out: &mut Vec<u8>, field: u32, value: u32) {
+    if value != 0 {
+        tag(out, field, FIXED32);
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+}
+
+/// A message field whose fields `body` writes. Its length goes before it: one byte is
+/// kept for it, and the body is moved only when its length needs more.
+fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
+    tag(out, field, LEN);
+    let at = out.len();
+    out.push(0);
+    body(out);
+    let length = out.len() - at - 1;
+    if length < 0x80 {
+        out[at] = length as u8;
+        return;
+    }
+    let mut prefix = Vec::with_capacity(10);
+    varint(&mut prefix, length as u64);
+    out.splice(at..=at, prefix);
+}
