@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use rmcp::model::NumberOrString;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -471,13 +471,13 @@ pub(crate) struct Entry<'a> {
     /// The tool name, prompt name, fixed resource URI or resource template.
     pub(crate) target: &'a str,
     pub(crate) caller: &'a Caller,
-    pub(crate) request_id: &'a str,
+    pub(crate) request_id: &'a NumberOrString,
     pub(crate) session: Option<&'a str>,
     pub(crate) protocol_version: Option<&'a str>,
     pub(crate) outcome: Outcome,
     pub(crate) duration: Duration,
     /// [`arguments_digest`] of the arguments.
-    pub(crate) digest: &'a str,
+    pub(crate) digest: &'a ArgumentsDigest,
     /// The arguments the tool lets the log keep.
     pub(crate) kept: Option<Map<String, Value>>,
 }
@@ -488,8 +488,8 @@ impl Entry<'_> {
     /// `error_code`, `duration_us`, `replica`, `request_id`, `session`, `protocol_version`,
     /// `arguments_digest`, `arguments`), the optional ones left out when absent and
     /// `subject`, `client_id` and `replica` written as `null`. The names are written as
-    /// they are; every value that did not come from this module is escaped by
-    /// `serde_json`.
+    /// they are; every value that did not come from this module is escaped as
+    /// `serde_json` escapes it ([`json_string`]).
     fn write(
         &self,
         line: &mut Vec<u8>,
@@ -505,19 +505,19 @@ impl Entry<'_> {
         line.extend_from_slice(b"{\"time\":\"");
         line.extend_from_slice(rfc3339(now).as_str().as_bytes());
         line.extend_from_slice(b"\",\"subject\":");
-        serde_json::to_writer(&mut *line, &self.caller.subject())?;
+        json_option(line, self.caller.subject());
         line.extend_from_slice(b",\"client_id\":");
-        serde_json::to_writer(&mut *line, &self.caller.client_id())?;
+        json_option(line, self.caller.client_id());
         line.extend_from_slice(b",\"method\":");
-        serde_json::to_writer(&mut *line, self.method)?;
+        json_string(line, self.method);
         line.extend_from_slice(b",\"target\":");
-        serde_json::to_writer(&mut *line, self.target)?;
+        json_string(line, self.target);
         line.extend_from_slice(b",\"outcome\":\"");
         line.extend_from_slice(outcome.as_bytes());
         line.push(b'"');
         if let Some(kind) = error_kind {
             line.extend_from_slice(b",\"error_kind\":");
-            serde_json::to_writer(&mut *line, kind)?;
+            json_string(line, kind);
         }
         if let Some(code) = error_code {
             line.extend_from_slice(b",\"error_code\":");
@@ -527,19 +527,28 @@ impl Entry<'_> {
         let micros = u64::try_from(self.duration.as_micros()).unwrap_or(u64::MAX);
         line.extend_from_slice(digits.format(micros).as_bytes());
         line.extend_from_slice(b",\"replica\":");
-        serde_json::to_writer(&mut *line, &replica)?;
+        json_option(line, replica);
         line.extend_from_slice(b",\"request_id\":");
-        serde_json::to_writer(&mut *line, self.request_id)?;
+        match self.request_id {
+            NumberOrString::String(text) => json_string(line, text),
+            NumberOrString::Number(number) => {
+                line.push(b'"');
+                line.extend_from_slice(digits.format(*number).as_bytes());
+                line.push(b'"');
+            }
+        }
         if let Some(session) = self.session {
             line.extend_from_slice(b",\"session\":");
-            serde_json::to_writer(&mut *line, session)?;
+            json_string(line, session);
         }
         if let Some(version) = self.protocol_version {
             line.extend_from_slice(b",\"protocol_version\":");
-            serde_json::to_writer(&mut *line, version)?;
+            json_string(line, version);
         }
-        line.extend_from_slice(b",\"arguments_digest\":");
-        serde_json::to_writer(&mut *line, self.digest)?;
+        // Hex digits: nothing to escape.
+        line.extend_from_slice(b",\"arguments_digest\":\"");
+        line.extend_from_slice(self.digest.as_str().as_bytes());
+        line.push(b'"');
         if let Some(kept) = &self.kept {
             line.extend_from_slice(b",\"arguments\":");
             serde_json::to_writer(&mut *line, kept)?;
@@ -583,31 +592,60 @@ pub(crate) fn kept_arguments<'k>(
 /// assert_ne!(a, arguments_digest(&json!({"b": 2, "a": [true, null, "x"]})));
 /// ```
 pub fn arguments_digest(value: &Value) -> String {
-    hex(&canonical(Step::Value(value)))
+    value_digest(value).as_str().to_owned()
+}
+
+/// [`arguments_digest`] of `value`, not copied into a `String`.
+pub(crate) fn value_digest(value: &Value) -> ArgumentsDigest {
+    digest(Step::Value(value))
 }
 
 /// [`arguments_digest`] of a request's arguments object (none counts as `{}`), without
 /// copying it into a [`Value`].
-pub(crate) fn object_digest(object: Option<&Map<String, Value>>) -> String {
+pub(crate) fn object_digest(object: Option<&Map<String, Value>>) -> ArgumentsDigest {
     match object {
-        Some(object) => hex(&canonical(Step::Object(object))),
-        None => hex(b"{}"),
+        Some(object) => digest(Step::Object(object)),
+        None => ArgumentsDigest::of(b"{}"),
     }
 }
 
 /// Room for the canonical text of usual arguments: digested in one go, not piece by piece.
 const DIGESTED_CAPACITY: usize = 256;
 
-/// The SHA-256 digest of `text`, in lower-case hex.
-fn hex(text: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(text);
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
-        hex.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        hex.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+/// The digest of the canonical JSON of `first`, written in this thread's buffer.
+fn digest(first: Step<'_>) -> ArgumentsDigest {
+    thread_local! {
+        static TEXT: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(DIGESTED_CAPACITY));
     }
-    hex
+    TEXT.with_borrow_mut(|text| {
+        text.clear();
+        canonical(text, first);
+        let digest = ArgumentsDigest::of(text);
+        text.shrink_to(KEPT_BUFFER);
+        digest
+    })
+}
+
+/// A SHA-256 digest in lower-case hex ([`arguments_digest`]), held without an allocation.
+#[derive(Clone, Copy)]
+pub(crate) struct ArgumentsDigest([u8; 64]);
+
+impl ArgumentsDigest {
+    /// The digest of `text`.
+    fn of(text: &[u8]) -> ArgumentsDigest {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = [0u8; 64];
+        for (at, byte) in Sha256::digest(text).into_iter().enumerate() {
+            hex[2 * at] = DIGITS[usize::from(byte >> 4)];
+            hex[2 * at + 1] = DIGITS[usize::from(byte & 0xf)];
+        }
+        ArgumentsDigest(hex)
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Hex digits only.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
 }
 
 /// A piece of canonical JSON still to write.
@@ -619,23 +657,25 @@ enum Step<'v> {
     Key(&'v str),
 }
 
-/// The canonical JSON of `first`, written iteratively (no nesting depth can overflow the
-/// stack).
-fn canonical(first: Step<'_>) -> Vec<u8> {
-    let mut text = Vec::with_capacity(DIGESTED_CAPACITY);
+/// The canonical JSON of `first`, appended to `text`, written iteratively (no nesting
+/// depth can overflow the stack).
+fn canonical(text: &mut Vec<u8>, first: Step<'_>) {
     let mut stack = vec![first];
     while let Some(step) = stack.pop() {
         match step {
             Step::Raw(bytes) => text.extend_from_slice(bytes),
             Step::Key(key) => {
-                json_to(&mut text, key);
+                json_string(text, key);
                 text.push(b':');
             }
             Step::Value(Value::Null) => text.extend_from_slice(b"null"),
             Step::Value(Value::Bool(true)) => text.extend_from_slice(b"true"),
             Step::Value(Value::Bool(false)) => text.extend_from_slice(b"false"),
-            Step::Value(Value::Number(number)) => json_to(&mut text, number),
-            Step::Value(Value::String(string)) => json_to(&mut text, string.as_str()),
+            Step::Value(Value::Number(number)) => {
+                // Writing a number into a `Vec` cannot fail.
+                let _ = serde_json::to_writer(&mut *text, number);
+            }
+            Step::Value(Value::String(string)) => json_string(text, string),
             Step::Value(Value::Array(items)) => {
                 text.push(b'[');
                 stack.push(Step::Raw(b"]"));
@@ -661,14 +701,55 @@ fn canonical(first: Step<'_>) -> Vec<u8> {
             }
         }
     }
-    text
 }
 
-/// `value` as `serde_json` writes it (a string escaped and quoted, a number as read),
-/// appended to `text`.
-fn json_to(text: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
-    // Writing a string or a number into a `Vec` cannot fail.
-    let _ = serde_json::to_writer(text, value);
+/// `string` quoted and escaped as `serde_json` writes it, appended to `text`: as it is
+/// when nothing in it needs escaping (the usual case, without `serde_json`'s machinery),
+/// else by `serde_json`.
+fn json_string(text: &mut Vec<u8>, string: &str) {
+    if needs_escaping(string.as_bytes()) {
+        // Writing a string into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut *text, string);
+    } else {
+        text.push(b'"');
+        text.extend_from_slice(string.as_bytes());
+        text.push(b'"');
+    }
+}
+
+/// Whether `bytes` hold one that JSON requires escaped, which is all `serde_json`
+/// escapes: a control character (below 0x20), '"' or '\\'. Eight bytes are tested at a
+/// time: a byte below `n` leaves its high bit set in `(word - n per byte) & !word`, and
+/// the first such byte is found exactly (a borrow only runs on past a byte that is
+/// below `n` itself).
+fn needs_escaping(bytes: &[u8]) -> bool {
+    const EACH: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = EACH * 0x80;
+    let below = |word: u64, n: u8| word.wrapping_sub(EACH * u64::from(n)) & !word & HIGH;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_ne_bytes(word);
+        let found = below(word, 0x20)
+            | below(word ^ (EACH * u64::from(b'"')), 1)
+            | below(word ^ (EACH * u64::from(b'\\')), 1);
+        if found != 0 {
+            return true;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .any(|&byte| byte < 0x20 || byte == b'"' || byte == b'\\')
+}
+
+/// `string` as [`json_string`] writes it, or `null`.
+fn json_option(text: &mut Vec<u8>, string: Option<&str>) {
+    match string {
+        Some(string) => json_string(text, string),
+        None => text.extend_from_slice(b"null"),
+    }
 }
 
 /// A time as RFC 3339 in UTC with milliseconds, e.g. `2026-11-27T17:51:18.123Z`.
@@ -734,7 +815,9 @@ mod tests {
     }
 
     fn canonical_text(value: &Value) -> String {
-        String::from_utf8(canonical(Step::Value(value))).unwrap()
+        let mut text = Vec::new();
+        canonical(&mut text, Step::Value(value));
+        String::from_utf8(text).unwrap()
     }
 
     #[test]
@@ -764,8 +847,11 @@ mod tests {
             arguments_digest(&json!({"a": 1.0}))
         );
         let object = json!({"b": [1, {"d": 2, "c": 3}], "a": 1});
-        assert_eq!(object_digest(object.as_object()), arguments_digest(&object));
-        assert_eq!(object_digest(None), arguments_digest(&json!({})));
+        assert_eq!(
+            object_digest(object.as_object()).as_str(),
+            arguments_digest(&object)
+        );
+        assert_eq!(object_digest(None).as_str(), arguments_digest(&json!({})));
         assert_ne!(
             arguments_digest(&json!(["a", "b"])),
             arguments_digest(&json!(["b", "a"]))
@@ -799,6 +885,28 @@ mod tests {
     }
 
     #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut every: Vec<String> = (0u8..=0x7f).map(|b| char::from(b).to_string()).collect();
+        every.extend(["", "plain", "é\u{2028}😀", "a\"b\\c\u{1}\u{7f}"].map(String::from));
+        // Each byte at each place of a word, and past the words, among bytes that need
+        // no escaping (and next to each other, for the borrows between them).
+        for byte in (0u8..=0x7f).chain([0xc3, 0xff]) {
+            for at in 0..19 {
+                let mut bytes = vec![b'a'; 19];
+                bytes[at] = byte;
+                every.push(String::from_utf8_lossy(&bytes).into_owned());
+                bytes[(at + 1) % 19] = 0x1f;
+                every.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        for string in every {
+            let mut ours = Vec::new();
+            json_string(&mut ours, &string);
+            assert_eq!(ours, serde_json::to_vec(&string).unwrap(), "{string:?}");
+        }
+    }
+
+    #[test]
     fn values_are_escaped_and_the_fields_keep_their_order() {
         let hostile = "al\"ice\n\u{7}}{";
         let caller = Caller::new(
@@ -812,12 +920,12 @@ mod tests {
             method: "tools/call",
             target: "t\\x",
             caller: &caller,
-            request_id: "\"7\"",
+            request_id: &NumberOrString::String("\"7\"".into()),
             session: None,
             protocol_version: None,
             outcome: Outcome::ProtocolError(-32000, Some("odd\r\nkind".into())),
             duration: Duration::from_micros(3),
-            digest: "00",
+            digest: &ArgumentsDigest::of(b"{}"),
             kept: None,
         };
         let text = String::from_utf8(entry.line(Some("r\"1"), UNIX_EPOCH).unwrap()).unwrap();
@@ -861,12 +969,12 @@ mod tests {
             Default::default(),
         );
         let arguments = json!({"region": "eu", "password": "hunter2"});
-        let digest = arguments_digest(&arguments);
+        let digest = value_digest(&arguments);
         let entry = Entry {
             method: "tools/call",
             target: "deploy",
             caller: &caller,
-            request_id: "7",
+            request_id: &NumberOrString::Number(7),
             session: Some("s-1"),
             protocol_version: Some("2025-11-25"),
             outcome: Outcome::ToolError(ErrorKind::Upstream),
@@ -898,7 +1006,7 @@ mod tests {
                 "request_id": "7",
                 "session": "s-1",
                 "protocol_version": "2025-11-25",
-                "arguments_digest": digest,
+                "arguments_digest": digest.as_str(),
                 "arguments": {"region": "eu"},
             })
         );

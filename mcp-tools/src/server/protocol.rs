@@ -179,6 +179,15 @@ pub(crate) fn speaks_modern(headers: &http::HeaderMap) -> bool {
     }
 }
 
+/// `version`'s text as a `'static` one when it is a revision rmcp knows (most requests'),
+/// so it is not copied per request.
+pub(crate) fn known_version(version: &ProtocolVersion) -> Option<&'static str> {
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|known| *known == version)
+        .map(ProtocolVersion::as_str)
+}
+
 /// The -32601 answer naming `method`.
 pub(crate) fn method_not_found(method: &str) -> McpError {
     McpError::new(

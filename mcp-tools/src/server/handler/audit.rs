@@ -4,33 +4,38 @@
 //! a line: a call of a hidden or unknown one writes nothing, so no name another caller
 //! could see, and this one cannot, is ever written.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::ErrorData as McpError;
+use rmcp::model::NumberOrString;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
-use super::{McpHandler, request_id_text};
+use super::McpHandler;
 use crate::Caller;
 use crate::definition::ResourceAddress;
 use crate::definition::ToolDef;
 use crate::output::error::ErrorKind;
 use crate::server::AuditLog;
-use crate::server::audit::{Entry, Outcome, arguments_digest, kept_arguments, object_digest};
+use crate::server::audit::{
+    ArgumentsDigest, Entry, Outcome, kept_arguments, object_digest, value_digest,
+};
+use crate::server::protocol::known_version;
 use crate::server::telemetry::session_id;
 
 /// A call being audited: what its line says besides the outcome.
 pub(super) struct Audited {
     log: AuditLog,
     method: &'static str,
-    target: String,
-    digest: String,
+    target: Arc<str>,
+    digest: ArgumentsDigest,
     kept: Option<Map<String, Value>>,
     caller: Caller,
-    request_id: Arc<str>,
+    request_id: NumberOrString,
     session: Option<String>,
-    protocol_version: Option<String>,
+    protocol_version: Option<Cow<'static, str>>,
     started: Instant,
 }
 
@@ -72,8 +77,8 @@ impl McpHandler {
         &self,
         context: &RequestContext<RoleServer>,
         method: &'static str,
-        target: String,
-        digest: String,
+        target: Arc<str>,
+        digest: ArgumentsDigest,
         kept: Option<Map<String, Value>>,
     ) -> Option<Audited> {
         let log = self.shared.audit.clone()?;
@@ -84,22 +89,24 @@ impl McpHandler {
             digest,
             kept,
             caller: self.caller(context),
-            request_id: request_id_text(&context.id),
+            request_id: context.id.clone(),
             session: session_id(context).map(str::to_string),
-            protocol_version: context
-                .protocol_version()
-                .map(|version| version.as_str().to_string()),
+            protocol_version: context.protocol_version().map(|version| {
+                known_version(&version)
+                    .map_or_else(|| Cow::Owned(version.to_string()), Cow::Borrowed)
+            }),
             started: Instant::now(),
         })
     }
 
     /// A `tools/call` of `def`, the tool as the caller's view found it, to audit: `None`
     /// without an audit log, or when the caller cannot see the tool (`def` is `None`: it is
-    /// answered as unknown, with no line).
+    /// answered as unknown, with no line). `name` is the tool's name, shared.
     pub(super) fn audit_tool(
         &self,
         context: &RequestContext<RoleServer>,
         def: Option<&ToolDef>,
+        name: &Arc<str>,
         arguments: Option<&Map<String, Value>>,
     ) -> Option<Audited> {
         self.shared.audit.as_ref()?;
@@ -108,7 +115,7 @@ impl McpHandler {
         self.audit_start(
             context,
             "tools/call",
-            def.name().to_string(),
+            name.clone(),
             object_digest(arguments),
             kept,
         )
@@ -126,10 +133,10 @@ impl McpHandler {
         self.shared.audit.as_ref()?;
         let def = self.caller_view(context).0.resource_for(uri)?;
         let target = match def.address() {
-            ResourceAddress::Fixed(fixed) => fixed.to_string(),
-            ResourceAddress::Template(template) => template.as_str().to_string(),
+            ResourceAddress::Fixed(fixed) => Arc::from(fixed.as_str()),
+            ResourceAddress::Template(template) => Arc::from(template.as_str()),
         };
-        let digest = arguments_digest(&Value::String(uri.to_string()));
+        let digest = value_digest(&Value::String(uri.to_string()));
         self.audit_start(context, "resources/read", target, digest, None)
     }
 
@@ -146,7 +153,7 @@ impl McpHandler {
         self.audit_start(
             context,
             "prompts/get",
-            def.name().to_string(),
+            Arc::from(def.name()),
             object_digest(arguments),
             None,
         )

@@ -39,6 +39,7 @@ pub(crate) use metrics::{Counted, OperationKey};
 pub(crate) use prometheus::bearer_matches;
 pub use prometheus::{CONTENT_TYPE, serve_metrics, spawn_metrics_listener};
 
+use super::protocol::known_version;
 use crate::Caller;
 
 /// The `error.type` of a `tools/call` whose result has `isError: true` (the conventions'
@@ -244,11 +245,7 @@ impl<'a> RequestAttributes<'a> {
             each(attribute::TOOL, Shared(tool));
         }
         if let Some(version) = &self.protocol_version {
-            // A known revision's text is static: no copy per request.
-            let known = ProtocolVersion::KNOWN_VERSIONS
-                .iter()
-                .find(|k| *k == version);
-            let value = known.map_or(Text(version.as_str()), |known| Static(known.as_str()));
+            let value = known_version(version).map_or(Text(version.as_str()), Static);
             each(attribute::PROTOCOL_VERSION, value);
         }
         let id = match self.request_id {
