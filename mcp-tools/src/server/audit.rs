@@ -92,7 +92,7 @@ pub enum AuditLogError {
 }
 
 /// How long the writer waits for more lines after the first before writing them.
-const GATHER: Duration = Duration::from_millis(2);
+const GATHER: Duration = Duration::from_millis(20);
 
 struct Inner {
     target: String,

@@ -35,28 +35,56 @@ pub(super) mod span {
 
 /// The `ExportTraceServiceRequest` of one batch: one `ResourceSpans` whose `Resource` has
 /// the fields `resource`, and a `ScopeSpans` per scope of `scopes`, in that order, each
-/// with its spans as written by [`span_field`].
-pub(super) fn export_request<'a>(
+/// with its spans as written by [`span_field`]. Every length is known before the message
+/// is written, so the spans are copied once, into a message of the exact size.
+pub(super) fn export_request(
     resource: &[u8],
     resource_schema: &str,
-    scopes: impl IntoIterator<Item = (&'a InstrumentationScope, &'a [u8])>,
+    scopes: &[(&InstrumentationScope, &[u8])],
 ) -> Vec<u8> {
-    let mut out = Vec::new();
-    message(&mut out, 1, |out| {
-        message(out, 1, |out| out.extend_from_slice(resource));
-        for (scope, spans) in scopes {
-            message(out, 2, |out| {
-                message(out, 1, |out| {
-                    string(out, 1, scope.name());
-                    string(out, 2, scope.version().unwrap_or_default());
-                    attributes(out, 3, scope.attributes());
-                });
-                out.extend_from_slice(spans);
-                string(out, 3, scope.schema_url().unwrap_or_default());
+    let mut resource_field = Vec::with_capacity(resource.len() + 4);
+    delimited(&mut resource_field, 1, resource);
+    let mut schema_field = Vec::new();
+    string(&mut schema_field, 3, resource_schema);
+    // Each scope's `ScopeSpans` fields before and after its spans.
+    let framed: Vec<(Vec<u8>, &[u8], Vec<u8>)> = scopes
+        .iter()
+        .map(|(scope, spans)| {
+            let mut head = Vec::new();
+            message(&mut head, 1, |out| {
+                string(out, 1, scope.name());
+                string(out, 2, scope.version().unwrap_or_default());
+                attributes(out, 3, scope.attributes());
             });
-        }
-        string(out, 3, resource_schema);
-    });
+            let mut tail = Vec::new();
+            string(&mut tail, 3, scope.schema_url().unwrap_or_default());
+            (head, *spans, tail)
+        })
+        .collect();
+    let scope_length =
+        |(head, spans, tail): &(Vec<u8>, &[u8], Vec<u8>)| head.len() + spans.len() + tail.len();
+    let length = resource_field.len()
+        + framed
+            .iter()
+            .map(|scope| {
+                let length = scope_length(scope);
+                1 + varint_length(length as u64) + length
+            })
+            .sum::<usize>()
+        + schema_field.len();
+    let mut out = Vec::with_capacity(1 + varint_length(length as u64) + length);
+    tag(&mut out, 1, LEN);
+    varint(&mut out, length as u64);
+    out.extend_from_slice(&resource_field);
+    for scope in &framed {
+        tag(&mut out, 2, LEN);
+        varint(&mut out, scope_length(scope) as u64);
+        let (head, spans, tail) = scope;
+        out.extend_from_slice(head);
+        out.extend_from_slice(spans);
+        out.extend_from_slice(tail);
+    }
+    out.extend_from_slice(&schema_field);
     out
 }
 
@@ -289,6 +317,11 @@ const FIXED32: u8 = 5;
 
 fn tag(out: &mut Vec<u8>, field: u32, wire: u8) {
     varint(out, u64::from(field) << 3 | u64::from(wire));
+}
+
+/// How many bytes [`varint`] writes for `value`.
+fn varint_length(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 fn varint(out: &mut Vec<u8>, mut value: u64) {

@@ -41,6 +41,10 @@ const MAX_ANSWER: u64 = 64 * 1024;
 const WARN_EVERY: Duration = Duration::from_secs(60);
 /// A thread's buffer for writing the SDK's spans is kept up to this size.
 const KEPT_BUFFER: usize = 64 * 1024;
+/// At most this many emptied batch buffers are kept, each up to this size (a full batch
+/// of usual spans fits).
+const MAX_SPARE: usize = 2;
+const KEPT_BATCH: usize = 1024 * 1024;
 
 /// The spans waiting for export, as bytes, and the thread that POSTs them (see the module
 /// docs). Shared by the [`ExportProcessor`] and the request spans.
@@ -83,6 +87,9 @@ struct Pending {
     /// The export is stopping (no span is taken any more), and has stopped.
     stopping: bool,
     stopped: bool,
+    /// Buffers an export emptied, for the next spans: a batch's buffer is not grown again
+    /// from nothing (copied at each doubling) every time.
+    spare: Vec<Vec<u8>>,
 }
 
 /// Spans taken for export: each scope's `ScopeSpans.spans` fields.
@@ -114,6 +121,7 @@ impl SpanQueue {
                 flushes_done: 0,
                 stopping: false,
                 stopped: false,
+                spare: Vec::new(),
             }),
             wake: Condvar::new(),
             exported: Condvar::new(),
@@ -194,11 +202,17 @@ impl SpanQueue {
             at += 1;
             at == 1 || !scoped.spans.is_empty()
         });
-        let batch = pending
-            .scopes
+        let Pending { scopes, spare, .. } = pending;
+        let batch = scopes
             .iter_mut()
             .filter(|scoped| !scoped.spans.is_empty())
-            .map(|scoped| (scoped.scope.clone(), std::mem::take(&mut scoped.spans)))
+            .map(|scoped| {
+                let next = spare.pop().unwrap_or_default();
+                (
+                    scoped.scope.clone(),
+                    std::mem::replace(&mut scoped.spans, next),
+                )
+            })
             .collect();
         Some(batch)
     }
@@ -206,11 +220,11 @@ impl SpanQueue {
     /// The body of the OTLP request exporting `batch`.
     fn encode(&self, batch: &Batch) -> Vec<u8> {
         let resource = lock(&self.resource);
-        protobuf::export_request(
-            &resource.0,
-            &resource.1,
-            batch.iter().map(|(scope, spans)| (scope, spans.as_slice())),
-        )
+        let scopes: Vec<(&InstrumentationScope, &[u8])> = batch
+            .iter()
+            .map(|(scope, spans)| (scope, spans.as_slice()))
+            .collect();
+        protobuf::export_request(&resource.0, &resource.1, &scopes)
     }
 
     /// The export thread: wait for a full batch, a flush, the stop or [`EXPORT_EVERY`];
@@ -245,12 +259,21 @@ impl SpanQueue {
                     "{dropped} spans dropped: {MAX_QUEUED_SPANS} were waiting already"
                 ));
             }
-            if let Some(batch) = batch
-                && let Err(error) = self.post(self.encode(&batch))
-            {
-                self.warn(&error);
+            let mut emptied = Vec::new();
+            if let Some(batch) = batch {
+                if let Err(error) = self.post(self.encode(&batch)) {
+                    self.warn(&error);
+                }
+                emptied = batch.into_iter().map(|(_, spans)| spans).collect();
             }
             let mut pending = lock(&self.pending);
+            for mut spans in emptied {
+                if pending.spare.len() < MAX_SPARE {
+                    spans.clear();
+                    spans.shrink_to(KEPT_BATCH);
+                    pending.spare.push(spans);
+                }
+            }
             pending.flushes_done = asked;
             pending.stopped = stopping;
             self.exported.notify_all();
@@ -633,6 +656,11 @@ pub(super) mod tests {
         queue.push_own(b"");
         assert!(queue.flush(FLUSH_TIMEOUT).is_ok());
         assert_eq!(lock(&queue.pending).spans, 0, "taken by the export");
+        // The emptied buffer is kept for the next spans, and handed out again.
+        assert_eq!(lock(&queue.pending).spare.len(), 1);
+        queue.push_own(b"");
+        assert!(queue.flush(FLUSH_TIMEOUT).is_ok());
+        assert_eq!(lock(&queue.pending).spare.len(), 1);
         assert!(queue.shutdown(FLUSH_TIMEOUT).is_ok());
         assert!(lock(&queue.thread).is_none(), "joined");
         queue.push_own(b"");
