@@ -651,19 +651,24 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_span_not_sampled_is_not_queued_and_its_children_follow() {
-        let id = NumberOrString::Number(1);
-        let request = RequestAttributes {
-            method: "tools/list",
+    /// A request with nothing but its method and id.
+    fn bare<'a>(method: &'static str, id: &'a NumberOrString) -> RequestAttributes<'a> {
+        RequestAttributes {
+            method,
             tool: None,
             protocol_version: None,
-            request_id: &id,
+            request_id: id,
             session: None,
             subject: None,
             client: None,
             replica: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_span_not_sampled_is_not_queued_and_its_children_follow() {
+        let id = NumberOrString::Number(1);
+        let request = bare("tools/list", &id);
         let queue = queue(&resource());
         let none = RequestSpans::new(sampler(0.0), queue.clone());
         let span = none.start(&request, Context::new(), SystemTime::now());
@@ -687,16 +692,7 @@ mod tests {
     #[test]
     fn an_ended_span_records_nothing_more() {
         let id = NumberOrString::Number(1);
-        let request = RequestAttributes {
-            method: "ping",
-            tool: None,
-            protocol_version: None,
-            request_id: &id,
-            session: None,
-            subject: None,
-            client: None,
-            replica: None,
-        };
+        let request = bare("ping", &id);
         let queue = queue(&resource());
         let spans = RequestSpans::new(sampler(1.0), queue.clone());
         let span = spans.start(&request, Context::new(), SystemTime::now());

@@ -293,7 +293,22 @@ impl SpanQueue {
         pending.flushes_asked += 1;
         let asked = pending.flushes_asked;
         self.wake.notify_one();
-        while pending.flushes_done < asked && !pending.stopped {
+        self.wait_for(pending, deadline, timeout, |pending| {
+            pending.flushes_done >= asked || pending.stopped
+        })
+        .map(drop)
+    }
+
+    /// Wait on `exported` until `done` holds, at most until `deadline` (`timeout` from
+    /// when the wait was asked for).
+    fn wait_for<'a>(
+        &self,
+        mut pending: MutexGuard<'a, Pending>,
+        deadline: Instant,
+        timeout: Duration,
+        done: impl Fn(&Pending) -> bool,
+    ) -> Result<MutexGuard<'a, Pending>, OTelSdkError> {
+        while !done(&pending) {
             let now = Instant::now();
             if now >= deadline {
                 return Err(OTelSdkError::Timeout(timeout));
@@ -304,7 +319,7 @@ impl SpanQueue {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-        Ok(())
+        Ok(pending)
     }
 
     /// Export what waits, and stop: spans ended later are not exported.
@@ -318,17 +333,9 @@ impl SpanQueue {
             pending.stopping = true;
             self.wake.notify_one();
             let running = lock(&self.thread).is_some();
-            while running && !pending.stopped {
-                let now = Instant::now();
-                if now >= deadline {
-                    return Err(OTelSdkError::Timeout(timeout));
-                }
-                pending = self
-                    .exported
-                    .wait_timeout(pending, deadline - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            }
+            drop(self.wait_for(pending, deadline, timeout, |pending| {
+                !running || pending.stopped
+            })?);
         }
         if let Some(thread) = lock(&self.thread).take() {
             let _ = thread.join();
