@@ -280,8 +280,8 @@ impl<'a> RequestAttributes<'a> {
     }
 }
 
-/// One attribute's value as the request holds it: the exported span copies only
-/// [`Text`](AttributeValue::Text).
+/// One attribute's value as the request holds it, borrowed: the exported span writes it
+/// into its protobuf and the `tracing` span records it, and neither keeps a copy.
 pub(crate) enum AttributeValue<'a> {
     Static(&'static str),
     Shared(&'a Arc<str>),

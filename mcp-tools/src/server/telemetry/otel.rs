@@ -324,8 +324,8 @@ impl Otel {
     }
 }
 
-/// What the observation point records into over OTLP ([`Otel::record`]): the tracer of
-/// the request spans and the metric instruments.
+/// What the observation point records into over OTLP ([`Otel::record`]): the request
+/// spans' starter and the metric instruments.
 pub(crate) struct Instruments {
     pub(crate) requests: RequestSpans,
     operation: Histogram<f64>,

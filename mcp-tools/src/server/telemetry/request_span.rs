@@ -131,17 +131,16 @@ impl RequestSpans {
         protobuf::ids(&mut fields, &own, parent_id);
         protobuf::kind(&mut fields, &SpanKind::Server);
         protobuf::fixed64(&mut fields, span::START_TIME, protobuf::nanos(at));
-        let mut attributes = 0;
+        let mut attributes = Limited::default();
         request.each(|key, value| {
-            attributes += 1;
+            if !attributes.admit(MAX_ATTRIBUTES) {
+                return;
+            }
             match value {
-                AttributeValue::Static(text) => {
+                AttributeValue::Static(text) | AttributeValue::Text(text) => {
                     protobuf::text_attribute(&mut fields, span::ATTRIBUTES, key, text);
                 }
                 AttributeValue::Shared(text) => {
-                    protobuf::text_attribute(&mut fields, span::ATTRIBUTES, key, text);
-                }
-                AttributeValue::Text(text) => {
                     protobuf::text_attribute(&mut fields, span::ATTRIBUTES, key, text);
                 }
                 AttributeValue::Int(number) => {
@@ -159,11 +158,8 @@ impl RequestSpans {
             parent_is_remote,
             status: Status::Unset,
             attributes,
-            dropped_attributes: 0,
-            events: 0,
-            dropped_events: 0,
-            links: 0,
-            dropped_links: 0,
+            events: Limited::default(),
+            links: Limited::default(),
             queue: Some(self.queue.clone()),
         };
         span.set_attributes(sampling.attributes);
@@ -222,12 +218,9 @@ struct EncodedSpan {
     name: SpanName,
     parent_is_remote: bool,
     status: Status,
-    attributes: u32,
-    dropped_attributes: u32,
-    events: u32,
-    dropped_events: u32,
-    links: u32,
-    dropped_links: u32,
+    attributes: Limited,
+    events: Limited,
+    links: Limited,
     /// Where it goes when it ends; `None` once it has.
     queue: Option<Arc<SpanQueue>>,
 }
@@ -252,16 +245,10 @@ impl Span for EncodedSpan {
     ) where
         T: Into<Cow<'static, str>>,
     {
-        if self.queue.is_none() {
-            return;
+        if self.queue.is_some() && self.events.admit(MAX_EVENTS) {
+            let (kept, dropped) = within_limit(&attributes);
+            protobuf::event(&mut self.fields, timestamp, &name.into(), kept, dropped);
         }
-        if self.events == MAX_EVENTS {
-            self.dropped_events += 1;
-            return;
-        }
-        self.events += 1;
-        let (kept, dropped) = within_limit(&attributes);
-        protobuf::event(&mut self.fields, timestamp, &name.into(), kept, dropped);
     }
 
     fn span_context(&self) -> &SpanContext {
@@ -273,15 +260,9 @@ impl Span for EncodedSpan {
     }
 
     fn set_attribute(&mut self, attribute: KeyValue) {
-        if self.queue.is_none() {
-            return;
+        if self.queue.is_some() && self.attributes.admit(MAX_ATTRIBUTES) {
+            protobuf::attributes(&mut self.fields, span::ATTRIBUTES, [&attribute]);
         }
-        if self.attributes == MAX_ATTRIBUTES {
-            self.dropped_attributes += 1;
-            return;
-        }
-        self.attributes += 1;
-        protobuf::attributes(&mut self.fields, span::ATTRIBUTES, [&attribute]);
     }
 
     fn set_status(&mut self, status: Status) {
@@ -301,16 +282,10 @@ impl Span for EncodedSpan {
     }
 
     fn add_link(&mut self, span_context: SpanContext, attributes: Vec<KeyValue>) {
-        if self.queue.is_none() {
-            return;
+        if self.queue.is_some() && self.links.admit(MAX_LINKS) {
+            let (kept, dropped) = within_limit(&attributes);
+            protobuf::link(&mut self.fields, &span_context, kept, dropped);
         }
-        if self.links == MAX_LINKS {
-            self.dropped_links += 1;
-            return;
-        }
-        self.links += 1;
-        let (kept, dropped) = within_limit(&attributes);
-        protobuf::link(&mut self.fields, &span_context, kept, dropped);
     }
 
     fn end_with_timestamp(&mut self, timestamp: SystemTime) {
@@ -329,9 +304,9 @@ impl Span for EncodedSpan {
             SpanName::Given(name) => protobuf::string(fields, span::NAME, name),
         }
         protobuf::fixed64(fields, span::END_TIME, protobuf::nanos(timestamp));
-        protobuf::uint(fields, span::DROPPED_ATTRIBUTES, self.dropped_attributes);
-        protobuf::uint(fields, span::DROPPED_EVENTS, self.dropped_events);
-        protobuf::uint(fields, span::DROPPED_LINKS, self.dropped_links);
+        protobuf::uint(fields, span::DROPPED_ATTRIBUTES, self.attributes.dropped);
+        protobuf::uint(fields, span::DROPPED_EVENTS, self.events.dropped);
+        protobuf::uint(fields, span::DROPPED_LINKS, self.links.dropped);
         protobuf::status(fields, &self.status);
         protobuf::flags(fields, &self.context, self.parent_is_remote);
         queue.push_own(fields);
@@ -342,6 +317,27 @@ impl Span for EncodedSpan {
 impl Drop for EncodedSpan {
     fn drop(&mut self) {
         self.end();
+    }
+}
+
+/// How many of one kind of item (attributes, events, links) a span kept, and how many it
+/// dropped past the limit.
+#[derive(Debug, Default, Clone, Copy)]
+struct Limited {
+    kept: u32,
+    dropped: u32,
+}
+
+impl Limited {
+    /// Count one more item: `true` when it is within `limit` and kept.
+    fn admit(&mut self, limit: u32) -> bool {
+        if self.kept == limit {
+            self.dropped += 1;
+            false
+        } else {
+            self.kept += 1;
+            true
+        }
     }
 }
 

@@ -25,11 +25,11 @@ use super::protobuf;
 
 /// At most this many ended spans wait for export; past it new ones are dropped (and
 /// reported) rather than held.
-pub(crate) const MAX_QUEUED_SPANS: usize = 8192;
+const MAX_QUEUED_SPANS: usize = 8192;
 /// The export thread wakes for a batch when this many spans wait.
-pub(crate) const SPANS_PER_EXPORT: usize = 2048;
+const SPANS_PER_EXPORT: usize = 2048;
 /// ... and at least this often when fewer do (the SDK's default schedule delay).
-pub(crate) const EXPORT_EVERY: Duration = Duration::from_secs(5);
+const EXPORT_EVERY: Duration = Duration::from_secs(5);
 /// How long one POST may take (`opentelemetry-otlp`'s default export timeout).
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a flush the SDK asks for ([`SpanProcessor::force_flush`]) may wait.
