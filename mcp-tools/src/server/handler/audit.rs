@@ -4,17 +4,14 @@
 //! a line: a call of a hidden or unknown one writes nothing, so no name another caller
 //! could see, and this one cannot, is ever written.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::NumberOrString;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
 use super::McpHandler;
-use crate::Caller;
 use crate::definition::ResourceAddress;
 use crate::definition::ToolDef;
 use crate::output::error::ErrorKind;
@@ -22,27 +19,31 @@ use crate::server::AuditLog;
 use crate::server::audit::{
     ArgumentsDigest, Entry, Outcome, kept_arguments, object_digest, value_digest,
 };
-use crate::server::protocol::known_version;
+use crate::server::protocol::{http_caller, known_version};
 use crate::server::telemetry::session_id;
 
-/// A call being audited: what its line says besides the outcome.
+/// A call being audited: what its line says of the call that the request does not (the
+/// caller, ids and protocol version are read from the request when the line is written).
 pub(super) struct Audited {
     log: AuditLog,
     method: &'static str,
     target: Arc<str>,
     digest: ArgumentsDigest,
     kept: Option<Map<String, Value>>,
-    caller: Caller,
-    request_id: NumberOrString,
-    session: Option<String>,
-    protocol_version: Option<Cow<'static, str>>,
-    started: Instant,
 }
 
-impl Audited {
-    /// Write the line: the call ended with `answer` (`tool_error`: the kind of a tool's
+impl McpHandler {
+    /// Write `audited`'s line: the call `context` started at `started` (its
+    /// observation's clock) ended with `answer` (`tool_error`: the kind of a tool's
     /// `isError` result).
-    pub(super) fn finish<T>(self, answer: &Result<T, McpError>, tool_error: Option<ErrorKind>) {
+    pub(super) fn audit_finish<T>(
+        &self,
+        audited: Audited,
+        context: &RequestContext<RoleServer>,
+        started: Instant,
+        answer: &Result<T, McpError>,
+        tool_error: Option<ErrorKind>,
+    ) {
         let outcome = match (answer, tool_error) {
             (Ok(_), None) => Outcome::Ok,
             (Ok(_), Some(kind)) => Outcome::ToolError(kind),
@@ -56,26 +57,29 @@ impl Audited {
                     .map(str::to_string),
             ),
         };
-        self.log.record(&Entry {
-            method: self.method,
-            target: &self.target,
-            caller: &self.caller,
-            request_id: &self.request_id,
-            session: self.session.as_deref(),
-            protocol_version: self.protocol_version.as_deref(),
+        let version = context.protocol_version();
+        let caller = self
+            .caller_of(http_caller(context))
+            .unwrap_or(&crate::caller::LOCAL);
+        audited.log.record(&Entry {
+            method: audited.method,
+            target: &audited.target,
+            caller,
+            request_id: &context.id,
+            session: session_id(context),
+            protocol_version: version
+                .as_ref()
+                .map(|version| known_version(version).unwrap_or(version.as_str())),
             outcome,
-            duration: self.started.elapsed(),
-            digest: &self.digest,
-            kept: self.kept,
+            duration: started.elapsed(),
+            digest: &audited.digest,
+            kept: audited.kept,
         });
     }
-}
 
-impl McpHandler {
     /// The start of an audited call of `target`, when the server keeps an audit log.
     fn audit_start(
         &self,
-        context: &RequestContext<RoleServer>,
         method: &'static str,
         target: Arc<str>,
         digest: ArgumentsDigest,
@@ -88,14 +92,6 @@ impl McpHandler {
             target,
             digest,
             kept,
-            caller: self.caller(context),
-            request_id: context.id.clone(),
-            session: session_id(context).map(str::to_string),
-            protocol_version: context.protocol_version().map(|version| {
-                known_version(&version)
-                    .map_or_else(|| Cow::Owned(version.to_string()), Cow::Borrowed)
-            }),
-            started: Instant::now(),
         })
     }
 
@@ -104,7 +100,6 @@ impl McpHandler {
     /// answered as unknown, with no line). `name` is the tool's name, shared.
     pub(super) fn audit_tool(
         &self,
-        context: &RequestContext<RoleServer>,
         def: Option<&ToolDef>,
         name: &Arc<str>,
         arguments: Option<&Map<String, Value>>,
@@ -112,13 +107,7 @@ impl McpHandler {
         self.shared.audit.as_ref()?;
         let def = def?;
         let kept = arguments.and_then(|object| kept_arguments(object, def.audit_kept()));
-        self.audit_start(
-            context,
-            "tools/call",
-            name.clone(),
-            object_digest(arguments),
-            kept,
-        )
+        self.audit_start("tools/call", name.clone(), object_digest(arguments), kept)
     }
 
     /// A `resources/read` of `uri` to audit (`None`: no audit log, or a resource the caller
@@ -137,7 +126,7 @@ impl McpHandler {
             ResourceAddress::Template(template) => Arc::from(template.as_str()),
         };
         let digest = value_digest(&Value::String(uri.to_string()));
-        self.audit_start(context, "resources/read", target, digest, None)
+        self.audit_start("resources/read", target, digest, None)
     }
 
     /// A `prompts/get` of `name` to audit (`None`: no audit log, or a prompt the caller
@@ -151,7 +140,6 @@ impl McpHandler {
         self.shared.audit.as_ref()?;
         let def = self.caller_view(context).0.prompt_def(name)?;
         self.audit_start(
-            context,
             "prompts/get",
             Arc::from(def.name()),
             object_digest(arguments),

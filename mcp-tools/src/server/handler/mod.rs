@@ -395,25 +395,25 @@ impl McpHandler {
         &self,
         registry: crate::ToolRegistry,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> (
         Result<CallToolResponse, McpError>,
         Option<Option<ErrorKind>>,
     ) {
         #[cfg(feature = "http")]
-        if let Err(error) = self.check_param_headers(&request, &context) {
+        if let Err(error) = self.check_param_headers(&request, context) {
             return (Err(error), None);
         }
-        match self.task_support(&request, &context) {
+        match self.task_support(&request, context) {
             Err(error) => return (Err(error), None),
             Ok(true) => return (self.call_as_task(request, context).await, None),
             Ok(false) => {}
         }
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let binding = self.binding(&context, "tools/call", &request.name, &arguments);
+        let binding = self.binding(context, "tools/call", &request.name, &arguments);
         let ended = self
             .in_round(
-                &context,
+                context,
                 binding,
                 request.request_state.as_deref(),
                 request.input_responses.as_ref(),
@@ -517,7 +517,7 @@ impl ServerHandler for McpHandler {
         // A call of a tool the caller can see gets an audit line, a refusal by a rate limit
         // included; any other answers as unknown and writes none.
         #[cfg(feature = "audit")]
-        let audited = self.audit_tool(&context, def.as_deref(), &tool, request.arguments.as_ref());
+        let audited = self.audit_tool(def.as_deref(), &tool, request.arguments.as_ref());
         let observation = self.observe("tools/call", Some(tool), &context);
         let (answer, tool_error) = observation
             .within(async {
@@ -526,12 +526,13 @@ impl ServerHandler for McpHandler {
                 {
                     return (Err(refused), None);
                 }
-                self.call_tool_in(registry, request, context).await
+                self.call_tool_in(registry, request, &context).await
             })
             .await;
         #[cfg(feature = "audit")]
         if let Some(audited) = audited {
-            audited.finish(&answer, tool_error.flatten());
+            let started = observation.started();
+            self.audit_finish(audited, &context, started, &answer, tool_error.flatten());
         }
         match tool_error {
             Some(kind) if answer.is_ok() => observation.end_tool_error(kind),
@@ -593,10 +594,11 @@ impl ServerHandler for McpHandler {
         let observation = self.observe("resources/read", None, &context);
         #[cfg(feature = "audit")]
         let audited = self.audit_resource(&context, &request.uri);
-        let answer = observed(observation, self.resource_read(request, context)).await;
+        let started = observation.started();
+        let answer = observed(observation, self.resource_read(request, &context)).await;
         #[cfg(feature = "audit")]
         if let Some(audited) = audited {
-            audited.finish(&answer, None);
+            self.audit_finish(audited, &context, started, &answer, None);
         }
         answer
     }
@@ -636,10 +638,11 @@ impl ServerHandler for McpHandler {
         let observation = self.observe("prompts/get", None, &context);
         #[cfg(feature = "audit")]
         let audited = self.audit_prompt(&context, &request.name, request.arguments.as_ref());
-        let answer = observed(observation, self.prompt_get(request, context)).await;
+        let started = observation.started();
+        let answer = observed(observation, self.prompt_get(request, &context)).await;
         #[cfg(feature = "audit")]
         if let Some(audited) = audited {
-            audited.finish(&answer, None);
+            self.audit_finish(audited, &context, started, &answer, None);
         }
         answer
     }

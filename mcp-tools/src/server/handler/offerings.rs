@@ -176,13 +176,13 @@ impl McpHandler {
     pub(super) async fn resource_read(
         &self,
         request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let (view, _) = self.caller_view(&context);
-        let binding = self.binding(&context, "resources/read", &request.uri, &Value::Null);
+        let (view, _) = self.caller_view(context);
+        let binding = self.binding(context, "resources/read", &request.uri, &Value::Null);
         let ended = self
             .in_round(
-                &context,
+                context,
                 binding,
                 request.request_state.as_deref(),
                 request.input_responses.as_ref(),
@@ -246,16 +246,16 @@ impl McpHandler {
     pub(super) async fn prompt_get(
         &self,
         request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let (view, _) = self.caller_view(&context);
-        let binding = is_modern(&context)
+        let (view, _) = self.caller_view(context);
+        let binding = is_modern(context)
             .then(|| Value::Object(request.arguments.clone().unwrap_or_default()))
-            .and_then(|arguments| self.binding(&context, "prompts/get", &request.name, &arguments));
+            .and_then(|arguments| self.binding(context, "prompts/get", &request.name, &arguments));
         let arguments = prompt_arguments(request.arguments)?;
         let ended = self
             .in_round(
-                &context,
+                context,
                 binding,
                 request.request_state.as_deref(),
                 request.input_responses.as_ref(),

@@ -94,14 +94,14 @@ impl McpHandler {
     pub(super) async fn call_as_task(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let (registry, _) = self.caller_view(&context);
-        let caller = self.caller(&context);
+        let (registry, _) = self.caller_view(context);
+        let caller = self.caller(context);
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let binding = request_state::binding("tools/call", &request.name, &arguments, &caller);
         let (round, mut ends, ctx) = self.open_round(
-            &context,
+            context,
             &binding,
             request.request_state.as_deref(),
             request.input_responses.as_ref(),

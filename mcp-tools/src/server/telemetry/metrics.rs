@@ -125,23 +125,43 @@ impl Histogram {
 }
 
 /// A histogram read once ([`Histogram::snapshot`]).
+#[derive(Default)]
 pub(crate) struct HistogramSnapshot {
     pub(crate) cumulative: [u64; BUCKETS.len() + 1],
     pub(crate) count: u64,
     pub(crate) sum: f64,
 }
 
+impl HistogramSnapshot {
+    /// Add `other`'s counts and sum to these.
+    #[cfg(feature = "otel")]
+    pub(crate) fn add(&mut self, other: &HistogramSnapshot) {
+        for (total, count) in self.cumulative.iter_mut().zip(other.cumulative) {
+            *total += count;
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+    }
+
+    /// The count in each bucket (not cumulative; the last one is `+Inf`).
+    #[cfg(feature = "otel")]
+    pub(crate) fn buckets(&self) -> [u64; BUCKETS.len() + 1] {
+        let mut below = 0;
+        self.cumulative.map(|running| {
+            let count = running - below;
+            below = running;
+            count
+        })
+    }
+}
+
 /// One `mcp.server.operation.duration` series: its histogram, and its labels as the
 /// Prometheus text writes them (escaped once, when the series is made: a scrape of many
-/// series then only copies them) and as the OTLP export records them.
+/// series then only copies them).
 pub(crate) struct Series {
     pub(crate) histogram: Histogram,
     /// `mcp_method_name="…",gen_ai_tool_name="…",error_type="…"`.
     pub(crate) labels: Box<str>,
-    /// The same labels as OpenTelemetry attributes, built once per series rather than per
-    /// measurement.
-    #[cfg(feature = "otel")]
-    pub(crate) attributes: Box<[opentelemetry::KeyValue]>,
 }
 
 impl Series {
@@ -149,8 +169,6 @@ impl Series {
         Series {
             histogram: Histogram::default(),
             labels: super::prometheus::labels(key).into_boxed_str(),
-            #[cfg(feature = "otel")]
-            attributes: super::otel::attributes(key),
         }
     }
 }
@@ -224,9 +242,10 @@ pub(crate) struct MetricsInner {
     pub(crate) counted: Mutex<Counted>,
     /// The HTTP listeners' session tables, asked when the metrics are read.
     pub(crate) sources: Mutex<Vec<Weak<dyn GaugeSource>>>,
-    /// Where the same measurements (and the requests' spans) go over OTLP, when set up.
+    /// Where the requests' spans go over OTLP, when set up (the metrics are read from
+    /// here by the export).
     #[cfg(feature = "otel")]
-    pub(crate) otel: std::sync::OnceLock<super::otel::Instruments>,
+    pub(crate) otel: std::sync::OnceLock<super::request_span::RequestSpans>,
 }
 
 impl Metrics {
@@ -239,7 +258,7 @@ impl Metrics {
             .unwrap_or_else(|e| e.into_inner())
             .get(&key)
         {
-            self.measure(series, elapsed);
+            series.histogram.record(elapsed);
             return;
         }
         let mut operations = self
@@ -258,24 +277,11 @@ impl Metrics {
         let series = operations
             .entry(key)
             .or_insert_with_key(|key| Arc::new(Series::of(key)));
-        self.measure(series, elapsed);
-    }
-
-    /// One measurement of `series`, here and over OTLP when that is set up.
-    fn measure(&self, series: &Series, elapsed: Duration) {
         series.histogram.record(elapsed);
-        #[cfg(feature = "otel")]
-        if let Some(otel) = self.inner.otel.get() {
-            otel.operation(&series.attributes, elapsed);
-        }
     }
 
     /// A session ended after `lasted`: one observation of `mcp.server.session.duration`.
     pub(crate) fn session_ended(&self, lasted: Duration) {
-        #[cfg(feature = "otel")]
-        if let Some(otel) = self.inner.otel.get() {
-            otel.session(lasted);
-        }
         self.inner.sessions.record(lasted);
     }
 

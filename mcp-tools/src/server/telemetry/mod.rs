@@ -10,6 +10,10 @@
 //! One observation point: every JSON-RPC request, on every transport and path, is answered
 //! by [`McpHandler`](super::McpHandler), which opens one observation (a span and a measurement) for it.
 
+#[cfg(feature = "otel")]
+mod collector;
+#[cfg(feature = "otel")]
+mod metric_export;
 mod metrics;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
@@ -123,7 +127,7 @@ impl Observation {
         #[cfg(feature = "otel")]
         let exported = otel
             .zip(attributes.as_ref())
-            .map(|(otel, attributes)| otel.requests.start_request(attributes, context));
+            .map(|(requests, attributes)| requests.start_request(attributes, context));
         if call {
             telemetry.metrics.calls_in_flight(1);
         }
@@ -151,6 +155,11 @@ impl Observation {
             None => futures::future::Either::Right(work),
         };
         work.instrument(self.span.clone())
+    }
+
+    /// When the request started (its duration is measured from here).
+    pub(crate) fn started(&self) -> Instant {
+        self.started
     }
 
     /// The request was answered; `error`: its `error.type` (`None`: success).

@@ -27,21 +27,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use opentelemetry::metrics::{Histogram, MeterProvider as _};
+use opentelemetry::InstrumentationScope;
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry::{InstrumentationScope, KeyValue};
-use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{Filtered, LevelFilter, Targets};
 
-use super::metrics::{BUCKETS, Metrics, OperationKey, STATUSES};
+use super::REQUEST_TARGET;
+use super::metric_export::{ExportEnded, MetricExport, interval_from_env};
+use super::metrics::Metrics;
 use super::request_span::RequestSpans;
 use super::span_export::{ExportProcessor, SpanQueue};
-use super::{REQUEST_TARGET, attribute};
 
 /// The instrumentation scope of the spans and metrics.
 const SCOPE: &str = "mcp-toolbelt";
@@ -128,28 +126,23 @@ impl OtelBuilder {
             .with_sampler(sampler.clone())
             .with_resource(resource.clone())
             .build();
-        let metrics = opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary)
-            .with_endpoint(format!("{base}/v1/metrics"))
-            .build()
-            .map_err(|e| OtelError::Exporter(e.to_string()))?;
-        let mut reader = PeriodicReader::builder(metrics);
-        if let Some(interval) = self.interval {
-            reader = reader.with_interval(interval);
-        }
-        let meters = SdkMeterProvider::builder()
-            .with_reader(reader.build())
-            .with_resource(resource)
-            .build();
+        let metrics = Arc::new(MetricExport::new(
+            format!("{base}/v1/metrics"),
+            &resource,
+            InstrumentationScope::builder(SCOPE).build(),
+            self.interval.unwrap_or_else(interval_from_env),
+        ));
         spans
+            .start()
+            .map_err(|e| OtelError::Exporter(e.to_string()))?;
+        metrics
             .start()
             .map_err(|e| OtelError::Exporter(e.to_string()))?;
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         Ok(Otel {
             inner: Arc::new(Providers {
                 tracers,
-                meters,
+                metrics,
                 sampler,
                 spans,
             }),
@@ -159,7 +152,7 @@ impl OtelBuilder {
 
 struct Providers {
     tracers: SdkTracerProvider,
-    meters: SdkMeterProvider,
+    metrics: Arc<MetricExport>,
     /// The tracers' sampler, which decides for the request spans too.
     sampler: Sampler,
     /// Where the tracers' spans and the request spans are exported through.
@@ -236,80 +229,22 @@ impl Otel {
 
     /// Export the server whose `metrics` these are ([`Server::metrics`]): a span for each
     /// request it answers from now on (`{mcp.method.name} {target}`, with the attributes
-    /// `docs/operations.md` lists), the operation and session histograms as measured from
-    /// now on, and the gauges and counters as read at each export. A server is exported by
-    /// the first `Otel` it is given to.
+    /// `docs/operations.md` lists), and its metrics as read at each export: the same
+    /// histograms, gauges and counters `/metrics` shows, cumulative, with the servers given
+    /// to one `Otel` added together. A server is exported by the first `Otel` it is given
+    /// to.
     ///
     /// The request spans are made here, not from the `tracing` span of the same request
     /// (which [`layer`](Otel::layer) leaves out): their attributes are known when the
-    /// request starts, and are set once.
+    /// request starts, and are set once. The metrics are not measured a second time for
+    /// the export: each request is measured once, into the server's [`Metrics`].
     ///
     /// [`Server::metrics`]: crate::server::Server::metrics
     pub fn record(&self, metrics: &Metrics) {
-        let meter = self.inner.meters.meter(SCOPE);
-        let operation = meter
-            .f64_histogram("mcp.server.operation.duration")
-            .with_unit("s")
-            .with_description("MCP request duration as observed on the server")
-            .with_boundaries(BUCKETS.to_vec())
-            .build();
-        let session = meter
-            .f64_histogram("mcp.server.session.duration")
-            .with_unit("s")
-            .with_description("The duration of the MCP session as observed on the server")
-            .with_boundaries(BUCKETS.to_vec())
-            .build();
-        let read = metrics.clone();
-        let gauges = meter
-            .i64_observable_gauge("mcp_toolbelt.calls.in_flight")
-            .with_description("tools/call requests running now")
-            .with_callback(move |observer| {
-                observer.observe(read.scalars().calls_in_flight, &[]);
-            })
-            .build();
-        let read = metrics.clone();
-        let sessions = meter
-            .i64_observable_gauge("mcp_toolbelt.sessions")
-            .with_description("Sessions open or parked now, by state")
-            .with_callback(move |observer| {
-                let scalars = read.scalars();
-                observer.observe(scalars.sessions_open, &[KeyValue::new("state", "open")]);
-                observer.observe(scalars.sessions_parked, &[KeyValue::new("state", "parked")]);
-            })
-            .build();
-        let read = metrics.clone();
-        let tasks = meter
-            .i64_observable_gauge("mcp_toolbelt.tasks")
-            .with_description("Tasks this replica runs, or ran and still keeps readable, by status")
-            .with_callback(move |observer| {
-                let counts = read.scalars().tasks;
-                for (status, count) in STATUSES.iter().zip(counts) {
-                    observer.observe(count, &[KeyValue::new("status", *status)]);
-                }
-            })
-            .build();
-        let read = metrics.clone();
-        let refusals = meter
-            .u64_observable_counter("mcp_toolbelt.refusals")
-            .with_description("Requests refused: by authentication (reason), by rate limiting")
-            .with_callback(move |observer| {
-                let scalars = read.scalars();
-                for (reason, count) in scalars.auth_refusals {
-                    observer.observe(count, &[KeyValue::new("reason", reason.as_str())]);
-                }
-                observer.observe(
-                    scalars.rate_limit_refusals,
-                    &[KeyValue::new("reason", "rate_limited")],
-                );
-            })
-            .build();
-        let instruments = Instruments {
-            requests: RequestSpans::new(self.inner.sampler.clone(), self.inner.spans.clone()),
-            operation,
-            session,
-            _observed: (gauges, sessions, tasks, refusals),
-        };
-        let _ = metrics.inner.otel.set(instruments);
+        let requests = RequestSpans::new(self.inner.sampler.clone(), self.inner.spans.clone());
+        if metrics.inner.otel.set(requests).is_ok() {
+            self.inner.metrics.add(metrics);
+        }
     }
 
     /// Flush what is buffered and stop exporting (also what dropping the last clone
@@ -318,47 +253,29 @@ impl Otel {
         if let Err(error) = self.inner.tracers.shutdown() {
             tracing::warn!(%error, "OTLP: flushing spans");
         }
-        if let Err(error) = self.inner.meters.shutdown() {
-            tracing::warn!(%error, "OTLP: flushing metrics");
+        self.inner.shutdown_metrics();
+    }
+}
+
+/// How long the last export of the metrics may take at shutdown (the SDK's shutdown
+/// timeout).
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Providers {
+    fn shutdown_metrics(&self) {
+        match self.metrics.shutdown(SHUTDOWN_TIMEOUT) {
+            Ok(()) | Err(ExportEnded::AlreadyStopped) => {}
+            Err(ExportEnded::Timeout) => {
+                tracing::warn!("OTLP: the last export of the metrics did not end in time");
+            }
         }
     }
 }
 
-/// What the observation point records into over OTLP ([`Otel::record`]): the request
-/// spans' starter and the metric instruments.
-pub(crate) struct Instruments {
-    pub(crate) requests: RequestSpans,
-    operation: Histogram<f64>,
-    session: Histogram<f64>,
-    /// The observable instruments, alive while these are.
-    _observed: (
-        opentelemetry::metrics::ObservableGauge<i64>,
-        opentelemetry::metrics::ObservableGauge<i64>,
-        opentelemetry::metrics::ObservableGauge<i64>,
-        opentelemetry::metrics::ObservableCounter<u64>,
-    ),
-}
-
-impl Instruments {
-    /// One measurement of `mcp.server.operation.duration` with a series' `attributes`.
-    pub(crate) fn operation(&self, attributes: &[KeyValue], elapsed: Duration) {
-        self.operation.record(elapsed.as_secs_f64(), attributes);
+impl Drop for Providers {
+    /// The last clone of the [`Otel`] is dropped: export the metrics once more and stop,
+    /// as the tracer provider does with its spans.
+    fn drop(&mut self) {
+        self.shutdown_metrics();
     }
-
-    pub(crate) fn session(&self, lasted: Duration) {
-        self.session.record(lasted.as_secs_f64(), &[]);
-    }
-}
-
-/// The `mcp.server.operation.duration` attributes of the series `key`.
-pub(crate) fn attributes(key: &OperationKey) -> Box<[KeyValue]> {
-    let mut attributes = Vec::with_capacity(3);
-    attributes.push(KeyValue::new(attribute::METHOD, key.method));
-    if let Some(tool) = &key.tool {
-        attributes.push(KeyValue::new(attribute::TOOL, tool.clone()));
-    }
-    if let Some(error) = key.error {
-        attributes.push(KeyValue::new(attribute::ERROR_TYPE, error));
-    }
-    attributes.into_boxed_slice()
 }

@@ -88,6 +88,130 @@ pub(super) fn export_request(
     out
 }
 
+/// The `ExportMetricsServiceRequest` of one `ResourceMetrics` whose `Resource` has the
+/// fields `resource`, with one `ScopeMetrics` of `scope` whose `Metric`s `metrics` writes
+/// (each with [`metric`]).
+pub(super) fn metrics_request(
+    resource: &[u8],
+    resource_schema: &str,
+    scope: &InstrumentationScope,
+    metrics: impl FnOnce(&mut Vec<u8>),
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    message(&mut out, 1, |out| {
+        delimited(out, 1, resource);
+        message(out, 2, |out| {
+            message(out, 1, |out| {
+                string(out, 1, scope.name());
+                string(out, 2, scope.version().unwrap_or_default());
+                attributes(out, 3, scope.attributes());
+            });
+            metrics(out);
+            string(out, 3, scope.schema_url().unwrap_or_default());
+        });
+        string(out, 3, resource_schema);
+    });
+    out
+}
+
+/// What a metric's data points are, and how they add up.
+#[derive(Clone, Copy)]
+pub(super) enum MetricKind {
+    /// `Gauge`: each point a value now.
+    Gauge,
+    /// `Sum`, cumulative and monotonic: each point a total since the start.
+    Counter,
+    /// `Histogram`, cumulative: each point the counts since the start.
+    Histogram,
+}
+
+/// One `Metric` of a `ScopeMetrics` (its field 2): `points` writes its data points (each
+/// with [`int_point`] or [`histogram_point`]).
+pub(super) fn metric(
+    out: &mut Vec<u8>,
+    name: &str,
+    description: &str,
+    unit: &str,
+    kind: MetricKind,
+    points: impl FnOnce(&mut Vec<u8>),
+) {
+    /// `AGGREGATION_TEMPORALITY_CUMULATIVE`.
+    const CUMULATIVE: u32 = 2;
+    message(out, 2, |out| {
+        string(out, 1, name);
+        string(out, 2, description);
+        string(out, 3, unit);
+        match kind {
+            MetricKind::Gauge => message(out, 5, points),
+            MetricKind::Counter => message(out, 7, |out| {
+                points(out);
+                uint(out, 2, CUMULATIVE);
+                tag(out, 3, VARINT);
+                varint(out, 1);
+            }),
+            MetricKind::Histogram => message(out, 9, |out| {
+                points(out);
+                uint(out, 2, CUMULATIVE);
+            }),
+        }
+    });
+}
+
+/// An integer `NumberDataPoint` (a gauge's or a counter's) with text `attributes`, over
+/// `start..time` (nanoseconds since the Unix epoch).
+pub(super) fn int_point(
+    out: &mut Vec<u8>,
+    attributes: &[(&str, &str)],
+    start: u64,
+    time: u64,
+    value: i64,
+) {
+    message(out, 1, |out| {
+        fixed64(out, 2, start);
+        fixed64(out, 3, time);
+        // `as_int`, a oneof member: written even when 0.
+        tag(out, 6, FIXED64);
+        out.extend_from_slice(&value.to_le_bytes());
+        for (key, text) in attributes {
+            text_attribute(out, 7, key, text);
+        }
+    });
+}
+
+/// A `HistogramDataPoint` with text `attributes`: `count` measurements summing to `sum`,
+/// `buckets[i]` of them at most `bounds[i]` (and above the one before), the last above
+/// every bound.
+pub(super) fn histogram_point(
+    out: &mut Vec<u8>,
+    attributes: &[(&str, &str)],
+    (start, time): (u64, u64),
+    (count, sum): (u64, f64),
+    buckets: &[u64],
+    bounds: &[f64],
+) {
+    message(out, 1, |out| {
+        fixed64(out, 2, start);
+        fixed64(out, 3, time);
+        fixed64(out, 4, count);
+        tag(out, 5, FIXED64);
+        out.extend_from_slice(&sum.to_bits().to_le_bytes());
+        // Packed repeated fixed64 and double: eight bytes each.
+        tag(out, 6, LEN);
+        varint(out, 8 * buckets.len() as u64);
+        for bucket in buckets {
+            out.extend_from_slice(&bucket.to_le_bytes());
+        }
+        tag(out, 7, LEN);
+        varint(out, 8 * bounds.len() as u64);
+        for bound in bounds {
+            out.extend_from_slice(&bound.to_bits().to_le_bytes());
+        }
+        for (key, text) in attributes {
+            text_attribute(out, 9, key, text);
+        }
+    });
+}
+
 /// The fields of the `Resource` message of `resource`.
 pub(super) fn resource(resource: &opentelemetry_sdk::Resource) -> Vec<u8> {
     let mut fields = Vec::new();

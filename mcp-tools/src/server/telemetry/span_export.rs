@@ -11,8 +11,7 @@
 //! then an exporter copied it into generated types before encoding).
 
 use std::cell::RefCell;
-use std::io::Read as _;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -21,6 +20,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 
+use super::collector::Collector;
 use super::protobuf;
 
 /// At most this many ended spans wait for export; past it new ones are dropped (and
@@ -30,15 +30,8 @@ const MAX_QUEUED_SPANS: usize = 8192;
 const SPANS_PER_EXPORT: usize = 2048;
 /// ... and at least this often when fewer do (the SDK's default schedule delay).
 const EXPORT_EVERY: Duration = Duration::from_secs(5);
-/// How long one POST may take (`opentelemetry-otlp`'s default export timeout).
-const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a flush the SDK asks for ([`SpanProcessor::force_flush`]) may wait.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
-/// At most this much of a collector's answer is read (and thrown away): enough for any
-/// partial-success message, and the connection stays reusable.
-const MAX_ANSWER: u64 = 64 * 1024;
-/// A failing collector, or a full queue, is reported at most this often.
-const WARN_EVERY: Duration = Duration::from_secs(60);
 /// A thread's buffer for writing the SDK's spans is kept up to this size.
 const KEPT_BUFFER: usize = 64 * 1024;
 /// At most this many emptied batch buffers are kept, each up to this size (a full batch
@@ -49,7 +42,7 @@ const KEPT_BATCH: usize = 1024 * 1024;
 /// The spans waiting for export, as bytes, and the thread that POSTs them (see the module
 /// docs). Shared by the [`ExportProcessor`] and the request spans.
 pub(crate) struct SpanQueue {
-    url: String,
+    collector: Collector,
     pending: Mutex<Pending>,
     /// Wakes the export thread: a batch is full, a flush is asked, the export stops.
     wake: Condvar,
@@ -58,17 +51,13 @@ pub(crate) struct SpanQueue {
     /// The encoded `Resource` message's fields and the `ResourceSpans.schema_url` (set
     /// by the SDK before the first span).
     resource: Mutex<(Vec<u8>, String)>,
-    /// Built on the export thread at its first export: a blocking client must not be
-    /// made or dropped inside the server's async runtime.
-    client: OnceLock<Result<reqwest::blocking::Client, String>>,
     thread: Mutex<Option<JoinHandle<()>>>,
-    last_warning: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for SpanQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SpanQueue")
-            .field("url", &self.url)
+            .field("collector", &self.collector)
             .finish_non_exhaustive()
     }
 }
@@ -109,7 +98,7 @@ impl SpanQueue {
     /// `own`, the requests' scope. Nothing is exported until [`start`](Self::start).
     pub(crate) fn new(url: String, own: InstrumentationScope) -> SpanQueue {
         SpanQueue {
-            url,
+            collector: Collector::new(url, "spans"),
             pending: Mutex::new(Pending {
                 scopes: vec![Scoped {
                     scope: own,
@@ -126,9 +115,7 @@ impl SpanQueue {
             wake: Condvar::new(),
             exported: Condvar::new(),
             resource: Mutex::new((Vec::new(), String::new())),
-            client: OnceLock::new(),
             thread: Mutex::new(None),
-            last_warning: Mutex::new(None),
         }
     }
 
@@ -255,14 +242,14 @@ impl SpanQueue {
             let batch = SpanQueue::take(&mut pending);
             drop(pending);
             if dropped > 0 {
-                self.warn(&format!(
+                self.collector.warn(&format!(
                     "{dropped} spans dropped: {MAX_QUEUED_SPANS} were waiting already"
                 ));
             }
             let mut emptied = Vec::new();
             if let Some(batch) = batch {
-                if let Err(error) = self.post(self.encode(&batch)) {
-                    self.warn(&error);
+                if let Err(error) = self.collector.post(self.encode(&batch)) {
+                    self.collector.warn(&error);
                 }
                 emptied = batch.into_iter().map(|(_, spans)| spans).collect();
             }
@@ -341,41 +328,6 @@ impl SpanQueue {
             let _ = thread.join();
         }
         Ok(())
-    }
-
-    fn post(&self, body: Vec<u8>) -> Result<(), String> {
-        let client = self
-            .client
-            .get_or_init(|| {
-                reqwest::blocking::Client::builder()
-                    .timeout(EXPORT_TIMEOUT)
-                    .build()
-                    .map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map_err(Clone::clone)?;
-        let mut answer = client
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/x-protobuf")
-            .body(body)
-            .send()
-            .map_err(|e| e.to_string())?;
-        let status = answer.status();
-        let _ = std::io::copy(&mut answer.by_ref().take(MAX_ANSWER), &mut std::io::sink());
-        if status.is_success() {
-            Ok(())
-        } else {
-            Err(format!("the collector answered HTTP {status}"))
-        }
-    }
-
-    fn warn(&self, error: &str) {
-        let now = Instant::now();
-        let mut last = lock(&self.last_warning);
-        if last.is_none_or(|at| now.duration_since(at) >= WARN_EVERY) {
-            *last = Some(now);
-            tracing::warn!(url = %self.url, %error, "OTLP: spans not exported");
-        }
     }
 }
 
@@ -690,6 +642,7 @@ pub(super) mod tests {
     fn a_collector_that_is_not_there_fails_the_post() {
         let queue = queue_of(&Resource::builder().build());
         let error = queue
+            .collector
             .post(Vec::new())
             .expect_err("nothing listens on port 9");
         assert!(!error.is_empty());
