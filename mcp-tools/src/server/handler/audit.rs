@@ -15,7 +15,6 @@ use super::McpHandler;
 use crate::definition::ResourceAddress;
 use crate::definition::ToolDef;
 use crate::output::error::ErrorKind;
-use crate::server::AuditLog;
 use crate::server::audit::{
     ArgumentsDigest, Entry, Outcome, kept_arguments, object_digest, value_digest,
 };
@@ -25,7 +24,6 @@ use crate::server::telemetry::session_id;
 /// A call being audited: what its line says of the call that the request does not (the
 /// caller, ids and protocol version are read from the request when the line is written).
 pub(super) struct Audited {
-    log: AuditLog,
     method: &'static str,
     target: Arc<str>,
     digest: ArgumentsDigest,
@@ -44,6 +42,9 @@ impl McpHandler {
         answer: &Result<T, McpError>,
         tool_error: Option<ErrorKind>,
     ) {
+        let Some(log) = &self.shared.audit else {
+            return;
+        };
         let outcome = match (answer, tool_error) {
             (Ok(_), None) => Outcome::Ok,
             (Ok(_), Some(kind)) => Outcome::ToolError(kind),
@@ -61,7 +62,7 @@ impl McpHandler {
         let caller = self
             .caller_of(http_caller(context))
             .unwrap_or(&crate::caller::LOCAL);
-        audited.log.record(&Entry {
+        log.record(&Entry {
             method: audited.method,
             target: &audited.target,
             caller,
@@ -85,9 +86,8 @@ impl McpHandler {
         digest: ArgumentsDigest,
         kept: Option<Map<String, Value>>,
     ) -> Option<Audited> {
-        let log = self.shared.audit.clone()?;
+        self.shared.audit.as_ref()?;
         Some(Audited {
-            log,
             method,
             target,
             digest,

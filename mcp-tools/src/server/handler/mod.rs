@@ -594,6 +594,7 @@ impl ServerHandler for McpHandler {
         let observation = self.observe("resources/read", None, &context);
         #[cfg(feature = "audit")]
         let audited = self.audit_resource(&context, &request.uri);
+        #[cfg(feature = "audit")]
         let started = observation.started();
         let answer = observed(observation, self.resource_read(request, &context)).await;
         #[cfg(feature = "audit")]
@@ -638,6 +639,7 @@ impl ServerHandler for McpHandler {
         let observation = self.observe("prompts/get", None, &context);
         #[cfg(feature = "audit")]
         let audited = self.audit_prompt(&context, &request.name, request.arguments.as_ref());
+        #[cfg(feature = "audit")]
         let started = observation.started();
         let answer = observed(observation, self.prompt_get(request, &context)).await;
         #[cfg(feature = "audit")]

@@ -3,8 +3,10 @@
 //! reported at most once a minute.
 
 use std::io::Read as _;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
+
+use opentelemetry_sdk::error::OTelSdkError;
 
 /// How long one POST may take (`opentelemetry-otlp`'s default export timeout).
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -84,4 +86,29 @@ impl Collector {
             tracing::warn!(url = %self.url, %error, "OTLP: {} not exported", self.what);
         }
     }
+}
+
+/// Wait on `condvar` (signalled by an export thread) until `done` holds of what `guard`
+/// guards, at most until `deadline` (`timeout` from when the wait was asked for).
+///
+/// # Errors
+/// [`OTelSdkError::Timeout`] when `deadline` passes first.
+pub(super) fn wait_until<'a, T>(
+    condvar: &Condvar,
+    mut guard: MutexGuard<'a, T>,
+    deadline: Instant,
+    timeout: Duration,
+    done: impl Fn(&T) -> bool,
+) -> Result<MutexGuard<'a, T>, OTelSdkError> {
+    while !done(&guard) {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(OTelSdkError::Timeout(timeout));
+        }
+        guard = condvar
+            .wait_timeout(guard, deadline - now)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+    Ok(guard)
 }

@@ -16,9 +16,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 
 use super::attribute;
-use super::collector::Collector;
+use super::collector::{Collector, wait_until};
 use super::metrics::{BUCKETS, HistogramSnapshot, Metrics, STATUSES};
 use super::protobuf::{self, MetricKind, histogram_point, int_point, metric};
 
@@ -72,15 +73,6 @@ struct State {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Why the shutdown did not export.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum ExportEnded {
-    /// The export had stopped already.
-    AlreadyStopped,
-    /// The export thread did not finish in time.
-    Timeout,
 }
 
 impl MetricExport {
@@ -165,43 +157,27 @@ impl MetricExport {
     }
 
     /// Export one last time, and stop.
-    pub(crate) fn shutdown(&self, timeout: Duration) -> Result<(), ExportEnded> {
+    ///
+    /// # Errors
+    /// [`OTelSdkError::AlreadyShutdown`] when it had stopped already,
+    /// [`OTelSdkError::Timeout`] when the last export did not end within `timeout`.
+    pub(crate) fn shutdown(&self, timeout: Duration) -> OTelSdkResult {
         let deadline = Instant::now() + timeout;
         {
             let mut state = lock(&self.state);
             if state.stopping {
-                return Err(ExportEnded::AlreadyStopped);
+                return Err(OTelSdkError::AlreadyShutdown);
             }
             state.stopping = true;
             self.wake.notify_one();
             let running = lock(&self.thread).is_some();
-            drop(self.wait_for(state, deadline, |state| !running || state.stopped)?);
+            let done = |state: &State| !running || state.stopped;
+            drop(wait_until(&self.exported, state, deadline, timeout, done)?);
         }
         if let Some(thread) = lock(&self.thread).take() {
             let _ = thread.join();
         }
         Ok(())
-    }
-
-    /// Wait on `exported` until `done` holds, at most until `deadline`.
-    fn wait_for<'a>(
-        &self,
-        mut state: MutexGuard<'a, State>,
-        deadline: Instant,
-        done: impl Fn(&State) -> bool,
-    ) -> Result<MutexGuard<'a, State>, ExportEnded> {
-        while !done(&state) {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(ExportEnded::Timeout);
-            }
-            state = self
-                .exported
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        Ok(state)
     }
 
     /// The export request of `sources` read at `time` (nanoseconds since the Unix epoch):
@@ -545,12 +521,12 @@ mod tests {
         export.add(&Metrics::default());
         // Nothing listens on port 9: the last export fails (and is warned about), the
         // shutdown still returns once it was tried, and the thread has ended.
-        assert_eq!(export.shutdown(Duration::from_secs(30)), Ok(()));
+        assert!(export.shutdown(Duration::from_secs(30)).is_ok());
         assert!(lock(&export.thread).is_none());
         assert!(lock(&export.state).stopped);
-        assert_eq!(
+        assert!(matches!(
             export.shutdown(Duration::from_secs(1)),
-            Err(ExportEnded::AlreadyStopped)
-        );
+            Err(OTelSdkError::AlreadyShutdown)
+        ));
     }
 }

@@ -158,6 +158,7 @@ impl Observation {
     }
 
     /// When the request started (its duration is measured from here).
+    #[cfg(feature = "audit")]
     pub(crate) fn started(&self) -> Instant {
         self.started
     }

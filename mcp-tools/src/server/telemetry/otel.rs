@@ -30,13 +30,14 @@ use std::time::Duration;
 use opentelemetry::InstrumentationScope;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::OTelSdkError;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{Filtered, LevelFilter, Targets};
 
 use super::REQUEST_TARGET;
-use super::metric_export::{ExportEnded, MetricExport, interval_from_env};
+use super::metric_export::{MetricExport, interval_from_env};
 use super::metrics::Metrics;
 use super::request_span::RequestSpans;
 use super::span_export::{ExportProcessor, SpanQueue};
@@ -264,10 +265,8 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 impl Providers {
     fn shutdown_metrics(&self) {
         match self.metrics.shutdown(SHUTDOWN_TIMEOUT) {
-            Ok(()) | Err(ExportEnded::AlreadyStopped) => {}
-            Err(ExportEnded::Timeout) => {
-                tracing::warn!("OTLP: the last export of the metrics did not end in time");
-            }
+            Ok(()) | Err(OTelSdkError::AlreadyShutdown) => {}
+            Err(error) => tracing::warn!(%error, "OTLP: flushing metrics"),
         }
     }
 }

@@ -20,7 +20,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 
-use super::collector::Collector;
+use super::collector::{Collector, wait_until};
 use super::protobuf;
 
 /// At most this many ended spans wait for export; past it new ones are dropped (and
@@ -280,33 +280,10 @@ impl SpanQueue {
         pending.flushes_asked += 1;
         let asked = pending.flushes_asked;
         self.wake.notify_one();
-        self.wait_for(pending, deadline, timeout, |pending| {
+        wait_until(&self.exported, pending, deadline, timeout, |pending| {
             pending.flushes_done >= asked || pending.stopped
         })
         .map(drop)
-    }
-
-    /// Wait on `exported` until `done` holds, at most until `deadline` (`timeout` from
-    /// when the wait was asked for).
-    fn wait_for<'a>(
-        &self,
-        mut pending: MutexGuard<'a, Pending>,
-        deadline: Instant,
-        timeout: Duration,
-        done: impl Fn(&Pending) -> bool,
-    ) -> Result<MutexGuard<'a, Pending>, OTelSdkError> {
-        while !done(&pending) {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(OTelSdkError::Timeout(timeout));
-            }
-            pending = self
-                .exported
-                .wait_timeout(pending, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        Ok(pending)
     }
 
     /// Export what waits, and stop: spans ended later are not exported.
@@ -320,9 +297,13 @@ impl SpanQueue {
             pending.stopping = true;
             self.wake.notify_one();
             let running = lock(&self.thread).is_some();
-            drop(self.wait_for(pending, deadline, timeout, |pending| {
-                !running || pending.stopped
-            })?);
+            drop(wait_until(
+                &self.exported,
+                pending,
+                deadline,
+                timeout,
+                |pending| !running || pending.stopped,
+            )?);
         }
         if let Some(thread) = lock(&self.thread).take() {
             let _ = thread.join();
