@@ -2,11 +2,13 @@
 protobuf classes (opentelemetry-proto) and writes one JSON line per span and per metric
 data point to --out.
 
-    otlp_receiver.py --out FILE [--count-only]
+    otlp_receiver.py --out FILE [--count-only] [--require-header 'NAME: VALUE']
 
 Listens on 127.0.0.1 (a free port) and prints `listening on http://127.0.0.1:PORT` on
 stderr. Serves `POST /v1/traces` and `POST /v1/metrics` with
 `Content-Type: application/x-protobuf` (bodies up to 16 MiB); anything else is 404/415/413.
+With --require-header, as a collector asking for an API key does, a request without that
+header and value is refused with 401 (and nothing of it written).
 Lines:
   {"kind": "span", "name", "trace_id", "span_id", "parent_span_id", "span_kind",
    "status": {"code", "message"}, "attributes": {...}, "resource": {...}}
@@ -47,6 +49,7 @@ class Receiver(BaseHTTPRequestHandler):
     lock = threading.Lock()
     out = None
     count_only = False
+    required = None
 
     def log_message(self, *args):  # keep stderr for the announcement
         pass
@@ -59,6 +62,8 @@ class Receiver(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_POST(self):
+        if Receiver.required and self.headers.get(Receiver.required[0]) != Receiver.required[1]:
+            return self.reply(401, b"the required header is missing or wrong", "text/plain")
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
             return self.reply(413, b"too large", "text/plain")
@@ -136,7 +141,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
     parser.add_argument("--count-only", action="store_true")
+    parser.add_argument("--require-header", help="NAME: VALUE")
     args = parser.parse_args()
+    if args.require_header:
+        name, _, value = args.require_header.partition(":")
+        Receiver.required = (name.strip(), value.strip())
     Receiver.out = open(args.out, "a", encoding="utf-8")
     Receiver.count_only = args.count_only
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)

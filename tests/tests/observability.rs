@@ -446,26 +446,45 @@ fn a_tcp_server_serves_its_metrics_on_a_listener_of_their_own() {
 /// The test OTLP receiver (`tests/peers/otlp_receiver.py`), writing what it decodes to a
 /// fresh `received.jsonl` in the scratch directory `name`: the process and that file.
 fn otlp_receiver(name: &str) -> (ServerProcess, PathBuf) {
+    otlp_receiver_requiring(name, None)
+}
+
+/// [`otlp_receiver`] refusing (401) a request without the header `required`
+/// (`NAME: VALUE`), as a collector asking for an API key does.
+fn otlp_receiver_requiring(name: &str, required: Option<&str>) -> (ServerProcess, PathBuf) {
     let out = scratch_dir(name).join("received.jsonl");
     let _ = std::fs::remove_file(&out);
     let script = workspace_root().join("tests/peers/otlp_receiver.py");
-    let receiver = ServerProcess::start(
-        &python(),
-        &[
-            &script.display().to_string(),
-            "--out",
-            &out.display().to_string(),
-        ],
-    );
+    let (script, out_text) = (script.display().to_string(), out.display().to_string());
+    let mut arguments = vec![script.as_str(), "--out", out_text.as_str()];
+    if let Some(required) = required {
+        arguments.extend(["--require-header", required]);
+    }
+    let receiver = ServerProcess::start(&python(), &arguments);
     (receiver, out)
 }
 
 /// `binary` serving stateless HTTP to the holders of [`TOKENS`], exporting over OTLP to
 /// `receiver`, with `extra` arguments.
 fn exporting(binary: &Path, name: &str, receiver: &ServerProcess, extra: &[&str]) -> ServerProcess {
+    exporting_with(&[], binary, name, receiver, extra)
+}
+
+/// [`exporting`] with the environment variables `env` (`NAME=VALUE`) set for the server.
+fn exporting_with(
+    env: &[&str],
+    binary: &Path,
+    name: &str,
+    receiver: &ServerProcess,
+    extra: &[&str],
+) -> ServerProcess {
     let tokens = scratch_file(&format!("{name}-tokens"), TOKENS);
     let tokens = tokens.display().to_string();
-    let mut arguments = vec![
+    let binary_text = binary.display().to_string();
+    // Started through `env`, which execs the server (the same process, SIGTERM and all).
+    let mut arguments = env.to_vec();
+    arguments.extend([
+        binary_text.as_str(),
         "serve",
         "--http",
         "127.0.0.1:0",
@@ -474,9 +493,9 @@ fn exporting(binary: &Path, name: &str, receiver: &ServerProcess, extra: &[&str]
         &tokens,
         "--otlp-endpoint",
         &receiver.endpoint,
-    ];
+    ]);
     arguments.extend_from_slice(extra);
-    ServerProcess::start_cli_http(binary, &arguments)
+    ServerProcess::start_cli_http(Path::new("/usr/bin/env"), &arguments)
 }
 
 /// SIGTERM, and wait until the server has flushed what it exports and exited.
@@ -520,8 +539,11 @@ fn traceparent(trace: &str, span: &str) -> String {
 
 #[test]
 fn spans_continue_the_clients_trace_and_metrics_arrive_over_otlp() {
-    let (receiver, out) = otlp_receiver("otlp");
-    let mut server = exporting(
+    // The collector asks for a key: the server sends the headers the OpenTelemetry
+    // variable names (its value percent-decoded) with both its spans and its metrics.
+    let (receiver, out) = otlp_receiver_requiring("otlp", Some("x-otlp-key: k=y,1"));
+    let mut server = exporting_with(
+        &["OTEL_EXPORTER_OTLP_HEADERS=x-otlp-key=k%3Dy%2C1"],
         observed_tools(),
         "otlp",
         &receiver,

@@ -660,7 +660,9 @@ enum Step<'v> {
 /// The canonical JSON of `first`, appended to `text`, written iteratively (no nesting
 /// depth can overflow the stack).
 fn canonical(text: &mut Vec<u8>, first: Step<'_>) {
-    let mut stack = vec![first];
+    // Room for a few members of a few levels: one allocation, no growing, for usual ones.
+    let mut stack = Vec::with_capacity(16);
+    stack.push(first);
     while let Some(step) = stack.pop() {
         match step {
             Step::Raw(bytes) => text.extend_from_slice(bytes),
@@ -689,16 +691,36 @@ fn canonical(text: &mut Vec<u8>, first: Step<'_>) {
             Step::Value(Value::Object(object)) | Step::Object(object) => {
                 text.push(b'{');
                 stack.push(Step::Raw(b"}"));
-                let mut keys: Vec<(&String, &Value)> = object.iter().collect();
-                keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                for (at, (key, item)) in keys.into_iter().enumerate().rev() {
-                    stack.push(Step::Value(item));
-                    stack.push(Step::Key(key));
-                    if at > 0 {
-                        stack.push(Step::Raw(b","));
-                    }
+                // serde_json's map keeps its keys sorted unless a crate turns on its
+                // `preserve_order`: then they are sorted here.
+                if object
+                    .keys()
+                    .is_sorted_by(|a, b| a.as_bytes() < b.as_bytes())
+                {
+                    push_members(&mut stack, object.iter().rev());
+                } else {
+                    let mut keys: Vec<(&String, &Value)> = object.iter().collect();
+                    keys.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                    push_members(&mut stack, keys.into_iter().rev());
                 }
             }
+        }
+    }
+}
+
+/// Push an object's `members`, given last first, to be written first to last with a comma
+/// between them.
+fn push_members<'v>(
+    stack: &mut Vec<Step<'v>>,
+    members: impl ExactSizeIterator<Item = (&'v String, &'v Value)>,
+) {
+    let mut left = members.len();
+    for (key, item) in members {
+        left -= 1;
+        stack.push(Step::Value(item));
+        stack.push(Step::Key(key));
+        if left > 0 {
+            stack.push(Step::Raw(b","));
         }
     }
 }

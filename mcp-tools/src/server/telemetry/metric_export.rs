@@ -19,7 +19,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 
 use super::attribute;
-use super::collector::{Collector, wait_until};
+use super::collector::{Collector, METRICS_HEADERS, wait_until};
 use super::metrics::{BUCKETS, HistogramSnapshot, Metrics, STATUSES};
 use super::protobuf::{self, MetricKind, histogram_point, int_point, metric};
 
@@ -85,7 +85,7 @@ impl MetricExport {
         interval: Duration,
     ) -> MetricExport {
         MetricExport {
-            collector: Collector::new(url, "metrics"),
+            collector: Collector::new(url, "metrics", METRICS_HEADERS),
             interval,
             resource: (
                 protobuf::resource(resource),

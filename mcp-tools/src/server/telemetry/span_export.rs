@@ -20,7 +20,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 
-use super::collector::{Collector, wait_until};
+use super::collector::{Collector, TRACES_HEADERS, wait_until};
 use super::protobuf;
 
 /// At most this many ended spans wait for export; past it new ones are dropped (and
@@ -98,7 +98,7 @@ impl SpanQueue {
     /// `own`, the requests' scope. Nothing is exported until [`start`](Self::start).
     pub(crate) fn new(url: String, own: InstrumentationScope) -> SpanQueue {
         SpanQueue {
-            collector: Collector::new(url, "spans"),
+            collector: Collector::new(url, "spans", TRACES_HEADERS),
             pending: Mutex::new(Pending {
                 scopes: vec![Scoped {
                     scope: own,
