@@ -362,20 +362,46 @@ pub(super) fn attributes<'a>(
     }
 }
 
-/// A `KeyValue` field whose value is the string `text`.
+/// A `KeyValue` field whose value is the string `text`, written with its lengths known
+/// first (a request's span writes several per call).
 pub(super) fn text_attribute(out: &mut Vec<u8>, field: u32, key: &str, text: &str) {
-    message(out, field, |out| {
-        string(out, 1, key);
-        message(out, 2, |out| delimited(out, 1, text.as_bytes()));
-    });
+    // `AnyValue.string_value` (field 1), a oneof member: written even when empty.
+    let value = delimited_length(text.len());
+    key_value_head(out, field, key, value);
+    tag(out, 1, LEN);
+    varint(out, text.len() as u64);
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// A `KeyValue` field whose value is the integer `number`.
 pub(super) fn int_attribute(out: &mut Vec<u8>, field: u32, key: &str, number: i64) {
-    message(out, field, |out| {
-        string(out, 1, key);
-        message(out, 2, |out| int(out, number));
-    });
+    // `AnyValue.int_value` (field 3): its tag and the varint.
+    let value = 1 + varint_length(number as u64);
+    key_value_head(out, field, key, value);
+    int(out, number);
+}
+
+/// The bytes a length-delimited field with a one-byte tag and `length` bytes of data
+/// takes.
+fn delimited_length(length: usize) -> usize {
+    1 + varint_length(length as u64) + length
+}
+
+/// A `KeyValue` field up to its `AnyValue`'s fields, which take `value` bytes and are
+/// written next: the field's tag and length, the key, the value's tag and length.
+fn key_value_head(out: &mut Vec<u8>, field: u32, key: &str, value: usize) {
+    let key_length = if key.is_empty() {
+        0
+    } else {
+        delimited_length(key.len())
+    };
+    let length = key_length + delimited_length(value);
+    out.reserve(delimited_length(length) + 1);
+    tag(out, field, LEN);
+    varint(out, length as u64);
+    string(out, 1, key);
+    tag(out, 2, LEN);
+    varint(out, value as u64);
 }
 
 /// The fields of a `KeyValue` message.
@@ -526,4 +552,60 @@ fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
     let mut prefix = Vec::with_capacity(10);
     varint(&mut prefix, length as u64);
     out.splice(at..=at, prefix);
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, KeyValueList};
+    use prost::Message as _;
+
+    use super::*;
+
+    fn key_value(key: &str, value: Any) -> KeyValue {
+        KeyValue {
+            key: key.to_owned(),
+            value: Some(AnyValue { value: Some(value) }),
+            ..KeyValue::default()
+        }
+    }
+
+    #[test]
+    fn attributes_written_with_their_lengths_first_decode_as_written() {
+        let long_key = "k".repeat(130);
+        let long_text = "é".repeat(100);
+        let texts = [
+            ("a", "b"),
+            ("", "empty key"),
+            ("empty value", ""),
+            (&long_key, &long_text),
+        ];
+        let numbers = [
+            ("n", 0),
+            ("negative", -1),
+            ("big", i64::MAX),
+            ("", i64::MIN),
+        ];
+        // As the repeated field 1 of a `KeyValueList`.
+        let mut out = Vec::new();
+        for (key, text) in texts {
+            text_attribute(&mut out, 1, key, text);
+        }
+        for (key, number) in numbers {
+            int_attribute(&mut out, 1, key, number);
+        }
+        let decoded = KeyValueList::decode(out.as_slice()).expect("decodes");
+        let expected: Vec<KeyValue> = texts
+            .iter()
+            .map(|(key, text)| key_value(key, Any::StringValue((*text).to_owned())))
+            .chain(
+                numbers
+                    .iter()
+                    .map(|(key, n)| key_value(key, Any::IntValue(*n))),
+            )
+            .collect();
+        assert_eq!(decoded.values, expected);
+        // The same bytes as the official encoding.
+        assert_eq!(out, KeyValueList { values: expected }.encode_to_vec());
+    }
 }
