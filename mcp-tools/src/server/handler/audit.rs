@@ -15,15 +15,18 @@ use super::McpHandler;
 use crate::definition::ResourceAddress;
 use crate::definition::ToolDef;
 use crate::output::error::ErrorKind;
+use crate::server::AuditLog;
 use crate::server::audit::{
     ArgumentsDigest, Entry, Outcome, kept_arguments, object_digest, value_digest,
 };
 use crate::server::protocol::{http_caller, known_version};
 use crate::server::telemetry::session_id;
 
-/// A call being audited: what its line says of the call that the request does not (the
-/// caller, ids and protocol version are read from the request when the line is written).
-pub(super) struct Audited {
+/// A call being audited (the server keeps an audit log): what its line says of the call
+/// that the request does not (the caller, ids and protocol version are read from the
+/// request when the line is written).
+pub(super) struct Audited<'a> {
+    log: &'a AuditLog,
     method: &'static str,
     target: Arc<str>,
     digest: ArgumentsDigest,
@@ -36,15 +39,12 @@ impl McpHandler {
     /// `isError` result).
     pub(super) fn audit_finish<T>(
         &self,
-        audited: Audited,
+        audited: Audited<'_>,
         context: &RequestContext<RoleServer>,
         started: Instant,
         answer: &Result<T, McpError>,
         tool_error: Option<ErrorKind>,
     ) {
-        let Some(log) = &self.shared.audit else {
-            return;
-        };
         let outcome = match (answer, tool_error) {
             (Ok(_), None) => Outcome::Ok,
             (Ok(_), Some(kind)) => Outcome::ToolError(kind),
@@ -62,7 +62,7 @@ impl McpHandler {
         let caller = self
             .caller_of(http_caller(context))
             .unwrap_or(&crate::caller::LOCAL);
-        log.record(&Entry {
+        audited.log.record(&Entry {
             method: audited.method,
             target: &audited.target,
             caller,
@@ -78,23 +78,6 @@ impl McpHandler {
         });
     }
 
-    /// The start of an audited call of `target`, when the server keeps an audit log.
-    fn audit_start(
-        &self,
-        method: &'static str,
-        target: Arc<str>,
-        digest: ArgumentsDigest,
-        kept: Option<Map<String, Value>>,
-    ) -> Option<Audited> {
-        self.shared.audit.as_ref()?;
-        Some(Audited {
-            method,
-            target,
-            digest,
-            kept,
-        })
-    }
-
     /// A `tools/call` of `def`, the tool as the caller's view found it, to audit: `None`
     /// without an audit log, or when the caller cannot see the tool (`def` is `None`: it is
     /// answered as unknown, with no line). `name` is the tool's name, shared.
@@ -103,11 +86,16 @@ impl McpHandler {
         def: Option<&ToolDef>,
         name: &Arc<str>,
         arguments: Option<&Map<String, Value>>,
-    ) -> Option<Audited> {
-        self.shared.audit.as_ref()?;
+    ) -> Option<Audited<'_>> {
+        let log = self.shared.audit.as_ref()?;
         let def = def?;
-        let kept = arguments.and_then(|object| kept_arguments(object, def.audit_kept()));
-        self.audit_start("tools/call", name.clone(), object_digest(arguments), kept)
+        Some(Audited {
+            log,
+            method: "tools/call",
+            target: name.clone(),
+            digest: object_digest(arguments),
+            kept: arguments.and_then(|object| kept_arguments(object, def.audit_kept())),
+        })
     }
 
     /// A `resources/read` of `uri` to audit (`None`: no audit log, or a resource the caller
@@ -118,15 +106,20 @@ impl McpHandler {
         &self,
         context: &RequestContext<RoleServer>,
         uri: &str,
-    ) -> Option<Audited> {
-        self.shared.audit.as_ref()?;
+    ) -> Option<Audited<'_>> {
+        let log = self.shared.audit.as_ref()?;
         let def = self.caller_view(context).0.resource_for(uri)?;
         let target = match def.address() {
             ResourceAddress::Fixed(fixed) => Arc::from(fixed.as_str()),
             ResourceAddress::Template(template) => Arc::from(template.as_str()),
         };
-        let digest = value_digest(&Value::String(uri.to_string()));
-        self.audit_start("resources/read", target, digest, None)
+        Some(Audited {
+            log,
+            method: "resources/read",
+            target,
+            digest: value_digest(&Value::String(uri.to_string())),
+            kept: None,
+        })
     }
 
     /// A `prompts/get` of `name` to audit (`None`: no audit log, or a prompt the caller
@@ -136,14 +129,15 @@ impl McpHandler {
         context: &RequestContext<RoleServer>,
         name: &str,
         arguments: Option<&Map<String, Value>>,
-    ) -> Option<Audited> {
-        self.shared.audit.as_ref()?;
+    ) -> Option<Audited<'_>> {
+        let log = self.shared.audit.as_ref()?;
         let def = self.caller_view(context).0.prompt_def(name)?;
-        self.audit_start(
-            "prompts/get",
-            Arc::from(def.name()),
-            object_digest(arguments),
-            None,
-        )
+        Some(Audited {
+            log,
+            method: "prompts/get",
+            target: Arc::from(def.name()),
+            digest: object_digest(arguments),
+            kept: None,
+        })
     }
 }

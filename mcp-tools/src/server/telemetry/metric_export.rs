@@ -20,8 +20,8 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 
 use super::attribute;
 use super::collector::{Collector, METRICS_HEADERS, wait_until};
-use super::metrics::{BUCKETS, HistogramSnapshot, Metrics, STATUSES};
-use super::protobuf::{self, MetricKind, histogram_point, int_point, metric};
+use super::metrics::{AuthRefusal, BUCKETS, HistogramSnapshot, Metrics, STATUSES};
+use super::protobuf::{self, EncodedResource, MetricKind, histogram_point, int_point, metric};
 
 /// The interval when neither the builder nor `OTEL_METRIC_EXPORT_INTERVAL` sets one (the
 /// OpenTelemetry SDK's default).
@@ -41,8 +41,7 @@ pub(crate) fn interval_from_env() -> Duration {
 pub(crate) struct MetricExport {
     collector: Collector,
     interval: Duration,
-    /// The encoded `Resource` message's fields and the `ResourceMetrics.schema_url`.
-    resource: (Vec<u8>, String),
+    resource: EncodedResource,
     scope: InstrumentationScope,
     /// When the export was built: the start of every cumulative point.
     start: u64,
@@ -87,10 +86,7 @@ impl MetricExport {
         MetricExport {
             collector: Collector::new(url, "metrics", METRICS_HEADERS),
             interval,
-            resource: (
-                protobuf::resource(resource),
-                resource.schema_url().unwrap_or_default().to_owned(),
-            ),
+            resource: EncodedResource::of(resource),
             scope,
             start: protobuf::nanos(SystemTime::now()),
             state: Mutex::new(State {
@@ -189,7 +185,7 @@ impl MetricExport {
         let mut in_flight = 0;
         let (mut open, mut parked) = (0, 0);
         let mut tasks = [0; STATUSES.len()];
-        let mut refusals: Vec<(&'static str, u64)> = Vec::new();
+        let mut refusals = AuthRefusal::ALL.map(|reason| (reason, 0));
         let mut rate_limited = 0;
         for metrics in sources {
             for (key, series) in metrics.operations() {
@@ -208,15 +204,11 @@ impl MetricExport {
                 *total += count;
             }
             for (reason, count) in scalars.auth_refusals {
-                match refusals.iter_mut().find(|(r, _)| *r == reason.as_str()) {
-                    Some((_, total)) => *total += count,
-                    None => refusals.push((reason.as_str(), count)),
-                }
+                refusals[reason.index()].1 += count;
             }
             rate_limited += scalars.rate_limit_refusals;
         }
-        let (resource, schema) = &self.resource;
-        protobuf::metrics_request(resource, schema, &self.scope, |out| {
+        protobuf::metrics_request(&self.resource, &self.scope, |out| {
             if !operations.is_empty() {
                 metric(
                     out,
@@ -303,8 +295,10 @@ impl MetricExport {
                 "",
                 MetricKind::Counter,
                 |out| {
-                    let totals = refusals.iter().copied();
-                    for (reason, count) in totals.chain([("rate_limited", rate_limited)]) {
+                    let totals = refusals.map(|(reason, count)| (reason.as_str(), count));
+                    for (reason, count) in
+                        totals.into_iter().chain([("rate_limited", rate_limited)])
+                    {
                         let count = i64::try_from(count).unwrap_or(i64::MAX);
                         int_point(out, &[("reason", reason)], start, time, count);
                     }

@@ -42,7 +42,7 @@ pub enum AuthRefusal {
 }
 
 impl AuthRefusal {
-    const ALL: [AuthRefusal; 5] = [
+    pub(crate) const ALL: [AuthRefusal; 5] = [
         AuthRefusal::Unauthorized,
         AuthRefusal::Forbidden,
         AuthRefusal::BadRequest,
@@ -83,7 +83,8 @@ impl AuthRefusal {
         }
     }
 
-    fn index(self) -> usize {
+    /// Its place in [`ALL`](Self::ALL).
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 }

@@ -38,24 +38,19 @@ pub(super) mod span {
 /// with its spans as written by [`span_field`]. Every length is known before the message
 /// is written, so the spans are copied once, into a message of the exact size.
 pub(super) fn export_request(
-    resource: &[u8],
-    resource_schema: &str,
+    resource: &EncodedResource,
     scopes: &[(&InstrumentationScope, &[u8])],
 ) -> Vec<u8> {
-    let mut resource_field = Vec::with_capacity(resource.len() + 4);
-    delimited(&mut resource_field, 1, resource);
+    let mut resource_field = Vec::with_capacity(resource.fields.len() + 4);
+    delimited(&mut resource_field, 1, &resource.fields);
     let mut schema_field = Vec::new();
-    string(&mut schema_field, 3, resource_schema);
+    string(&mut schema_field, 3, &resource.schema_url);
     // Each scope's `ScopeSpans` fields before and after its spans.
     let framed: Vec<(Vec<u8>, &[u8], Vec<u8>)> = scopes
         .iter()
         .map(|(scope, spans)| {
             let mut head = Vec::new();
-            message(&mut head, 1, |out| {
-                string(out, 1, scope.name());
-                string(out, 2, scope.version().unwrap_or_default());
-                attributes(out, 3, scope.attributes());
-            });
+            scope_field(&mut head, scope);
             let mut tail = Vec::new();
             string(&mut tail, 3, scope.schema_url().unwrap_or_default());
             (head, *spans, tail)
@@ -92,26 +87,30 @@ pub(super) fn export_request(
 /// fields `resource`, with one `ScopeMetrics` of `scope` whose `Metric`s `metrics` writes
 /// (each with [`metric`]).
 pub(super) fn metrics_request(
-    resource: &[u8],
-    resource_schema: &str,
+    resource: &EncodedResource,
     scope: &InstrumentationScope,
     metrics: impl FnOnce(&mut Vec<u8>),
 ) -> Vec<u8> {
     let mut out = Vec::new();
     message(&mut out, 1, |out| {
-        delimited(out, 1, resource);
+        delimited(out, 1, &resource.fields);
         message(out, 2, |out| {
-            message(out, 1, |out| {
-                string(out, 1, scope.name());
-                string(out, 2, scope.version().unwrap_or_default());
-                attributes(out, 3, scope.attributes());
-            });
+            scope_field(out, scope);
             metrics(out);
             string(out, 3, scope.schema_url().unwrap_or_default());
         });
-        string(out, 3, resource_schema);
+        string(out, 3, &resource.schema_url);
     });
     out
+}
+
+/// The `scope` field (1) of a `ScopeSpans` or `ScopeMetrics`: its `InstrumentationScope`.
+fn scope_field(out: &mut Vec<u8>, scope: &InstrumentationScope) {
+    message(out, 1, |out| {
+        string(out, 1, scope.name());
+        string(out, 2, scope.version().unwrap_or_default());
+        attributes(out, 3, scope.attributes());
+    });
 }
 
 /// What a metric's data points are, and how they add up.
@@ -212,13 +211,26 @@ pub(super) fn histogram_point(
     });
 }
 
-/// The fields of the `Resource` message of `resource`.
-pub(super) fn resource(resource: &opentelemetry_sdk::Resource) -> Vec<u8> {
-    let mut fields = Vec::new();
-    for (key, value) in resource.iter() {
-        message(&mut fields, 1, |out| key_value(out, key.as_str(), value));
+/// A resource as every export request writes it.
+#[derive(Default)]
+pub(super) struct EncodedResource {
+    /// The fields of its `Resource` message.
+    pub(super) fields: Vec<u8>,
+    /// The `schema_url` of the `ResourceSpans` or `ResourceMetrics` that holds it.
+    pub(super) schema_url: String,
+}
+
+impl EncodedResource {
+    pub(super) fn of(resource: &opentelemetry_sdk::Resource) -> EncodedResource {
+        let mut fields = Vec::new();
+        for (key, value) in resource.iter() {
+            message(&mut fields, 1, |out| key_value(out, key.as_str(), value));
+        }
+        EncodedResource {
+            fields,
+            schema_url: resource.schema_url().unwrap_or_default().to_owned(),
+        }
     }
-    fields
 }
 
 /// A span as the `ScopeSpans.spans` field that holds it, from the fields of its `Span`

@@ -21,7 +21,7 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 
 use super::collector::{Collector, TRACES_HEADERS, wait_until};
-use super::protobuf;
+use super::protobuf::{self, EncodedResource};
 
 /// At most this many ended spans wait for export; past it new ones are dropped (and
 /// reported) rather than held.
@@ -48,9 +48,8 @@ pub(crate) struct SpanQueue {
     wake: Condvar,
     /// Wakes those waiting for an export (a flush, the shutdown).
     exported: Condvar,
-    /// The encoded `Resource` message's fields and the `ResourceSpans.schema_url` (set
-    /// by the SDK before the first span).
-    resource: Mutex<(Vec<u8>, String)>,
+    /// The resource every span is exported under (set by the SDK before the first span).
+    resource: Mutex<EncodedResource>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -114,7 +113,7 @@ impl SpanQueue {
             }),
             wake: Condvar::new(),
             exported: Condvar::new(),
-            resource: Mutex::new((Vec::new(), String::new())),
+            resource: Mutex::new(EncodedResource::default()),
             thread: Mutex::new(None),
         }
     }
@@ -134,10 +133,7 @@ impl SpanQueue {
 
     /// The resource every span is exported under.
     pub(crate) fn set_resource(&self, resource: &Resource) {
-        *lock(&self.resource) = (
-            protobuf::resource(resource),
-            resource.schema_url().unwrap_or_default().to_owned(),
-        );
+        *lock(&self.resource) = EncodedResource::of(resource);
     }
 
     /// Queue a span of the server's own scope: `fields`, its `Span` message's fields.
@@ -211,7 +207,7 @@ impl SpanQueue {
             .iter()
             .map(|(scope, spans)| (scope, spans.as_slice()))
             .collect();
-        protobuf::export_request(&resource.0, &resource.1, &scopes)
+        protobuf::export_request(&resource, &scopes)
     }
 
     /// The export thread: wait for a full batch, a flush, the stop or [`EXPORT_EVERY`];
