@@ -51,6 +51,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::output::error::ToolError;
+use crate::poison::RwLockIgnoringPoison;
 use crate::schema::{JsonObject, input_schema_for};
 
 /// The user's answer to a typed elicitation: the form filled in, or why not.
@@ -192,7 +193,7 @@ pub fn requested_schema_for<T: JsonSchema + 'static>() -> Result<Arc<JsonObject>
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let id = TypeId::of::<T>();
-    if let Some(known) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
+    if let Some(known) = cache.read_ignoring_poison().get(&id) {
         return known.clone();
     }
     let made = flat_form(input_schema_for::<T>())
@@ -202,10 +203,7 @@ pub fn requested_schema_for<T: JsonSchema + 'static>() -> Result<Arc<JsonObject>
             field,
             reason,
         });
-    cache
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(id, made.clone());
+    cache.write_ignoring_poison().insert(id, made.clone());
     made
 }
 

@@ -107,6 +107,7 @@ mod names;
 pub mod output;
 pub mod paging;
 pub mod permissions;
+mod poison;
 pub mod rate;
 mod registration;
 pub mod registry;

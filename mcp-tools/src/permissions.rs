@@ -1,6 +1,7 @@
 //! Permission sets: parsing (`PermissionSet::from_file`), interning to bit masks, and the
 //! subset rule that decides which tools a caller sees.
 
+use crate::poison::LockIgnoringPoison;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -74,7 +75,7 @@ impl PermissionSet {
             .filter(|name: &Arc<str>| !name.is_empty())
             .collect();
         let mask = {
-            let mut interner = interner().lock().unwrap_or_else(|e| e.into_inner());
+            let mut interner = interner().lock_ignoring_poison();
             let bits: Vec<usize> = names
                 .iter()
                 .map(|name| {

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 pub use mcp_toolbelt_names::rate::{MAX_COUNT, MAX_PERIOD_MS, Rate, RateProblem};
 
 use crate::Caller;
+use crate::poison::LockIgnoringPoison;
 
 /// How many keys (caller, or caller and tool) a server's limiter holds at most, unless
 /// [`RateLimits::max_keys`] says otherwise.
@@ -477,7 +478,7 @@ impl LocalBuckets {
     }
 
     fn admit_at(&self, draws: &[Draw], now: u64) -> Result<(), RateRefusal> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = self.inner.lock_ignoring_poison();
         let mut next = [0u64; 2];
         let mut refusal: Option<RateRefusal> = None;
         let mut new_keys = 0;
@@ -524,7 +525,7 @@ impl LocalBuckets {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn wait(&self, draw: &Draw) -> Option<Duration> {
         let now = self.now_us();
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let inner = self.inner.lock_ignoring_poison();
         let tat = inner.tats.get(&draw.key).copied().unwrap_or(0);
         gcra(tat, now, draw.rate).err().map(Duration::from_micros)
     }

@@ -29,6 +29,7 @@ pub(crate) mod report;
 mod tests;
 pub(crate) mod view_cache;
 
+use crate::poison::LockIgnoringPoison;
 use admission::{Entry, Filter, Refusal};
 use listeners::Listeners;
 #[cfg(feature = "server")]
@@ -848,7 +849,7 @@ impl ToolRegistry {
         &self,
         change: impl FnOnce(&mut Vec<Slot>) -> Result<(R, bool), E>,
     ) -> Result<R, E> {
-        let _writer = self.shared.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let _writer = self.shared.writer.lock_ignoring_poison();
         let current = self.shared.catalog.load();
         let mut slots = current.slots.clone();
         let (outcome, changed) = change(&mut slots)?;

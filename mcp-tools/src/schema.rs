@@ -7,6 +7,7 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 
+use crate::poison::RwLockIgnoringPoison;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
@@ -110,14 +111,11 @@ pub fn wraps_output<T: JsonSchema + ?Sized + 'static>() -> bool {
 fn wraps_output_of(id: TypeId, schema: fn() -> JsonObject) -> bool {
     static CACHE: OnceLock<RwLock<HashMap<TypeId, bool>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
-    if let Some(wraps) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
+    if let Some(wraps) = cache.read_ignoring_poison().get(&id) {
         return *wraps;
     }
     let wraps = !is_object_schema(&schema());
-    cache
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(id, wraps);
+    cache.write_ignoring_poison().insert(id, wraps);
     wraps
 }
 

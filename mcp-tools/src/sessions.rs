@@ -61,6 +61,7 @@ use crate::caller::Caller;
 use crate::context::{FromContext, State, StateRequirement, ToolContext};
 use crate::envelope::Failure;
 use crate::output::ToolError;
+use crate::poison::LockIgnoringPoison;
 use crate::schema::JsonObject;
 
 /// How long [`Sessions::lock`] waits for a session another call holds, by default.
@@ -237,7 +238,7 @@ impl<S> Sessions<S> {
     }
 
     fn table(&self) -> MutexGuard<'_, Table<S>> {
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
+        self.table.lock_ignoring_poison()
     }
 
     fn not_found(&self, id: &str) -> Failure {

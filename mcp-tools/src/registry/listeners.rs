@@ -3,6 +3,7 @@
 //! server's listener leaves with the server ([`Listening`]), so a long-lived registry
 //! serving one short-lived server after another holds only the live servers' listeners.
 
+use crate::poison::RwLockIgnoringPoison;
 #[cfg(feature = "server")]
 use std::sync::Weak;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,10 +42,7 @@ impl<F: ?Sized> Listeners<F> {
 
     fn insert(&self, listener: Arc<F>) -> u64 {
         let key = self.next_key.fetch_add(1, Ordering::Relaxed);
-        self.entries
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((key, listener));
+        self.entries.write_ignoring_poison().push((key, listener));
         key
     }
 
@@ -52,8 +50,7 @@ impl<F: ?Sized> Listeners<F> {
     /// a listener may add or remove listeners).
     pub(crate) fn current(&self) -> Vec<Arc<F>> {
         self.entries
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .read_ignoring_poison()
             .iter()
             .map(|(_, listener)| listener.clone())
             .collect()
@@ -62,7 +59,7 @@ impl<F: ?Sized> Listeners<F> {
     /// How many listeners are kept.
     #[cfg(all(test, feature = "server"))]
     pub(crate) fn len(&self) -> usize {
-        self.entries.read().unwrap_or_else(|e| e.into_inner()).len()
+        self.entries.read_ignoring_poison().len()
     }
 }
 
@@ -79,8 +76,7 @@ impl<F: ?Sized> Drop for Listening<F> {
         if let Some(listeners) = self.listeners.upgrade() {
             listeners
                 .entries
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
+                .write_ignoring_poison()
                 .retain(|(key, _)| *key != self.key);
         }
     }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::permissions::Mask;
+use crate::poison::LockIgnoringPoison;
 
 /// The most distinct permission views whose lists are kept at once.
 pub(crate) const MAX_CACHED_VIEWS: usize = 256;
@@ -40,7 +41,7 @@ impl<L> ViewCache<L> {
     /// The lists of `key`, computed by `compute` when not cached; when the cache is full
     /// the view used least recently makes room.
     pub(crate) fn get_or_compute(&self, key: ViewKey, compute: impl FnOnce() -> L) -> Arc<L> {
-        let mut views = self.views.lock().unwrap_or_else(|e| e.into_inner());
+        let mut views = self.views.lock_ignoring_poison();
         views.tick += 1;
         let now = views.tick;
         if let Some((lists, used)) = views.entries.get_mut(&key) {
@@ -67,10 +68,6 @@ impl<L> ViewCache<L> {
     /// How many views are cached.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.views
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entries
-            .len()
+        self.views.lock_ignoring_poison().entries.len()
     }
 }

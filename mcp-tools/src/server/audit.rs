@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 use super::private_file::{self, ExposedFile};
 use crate::Caller;
 use crate::output::error::ErrorKind;
+use crate::poison::LockIgnoringPoison;
 
 /// How many lines may wait for the writer by default ([`AuditLog::queue_bound`]).
 pub const DEFAULT_AUDIT_QUEUE: usize = 1024;
@@ -142,13 +143,9 @@ struct Closer(Arc<Inner>);
 
 impl Drop for Closer {
     fn drop(&mut self) {
-        lock(&self.0.queue).closed = true;
+        self.0.queue.lock_ignoring_poison().closed = true;
         self.0.ready.notify_all();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Where the writer writes.
@@ -248,13 +245,13 @@ impl AuditLog {
     /// At most `bound` lines wait for the writer (at least 1; [`DEFAULT_AUDIT_QUEUE`] by
     /// default): the most a `kill -9` can lose, and the most memory the queue holds.
     pub fn queue_bound(self, bound: usize) -> AuditLog {
-        lock(&self.inner.queue).bound = bound.max(1);
+        self.inner.queue.lock_ignoring_poison().bound = bound.max(1);
         self
     }
 
     /// The queue's bound ([`queue_bound`](Self::queue_bound)).
     pub fn queue_bound_len(&self) -> usize {
-        lock(&self.inner.queue).bound
+        self.inner.queue.lock_ignoring_poison().bound
     }
 
     /// Name this replica in every line (`replica`). [`HttpOptions::replica_id`] sets it
@@ -303,7 +300,7 @@ impl AuditLog {
     /// the queue is empty. Serving flushes on its own when a graceful shutdown ends.
     pub fn flush(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
-        let mut queue = lock(&self.inner.queue);
+        let mut queue = self.inner.queue.lock_ignoring_poison();
         queue.flushing += 1;
         if queue.gathering {
             // Write what is there now.
@@ -329,7 +326,7 @@ impl AuditLog {
 
     /// Queue one line (without its newline); never waits.
     fn push(&self, line: &[u8]) {
-        let mut queue = lock(&self.inner.queue);
+        let mut queue = self.inner.queue.lock_ignoring_poison();
         if queue.queued + queue.writing >= queue.bound {
             drop(queue);
             self.inner.queue_drops.fetch_add(1, Ordering::Relaxed);
@@ -380,7 +377,7 @@ impl Inner {
         let mut batch = Vec::new();
         loop {
             let taken = {
-                let mut queue = lock(&self.queue);
+                let mut queue = self.queue.lock_ignoring_poison();
                 while queue.queued == 0 && !queue.closed {
                     queue.writer_waiting = true;
                     queue = self.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
@@ -423,7 +420,7 @@ impl Inner {
             }
             // Swapped back next time: a burst of long lines leaves no large buffer behind.
             batch.shrink_to(KEPT_BUFFER);
-            let mut queue = lock(&self.queue);
+            let mut queue = self.queue.lock_ignoring_poison();
             queue.writing = 0;
             let flushing = queue.flushing > 0;
             drop(queue);
@@ -437,7 +434,7 @@ impl Inner {
     fn warn(&self, error: Option<&str>) {
         let now = Instant::now();
         {
-            let mut last = lock(&self.last_warning);
+            let mut last = self.last_warning.lock_ignoring_poison();
             if last.is_some_and(|at| now.duration_since(at) < WARN_EVERY) {
                 return;
             }

@@ -47,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 use super::codec::LineSender;
 use super::handler::McpHandler;
 use super::protocol::{ALREADY_INITIALIZED, request_context, takes_fast_path};
+use crate::poison::LockIgnoringPoison;
 
 /// A request in flight: its slot, and the cancellation of a call served directly.
 struct InFlight {
@@ -292,7 +293,7 @@ fn hold(
     slot: OwnedSemaphorePermit,
     cancel: Option<CancellationToken>,
 ) -> impl FnOnce() + Send + 'static {
-    lock(held).insert(
+    held.lock_ignoring_poison().insert(
         id.clone(),
         InFlight {
             _slot: slot,
@@ -300,13 +301,7 @@ fn hold(
         },
     );
     let (held, id) = (held.clone(), id.clone());
-    move || drop(lock(&held).remove(&id))
-}
-
-fn lock(
-    held: &Held,
-) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlight, foldhash::fast::RandomState>> {
-    held.lock().unwrap_or_else(|e| e.into_inner())
+    move || drop(held.lock_ignoring_poison().remove(&id))
 }
 
 impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
@@ -332,7 +327,7 @@ impl<T: Transport<RoleServer>> Transport<RoleServer> for Bounded<T> {
             if let Some(id) = answered {
                 // Freed only once written: a client that does not read its replies keeps
                 // its slots busy, so unwritten replies cannot pile up either.
-                lock(&held).remove(&id);
+                held.lock_ignoring_poison().remove(&id);
             }
             outcome
         }
@@ -380,7 +375,7 @@ impl<T: Transport<RoleServer>> Bounded<T> {
                     direct.start(request, peer, slot, &self.held);
                     continue;
                 }
-                lock(&self.held).insert(
+                self.held.lock_ignoring_poison().insert(
                     request.id.clone(),
                     InFlight {
                         _slot: slot,
@@ -406,7 +401,7 @@ impl<T: Transport<RoleServer>> Bounded<T> {
                         continue;
                     }
                     self.initialized |= initialize;
-                    if !lock(&self.held).contains_key(&request.id) {
+                    if !self.held.lock_ignoring_poison().contains_key(&request.id) {
                         // Wait for a slot at the top of the loop. Until one frees, nothing
                         // more is read: notifications already read went through, so a
                         // client can still cancel a running call to make room.
@@ -443,7 +438,7 @@ impl<T: Transport<RoleServer>> Bounded<T> {
                     {
                         // rmcp drops the reply of a cancelled request, so free its slot now;
                         // a call served here is cancelled here.
-                        let freed = lock(&self.held).remove(id);
+                        let freed = self.held.lock_ignoring_poison().remove(id);
                         if let Some(cancel) = freed.and_then(|f| f.cancel) {
                             cancel.cancel();
                         }

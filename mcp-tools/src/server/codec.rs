@@ -41,6 +41,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 // The deepest nesting accepted in one message: the crate's one nesting limit.
+use crate::poison::LockIgnoringPoison;
 use crate::server::decode::{Decoded, batch_elements, decode};
 use crate::server::protocol::code::INVALID_REQUEST;
 use crate::server::protocol::{error_reply, takes_batches};
@@ -171,7 +172,7 @@ struct Answered {
 
 impl Batches {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Batch>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+        self.waiting.lock_ignoring_poison()
     }
 
     /// A batch of `elements` (at least one) starts being read.

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, Weak};
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use tokio::sync::Notify;
 
+use crate::poison::LockIgnoringPoison;
 use crate::registry::listeners::Listening;
 use crate::registry::{ChangeListener, ToolRegistry};
 
@@ -81,13 +82,13 @@ impl ListChanged {
     /// Let go of the peers of sessions that ended.
     #[cfg(feature = "http")]
     pub(crate) fn forget_closed(&self) {
-        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut peers = self.peers.lock_ignoring_poison();
         peers.retain(|p| !p.is_transport_closed());
     }
 
     /// Remember a legacy session's peer.
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
-        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut peers = self.peers.lock_ignoring_poison();
         peers.retain(|p| !p.is_transport_closed());
         peers.push(peer);
     }
@@ -99,7 +100,7 @@ impl ListChanged {
 
     async fn broadcast(&self) {
         let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+            let mut peers = self.peers.lock_ignoring_poison();
             peers.retain(|p| !p.is_transport_closed());
             peers.clone()
         };
@@ -182,10 +183,7 @@ impl Sinks {
     /// Remember `sink` until the returned guard is dropped.
     pub(super) fn add(&self, sink: SubscriptionSink) -> SinkGuard<'_> {
         let key = self.next_key.fetch_add(1, Ordering::Relaxed);
-        self.open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((key, sink));
+        self.open.lock_ignoring_poison().push((key, sink));
         SinkGuard { sinks: self, key }
     }
 
@@ -195,8 +193,7 @@ impl Sinks {
         keep: impl Fn(&SubscriptionSink) -> bool,
     ) -> Vec<SubscriptionSink> {
         self.open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ignoring_poison()
             .iter()
             .filter(|(_, sink)| keep(sink))
             .map(|(_, sink)| sink.clone())
@@ -214,8 +211,7 @@ impl Drop for SinkGuard<'_> {
     fn drop(&mut self) {
         self.sinks
             .open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ignoring_poison()
             .retain(|(k, _)| *k != self.key);
     }
 }

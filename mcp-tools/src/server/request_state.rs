@@ -33,6 +33,7 @@ use super::tasks::run::TaskInput;
 use crate::Caller;
 use crate::context::ClientFeature;
 use crate::output::error::{ToolError, echo};
+use crate::poison::LockIgnoringPoison;
 
 /// The longest `requestState` accepted or issued, in bytes (64 KiB). A retry whose state
 /// is longer is refused before it is verified; a call whose answers no longer fit ends
@@ -420,11 +421,11 @@ impl Round {
     }
 
     fn gathered(&self) -> std::sync::MutexGuard<'_, Gathered> {
-        self.gathered.lock().unwrap_or_else(|e| e.into_inner())
+        self.gathered.lock_ignoring_poison()
     }
 
     fn end(&self) {
-        let sender = self.ends.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let sender = self.ends.lock_ignoring_poison().take();
         if let Some(sender) = sender {
             // The handler may be gone already (the call finished); nothing to tell then.
             let _ = sender.send(());

@@ -26,6 +26,8 @@ use super::subscriptions::{SessionSubscriptions, Subscriptions};
 use super::tool_pages::ToolPages;
 use crate::Caller;
 use crate::context::LogLevel;
+#[cfg(feature = "http")]
+use crate::poison::LockIgnoringPoison;
 use crate::registry::ToolRegistry;
 
 /// What every connection of one server shares.
@@ -122,19 +124,18 @@ impl LiveSession {
         let lent = peer
             .peer_info()
             .is_some_and(|info| served_directly(&info.capabilities));
-        *self.peer.lock().unwrap_or_else(|e| e.into_inner()) = lent.then(|| peer.clone());
+        *self.peer.lock_ignoring_poison() = lent.then(|| peer.clone());
     }
 
     /// The session's service ended (parked, expired, deleted): its peer is gone.
     pub(crate) fn ended(&self) {
-        *self.peer.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.peer.lock_ignoring_poison() = None;
     }
 
     /// The peer a direct call in this session uses; `None` when rmcp must serve it.
     pub(crate) fn peer(&self) -> Option<Peer<RoleServer>> {
         self.peer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ignoring_poison()
             .as_ref()
             .filter(|peer| !peer.is_transport_closed())
             .cloned()
@@ -143,7 +144,7 @@ impl LiveSession {
     /// Cancel the directly served call `id`, as the client asked; false when no such call
     /// runs here.
     pub(crate) fn cancel(&self, id: &RequestId) -> bool {
-        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        let calls = self.calls.lock_ignoring_poison();
         match calls.iter().find(|(call, _)| call == id) {
             Some((_, token)) => {
                 token.cancel();
@@ -183,8 +184,7 @@ impl DirectCall {
         session
             .live
             .calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ignoring_poison()
             .push((id.clone(), token.clone()));
         DirectCall { session, id, token }
     }
@@ -198,12 +198,7 @@ impl DirectCall {
 #[cfg(feature = "http")]
 impl Drop for DirectCall {
     fn drop(&mut self) {
-        let mut calls = self
-            .session
-            .live
-            .calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut calls = self.session.live.calls.lock_ignoring_poison();
         if let Some(at) = calls.iter().position(|(id, _)| *id == self.id) {
             calls.swap_remove(at);
         }

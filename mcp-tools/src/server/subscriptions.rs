@@ -18,6 +18,7 @@ use crate::registry::listeners::Listening;
 use crate::registry::offerings::UpdateListener;
 
 use super::notify::{SinkGuard, Sinks, fan_out};
+use crate::poison::LockIgnoringPoison;
 
 /// The URIs one session subscribed to.
 #[derive(Default)]
@@ -29,10 +30,7 @@ pub(crate) struct SessionSubscriptions {
 
 impl SessionSubscriptions {
     fn contains(&self, uri: &str) -> bool {
-        self.uris
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(uri)
+        self.uris.lock_ignoring_poison().contains(uri)
     }
 }
 
@@ -76,10 +74,7 @@ impl Subscriptions {
             return;
         }
         tracing::debug!(uri, "resource updated; notifying subscribers");
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(uri.to_string());
+        self.pending.lock_ignoring_poison().insert(uri.to_string());
         self.wake.notify_one();
     }
 
@@ -90,13 +85,9 @@ impl Subscriptions {
         peer: Peer<RoleServer>,
         uri: String,
     ) {
-        session
-            .uris
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(uri);
+        session.uris.lock_ignoring_poison().insert(uri);
         if !session.listed.swap(true, Ordering::SeqCst) {
-            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            let mut sessions = self.sessions.lock_ignoring_poison();
             sessions.retain(|(s, p)| s.strong_count() > 0 && !p.is_transport_closed());
             sessions.push((Arc::downgrade(session), peer));
         }
@@ -109,7 +100,7 @@ impl Subscriptions {
         if !session.listed.load(Ordering::SeqCst) {
             return;
         }
-        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sessions = self.sessions.lock_ignoring_poison();
         sessions.retain(|(s, p)| {
             s.strong_count() > 0 && !p.is_transport_closed() && !s.ptr_eq(&Arc::downgrade(session))
         });
@@ -119,17 +110,13 @@ impl Subscriptions {
     /// Let go of the peers of sessions that ended.
     #[cfg(feature = "http")]
     pub(crate) fn forget_closed(&self) {
-        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sessions = self.sessions.lock_ignoring_poison();
         sessions.retain(|(s, p)| s.strong_count() > 0 && !p.is_transport_closed());
     }
 
     /// Stop notifying `session` about `uri`.
     pub(crate) fn unsubscribe(&self, session: &SessionSubscriptions, uri: &str) {
-        session
-            .uris
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(uri);
+        session.uris.lock_ignoring_poison().remove(uri);
     }
 
     /// Remember a `subscriptions/listen` stream (its accepted filter names the URIs) until
@@ -144,8 +131,7 @@ impl Subscriptions {
     fn is_watched(&self, uri: &str) -> bool {
         let by_session = self
             .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ignoring_poison()
             .iter()
             .any(|(s, _)| s.upgrade().is_some_and(|s| s.contains(uri)));
         by_session || self.sinks_for(uri).next().is_some()
@@ -172,8 +158,7 @@ impl Subscriptions {
             loop {
                 wake.notified().await;
                 let Some(this) = weak.upgrade() else { return };
-                let batch =
-                    std::mem::take(&mut *this.pending.lock().unwrap_or_else(|e| e.into_inner()));
+                let batch = std::mem::take(&mut *this.pending.lock_ignoring_poison());
                 for uri in batch {
                     this.broadcast(&uri).await;
                 }
@@ -183,7 +168,7 @@ impl Subscriptions {
 
     async fn broadcast(&self, uri: &str) {
         let peers: Vec<Peer<RoleServer>> = {
-            let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            let mut sessions = self.sessions.lock_ignoring_poison();
             sessions.retain(|(s, p)| s.strong_count() > 0 && !p.is_transport_closed());
             sessions
                 .iter()

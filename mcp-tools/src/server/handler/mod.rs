@@ -45,6 +45,7 @@ use crate::context::{LogLevel, ToolContext};
 use crate::output::error::ToolError;
 use crate::output::error::echo;
 use crate::output::result::ToolResult;
+use crate::poison::LockIgnoringPoison;
 use crate::{Caller, ErrorKind, PermissionSet};
 
 /// rmcp's [`ServerHandler`] over a [`ToolRegistry`](crate::ToolRegistry), one per MCP session.
@@ -160,11 +161,7 @@ impl McpHandler {
             // 2026-07-28: a request gets log messages only when it opts in.
             return LogFilter::Off;
         }
-        let level = *self
-            .session
-            .log_level
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let level = *self.session.log_level.lock_ignoring_poison();
         LogFilter::AtLeast(level.unwrap_or(LogLevel::Debug))
     }
 
@@ -667,11 +664,7 @@ impl ServerHandler for McpHandler {
         if let Some(removed) = outside_era("logging/setLevel", &context) {
             return Err(removed);
         }
-        *self
-            .session
-            .log_level
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(from_rmcp(request.level));
+        *self.session.log_level.lock_ignoring_poison() = Some(from_rmcp(request.level));
         Ok(())
     }
 
@@ -722,8 +715,7 @@ impl ServerHandler for McpHandler {
     ) -> Option<SubscriptionFilter> {
         self.session
             .listens_pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .lock_ignoring_poison()
             .push(self.shared.list_changed.generation());
         let mut accepted = SubscriptionFilter::new();
         if requested.tools_list_changed == Some(true) {
@@ -746,11 +738,7 @@ impl ServerHandler for McpHandler {
         // have been broadcast before the stream was registered, so tell it (a second
         // notification is harmless: it only says "list again").
         let accepted_at = {
-            let mut pending = self
-                .session
-                .listens_pending
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut pending = self.session.listens_pending.lock_ignoring_poison();
             let oldest = pending.iter().enumerate().min_by_key(|(_, g)| **g);
             oldest.map(|(at, _)| at).map(|at| pending.swap_remove(at))
         };

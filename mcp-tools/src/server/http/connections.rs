@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use crate::poison::LockIgnoringPoison;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
@@ -72,7 +73,7 @@ impl Connections {
     /// to close (it counts until it has). A connection gets [`FIRST_REQUEST`] to send its
     /// first request before it counts as idle. `None` when no connection can give way.
     pub(super) fn admit(self: &Arc<Self>) -> Option<Admitted> {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let mut open = self.open.lock_ignoring_poison();
         let leaving = open
             .values()
             .filter(|c| c.evicted.load(Ordering::Acquire))
@@ -112,18 +113,14 @@ impl Connections {
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        let mut open = self
-            .connections
-            .open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut open = self.connections.open.lock_ignoring_poison();
         open.remove(&self.id);
     }
 }
 
 impl Connection {
     fn idle_since(&self) -> Instant {
-        *self.idle_since.lock().unwrap_or_else(|e| e.into_inner())
+        *self.idle_since.lock_ignoring_poison()
     }
 
     /// A request started; the connection is busy until the returned guard drops.
@@ -163,13 +160,8 @@ pub(super) enum Closing {
 impl Drop for Busy {
     fn drop(&mut self) {
         if self.0.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
-            *self.0.idle_since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-            let parked = self
-                .0
-                .parked_read
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
+            *self.0.idle_since.lock_ignoring_poison() = Instant::now();
+            let parked = self.0.parked_read.lock_ignoring_poison().take();
             if let Some(read) = parked {
                 read.wake();
             }
@@ -210,10 +202,7 @@ impl AsyncRead for Socket {
         {
             let connection = &self.connection;
             connection.client_closed.cancel();
-            let mut parked = connection
-                .parked_read
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut parked = connection.parked_read.lock_ignoring_poison();
             if connection.busy.load(Ordering::Acquire) > 0 {
                 *parked = Some(cx.waker().clone());
                 return Poll::Pending;

@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::poison::LockIgnoringPoison;
 use crate::server::state::{Session, Shared};
 use crate::server::telemetry::{GaugeSource, SessionClock};
 
@@ -162,7 +163,7 @@ impl HttpSessions {
     }
 
     fn records(&self) -> MutexGuard<'_, HashMap<Arc<str>, Record>> {
-        self.records.lock().unwrap_or_else(|e| e.into_inner())
+        self.records.lock_ignoring_poison()
     }
 
     /// The principal presenting `credential`.

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::poison::LockIgnoringPoison;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -51,7 +52,7 @@ impl<V: Clone> TokenAnswers<V> {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<[u8; 32], (Instant, V)>> {
-        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+        self.kept.lock_ignoring_poison()
     }
 }
 

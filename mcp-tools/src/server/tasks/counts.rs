@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::TaskState;
+use crate::poison::LockIgnoringPoison;
 
 /// The statuses a task count has, in the order the metrics write them (the protocol's
 /// names, [`TaskState::status`]).
@@ -101,7 +102,7 @@ impl TaskCounts {
     /// Each status's count now, in the order of [`STATUSES`].
     pub(crate) fn read(&self) -> [i64; STATUSES.len()] {
         let inner = &self.inner;
-        let mut ended = inner.ended.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ended = inner.ended.lock_ignoring_poison();
         ended.forget_until(Instant::now());
         let by_status = ended.by_status;
         drop(ended);
@@ -117,7 +118,7 @@ impl TaskCounts {
     fn ended(&self, slot: usize) {
         let inner = &self.inner;
         let now = Instant::now();
-        let mut ended = inner.ended.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ended = inner.ended.lock_ignoring_poison();
         ended.forget_until(now);
         if ended.order.len() >= inner.bound
             && let Some((_, oldest)) = ended.order.pop_front()

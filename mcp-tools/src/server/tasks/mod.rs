@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::poison::LockIgnoringPoison;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
@@ -329,7 +330,7 @@ impl MemoryTaskStore {
     }
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<String, TaskRecord>> {
-        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+        self.tasks.lock_ignoring_poison()
     }
 }
 

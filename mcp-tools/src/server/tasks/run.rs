@@ -21,6 +21,7 @@ use super::{TaskRecord, TaskSignal, TaskState, TaskStore, now_ms};
 use crate::context::ClientFeature;
 use crate::output::error::{ErrorKind, ToolError};
 use crate::output::result::ToolResult;
+use crate::poison::LockIgnoringPoison;
 use crate::registry::ToolNotFound;
 use crate::server::convert;
 
@@ -55,7 +56,7 @@ impl TaskInput {
     }
 
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Value>>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+        self.waiting.lock_ignoring_poison()
     }
 
     /// Ask the client `request` under `key` and wait for the answer `tasks/update` brings.

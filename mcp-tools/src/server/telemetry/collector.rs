@@ -8,6 +8,7 @@ use std::io::Read as _;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::poison::LockIgnoringPoison;
 use opentelemetry_sdk::error::OTelSdkError;
 
 /// How long one POST may take (`opentelemetry-otlp`'s default export timeout).
@@ -98,7 +99,7 @@ impl Collector {
     /// Report that something was not exported, at most once per [`WARN_EVERY`].
     pub(super) fn warn(&self, error: &str) {
         let now = Instant::now();
-        let mut last = self.last_warning.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = self.last_warning.lock_ignoring_poison();
         if last.is_none_or(|at| now.duration_since(at) >= WARN_EVERY) {
             *last = Some(now);
             tracing::warn!(url = %self.url, %error, "OTLP: {} not exported", self.what);

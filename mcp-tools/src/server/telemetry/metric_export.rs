@@ -10,7 +10,7 @@
 //! interval. Every point is cumulative from when the export was built.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -20,8 +20,9 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 
 use super::attribute;
 use super::collector::{Collector, METRICS_HEADERS, wait_until};
-use super::metrics::{AuthRefusal, BUCKETS, HistogramSnapshot, Metrics, STATUSES};
+use super::metrics::{AuthRefusal, BUCKETS, HistogramSnapshot, Metrics, STATUSES, described};
 use super::protobuf::{self, EncodedResource, MetricKind, histogram_point, int_point, metric};
+use crate::poison::LockIgnoringPoison;
 
 /// The interval when neither the builder nor `OTEL_METRIC_EXPORT_INTERVAL` sets one (the
 /// OpenTelemetry SDK's default).
@@ -70,10 +71,6 @@ struct State {
     stopped: bool,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl MetricExport {
     /// An export POSTing to `url` (the collector's `/v1/metrics`) every `interval`, under
     /// `resource` and `scope`. Nothing is exported until [`start`](Self::start).
@@ -109,19 +106,22 @@ impl MetricExport {
         let thread = std::thread::Builder::new()
             .name("mcp-otlp-metrics".into())
             .spawn(move || export.run())?;
-        *lock(&self.thread) = Some(thread);
+        *self.thread.lock_ignoring_poison() = Some(thread);
         Ok(())
     }
 
     /// Export `metrics` too, from the next export on.
     pub(crate) fn add(&self, metrics: &Metrics) {
-        lock(&self.state).sources.push(metrics.clone());
+        self.state
+            .lock_ignoring_poison()
+            .sources
+            .push(metrics.clone());
     }
 
     fn run(&self) {
         let mut due = Instant::now() + self.interval;
         loop {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock_ignoring_poison();
             loop {
                 let now = Instant::now();
                 if state.stopping || now >= due {
@@ -143,7 +143,7 @@ impl MetricExport {
                     self.collector.warn(&error);
                 }
             }
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock_ignoring_poison();
             state.stopped = stopping;
             self.exported.notify_all();
             if stopping {
@@ -160,17 +160,17 @@ impl MetricExport {
     pub(crate) fn shutdown(&self, timeout: Duration) -> OTelSdkResult {
         let deadline = Instant::now() + timeout;
         {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock_ignoring_poison();
             if state.stopping {
                 return Err(OTelSdkError::AlreadyShutdown);
             }
             state.stopping = true;
             self.wake.notify_one();
-            let running = lock(&self.thread).is_some();
+            let running = self.thread.lock_ignoring_poison().is_some();
             let done = |state: &State| !running || state.stopped;
             drop(wait_until(&self.exported, state, deadline, timeout, done)?);
         }
-        if let Some(thread) = lock(&self.thread).take() {
+        if let Some(thread) = self.thread.lock_ignoring_poison().take() {
             let _ = thread.join();
         }
         Ok(())
@@ -213,7 +213,7 @@ impl MetricExport {
                 metric(
                     out,
                     "mcp.server.operation.duration",
-                    "MCP request duration as observed on the server",
+                    described::OPERATION_DURATION,
                     "s",
                     MetricKind::Histogram,
                     |out| {
@@ -241,7 +241,7 @@ impl MetricExport {
                 metric(
                     out,
                     "mcp.server.session.duration",
-                    "The duration of the MCP session as observed on the server",
+                    described::SESSION_DURATION,
                     "s",
                     MetricKind::Histogram,
                     |out| {
@@ -260,7 +260,7 @@ impl MetricExport {
             metric(
                 out,
                 "mcp_toolbelt.calls.in_flight",
-                "tools/call requests running now",
+                described::CALLS_IN_FLIGHT,
                 "",
                 MetricKind::Gauge,
                 |out| int_point(out, &[], 0, time, in_flight),
@@ -279,7 +279,7 @@ impl MetricExport {
             metric(
                 out,
                 "mcp_toolbelt.tasks",
-                "Tasks this replica runs, or ran and still keeps readable, by status",
+                described::TASKS,
                 "",
                 MetricKind::Gauge,
                 |out| {
@@ -516,8 +516,8 @@ mod tests {
         // Nothing listens on port 9: the last export fails (and is warned about), the
         // shutdown still returns once it was tried, and the thread has ended.
         assert!(export.shutdown(Duration::from_secs(30)).is_ok());
-        assert!(lock(&export.thread).is_none());
-        assert!(lock(&export.state).stopped);
+        assert!(export.thread.lock_ignoring_poison().is_none());
+        assert!(export.state.lock_ignoring_poison().stopped);
         assert!(matches!(
             export.shutdown(Duration::from_secs(1)),
             Err(OTelSdkError::AlreadyShutdown)

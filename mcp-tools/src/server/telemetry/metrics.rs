@@ -2,6 +2,7 @@
 //! construction (methods from [`METHODS`](crate::server::protocol::METHODS), tool names
 //! only of tools the caller can see, `error.type` from a fixed set).
 
+use crate::poison::{LockIgnoringPoison, RwLockIgnoringPoison};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -14,6 +15,16 @@ pub(crate) use crate::server::tasks::counts::STATUSES;
 pub(crate) const BUCKETS: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
+
+/// What each metric measures, as both expositions describe it (Prometheus `HELP`, OTLP
+/// `description`): one text per metric, whichever way it is read.
+pub(crate) mod described {
+    pub(crate) const OPERATION_DURATION: &str = "MCP request duration as observed on the server, from the request received to the answer ready";
+    pub(crate) const SESSION_DURATION: &str =
+        "The duration of the MCP sessions that ended, as observed on the server";
+    pub(crate) const CALLS_IN_FLIGHT: &str = "tools/call requests running now";
+    pub(crate) const TASKS: &str = "Tasks this replica runs (working, input_required) or ran and still keeps readable (completed, failed, cancelled), by status";
+}
 
 /// At most this many `(method, tool, error.type)` series; past it new tools share the
 /// tool placeholder [`OTHER_TOOL`] (a registry that keeps registering new tools at run
@@ -252,21 +263,11 @@ pub(crate) struct MetricsInner {
 impl Metrics {
     /// A request answered: one observation of `mcp.server.operation.duration`.
     pub(crate) fn operation(&self, key: OperationKey, elapsed: Duration) {
-        if let Some(series) = self
-            .inner
-            .operations
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
+        if let Some(series) = self.inner.operations.read_ignoring_poison().get(&key) {
             series.histogram.record(elapsed);
             return;
         }
-        let mut operations = self
-            .inner
-            .operations
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut operations = self.inner.operations.write_ignoring_poison();
         let key = if operations.len() >= MAX_SERIES && !operations.contains_key(&key) {
             OperationKey {
                 tool: key.tool.map(|_| Arc::from(OTHER_TOOL)),
@@ -301,7 +302,7 @@ impl Metrics {
     /// Ask `source` for its sessions whenever the metrics are read, while it lives.
     #[cfg(feature = "http")]
     pub(crate) fn add_source(&self, source: Weak<dyn GaugeSource>) {
-        let mut sources = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sources = self.inner.sources.lock_ignoring_poison();
         sources.retain(|s| s.strong_count() > 0);
         sources.push(source);
     }
@@ -309,7 +310,7 @@ impl Metrics {
     /// Show the counters of the server's rate limiter and audit log (the last ones a
     /// serving server was built with).
     pub(crate) fn count_from(&self, counted: Counted) {
-        *self.inner.counted.lock().unwrap_or_else(|e| e.into_inner()) = counted;
+        *self.inner.counted.lock_ignoring_poison() = counted;
     }
 
     /// Count an HTTP request refused by authentication (`mcp_toolbelt.auth.refusals`, by
@@ -331,15 +332,11 @@ impl Metrics {
     pub(crate) fn scalars(&self) -> Scalars {
         let inner = &self.inner;
         let (mut open, mut parked) = (inner.line_sessions.load(Ordering::Relaxed), 0);
-        let sources = inner
-            .sources
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let sources = inner.sources.lock_ignoring_poison().clone();
         for source in sources.iter().filter_map(Weak::upgrade) {
             source.sessions(&mut open, &mut parked);
         }
-        let counted = inner.counted.lock().unwrap_or_else(|e| e.into_inner());
+        let counted = inner.counted.lock_ignoring_poison();
         Scalars {
             calls_in_flight: inner.calls_in_flight.load(Ordering::Relaxed),
             sessions_open: open,
@@ -370,8 +367,7 @@ impl Metrics {
         let mut series: Vec<_> = self
             .inner
             .operations
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+            .read_ignoring_poison()
             .iter()
             .map(|(key, series)| (key.clone(), series.clone()))
             .collect();

@@ -45,6 +45,7 @@ pub use prometheus::{CONTENT_TYPE, serve_metrics, spawn_metrics_listener};
 
 use super::protocol::known_version;
 use crate::Caller;
+use crate::poison::LockIgnoringPoison;
 
 /// The `error.type` of a `tools/call` whose result has `isError: true` (the conventions'
 /// value); the tool's [`ErrorKind`](crate::ErrorKind) is the span's
@@ -352,7 +353,7 @@ const MAX_ERROR_CODES: usize = 64;
 /// value), each interned once; past [`MAX_ERROR_CODES`] distinct codes, `_OTHER`.
 pub(crate) fn error_type(code: i32) -> &'static str {
     static CODES: std::sync::Mutex<Vec<(i32, &'static str)>> = std::sync::Mutex::new(Vec::new());
-    let mut codes = CODES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut codes = CODES.lock_ignoring_poison();
     if let Some((_, text)) = codes.iter().find(|(known, _)| *known == code) {
         return text;
     }

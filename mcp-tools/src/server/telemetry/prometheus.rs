@@ -14,7 +14,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::metrics::{BUCKETS, HistogramSnapshot, Metrics, OperationKey, STATUSES};
+use super::metrics::{BUCKETS, HistogramSnapshot, Metrics, OperationKey, STATUSES, described};
 
 /// The `Content-Type` of the exposition.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -51,7 +51,7 @@ impl Metrics {
             &mut out,
             operation,
             "histogram",
-            "MCP request duration as observed on the server, from the request received to the answer ready.",
+            described::OPERATION_DURATION,
         );
         for (_, series) in &series {
             histogram_lines(
@@ -62,19 +62,14 @@ impl Metrics {
             );
         }
         let session = "mcp_server_session_duration_seconds";
-        header(
-            &mut out,
-            session,
-            "histogram",
-            "The duration of the MCP sessions that ended, as observed on the server.",
-        );
+        header(&mut out, session, "histogram", described::SESSION_DURATION);
         histogram_lines(&mut out, session, "", &self.inner.sessions.snapshot());
 
         let scalars = self.scalars();
         gauge(
             &mut out,
             "mcp_toolbelt_calls_in_flight",
-            "tools/call requests running now.",
+            described::CALLS_IN_FLIGHT,
             scalars.calls_in_flight,
         );
         gauge(
@@ -90,12 +85,7 @@ impl Metrics {
             scalars.sessions_parked,
         );
         let tasks = "mcp_toolbelt_tasks";
-        header(
-            &mut out,
-            tasks,
-            "gauge",
-            "Tasks this replica runs (working, input_required) or ran and still keeps readable (completed, failed, cancelled), by status.",
-        );
+        header(&mut out, tasks, "gauge", described::TASKS);
         for (status, count) in STATUSES.iter().zip(scalars.tasks) {
             let _ = writeln!(out, "{tasks}{{status=\"{status}\"}} {count}");
         }

@@ -11,7 +11,7 @@
 //! then an exporter copied it into generated types before encoding).
 
 use std::cell::RefCell;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -22,12 +22,13 @@ use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 
 use super::collector::{Collector, TRACES_HEADERS, wait_until};
 use super::protobuf::{self, EncodedResource};
+use crate::poison::LockIgnoringPoison;
 
 /// At most this many ended spans wait for export; past it new ones are dropped (and
 /// reported) rather than held.
 const MAX_QUEUED_SPANS: usize = 8192;
 /// The export thread wakes for a batch when this many spans wait.
-const SPANS_PER_EXPORT: usize = 2048;
+const SPANS_PER_EXPORT: usize = 256;
 /// ... and at least this often when fewer do (the SDK's default schedule delay).
 const EXPORT_EVERY: Duration = Duration::from_secs(5);
 /// How long a flush the SDK asks for ([`SpanProcessor::force_flush`]) may wait.
@@ -88,10 +89,6 @@ struct Scoped {
     spans: Vec<u8>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl SpanQueue {
     /// A queue POSTing to `url` (the collector's `/v1/traces`) whose first scope is
     /// `own`, the requests' scope. Nothing is exported until [`start`](Self::start).
@@ -127,13 +124,13 @@ impl SpanQueue {
         let thread = std::thread::Builder::new()
             .name("mcp-otlp-spans".into())
             .spawn(move || queue.run())?;
-        *lock(&self.thread) = Some(thread);
+        *self.thread.lock_ignoring_poison() = Some(thread);
         Ok(())
     }
 
     /// The resource every span is exported under.
     pub(crate) fn set_resource(&self, resource: &Resource) {
-        *lock(&self.resource) = EncodedResource::of(resource);
+        *self.resource.lock_ignoring_poison() = EncodedResource::of(resource);
     }
 
     /// Queue a span of the server's own scope: `fields`, its `Span` message's fields.
@@ -157,7 +154,7 @@ impl SpanQueue {
     }
 
     fn push(&self, index: impl FnOnce(&mut Vec<Scoped>) -> usize, fields: &[u8]) {
-        let mut pending = lock(&self.pending);
+        let mut pending = self.pending.lock_ignoring_poison();
         if pending.stopping {
             return;
         }
@@ -202,7 +199,7 @@ impl SpanQueue {
 
     /// The body of the OTLP request exporting `batch`.
     fn encode(&self, batch: &Batch) -> Vec<u8> {
-        let resource = lock(&self.resource);
+        let resource = self.resource.lock_ignoring_poison();
         let scopes: Vec<(&InstrumentationScope, &[u8])> = batch
             .iter()
             .map(|(scope, spans)| (scope, spans.as_slice()))
@@ -215,7 +212,7 @@ impl SpanQueue {
     fn run(&self) {
         let mut due = Instant::now() + EXPORT_EVERY;
         loop {
-            let mut pending = lock(&self.pending);
+            let mut pending = self.pending.lock_ignoring_poison();
             loop {
                 let now = Instant::now();
                 if pending.stopping
@@ -249,7 +246,7 @@ impl SpanQueue {
                 }
                 emptied = batch.into_iter().map(|(_, spans)| spans).collect();
             }
-            let mut pending = lock(&self.pending);
+            let mut pending = self.pending.lock_ignoring_poison();
             for mut spans in emptied {
                 if pending.spare.len() < MAX_SPARE {
                     spans.clear();
@@ -269,7 +266,7 @@ impl SpanQueue {
     /// Export what waits now, and wait for it (at most `timeout`).
     fn flush(&self, timeout: Duration) -> OTelSdkResult {
         let deadline = Instant::now() + timeout;
-        let mut pending = lock(&self.pending);
+        let mut pending = self.pending.lock_ignoring_poison();
         if pending.stopping {
             return Err(OTelSdkError::AlreadyShutdown);
         }
@@ -286,13 +283,13 @@ impl SpanQueue {
     fn shutdown(&self, timeout: Duration) -> OTelSdkResult {
         let deadline = Instant::now() + timeout;
         {
-            let mut pending = lock(&self.pending);
+            let mut pending = self.pending.lock_ignoring_poison();
             if pending.stopping {
                 return Err(OTelSdkError::AlreadyShutdown);
             }
             pending.stopping = true;
             self.wake.notify_one();
-            let running = lock(&self.thread).is_some();
+            let running = self.thread.lock_ignoring_poison().is_some();
             drop(wait_until(
                 &self.exported,
                 pending,
@@ -301,7 +298,7 @@ impl SpanQueue {
                 |pending| !running || pending.stopped,
             )?);
         }
-        if let Some(thread) = lock(&self.thread).take() {
+        if let Some(thread) = self.thread.lock_ignoring_poison().take() {
             let _ = thread.join();
         }
         Ok(())
@@ -383,13 +380,14 @@ pub(super) mod tests {
 
     /// The OTLP request of what `queue` holds.
     pub(in super::super) fn taken(queue: &SpanQueue) -> Vec<u8> {
-        let batch = SpanQueue::take(&mut lock(&queue.pending)).expect("spans are queued");
+        let batch =
+            SpanQueue::take(&mut queue.pending.lock_ignoring_poison()).expect("spans are queued");
         queue.encode(&batch)
     }
 
     /// How many spans `queue` holds.
     pub(in super::super) fn queued(queue: &SpanQueue) -> usize {
-        lock(&queue.pending).spans
+        queue.pending.lock_ignoring_poison().spans
     }
 
     /// Ours, decoded with the official definitions, against `opentelemetry-proto`'s own
@@ -554,7 +552,7 @@ pub(super) mod tests {
         let mut dropped = span("x", scope());
         dropped.span_context = context(1, 2, false, false);
         processor.on_end(dropped);
-        assert!(SpanQueue::take(&mut lock(&queue.pending)).is_none());
+        assert!(SpanQueue::take(&mut queue.pending.lock_ignoring_poison()).is_none());
     }
 
     #[test]
@@ -563,7 +561,7 @@ pub(super) mod tests {
         for _ in 0..MAX_QUEUED_SPANS + 3 {
             queue.push_own(b"");
         }
-        let mut pending = lock(&queue.pending);
+        let mut pending = queue.pending.lock_ignoring_poison();
         assert_eq!((pending.spans, pending.dropped), (MAX_QUEUED_SPANS, 3));
         assert!(SpanQueue::take(&mut pending).is_some());
         assert_eq!(pending.spans, 0);
@@ -571,16 +569,16 @@ pub(super) mod tests {
         drop(pending);
         let other = InstrumentationScope::builder("other").build();
         queue.push_scoped(&other, b"");
-        assert_eq!(lock(&queue.pending).scopes.len(), 2);
+        assert_eq!(queue.pending.lock_ignoring_poison().scopes.len(), 2);
         taken(&queue);
         assert_eq!(
-            lock(&queue.pending).scopes.len(),
+            queue.pending.lock_ignoring_poison().scopes.len(),
             2,
             "kept until taken empty"
         );
         queue.push_own(b"");
         taken(&queue);
-        assert_eq!(lock(&queue.pending).scopes.len(), 1);
+        assert_eq!(queue.pending.lock_ignoring_poison().scopes.len(), 1);
     }
 
     #[test]
@@ -591,17 +589,21 @@ pub(super) mod tests {
         queue.start().expect("thread");
         queue.push_own(b"");
         assert!(queue.flush(FLUSH_TIMEOUT).is_ok());
-        assert_eq!(lock(&queue.pending).spans, 0, "taken by the export");
+        assert_eq!(
+            queue.pending.lock_ignoring_poison().spans,
+            0,
+            "taken by the export"
+        );
         // The emptied buffer is kept for the next spans, and handed out again.
-        assert_eq!(lock(&queue.pending).spare.len(), 1);
+        assert_eq!(queue.pending.lock_ignoring_poison().spare.len(), 1);
         queue.push_own(b"");
         assert!(queue.flush(FLUSH_TIMEOUT).is_ok());
-        assert_eq!(lock(&queue.pending).spare.len(), 1);
+        assert_eq!(queue.pending.lock_ignoring_poison().spare.len(), 1);
         assert!(queue.shutdown(FLUSH_TIMEOUT).is_ok());
-        assert!(lock(&queue.thread).is_none(), "joined");
+        assert!(queue.thread.lock_ignoring_poison().is_none(), "joined");
         queue.push_own(b"");
         assert_eq!(
-            lock(&queue.pending).spans,
+            queue.pending.lock_ignoring_poison().spans,
             0,
             "nothing is taken after the stop"
         );

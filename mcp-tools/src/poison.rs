@@ -1,0 +1,54 @@
+//! Locks taken whatever a panicking holder left behind. Nothing in this crate leaves a
+//! guarded value half-changed across a panic (each update is a single assignment, push or
+//! removal), so a poisoned lock still guards a consistent value: it is used, not turned
+//! into a second panic on every later caller.
+
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// [`Mutex::lock`] that takes the guard of a poisoned mutex too.
+pub(crate) trait LockIgnoringPoison<T: ?Sized> {
+    fn lock_ignoring_poison(&self) -> MutexGuard<'_, T>;
+}
+
+impl<T: ?Sized> LockIgnoringPoison<T> for Mutex<T> {
+    fn lock_ignoring_poison(&self) -> MutexGuard<'_, T> {
+        self.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// [`RwLock::read`] and [`RwLock::write`] that take the guard of a poisoned lock too.
+pub(crate) trait RwLockIgnoringPoison<T: ?Sized> {
+    fn read_ignoring_poison(&self) -> RwLockReadGuard<'_, T>;
+    fn write_ignoring_poison(&self) -> RwLockWriteGuard<'_, T>;
+}
+
+impl<T: ?Sized> RwLockIgnoringPoison<T> for RwLock<T> {
+    fn read_ignoring_poison(&self) -> RwLockReadGuard<'_, T> {
+        self.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_ignoring_poison(&self) -> RwLockWriteGuard<'_, T> {
+        self.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poisoned_lock_still_gives_its_value() {
+        let mutex = Mutex::new(1);
+        let rw = RwLock::new(2);
+        let _ = std::panic::catch_unwind(|| {
+            let _m = mutex.lock().unwrap();
+            let _w = rw.write().unwrap();
+            panic!("poison both");
+        });
+        assert!(mutex.is_poisoned() && rw.is_poisoned());
+        *mutex.lock_ignoring_poison() += 1;
+        *rw.write_ignoring_poison() += 1;
+        assert_eq!(*mutex.lock_ignoring_poison(), 2);
+        assert_eq!(*rw.read_ignoring_poison(), 3);
+    }
+}
