@@ -1,7 +1,7 @@
-//! Locks taken whatever a panicking holder left behind. Nothing in this crate leaves a
-//! guarded value half-changed across a panic (each update is a single assignment, push or
-//! removal), so a poisoned lock still guards a consistent value: it is used, not turned
-//! into a second panic on every later caller.
+//! Locks taken whatever a panicking holder left behind. The crate's locks guard queues,
+//! caches, counters and registries, each held for one short update; a panic during one is
+//! a bug, and taking the guard anyway keeps that bug from turning every later request
+//! into a second panic.
 
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
