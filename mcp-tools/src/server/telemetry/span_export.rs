@@ -28,7 +28,7 @@ use crate::poison::LockIgnoringPoison;
 /// reported) rather than held.
 const MAX_QUEUED_SPANS: usize = 8192;
 /// The export thread wakes for a batch when this many spans wait.
-const SPANS_PER_EXPORT: usize = 256;
+const SPANS_PER_EXPORT: usize = 2048;
 /// ... and at least this often when fewer do (the SDK's default schedule delay).
 const EXPORT_EVERY: Duration = Duration::from_secs(5);
 /// How long a flush the SDK asks for ([`SpanProcessor::force_flush`]) may wait.
