@@ -1,11 +1,12 @@
 //! Permission sets: parsing (`PermissionSet::from_file`), interning to bit masks, and the
 //! subset rule that decides which tools a caller sees.
 
-use crate::poison::LockIgnoringPoison;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::poison::LockIgnoringPoison;
 
 /// A set of permission names a caller holds (e.g. `TICKET_VIEW`).
 ///

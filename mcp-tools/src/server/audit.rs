@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 use super::private_file::{self, ExposedFile};
 use crate::Caller;
 use crate::output::error::ErrorKind;
-use crate::poison::LockIgnoringPoison;
+use crate::poison::{CondvarIgnoringPoison, LockIgnoringPoison};
 
 /// How many lines may wait for the writer by default ([`AuditLog::queue_bound`]).
 pub const DEFAULT_AUDIT_QUEUE: usize = 1024;
@@ -313,12 +313,7 @@ impl AuditLog {
                 empty = false;
                 break;
             }
-            queue = self
-                .inner
-                .idle
-                .wait_timeout(queue, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            queue = self.inner.idle.wait_timeout_ignoring_poison(queue, left);
         }
         queue.flushing -= 1;
         empty
@@ -380,7 +375,7 @@ impl Inner {
                 let mut queue = self.queue.lock_ignoring_poison();
                 while queue.queued == 0 && !queue.closed {
                     queue.writer_waiting = true;
-                    queue = self.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
+                    queue = self.ready.wait_ignoring_poison(queue);
                     queue.writer_waiting = false;
                 }
                 if queue.queued == 0 {
@@ -395,11 +390,7 @@ impl Inner {
                         break;
                     }
                     queue.gathering = true;
-                    queue = self
-                        .ready
-                        .wait_timeout(queue, left)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
+                    queue = self.ready.wait_timeout_ignoring_poison(queue, left);
                     queue.gathering = false;
                 }
                 let taken = queue.queued;

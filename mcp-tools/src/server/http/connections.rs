@@ -9,11 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use crate::poison::LockIgnoringPoison;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+
+use crate::poison::LockIgnoringPoison;
 
 /// How long a new connection may take to send its first request before it counts as
 /// idle (and may be closed to make room for another).

@@ -7,9 +7,10 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::poison::LockIgnoringPoison;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+
+use crate::poison::LockIgnoringPoison;
 
 /// The most answers kept; when full, expired ones are dropped, then all.
 const MAX_KEPT: usize = 10_000;

@@ -26,12 +26,13 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::poison::LockIgnoringPoison;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
+
+use crate::poison::LockIgnoringPoison;
 
 /// What a task is doing, with what its status carries.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -8,8 +8,9 @@ use std::io::Read as _;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::poison::LockIgnoringPoison;
 use opentelemetry_sdk::error::OTelSdkError;
+
+use crate::poison::{CondvarIgnoringPoison, LockIgnoringPoison};
 
 /// How long one POST may take (`opentelemetry-otlp`'s default export timeout).
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -124,10 +125,7 @@ pub(super) fn wait_until<'a, T>(
         if now >= deadline {
             return Err(OTelSdkError::Timeout(timeout));
         }
-        guard = condvar
-            .wait_timeout(guard, deadline - now)
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
+        guard = condvar.wait_timeout_ignoring_poison(guard, deadline - now);
     }
     Ok(guard)
 }

@@ -22,7 +22,7 @@ use super::attribute;
 use super::collector::{Collector, METRICS_HEADERS, wait_until};
 use super::metrics::{AuthRefusal, BUCKETS, HistogramSnapshot, Metrics, STATUSES, described};
 use super::protobuf::{self, EncodedResource, MetricKind, histogram_point, int_point, metric};
-use crate::poison::LockIgnoringPoison;
+use crate::poison::{CondvarIgnoringPoison, LockIgnoringPoison};
 
 /// The interval when neither the builder nor `OTEL_METRIC_EXPORT_INTERVAL` sets one (the
 /// OpenTelemetry SDK's default).
@@ -127,11 +127,7 @@ impl MetricExport {
                 if state.stopping || now >= due {
                     break;
                 }
-                state = self
-                    .wake
-                    .wait_timeout(state, due - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+                state = self.wake.wait_timeout_ignoring_poison(state, due - now);
             }
             due = Instant::now() + self.interval;
             let stopping = state.stopping;

@@ -2,11 +2,12 @@
 //! construction (methods from [`METHODS`](crate::server::protocol::METHODS), tool names
 //! only of tools the caller can see, `error.type` from a fixed set).
 
-use crate::poison::{LockIgnoringPoison, RwLockIgnoringPoison};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
+
+use crate::poison::{LockIgnoringPoison, RwLockIgnoringPoison};
 
 pub(crate) use crate::server::tasks::counts::STATUSES;
 

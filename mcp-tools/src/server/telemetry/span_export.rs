@@ -22,7 +22,7 @@ use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 
 use super::collector::{Collector, TRACES_HEADERS, wait_until};
 use super::protobuf::{self, EncodedResource};
-use crate::poison::LockIgnoringPoison;
+use crate::poison::{CondvarIgnoringPoison, LockIgnoringPoison};
 
 /// At most this many ended spans wait for export; past it new ones are dropped (and
 /// reported) rather than held.
@@ -222,11 +222,7 @@ impl SpanQueue {
                 {
                     break;
                 }
-                pending = self
-                    .wake
-                    .wait_timeout(pending, due - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+                pending = self.wake.wait_timeout_ignoring_poison(pending, due - now);
             }
             due = Instant::now() + EXPORT_EVERY;
             let asked = pending.flushes_asked;
