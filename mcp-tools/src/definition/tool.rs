@@ -173,7 +173,8 @@ impl TaskSupport {
 /// ```
 #[derive(Clone)]
 pub struct ToolDef {
-    pub(crate) name: Cow<'static, str>,
+    /// Shared: a request's metrics, span and audit line name the tool with a clone.
+    pub(crate) name: Arc<str>,
     pub(crate) title: Option<Cow<'static, str>>,
     pub(crate) description: Cow<'static, str>,
     pub(crate) permissions: PermissionSet,
@@ -237,6 +238,11 @@ impl ToolDef {
 
     /// The tool's unique name.
     pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tool's name, shared.
+    pub(crate) fn shared_name(&self) -> &Arc<str> {
         &self.name
     }
 
@@ -604,7 +610,7 @@ impl ToolDefBuilder {
         });
         Ok(ToolDef {
             permissions: PermissionSet::new(self.common.permissions.iter()),
-            name: self.name,
+            name: Arc::from(self.name),
             title: self.common.title,
             description,
             category,

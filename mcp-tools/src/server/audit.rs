@@ -10,7 +10,9 @@
 //!
 //! [`ToolDefBuilder::audit_keep`]: crate::definition::ToolDefBuilder::audit_keep
 
+use std::borrow::Cow;
 use std::cell::RefCell;
+use std::fmt;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,12 +20,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::NumberOrString;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::copied_text::{CopiedRequestId, CopiedText, RequestIdRef};
 use super::private_file::{self, ExposedFile};
-use crate::Caller;
 use crate::output::error::ErrorKind;
 use crate::poison::{CondvarIgnoringPoison, LockIgnoringPoison};
 
@@ -110,12 +111,11 @@ struct Inner {
 }
 
 struct Queue {
-    /// The queued lines, each with its newline, one after the other: a line is copied in
-    /// and the writer takes them all by swapping buffers, so no line is allocated on a
-    /// call's thread and freed on the writer's.
-    waiting: Vec<u8>,
-    /// How many lines `waiting` holds.
-    queued: usize,
+    /// The queued lines, each as its call's time and [`Entry`]: the writer takes them all
+    /// by swapping vectors (a call's thread pushes into one that already has room) and
+    /// writes them, so the line's text is made in the writer's batches, not on the call's
+    /// thread.
+    waiting: Vec<(SystemTime, Entry)>,
     /// Lines the writer took and has not finished writing (they count against the bound).
     writing: usize,
     bound: usize,
@@ -135,7 +135,7 @@ struct Queue {
 impl Queue {
     /// Lines waiting or being written fill half the bound: the writer gathers no longer.
     fn half_full(&self) -> bool {
-        self.queued + self.writing >= self.bound / 2
+        self.waiting.len() + self.writing >= self.bound / 2
     }
 }
 
@@ -215,7 +215,6 @@ impl AuditLog {
             target,
             queue: Mutex::new(Queue {
                 waiting: Vec::new(),
-                queued: 0,
                 writing: 0,
                 bound: DEFAULT_AUDIT_QUEUE,
                 closed: false,
@@ -307,7 +306,7 @@ impl AuditLog {
             self.inner.ready.notify_one();
         }
         let mut empty = true;
-        while queue.queued > 0 || queue.writing > 0 {
+        while !queue.waiting.is_empty() || queue.writing > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 empty = false;
@@ -319,48 +318,22 @@ impl AuditLog {
         empty
     }
 
-    /// Queue one line (without its newline); never waits.
-    fn push(&self, line: &[u8]) {
+    /// Queue the line of a call that ended now; never waits (a full queue drops it, and
+    /// counts and reports the drop).
+    pub(crate) fn record(&self, entry: Entry) {
+        let now = SystemTime::now();
         let mut queue = self.inner.queue.lock_ignoring_poison();
-        if queue.queued + queue.writing >= queue.bound {
+        if queue.waiting.len() + queue.writing >= queue.bound {
             drop(queue);
             self.inner.queue_drops.fetch_add(1, Ordering::Relaxed);
             self.inner.warn(None);
             return;
         }
-        queue.waiting.extend_from_slice(line);
-        queue.waiting.push(b'\n');
-        queue.queued += 1;
+        queue.waiting.push((now, entry));
         let wake = queue.writer_waiting || (queue.gathering && queue.half_full());
         drop(queue);
         if wake {
             self.inner.ready.notify_one();
-        }
-    }
-
-    /// Write the line of a call that ended.
-    pub(crate) fn record(&self, entry: &Entry<'_>) {
-        thread_local! {
-            /// Where this thread writes a line before it is queued (kept between calls).
-            static LINE: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(LINE_CAPACITY));
-        }
-        let written = LINE.with_borrow_mut(|line| {
-            line.clear();
-            let written = entry.write(line, self.replica_id(), SystemTime::now());
-            if written.is_ok() {
-                self.push(line);
-            }
-            line.shrink_to(KEPT_BUFFER);
-            written
-        });
-        match written {
-            Ok(()) => {}
-            // Serializing a map of strings and numbers does not fail; if it ever did, the
-            // line is counted as lost, not skipped silently.
-            Err(error) => {
-                self.inner.write_failures.fetch_add(1, Ordering::Relaxed);
-                self.inner.warn(Some(&error.to_string()));
-            }
         }
     }
 }
@@ -369,16 +342,17 @@ impl Inner {
     /// The writer thread: take every queued line, write them in one go, repeat until the
     /// log is closed and empty.
     fn run(&self, sink: &mut Sink) {
-        let mut batch = Vec::new();
+        let mut taken = Vec::new();
+        let mut text = Vec::new();
         loop {
-            let taken = {
+            {
                 let mut queue = self.queue.lock_ignoring_poison();
-                while queue.queued == 0 && !queue.closed {
+                while queue.waiting.is_empty() && !queue.closed {
                     queue.writer_waiting = true;
                     queue = self.ready.wait_ignoring_poison(queue);
                     queue.writer_waiting = false;
                 }
-                if queue.queued == 0 {
+                if queue.waiting.is_empty() {
                     return;
                 }
                 // One write (and one wake-up) for the lines of the next moment rather than
@@ -393,24 +367,21 @@ impl Inner {
                     queue = self.ready.wait_timeout_ignoring_poison(queue, left);
                     queue.gathering = false;
                 }
-                let taken = queue.queued;
-                queue.queued = 0;
-                queue.writing = taken;
-                batch.clear();
-                std::mem::swap(&mut batch, &mut queue.waiting);
-                taken as u64
-            };
-            match sink.write(&batch) {
+                queue.writing = queue.waiting.len();
+                std::mem::swap(&mut taken, &mut queue.waiting);
+            }
+            let lines = self.write_lines(&mut text, taken.drain(..));
+            match sink.write(&text) {
                 Ok(()) => {
-                    self.written.fetch_add(taken, Ordering::Relaxed);
+                    self.written.fetch_add(lines, Ordering::Relaxed);
                 }
                 Err(error) => {
-                    self.write_failures.fetch_add(taken, Ordering::Relaxed);
+                    self.write_failures.fetch_add(lines, Ordering::Relaxed);
                     self.warn(Some(&error.to_string()));
                 }
             }
-            // Swapped back next time: a burst of long lines leaves no large buffer behind.
-            batch.shrink_to(KEPT_BUFFER);
+            // A burst of long lines leaves no large buffer behind.
+            text.shrink_to(KEPT_BUFFER);
             let mut queue = self.queue.lock_ignoring_poison();
             queue.writing = 0;
             let flushing = queue.flushing > 0;
@@ -419,6 +390,36 @@ impl Inner {
                 self.idle.notify_all();
             }
         }
+    }
+
+    /// Write the lines of `entries` into `text` (emptied first), each with its newline:
+    /// how many were written. A line that cannot be written is counted as failed and left
+    /// out.
+    fn write_lines(
+        &self,
+        text: &mut Vec<u8>,
+        entries: impl Iterator<Item = (SystemTime, Entry)>,
+    ) -> u64 {
+        text.clear();
+        let replica = self.replica.get().map(|id| &**id);
+        let mut lines = 0;
+        for (time, entry) in entries {
+            let start = text.len();
+            match entry.write(text, replica, time) {
+                Ok(()) => {
+                    text.push(b'\n');
+                    lines += 1;
+                }
+                // Serializing a map of strings and numbers does not fail; if it ever did,
+                // the line is counted as lost, not skipped silently.
+                Err(error) => {
+                    text.truncate(start);
+                    self.write_failures.fetch_add(1, Ordering::Relaxed);
+                    self.warn(Some(&error.to_string()));
+                }
+            }
+        }
+        lines
     }
 
     /// Say that lines were lost, at most once per [`WARN_EVERY`], with the totals.
@@ -453,24 +454,29 @@ pub(crate) enum Outcome {
     ProtocolError(i32, Option<String>),
 }
 
-/// One call's line, before it is written.
-pub(crate) struct Entry<'a> {
+/// One call's line, as it waits for the writer: what the line says, copied, so that its
+/// text is made by the writer ([`Entry::write`]) rather than on the call's thread (and
+/// what the call's thread allocated is not freed on the writer's: `copied_text`).
+pub(crate) struct Entry {
     pub(crate) method: &'static str,
     /// The tool name, prompt name, fixed resource URI or resource template.
-    pub(crate) target: &'a str,
-    pub(crate) caller: &'a Caller,
-    pub(crate) request_id: &'a NumberOrString,
-    pub(crate) session: Option<&'a str>,
-    pub(crate) protocol_version: Option<&'a str>,
+    pub(crate) target: CopiedText,
+    /// The caller's subject and client id.
+    pub(crate) subject: Option<CopiedText>,
+    pub(crate) client_id: Option<CopiedText>,
+    pub(crate) request_id: CopiedRequestId,
+    pub(crate) session: Option<CopiedText>,
+    /// The protocol's own text for a revision it knows (no copy), else a copy.
+    pub(crate) protocol_version: Option<Cow<'static, str>>,
     pub(crate) outcome: Outcome,
     pub(crate) duration: Duration,
     /// [`arguments_digest`] of the arguments.
-    pub(crate) digest: &'a ArgumentsDigest,
+    pub(crate) digest: ArgumentsDigest,
     /// The arguments the tool lets the log keep.
     pub(crate) kept: Option<Map<String, Value>>,
 }
 
-impl Entry<'_> {
+impl Entry {
     /// Append the JSON line (no newline) at time `now` to `line`: its fields in a fixed
     /// order (`time`, `subject`, `client_id`, `method`, `target`, `outcome`, `error_kind`,
     /// `error_code`, `duration_us`, `replica`, `request_id`, `session`, `protocol_version`,
@@ -493,13 +499,13 @@ impl Entry<'_> {
         line.extend_from_slice(b"{\"time\":\"");
         line.extend_from_slice(rfc3339(now).as_str().as_bytes());
         line.extend_from_slice(b"\",\"subject\":");
-        json_option(line, self.caller.subject());
+        json_option(line, self.subject.as_ref().map(CopiedText::as_str));
         line.extend_from_slice(b",\"client_id\":");
-        json_option(line, self.caller.client_id());
+        json_option(line, self.client_id.as_ref().map(CopiedText::as_str));
         line.extend_from_slice(b",\"method\":");
         json_string(line, self.method);
         line.extend_from_slice(b",\"target\":");
-        json_string(line, self.target);
+        json_string(line, self.target.as_str());
         line.extend_from_slice(b",\"outcome\":\"");
         line.extend_from_slice(outcome.as_bytes());
         line.push(b'"');
@@ -517,25 +523,25 @@ impl Entry<'_> {
         line.extend_from_slice(b",\"replica\":");
         json_option(line, replica);
         line.extend_from_slice(b",\"request_id\":");
-        match self.request_id {
-            NumberOrString::String(text) => json_string(line, text),
-            NumberOrString::Number(number) => {
+        match self.request_id.borrowed() {
+            RequestIdRef::Text(text) => json_string(line, text),
+            RequestIdRef::Number(number) => {
                 line.push(b'"');
-                line.extend_from_slice(digits.format(*number).as_bytes());
+                line.extend_from_slice(digits.format(number).as_bytes());
                 line.push(b'"');
             }
         }
-        if let Some(session) = self.session {
+        if let Some(session) = &self.session {
             line.extend_from_slice(b",\"session\":");
-            json_string(line, session);
+            json_string(line, session.as_str());
         }
-        if let Some(version) = self.protocol_version {
+        if let Some(version) = &self.protocol_version {
             line.extend_from_slice(b",\"protocol_version\":");
             json_string(line, version);
         }
         // Hex digits: nothing to escape.
         line.extend_from_slice(b",\"arguments_digest\":\"");
-        line.extend_from_slice(self.digest.as_str().as_bytes());
+        line.extend_from_slice(&self.digest.hex());
         line.push(b'"');
         if let Some(kept) = &self.kept {
             line.extend_from_slice(b",\"arguments\":");
@@ -546,11 +552,8 @@ impl Entry<'_> {
     }
 }
 
-/// Room for a usual line (its fields without kept arguments take about 300 bytes), so
-/// writing one seldom grows its buffer.
-const LINE_CAPACITY: usize = 384;
-
-/// The most a line or batch buffer keeps between uses (a longer one is shrunk to this).
+/// The most the writer's batch buffer or a thread's digest buffer keeps between uses (a
+/// longer one is shrunk to this).
 const KEPT_BUFFER: usize = 256 * 1024;
 
 /// The top-level arguments of `arguments` named in `keep` (those present), if any.
@@ -580,7 +583,7 @@ pub(crate) fn kept_arguments<'k>(
 /// assert_ne!(a, arguments_digest(&json!({"b": 2, "a": [true, null, "x"]})));
 /// ```
 pub fn arguments_digest(value: &Value) -> String {
-    value_digest(value).as_str().to_owned()
+    value_digest(value).to_string()
 }
 
 /// [`arguments_digest`] of `value`, not copied into a `String`.
@@ -614,25 +617,32 @@ fn digest(first: Step<'_>) -> ArgumentsDigest {
     })
 }
 
-/// A SHA-256 digest in lower-case hex ([`arguments_digest`]), held without an allocation.
+/// A SHA-256 digest ([`arguments_digest`]), written in lower-case hex.
 #[derive(Clone, Copy)]
-pub(crate) struct ArgumentsDigest([u8; 64]);
+pub(crate) struct ArgumentsDigest([u8; 32]);
 
 impl ArgumentsDigest {
     /// The digest of `text`.
     fn of(text: &[u8]) -> ArgumentsDigest {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut hex = [0u8; 64];
-        for (at, byte) in Sha256::digest(text).into_iter().enumerate() {
-            hex[2 * at] = DIGITS[usize::from(byte >> 4)];
-            hex[2 * at + 1] = DIGITS[usize::from(byte & 0xf)];
-        }
-        ArgumentsDigest(hex)
+        ArgumentsDigest(Sha256::digest(text).into())
     }
 
-    pub(crate) fn as_str(&self) -> &str {
+    /// The digest in lower-case hex.
+    fn hex(&self) -> [u8; 64] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = [0u8; 64];
+        for (pair, byte) in hex.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0xf)];
+        }
+        hex
+    }
+}
+
+impl fmt::Display for ArgumentsDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Hex digits only.
-        std::str::from_utf8(&self.0).unwrap_or_default()
+        f.write_str(std::str::from_utf8(&self.hex()).unwrap_or_default())
     }
 }
 
@@ -815,12 +825,29 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    impl Entry<'_> {
+    impl Entry {
         /// The line on its own.
         fn line(&self, replica: Option<&str>, now: SystemTime) -> serde_json::Result<Vec<u8>> {
             let mut line = Vec::new();
             self.write(&mut line, replica, now)?;
             Ok(line)
+        }
+
+        /// A successful call of the tool `target` by no one in particular.
+        fn of_tool(target: &str) -> Entry {
+            Entry {
+                method: "tools/call",
+                target: CopiedText::new(target),
+                subject: None,
+                client_id: None,
+                request_id: CopiedRequestId::Number(1),
+                session: None,
+                protocol_version: None,
+                outcome: Outcome::Ok,
+                duration: Duration::from_micros(1),
+                digest: ArgumentsDigest::of(b"{}"),
+                kept: None,
+            }
         }
     }
 
@@ -858,10 +885,13 @@ mod tests {
         );
         let object = json!({"b": [1, {"d": 2, "c": 3}], "a": 1});
         assert_eq!(
-            object_digest(object.as_object()).as_str(),
+            object_digest(object.as_object()).to_string(),
             arguments_digest(&object)
         );
-        assert_eq!(object_digest(None).as_str(), arguments_digest(&json!({})));
+        assert_eq!(
+            object_digest(None).to_string(),
+            arguments_digest(&json!({}))
+        );
         assert_ne!(
             arguments_digest(&json!(["a", "b"])),
             arguments_digest(&json!(["b", "a"]))
@@ -919,24 +949,12 @@ mod tests {
     #[test]
     fn values_are_escaped_and_the_fields_keep_their_order() {
         let hostile = "al\"ice\n\u{7}}{";
-        let caller = Caller::new(
-            Some(hostile.into()),
-            None,
-            vec![],
-            crate::PermissionSet::empty(),
-            Default::default(),
-        );
         let entry = Entry {
-            method: "tools/call",
-            target: "t\\x",
-            caller: &caller,
-            request_id: &NumberOrString::String("\"7\"".into()),
-            session: None,
-            protocol_version: None,
+            subject: Some(CopiedText::new(hostile)),
+            request_id: CopiedRequestId::Text(CopiedText::new("\"7\"")),
             outcome: Outcome::ProtocolError(-32000, Some("odd\r\nkind".into())),
             duration: Duration::from_micros(3),
-            digest: &ArgumentsDigest::of(b"{}"),
-            kept: None,
+            ..Entry::of_tool("t\\x")
         };
         let text = String::from_utf8(entry.line(Some("r\"1"), UNIX_EPOCH).unwrap()).unwrap();
         assert!(!text.contains(['\n', '\r', '\u{7}']), "{text}");
@@ -971,25 +989,19 @@ mod tests {
 
     #[test]
     fn a_line_has_every_field_and_only_the_kept_arguments() {
-        let caller = Caller::new(
-            Some("alice".into()),
-            Some("ci".into()),
-            vec![],
-            crate::PermissionSet::empty(),
-            Default::default(),
-        );
         let arguments = json!({"region": "eu", "password": "hunter2"});
         let digest = value_digest(&arguments);
         let entry = Entry {
             method: "tools/call",
-            target: "deploy",
-            caller: &caller,
-            request_id: &NumberOrString::Number(7),
-            session: Some("s-1"),
-            protocol_version: Some("2025-11-25"),
+            target: CopiedText::new("deploy"),
+            subject: Some(CopiedText::new("alice")),
+            client_id: Some(CopiedText::new("ci")),
+            request_id: CopiedRequestId::Number(7),
+            session: Some(CopiedText::new("s-1")),
+            protocol_version: Some(Cow::Borrowed("2025-11-25")),
             outcome: Outcome::ToolError(ErrorKind::Upstream),
             duration: Duration::from_micros(1500),
-            digest: &digest,
+            digest,
             kept: kept_arguments(
                 arguments.as_object().unwrap(),
                 ["region", "absent"].into_iter(),
@@ -1016,7 +1028,7 @@ mod tests {
                 "request_id": "7",
                 "session": "s-1",
                 "protocol_version": "2025-11-25",
-                "arguments_digest": digest.as_str(),
+                "arguments_digest": digest.to_string(),
                 "arguments": {"region": "eu"},
             })
         );
@@ -1040,7 +1052,7 @@ mod tests {
         let path = dir.join("queue.jsonl");
         let log = AuditLog::to_file(&path).unwrap().queue_bound(4);
         for n in 0..1000 {
-            log.push(format!("{{\"n\":{n}}}").as_bytes());
+            log.record(Entry::of_tool(&format!("t{n}")));
         }
         assert!(log.flush(Duration::from_secs(10)));
         let lines = std::fs::read_to_string(&path).unwrap().lines().count() as u64;
@@ -1062,7 +1074,7 @@ mod tests {
         // /dev/full: every write fails with ENOSPC, a real device refusing lines.
         let log = AuditLog::to_file("/dev/full").unwrap();
         for n in 0..10 {
-            log.push(format!("{{\"n\":{n}}}").as_bytes());
+            log.record(Entry::of_tool(&format!("t{n}")));
         }
         assert!(log.flush(Duration::from_secs(10)));
         assert_eq!(log.write_failures(), 10);

@@ -11,11 +11,12 @@ use crate::output::prompt_messages::{PromptMessage, PromptResult, Role};
 use crate::output::resource_content::ResourceContent;
 use crate::output::result::ToolResult;
 
-/// The `tools/list` entry of a definition (names, schemas and descriptions are shared, not
-/// copied: `Cow` and `Arc` clones).
+/// The `tools/list` entry of a definition (schemas and descriptions are shared, not
+/// copied: `Cow` and `Arc` clones; the name is copied into rmcp's `Cow`). A page is
+/// converted once per registry version and view, then served from the page cache.
 pub(crate) fn tool(def: &ToolDef) -> wire::Tool {
     let mut tool = wire::Tool::new_with_raw(
-        def.name.clone(),
+        def.name.to_string(),
         Some(def.description.clone()),
         def.input_schema.clone(),
     );

@@ -63,6 +63,7 @@ mod builder;
 mod client_requests;
 mod codec;
 pub(crate) mod convert;
+mod copied_text;
 mod decode;
 mod drain;
 mod exposure;

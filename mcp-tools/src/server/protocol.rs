@@ -182,10 +182,17 @@ pub(crate) fn speaks_modern(headers: &http::HeaderMap) -> bool {
 /// `version`'s text as a `'static` one when it is a revision rmcp knows (most requests'),
 /// so it is not copied per request.
 pub(crate) fn known_version(version: &ProtocolVersion) -> Option<&'static str> {
+    known_protocol_version(version).map(ProtocolVersion::as_str)
+}
+
+/// `version` as the protocol's own constant, when it is one of the known versions: a
+/// clone of it holds no copy of the text.
+pub(crate) fn known_protocol_version(
+    version: &ProtocolVersion,
+) -> Option<&'static ProtocolVersion> {
     ProtocolVersion::KNOWN_VERSIONS
         .iter()
         .find(|known| *known == version)
-        .map(ProtocolVersion::as_str)
 }
 
 /// The -32601 answer naming `method`.

@@ -4,6 +4,7 @@
 //! a line: a call of a hidden or unknown one writes nothing, so no name another caller
 //! could see, and this one cannot, is ever written.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,6 +20,7 @@ use crate::server::AuditLog;
 use crate::server::audit::{
     ArgumentsDigest, Entry, Outcome, kept_arguments, object_digest, value_digest,
 };
+use crate::server::copied_text::{CopiedRequestId, CopiedText};
 use crate::server::protocol::{http_caller, known_version};
 use crate::server::telemetry::session_id;
 
@@ -28,7 +30,7 @@ use crate::server::telemetry::session_id;
 pub(super) struct Audited<'a> {
     log: &'a AuditLog,
     method: &'static str,
-    target: Arc<str>,
+    target: CopiedText,
     digest: ArgumentsDigest,
     kept: Option<Map<String, Value>>,
 }
@@ -58,22 +60,23 @@ impl McpHandler {
                     .map(str::to_string),
             ),
         };
-        let version = context.protocol_version();
         let caller = self
             .caller_of(http_caller(context))
             .unwrap_or(&crate::caller::LOCAL);
-        audited.log.record(&Entry {
+        audited.log.record(Entry {
             method: audited.method,
-            target: &audited.target,
-            caller,
-            request_id: &context.id,
-            session: session_id(context),
-            protocol_version: version
-                .as_ref()
-                .map(|version| known_version(version).unwrap_or(version.as_str())),
+            target: audited.target,
+            subject: caller.subject().map(CopiedText::new),
+            client_id: caller.client_id().map(CopiedText::new),
+            request_id: CopiedRequestId::new((&context.id).into()),
+            session: session_id(context).map(CopiedText::new),
+            protocol_version: context.protocol_version().map(|version| {
+                known_version(&version)
+                    .map_or_else(|| Cow::Owned(version.as_str().to_owned()), Cow::Borrowed)
+            }),
             outcome,
             duration: started.elapsed(),
-            digest: &audited.digest,
+            digest: audited.digest,
             kept: audited.kept,
         });
     }
@@ -92,7 +95,7 @@ impl McpHandler {
         Some(Audited {
             log,
             method: "tools/call",
-            target: name.clone(),
+            target: CopiedText::new(name),
             digest: object_digest(arguments),
             kept: arguments.and_then(|object| kept_arguments(object, def.audit_kept())),
         })
@@ -110,8 +113,8 @@ impl McpHandler {
         let log = self.shared.audit.as_ref()?;
         let def = self.caller_view(context).0.resource_for(uri)?;
         let target = match def.address() {
-            ResourceAddress::Fixed(fixed) => Arc::from(fixed.as_str()),
-            ResourceAddress::Template(template) => Arc::from(template.as_str()),
+            ResourceAddress::Fixed(fixed) => CopiedText::new(fixed.as_str()),
+            ResourceAddress::Template(template) => CopiedText::new(template.as_str()),
         };
         Some(Audited {
             log,
@@ -135,7 +138,7 @@ impl McpHandler {
         Some(Audited {
             log,
             method: "prompts/get",
-            target: Arc::from(def.name()),
+            target: CopiedText::new(def.name()),
             digest: object_digest(arguments),
             kept: None,
         })

@@ -510,7 +510,7 @@ impl ServerHandler for McpHandler {
         let def = registry.get(&request.name);
         let tool = def
             .as_ref()
-            .map_or_else(|| Arc::from(OTHER_TOOL), |def| Arc::from(def.name()));
+            .map_or_else(|| Arc::from(OTHER_TOOL), |def| def.shared_name().clone());
         // A call of a tool the caller can see gets an audit line, a refusal by a rate limit
         // included; any other answers as unknown and writes none.
         #[cfg(feature = "audit")]

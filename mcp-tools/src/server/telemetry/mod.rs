@@ -13,6 +13,8 @@
 #[cfg(feature = "otel")]
 mod collector;
 #[cfg(feature = "otel")]
+mod ended_span;
+#[cfg(feature = "otel")]
 mod metric_export;
 mod metrics;
 #[cfg(feature = "otel")]
@@ -31,7 +33,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::ErrorData as McpError;
-use rmcp::model::{NumberOrString, ProtocolVersion};
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{RequestContext, RoleServer};
 use tracing::Instrument;
 
@@ -43,6 +45,9 @@ pub(crate) use metrics::{Counted, OperationKey};
 pub(crate) use prometheus::bearer_matches;
 pub use prometheus::{CONTENT_TYPE, serve_metrics, spawn_metrics_listener};
 
+use super::copied_text::RequestIdRef;
+#[cfg(feature = "otel")]
+use super::copied_text::{CopiedRequestId, CopiedText};
 use super::protocol::known_version;
 use crate::Caller;
 use crate::poison::LockIgnoringPoison;
@@ -217,7 +222,7 @@ pub(crate) struct RequestAttributes<'a> {
     /// `mcp.protocol.version`.
     pub(crate) protocol_version: Option<ProtocolVersion>,
     /// `jsonrpc.request.id`.
-    pub(crate) request_id: &'a NumberOrString,
+    pub(crate) request_id: RequestIdRef<'a>,
     /// `mcp.session.id`.
     pub(crate) session: Option<&'a str>,
     /// `enduser.id`.
@@ -240,12 +245,46 @@ impl<'a> RequestAttributes<'a> {
             method,
             tool,
             protocol_version: context.protocol_version(),
-            request_id: &context.id,
+            request_id: (&context.id).into(),
             session: session_id(context),
             subject: caller.and_then(Caller::subject),
             client: caller.and_then(Caller::client_id),
             replica: telemetry.replica.as_ref(),
         }
+    }
+
+    /// These attributes owned, for a span that writes them when it is exported.
+    #[cfg(feature = "otel")]
+    pub(crate) fn owned(&self) -> OwnedRequestAttributes {
+        OwnedRequestAttributes {
+            method: self.method,
+            tool: self.tool.cloned(),
+            protocol_version: self.protocol_version.as_ref().map(|version| {
+                super::protocol::known_protocol_version(version)
+                    .unwrap_or(version)
+                    .clone()
+            }),
+            request_id: CopiedRequestId::new(self.request_id),
+            session: self.session.map(CopiedText::new),
+            subject: self.subject.map(CopiedText::new),
+            client: self.client.map(CopiedText::new),
+            replica: self.replica.cloned(),
+        }
+    }
+
+    /// How many attributes [`each`](Self::each) gives.
+    #[cfg(feature = "otel")]
+    pub(crate) fn count(&self) -> u32 {
+        let present = [
+            self.tool.is_some(),
+            self.protocol_version.is_some(),
+            self.session.is_some(),
+            self.subject.is_some(),
+            self.client.is_some(),
+            self.replica.is_some(),
+        ];
+        // The method and the request id are always there.
+        2 + present.into_iter().map(u32::from).sum::<u32>()
     }
 
     /// Each attribute the request has, in order, by its name in [`attribute`].
@@ -260,8 +299,8 @@ impl<'a> RequestAttributes<'a> {
             each(attribute::PROTOCOL_VERSION, value);
         }
         let id = match self.request_id {
-            NumberOrString::Number(n) => Int(*n),
-            NumberOrString::String(s) => Shared(s),
+            RequestIdRef::Number(n) => Int(n),
+            RequestIdRef::Text(text) => Text(text),
         };
         each(attribute::REQUEST_ID, id);
         let text = [
@@ -288,6 +327,37 @@ impl<'a> RequestAttributes<'a> {
                 AttributeValue::Int(n) => span.record(key, n),
             };
         });
+    }
+}
+
+/// [`RequestAttributes`] owned ([`RequestAttributes::owned`]).
+#[cfg(feature = "otel")]
+#[derive(Debug)]
+pub(crate) struct OwnedRequestAttributes {
+    method: &'static str,
+    tool: Option<Arc<str>>,
+    protocol_version: Option<ProtocolVersion>,
+    request_id: CopiedRequestId,
+    session: Option<CopiedText>,
+    subject: Option<CopiedText>,
+    client: Option<CopiedText>,
+    replica: Option<Arc<str>>,
+}
+
+#[cfg(feature = "otel")]
+impl OwnedRequestAttributes {
+    /// The attributes, borrowed from these.
+    pub(crate) fn borrowed(&self) -> RequestAttributes<'_> {
+        RequestAttributes {
+            method: self.method,
+            tool: self.tool.as_ref(),
+            protocol_version: self.protocol_version.clone(),
+            request_id: self.request_id.borrowed(),
+            session: self.session.as_ref().map(CopiedText::as_str),
+            subject: self.subject.as_ref().map(CopiedText::as_str),
+            client: self.client.as_ref().map(CopiedText::as_str),
+            replica: self.replica.as_ref(),
+        }
     }
 }
 

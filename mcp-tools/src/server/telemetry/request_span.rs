@@ -1,7 +1,7 @@
 //! Each request's exported span (`{mcp.method.name} {target}`), made by the server rather
-//! than by the SDK's tracer: an [`EncodedSpan`] writes its OTLP protobuf as it is recorded
-//! (the attributes when the request starts, the outcome when it ends), and is queued as
-//! those bytes for export ([`SpanQueue`]).
+//! than by the SDK's tracer: a [`ServerSpan`] keeps what it records (the request's
+//! attributes owned, anything later as protobuf fields) and is queued as an
+//! [`EndedSpan`] when it ends, for the export thread to write ([`SpanQueue`]).
 //!
 //! It is still an OpenTelemetry span: it implements the API's [`Span`] trait and is the
 //! current context's span while the request runs, so a tool fn can add attributes and
@@ -34,9 +34,10 @@ use opentelemetry_sdk::trace::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
+use super::ended_span::{EndedSpan, Limited, SpanName, SpanRecord};
 use super::protobuf::{self, span};
 use super::span_export::SpanQueue;
-use super::{AttributeValue, RequestAttributes, attribute};
+use super::{RequestAttributes, attribute};
 use crate::output::error::ErrorKind;
 
 /// The SDK's default span limits, which the request spans keep too.
@@ -127,40 +128,29 @@ impl RequestSpans {
         let (parent_id, parent_is_remote) = parent_context.map_or((SpanId::INVALID, false), |sc| {
             (sc.span_id(), sc.is_remote())
         });
-        let mut fields = Vec::with_capacity(384);
-        protobuf::ids(&mut fields, &own, parent_id);
-        protobuf::kind(&mut fields, &SpanKind::Server);
-        protobuf::fixed64(&mut fields, span::START_TIME, protobuf::nanos(at));
+        // The request's attributes are fewer than the limit: each is kept.
         let mut attributes = Limited::default();
-        request.each(|key, value| {
-            if !attributes.admit(MAX_ATTRIBUTES) {
-                return;
-            }
-            match value {
-                AttributeValue::Static(text) | AttributeValue::Text(text) => {
-                    protobuf::text_attribute(&mut fields, span::ATTRIBUTES, key, text);
-                }
-                AttributeValue::Shared(text) => {
-                    protobuf::text_attribute(&mut fields, span::ATTRIBUTES, key, text);
-                }
-                AttributeValue::Int(number) => {
-                    protobuf::int_attribute(&mut fields, span::ATTRIBUTES, key, number);
-                }
-            }
-        });
-        let mut span = EncodedSpan {
+        for _ in 0..request.count() {
+            attributes.admit(MAX_ATTRIBUTES);
+        }
+        let mut span = ServerSpan {
             context: own,
-            fields,
-            name: SpanName::Request {
-                method: request.method,
-                tool: request.tool.cloned(),
-            },
-            parent_is_remote,
-            status: Status::Unset,
-            attributes,
-            events: Limited::default(),
-            links: Limited::default(),
-            queue: Some(self.queue.clone()),
+            record: Some(SpanRecord {
+                parent_id,
+                parent_is_remote,
+                start: at,
+                request: request.owned(),
+                later: Vec::new(),
+                name: SpanName::Request {
+                    method: request.method,
+                    tool: request.tool.cloned(),
+                },
+                status: Status::Unset,
+                attributes,
+                events: Limited::default(),
+                links: Limited::default(),
+            }),
+            queue: self.queue.clone(),
         };
         span.set_attributes(sampling.attributes);
         RequestSpan {
@@ -207,36 +197,18 @@ pub(crate) fn in_current_trace<F: Future>(work: F) -> impl Future<Output = F::Ou
     }
 }
 
-/// A span written as the fields of its OTLP `Span` message while it is recorded; queued
-/// for export when it ends (or is dropped unended, as the SDK's spans are).
+/// A request's span while it is recorded; queued for export as an [`EndedSpan`] when it
+/// ends (or is dropped unended, as the SDK's spans are).
 #[derive(Debug)]
-struct EncodedSpan {
+struct ServerSpan {
     context: SpanContext,
-    /// The fields written so far: ids, kind, start, attributes, events and links.
-    fields: Vec<u8>,
-    /// Written at the end, as a later name replaces it.
-    name: SpanName,
-    parent_is_remote: bool,
-    status: Status,
-    attributes: Limited,
-    events: Limited,
-    links: Limited,
-    /// Where it goes when it ends; `None` once it has.
-    queue: Option<Arc<SpanQueue>>,
+    /// What it recorded; `None` once it ended.
+    record: Option<SpanRecord>,
+    /// Where it goes when it ends.
+    queue: Arc<SpanQueue>,
 }
 
-#[derive(Debug)]
-enum SpanName {
-    /// `{mcp.method.name} {gen_ai.tool.name}`, or the method alone.
-    Request {
-        method: &'static str,
-        tool: Option<Arc<str>>,
-    },
-    /// A name given by [`Span::update_name`].
-    Given(Cow<'static, str>),
-}
-
-impl Span for EncodedSpan {
+impl Span for ServerSpan {
     fn add_event_with_timestamp<T>(
         &mut self,
         name: T,
@@ -245,9 +217,11 @@ impl Span for EncodedSpan {
     ) where
         T: Into<Cow<'static, str>>,
     {
-        if self.queue.is_some() && self.events.admit(MAX_EVENTS) {
+        if let Some(record) = &mut self.record
+            && record.events.admit(MAX_EVENTS)
+        {
             let (kept, dropped) = within_limit(&attributes);
-            protobuf::event(&mut self.fields, timestamp, &name.into(), kept, dropped);
+            protobuf::event(&mut record.later, timestamp, &name.into(), kept, dropped);
         }
     }
 
@@ -256,19 +230,23 @@ impl Span for EncodedSpan {
     }
 
     fn is_recording(&self) -> bool {
-        self.queue.is_some()
+        self.record.is_some()
     }
 
     fn set_attribute(&mut self, attribute: KeyValue) {
-        if self.queue.is_some() && self.attributes.admit(MAX_ATTRIBUTES) {
-            protobuf::attributes(&mut self.fields, span::ATTRIBUTES, [&attribute]);
+        if let Some(record) = &mut self.record
+            && record.attributes.admit(MAX_ATTRIBUTES)
+        {
+            protobuf::attributes(&mut record.later, span::ATTRIBUTES, [&attribute]);
         }
     }
 
     fn set_status(&mut self, status: Status) {
         // Ok > Error > Unset, as the SDK orders them: a status never goes down.
-        if self.queue.is_some() && status > self.status {
-            self.status = status;
+        if let Some(record) = &mut self.record
+            && status > record.status
+        {
+            record.status = status;
         }
     }
 
@@ -276,68 +254,34 @@ impl Span for EncodedSpan {
     where
         T: Into<Cow<'static, str>>,
     {
-        if self.queue.is_some() {
-            self.name = SpanName::Given(new_name.into());
+        if let Some(record) = &mut self.record {
+            record.name = SpanName::Given(new_name.into());
         }
     }
 
     fn add_link(&mut self, span_context: SpanContext, attributes: Vec<KeyValue>) {
-        if self.queue.is_some() && self.links.admit(MAX_LINKS) {
+        if let Some(record) = &mut self.record
+            && record.links.admit(MAX_LINKS)
+        {
             let (kept, dropped) = within_limit(&attributes);
-            protobuf::link(&mut self.fields, &span_context, kept, dropped);
+            protobuf::link(&mut record.later, &span_context, kept, dropped);
         }
     }
 
     fn end_with_timestamp(&mut self, timestamp: SystemTime) {
-        let Some(queue) = self.queue.take() else {
-            return;
-        };
-        let fields = &mut self.fields;
-        match &self.name {
-            SpanName::Request {
-                method,
-                tool: Some(tool),
-            } => protobuf::string_of(fields, span::NAME, &[method, " ", tool]),
-            SpanName::Request { method, tool: None } => {
-                protobuf::string(fields, span::NAME, method);
-            }
-            SpanName::Given(name) => protobuf::string(fields, span::NAME, name),
+        if let Some(record) = self.record.take() {
+            self.queue.push_own(EndedSpan {
+                context: self.context.clone(),
+                end: timestamp,
+                record,
+            });
         }
-        protobuf::fixed64(fields, span::END_TIME, protobuf::nanos(timestamp));
-        protobuf::uint(fields, span::DROPPED_ATTRIBUTES, self.attributes.dropped);
-        protobuf::uint(fields, span::DROPPED_EVENTS, self.events.dropped);
-        protobuf::uint(fields, span::DROPPED_LINKS, self.links.dropped);
-        protobuf::status(fields, &self.status);
-        protobuf::flags(fields, &self.context, self.parent_is_remote);
-        queue.push_own(fields);
-        self.fields = Vec::new();
     }
 }
 
-impl Drop for EncodedSpan {
+impl Drop for ServerSpan {
     fn drop(&mut self) {
         self.end();
-    }
-}
-
-/// How many of one kind of item (attributes, events, links) a span kept, and how many it
-/// dropped past the limit.
-#[derive(Debug, Default, Clone, Copy)]
-struct Limited {
-    kept: u32,
-    dropped: u32,
-}
-
-impl Limited {
-    /// Count one more item: `true` when it is within `limit` and kept.
-    fn admit(&mut self, limit: u32) -> bool {
-        if self.kept == limit {
-            self.dropped += 1;
-            false
-        } else {
-            self.kept += 1;
-            true
-        }
     }
 }
 
@@ -404,8 +348,8 @@ fn client_trace(context: &RequestContext<RoleServer>) -> Option<Context> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::telemetry::TOOL_ERROR;
     use crate::server::telemetry::span_export::tests::{queued, taken};
+    use crate::server::telemetry::{AttributeValue, TOOL_ERROR};
     use opentelemetry::InstrumentationScope;
     use opentelemetry::trace::{TraceId, TraceState, Tracer as _, TracerProvider as _};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -598,7 +542,7 @@ mod tests {
             method: "tools/call",
             tool: Some(&tool),
             protocol_version: Some(ProtocolVersion::LATEST),
-            request_id: &id,
+            request_id: (&id).into(),
             session: Some("session-1"),
             subject: Some("alice"),
             client: Some("cli"),
@@ -628,7 +572,7 @@ mod tests {
             method: "resources/read",
             tool: None,
             protocol_version: Some(serde_json::from_str("\"2099-01-01\"").expect("a version")),
-            request_id: &id,
+            request_id: (&id).into(),
             session: None,
             subject: None,
             client: None,
@@ -653,7 +597,7 @@ mod tests {
             method,
             tool: None,
             protocol_version: None,
-            request_id: id,
+            request_id: id.into(),
             session: None,
             subject: None,
             client: None,

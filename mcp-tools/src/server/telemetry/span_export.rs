@@ -4,11 +4,11 @@
 //! `ExportTraceServiceRequest` to `{endpoint}/v1/traces`.
 //!
 //! Two kinds of span go in: the requests' own ([`request_span`](super::request_span)),
+//! queued as they ended ([`EndedSpan`]) and written by the export thread with its batch,
 //! and the SDK's spans (those `tracing-opentelemetry` makes of the fns' `tracing` spans),
-//! which [`ExportProcessor`], the SDK's `SpanProcessor`, writes as they end. Nothing a
-//! span holds crosses to the export thread: each is dropped where it was made, and the
-//! export thread only joins bytes (the SDK's batch processor carried every span there,
-//! then an exporter copied it into generated types before encoding).
+//! which [`ExportProcessor`], the SDK's `SpanProcessor`, writes as they end: an SDK span
+//! does not cross to the export thread (the SDK's batch processor carried every span
+//! there, then an exporter copied it into generated types before encoding).
 
 use std::cell::RefCell;
 use std::sync::{Arc, Condvar, Mutex};
@@ -21,6 +21,7 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanProcessor};
 
 use super::collector::{Collector, TRACES_HEADERS, wait_until};
+use super::ended_span::EndedSpan;
 use super::protobuf::{self, EncodedResource};
 use crate::poison::{CondvarIgnoringPoison, LockIgnoringPoison};
 
@@ -66,7 +67,9 @@ struct Pending {
     /// The spans by instrumentation scope, each as a `ScopeSpans.spans` field; the first
     /// is the server's own scope, the requests'.
     scopes: Vec<Scoped>,
-    /// How many spans `scopes` holds.
+    /// The requests' spans, not yet written (into the first scope, by the export thread).
+    ended: Vec<EndedSpan>,
+    /// How many spans `scopes` and `ended` hold.
     spans: usize,
     /// Spans dropped on a full queue, not yet reported.
     dropped: u64,
@@ -79,6 +82,8 @@ struct Pending {
     /// Buffers an export emptied, for the next spans: a batch's buffer is not grown again
     /// from nothing (copied at each doubling) every time.
     spare: Vec<Vec<u8>>,
+    /// The same for `ended`.
+    spare_ended: Vec<EndedSpan>,
 }
 
 /// Spans taken for export: each scope's `ScopeSpans.spans` fields.
@@ -100,6 +105,7 @@ impl SpanQueue {
                     scope: own,
                     spans: Vec::new(),
                 }],
+                ended: Vec::new(),
                 spans: 0,
                 dropped: 0,
                 flushes_asked: 0,
@@ -107,6 +113,7 @@ impl SpanQueue {
                 stopping: false,
                 stopped: false,
                 spare: Vec::new(),
+                spare_ended: Vec::new(),
             }),
             wake: Condvar::new(),
             exported: Condvar::new(),
@@ -133,9 +140,13 @@ impl SpanQueue {
         *self.resource.lock_ignoring_poison() = EncodedResource::of(resource);
     }
 
-    /// Queue a span of the server's own scope: `fields`, its `Span` message's fields.
-    pub(crate) fn push_own(&self, fields: &[u8]) {
-        self.push(|_| 0, fields);
+    /// Queue a request's span, of the server's own scope.
+    pub(crate) fn push_own(&self, span: EndedSpan) {
+        let mut pending = self.pending.lock_ignoring_poison();
+        if self.admit(&mut pending) {
+            pending.ended.push(span);
+            self.count(&mut pending);
+        }
     }
 
     /// Queue a span of `scope`.
@@ -155,23 +166,37 @@ impl SpanQueue {
 
     fn push(&self, index: impl FnOnce(&mut Vec<Scoped>) -> usize, fields: &[u8]) {
         let mut pending = self.pending.lock_ignoring_poison();
+        if self.admit(&mut pending) {
+            let at = index(&mut pending.scopes);
+            protobuf::span_field(&mut pending.scopes[at].spans, fields);
+            self.count(&mut pending);
+        }
+    }
+
+    /// Whether one more span is taken: not once the export stops, nor past the bound
+    /// (then it is counted as dropped).
+    fn admit(&self, pending: &mut Pending) -> bool {
         if pending.stopping {
-            return;
+            return false;
         }
         if pending.spans >= MAX_QUEUED_SPANS {
             pending.dropped += 1;
-            return;
+            return false;
         }
-        let at = index(&mut pending.scopes);
-        protobuf::span_field(&mut pending.scopes[at].spans, fields);
+        true
+    }
+
+    /// Count a span taken, waking the export thread when a batch is full.
+    fn count(&self, pending: &mut Pending) {
         pending.spans += 1;
         if pending.spans == SPANS_PER_EXPORT {
             self.wake.notify_one();
         }
     }
 
-    /// Take what waits, by scope (`None`: nothing waits).
-    fn take(pending: &mut Pending) -> Option<Batch> {
+    /// Take what waits (`None`: nothing does): the spans by scope, the server's own first
+    /// when there are any, and the requests' spans still to be written into it.
+    fn take(pending: &mut Pending) -> Option<(Batch, Vec<EndedSpan>)> {
         if pending.spans == 0 {
             return None;
         }
@@ -182,11 +207,14 @@ impl SpanQueue {
             at += 1;
             at == 1 || !scoped.spans.is_empty()
         });
+        let next = std::mem::take(&mut pending.spare_ended);
+        let ended = std::mem::replace(&mut pending.ended, next);
         let Pending { scopes, spare, .. } = pending;
         let batch = scopes
             .iter_mut()
-            .filter(|scoped| !scoped.spans.is_empty())
-            .map(|scoped| {
+            .enumerate()
+            .filter(|(at, scoped)| !scoped.spans.is_empty() || (*at == 0 && !ended.is_empty()))
+            .map(|(_, scoped)| {
                 let next = spare.pop().unwrap_or_default();
                 (
                     scoped.scope.clone(),
@@ -194,7 +222,21 @@ impl SpanQueue {
                 )
             })
             .collect();
-        Some(batch)
+        Some((batch, ended))
+    }
+
+    /// Write `ended`, the requests' spans [`take`](Self::take) took with `batch`, into
+    /// its first scope, the server's own (emptying `ended`).
+    fn write_ended(batch: &mut Batch, ended: &mut Vec<EndedSpan>) {
+        let Some((_, own)) = batch.first_mut() else {
+            return;
+        };
+        let mut fields = Vec::with_capacity(1024);
+        for span in ended.drain(..) {
+            fields.clear();
+            span.write(&mut fields);
+            protobuf::span_field(own, &fields);
+        }
     }
 
     /// The body of the OTLP request exporting `batch`.
@@ -228,7 +270,7 @@ impl SpanQueue {
             let asked = pending.flushes_asked;
             let stopping = pending.stopping;
             let dropped = std::mem::take(&mut pending.dropped);
-            let batch = SpanQueue::take(&mut pending);
+            let taken = SpanQueue::take(&mut pending);
             drop(pending);
             if dropped > 0 {
                 self.collector.warn(&format!(
@@ -236,13 +278,20 @@ impl SpanQueue {
                 ));
             }
             let mut emptied = Vec::new();
-            if let Some(batch) = batch {
+            let mut emptied_ended = Vec::new();
+            if let Some((mut batch, mut ended)) = taken {
+                SpanQueue::write_ended(&mut batch, &mut ended);
                 if let Err(error) = self.collector.post(self.encode(&batch)) {
                     self.collector.warn(&error);
                 }
                 emptied = batch.into_iter().map(|(_, spans)| spans).collect();
+                emptied_ended = ended;
             }
             let mut pending = self.pending.lock_ignoring_poison();
+            if emptied_ended.capacity() > pending.spare_ended.capacity() {
+                emptied_ended.shrink_to(SPANS_PER_EXPORT);
+                pending.spare_ended = emptied_ended;
+            }
             for mut spans in emptied {
                 if pending.spare.len() < MAX_SPARE {
                     spans.clear();
@@ -351,6 +400,8 @@ impl SpanProcessor for ExportProcessor {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::server::telemetry::RequestAttributes;
+    use crate::server::telemetry::ended_span::{Limited, SpanName, SpanRecord};
     use opentelemetry::KeyValue;
     use opentelemetry::trace::{
         Event, Link, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
@@ -361,6 +412,7 @@ pub(super) mod tests {
     use opentelemetry_proto::transform::trace::tonic::group_spans_by_resource_and_scope;
     use opentelemetry_sdk::trace::{SpanEvents, SpanLinks};
     use prost::Message as _;
+    use rmcp::model::NumberOrString;
     use std::borrow::Cow;
     use std::time::UNIX_EPOCH;
 
@@ -376,8 +428,9 @@ pub(super) mod tests {
 
     /// The OTLP request of what `queue` holds.
     pub(in super::super) fn taken(queue: &SpanQueue) -> Vec<u8> {
-        let batch =
+        let (mut batch, mut ended) =
             SpanQueue::take(&mut queue.pending.lock_ignoring_poison()).expect("spans are queued");
+        SpanQueue::write_ended(&mut batch, &mut ended);
         queue.encode(&batch)
     }
 
@@ -551,11 +604,45 @@ pub(super) mod tests {
         assert!(SpanQueue::take(&mut queue.pending.lock_ignoring_poison()).is_none());
     }
 
+    /// A request's span that ended, with little more than its ids.
+    fn ended() -> EndedSpan {
+        let id = NumberOrString::Number(1);
+        let request = RequestAttributes {
+            method: "ping",
+            tool: None,
+            protocol_version: None,
+            request_id: (&id).into(),
+            session: None,
+            subject: None,
+            client: None,
+            replica: None,
+        };
+        EndedSpan {
+            context: context(1, 2, true, false),
+            end: UNIX_EPOCH,
+            record: SpanRecord {
+                parent_id: SpanId::INVALID,
+                parent_is_remote: false,
+                start: UNIX_EPOCH,
+                request: request.owned(),
+                later: Vec::new(),
+                name: SpanName::Request {
+                    method: "ping",
+                    tool: None,
+                },
+                status: Status::Unset,
+                attributes: Limited::default(),
+                events: Limited::default(),
+                links: Limited::default(),
+            },
+        }
+    }
+
     #[test]
     fn past_the_bound_spans_are_dropped_and_counted() {
         let queue = queue_of(&Resource::builder().build());
         for _ in 0..MAX_QUEUED_SPANS + 3 {
-            queue.push_own(b"");
+            queue.push_own(ended());
         }
         let mut pending = queue.pending.lock_ignoring_poison();
         assert_eq!((pending.spans, pending.dropped), (MAX_QUEUED_SPANS, 3));
@@ -572,7 +659,7 @@ pub(super) mod tests {
             2,
             "kept until taken empty"
         );
-        queue.push_own(b"");
+        queue.push_own(ended());
         taken(&queue);
         assert_eq!(queue.pending.lock_ignoring_poison().scopes.len(), 1);
     }
@@ -583,7 +670,7 @@ pub(super) mod tests {
         // still returns once the export thread has tried.
         let queue = queue_of(&Resource::builder().build());
         queue.start().expect("thread");
-        queue.push_own(b"");
+        queue.push_own(ended());
         assert!(queue.flush(FLUSH_TIMEOUT).is_ok());
         assert_eq!(
             queue.pending.lock_ignoring_poison().spans,
@@ -592,12 +679,13 @@ pub(super) mod tests {
         );
         // The emptied buffer is kept for the next spans, and handed out again.
         assert_eq!(queue.pending.lock_ignoring_poison().spare.len(), 1);
-        queue.push_own(b"");
+        assert!(queue.pending.lock_ignoring_poison().spare_ended.capacity() > 0);
+        queue.push_own(ended());
         assert!(queue.flush(FLUSH_TIMEOUT).is_ok());
         assert_eq!(queue.pending.lock_ignoring_poison().spare.len(), 1);
         assert!(queue.shutdown(FLUSH_TIMEOUT).is_ok());
         assert!(queue.thread.lock_ignoring_poison().is_none(), "joined");
-        queue.push_own(b"");
+        queue.push_own(ended());
         assert_eq!(
             queue.pending.lock_ignoring_poison().spans,
             0,
