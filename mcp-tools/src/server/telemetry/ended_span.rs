@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
 
 use super::protobuf::{self, span};
-use super::{AttributeValue, OwnedRequestAttributes};
+use super::{AttributeValue, CopiedRequestAttributes};
 
 /// What a request span recorded while its request ran.
 #[derive(Debug)]
@@ -20,7 +20,7 @@ pub(super) struct SpanRecord {
     pub(super) parent_is_remote: bool,
     pub(super) start: SystemTime,
     /// The request's attributes (at most 8: within every limit), the span's first.
-    pub(super) request: OwnedRequestAttributes,
+    pub(super) request: CopiedRequestAttributes,
     /// The attributes, events and links recorded after the start (by the sampler, the
     /// fn, the outcome), as `Span` fields; usually none.
     pub(super) later: Vec<u8>,

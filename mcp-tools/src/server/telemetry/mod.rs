@@ -253,10 +253,11 @@ impl<'a> RequestAttributes<'a> {
         }
     }
 
-    /// These attributes owned, for a span that writes them when it is exported.
+    /// These attributes copied, for a span that writes them when it is exported (nothing
+    /// the request lends is kept: short texts are copied inline, `copied_text`).
     #[cfg(feature = "otel")]
-    pub(crate) fn owned(&self) -> OwnedRequestAttributes {
-        OwnedRequestAttributes {
+    pub(crate) fn copied(&self) -> CopiedRequestAttributes {
+        CopiedRequestAttributes {
             method: self.method,
             tool: self.tool.cloned(),
             protocol_version: self.protocol_version.as_ref().map(|version| {
@@ -330,10 +331,10 @@ impl<'a> RequestAttributes<'a> {
     }
 }
 
-/// [`RequestAttributes`] owned ([`RequestAttributes::owned`]).
+/// [`RequestAttributes`] copied ([`RequestAttributes::copied`]).
 #[cfg(feature = "otel")]
 #[derive(Debug)]
-pub(crate) struct OwnedRequestAttributes {
+pub(crate) struct CopiedRequestAttributes {
     method: &'static str,
     tool: Option<Arc<str>>,
     protocol_version: Option<ProtocolVersion>,
@@ -345,7 +346,7 @@ pub(crate) struct OwnedRequestAttributes {
 }
 
 #[cfg(feature = "otel")]
-impl OwnedRequestAttributes {
+impl CopiedRequestAttributes {
     /// The attributes, borrowed from these.
     pub(crate) fn borrowed(&self) -> RequestAttributes<'_> {
         RequestAttributes {

@@ -1,6 +1,6 @@
 //! Each request's exported span (`{mcp.method.name} {target}`), made by the server rather
 //! than by the SDK's tracer: a [`ServerSpan`] keeps what it records (the request's
-//! attributes owned, anything later as protobuf fields) and is queued as an
+//! attributes copied, anything later as protobuf fields) and is queued as an
 //! [`EndedSpan`] when it ends, for the export thread to write ([`SpanQueue`]).
 //!
 //! It is still an OpenTelemetry span: it implements the API's [`Span`] trait and is the
@@ -139,7 +139,7 @@ impl RequestSpans {
                 parent_id,
                 parent_is_remote,
                 start: at,
-                request: request.owned(),
+                request: request.copied(),
                 later: Vec::new(),
                 name: SpanName::Request {
                     method: request.method,

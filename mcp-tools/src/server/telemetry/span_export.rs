@@ -624,7 +624,7 @@ pub(super) mod tests {
                 parent_id: SpanId::INVALID,
                 parent_is_remote: false,
                 start: UNIX_EPOCH,
-                request: request.owned(),
+                request: request.copied(),
                 later: Vec::new(),
                 name: SpanName::Request {
                     method: "ping",
