@@ -242,6 +242,7 @@ impl ToolDef {
     }
 
     /// The tool's name, shared.
+    #[cfg(feature = "server")]
     pub(crate) fn shared_name(&self) -> &Arc<str> {
         &self.name
     }
@@ -364,7 +365,7 @@ impl ToolDef {
 impl Serialize for ToolDef {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("name", &*self.name)?;
         if let Some(title) = &self.title {
             map.serialize_entry("title", title)?;
         }
