@@ -10,7 +10,6 @@
 //!
 //! [`ToolDefBuilder::audit_keep`]: crate::definition::ToolDefBuilder::audit_keep
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
 use std::fs::File;
@@ -20,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use rmcp::model::ProtocolVersion;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -466,8 +466,8 @@ pub(crate) struct Entry {
     pub(crate) client_id: Option<CopiedText>,
     pub(crate) request_id: CopiedRequestId,
     pub(crate) session: Option<CopiedText>,
-    /// The protocol's own text for a revision it knows (no copy), else a copy.
-    pub(crate) protocol_version: Option<Cow<'static, str>>,
+    /// The protocol's own constant for a revision it knows (`shared_version`).
+    pub(crate) protocol_version: Option<ProtocolVersion>,
     pub(crate) outcome: Outcome,
     pub(crate) duration: Duration,
     /// [`arguments_digest`] of the arguments.
@@ -537,7 +537,7 @@ impl Entry {
         }
         if let Some(version) = &self.protocol_version {
             line.extend_from_slice(b",\"protocol_version\":");
-            json_string(line, version);
+            json_string(line, version.as_str());
         }
         // Hex digits: nothing to escape.
         line.extend_from_slice(b",\"arguments_digest\":\"");
@@ -998,7 +998,7 @@ mod tests {
             client_id: Some(CopiedText::new("ci")),
             request_id: CopiedRequestId::Number(7),
             session: Some(CopiedText::new("s-1")),
-            protocol_version: Some(Cow::Borrowed("2025-11-25")),
+            protocol_version: Some(ProtocolVersion::V_2025_11_25),
             outcome: Outcome::ToolError(ErrorKind::Upstream),
             duration: Duration::from_micros(1500),
             digest,

@@ -185,11 +185,14 @@ pub(crate) fn known_version(version: &ProtocolVersion) -> Option<&'static str> {
     known_protocol_version(version).map(ProtocolVersion::as_str)
 }
 
-/// `version` as the protocol's own constant, when it is one of the known versions: a
-/// clone of it holds no copy of the text.
-pub(crate) fn known_protocol_version(
-    version: &ProtocolVersion,
-) -> Option<&'static ProtocolVersion> {
+/// `version` as the protocol's own constant when it is a revision rmcp knows, else itself:
+/// a known one then holds no text of its own (nothing to copy or free per request).
+pub(crate) fn shared_version(version: ProtocolVersion) -> ProtocolVersion {
+    known_protocol_version(&version).cloned().unwrap_or(version)
+}
+
+/// The protocol's own constant for `version`, when it is one of the known revisions.
+fn known_protocol_version(version: &ProtocolVersion) -> Option<&'static ProtocolVersion> {
     ProtocolVersion::KNOWN_VERSIONS
         .iter()
         .find(|known| *known == version)

@@ -4,8 +4,6 @@
 //! a line: a call of a hidden or unknown one writes nothing, so no name another caller
 //! could see, and this one cannot, is ever written.
 
-use std::borrow::Cow;
-use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::ErrorData as McpError;
@@ -21,7 +19,7 @@ use crate::server::audit::{
     ArgumentsDigest, Entry, Outcome, kept_arguments, object_digest, value_digest,
 };
 use crate::server::copied_text::{CopiedRequestId, CopiedText};
-use crate::server::protocol::{http_caller, known_version};
+use crate::server::protocol::{http_caller, shared_version};
 use crate::server::telemetry::session_id;
 
 /// A call being audited (the server keeps an audit log): what its line says of the call
@@ -70,10 +68,7 @@ impl McpHandler {
             client_id: caller.client_id().map(CopiedText::new),
             request_id: CopiedRequestId::new((&context.id).into()),
             session: session_id(context).map(CopiedText::new),
-            protocol_version: context.protocol_version().map(|version| {
-                known_version(&version)
-                    .map_or_else(|| Cow::Owned(version.as_str().to_owned()), Cow::Borrowed)
-            }),
+            protocol_version: context.protocol_version().map(shared_version),
             outcome,
             duration: started.elapsed(),
             digest: audited.digest,
@@ -83,11 +78,10 @@ impl McpHandler {
 
     /// A `tools/call` of `def`, the tool as the caller's view found it, to audit: `None`
     /// without an audit log, or when the caller cannot see the tool (`def` is `None`: it is
-    /// answered as unknown, with no line). `name` is the tool's name, shared.
+    /// answered as unknown, with no line).
     pub(super) fn audit_tool(
         &self,
         def: Option<&ToolDef>,
-        name: &Arc<str>,
         arguments: Option<&Map<String, Value>>,
     ) -> Option<Audited<'_>> {
         let log = self.shared.audit.as_ref()?;
@@ -95,7 +89,7 @@ impl McpHandler {
         Some(Audited {
             log,
             method: "tools/call",
-            target: CopiedText::new(name),
+            target: CopiedText::new(def.name()),
             digest: object_digest(arguments),
             kept: arguments.and_then(|object| kept_arguments(object, def.audit_kept())),
         })

@@ -514,7 +514,7 @@ impl ServerHandler for McpHandler {
         // A call of a tool the caller can see gets an audit line, a refusal by a rate limit
         // included; any other answers as unknown and writes none.
         #[cfg(feature = "audit")]
-        let audited = self.audit_tool(def.as_deref(), &tool, request.arguments.as_ref());
+        let audited = self.audit_tool(def.as_deref(), request.arguments.as_ref());
         let observation = self.observe("tools/call", Some(tool), &context);
         let (answer, tool_error) = observation
             .within(async {

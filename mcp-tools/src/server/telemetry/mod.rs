@@ -48,7 +48,7 @@ pub use prometheus::{CONTENT_TYPE, serve_metrics, spawn_metrics_listener};
 use super::copied_text::RequestIdRef;
 #[cfg(feature = "otel")]
 use super::copied_text::{CopiedRequestId, CopiedText};
-use super::protocol::known_version;
+use super::protocol::{known_version, shared_version};
 use crate::Caller;
 use crate::poison::LockIgnoringPoison;
 
@@ -244,7 +244,7 @@ impl<'a> RequestAttributes<'a> {
         RequestAttributes {
             method,
             tool,
-            protocol_version: context.protocol_version(),
+            protocol_version: context.protocol_version().map(shared_version),
             request_id: (&context.id).into(),
             session: session_id(context),
             subject: caller.and_then(Caller::subject),
@@ -260,11 +260,7 @@ impl<'a> RequestAttributes<'a> {
         CopiedRequestAttributes {
             method: self.method,
             tool: self.tool.cloned(),
-            protocol_version: self.protocol_version.as_ref().map(|version| {
-                super::protocol::known_protocol_version(version)
-                    .unwrap_or(version)
-                    .clone()
-            }),
+            protocol_version: self.protocol_version.clone(),
             request_id: CopiedRequestId::new(self.request_id),
             session: self.session.map(CopiedText::new),
             subject: self.subject.map(CopiedText::new),
@@ -276,16 +272,9 @@ impl<'a> RequestAttributes<'a> {
     /// How many attributes [`each`](Self::each) gives.
     #[cfg(feature = "otel")]
     pub(crate) fn count(&self) -> u32 {
-        let present = [
-            self.tool.is_some(),
-            self.protocol_version.is_some(),
-            self.session.is_some(),
-            self.subject.is_some(),
-            self.client.is_some(),
-            self.replica.is_some(),
-        ];
-        // The method and the request id are always there.
-        2 + present.into_iter().map(u32::from).sum::<u32>()
+        let mut count = 0;
+        self.each(|_, _| count += 1);
+        count
     }
 
     /// Each attribute the request has, in order, by its name in [`attribute`].
